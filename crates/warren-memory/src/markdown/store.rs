@@ -1,0 +1,412 @@
+//! One agent's Markdown memory: `<workspace>/MEMORY.md` holds category `core`, and
+//! `<workspace>/memory/YYYY-MM-DD.md` (UTC day of first store) everything else.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+use tokio::sync::Mutex;
+use uuid::Uuid;
+
+use super::format::{parse, render, MdEntry};
+use crate::error::MemoryError;
+use crate::text::query_terms;
+use crate::types::{ListQuery, MemoryEntry, NewMemory, Page, RecallQuery, CORE_CATEGORY};
+
+/// A parsed memory file: its lines, each an entry or text kept verbatim.
+struct MdFile {
+    path: PathBuf,
+    lines: Vec<Line>,
+    dirty: bool,
+}
+
+enum Line {
+    Entry(MdEntry),
+    Text(String),
+}
+
+/// The Markdown memory of one agent (one workspace).
+pub struct MarkdownStore {
+    alias: String,
+    workspace: PathBuf,
+    lock: Mutex<()>,
+}
+
+/// The agent UUID a Markdown store reports (derived from the alias: files carry no UUID).
+pub fn markdown_agent_id(alias: &str) -> Uuid {
+    Uuid::new_v5(
+        &Uuid::NAMESPACE_OID,
+        format!("warren-markdown:{alias}").as_bytes(),
+    )
+}
+
+fn io_err(path: &Path, e: impl std::fmt::Display) -> MemoryError {
+    MemoryError::File {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    }
+}
+
+impl MarkdownStore {
+    /// A store over `workspace` for `alias` (files are created on the first store).
+    pub fn new(alias: impl Into<String>, workspace: impl Into<PathBuf>) -> Self {
+        MarkdownStore {
+            alias: alias.into(),
+            workspace: workspace.into(),
+            lock: Mutex::new(()),
+        }
+    }
+
+    /// The agent alias this store belongs to.
+    pub fn alias(&self) -> &str {
+        &self.alias
+    }
+
+    /// The workspace holding the files.
+    pub fn workspace(&self) -> &Path {
+        &self.workspace
+    }
+
+    /// `<workspace>/MEMORY.md`.
+    pub fn core_file(&self) -> PathBuf {
+        self.workspace.join("MEMORY.md")
+    }
+
+    /// `<workspace>/memory/YYYY-MM-DD.md` for a UTC day.
+    pub fn daily_file(&self, day: DateTime<Utc>) -> PathBuf {
+        self.workspace
+            .join("memory")
+            .join(format!("{}.md", day.format("%Y-%m-%d")))
+    }
+
+    fn target_file(&self, category: &str, created: DateTime<Utc>) -> PathBuf {
+        if category == CORE_CATEGORY {
+            self.core_file()
+        } else {
+            self.daily_file(created)
+        }
+    }
+
+    fn read_file(path: &Path) -> Result<Option<MdFile>, MemoryError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io_err(path, e)),
+        };
+        let lines = text
+            .lines()
+            .map(|l| match parse(l) {
+                Some(e) => Line::Entry(e),
+                None => Line::Text(l.to_string()),
+            })
+            .collect();
+        Ok(Some(MdFile {
+            path: path.to_path_buf(),
+            lines,
+            dirty: false,
+        }))
+    }
+
+    fn load(&self) -> Result<Vec<MdFile>, MemoryError> {
+        let mut files = Vec::new();
+        if let Some(f) = Self::read_file(&self.core_file())? {
+            files.push(f);
+        }
+        let dir = self.workspace.join("memory");
+        let mut daily = Vec::new();
+        match std::fs::read_dir(&dir) {
+            Ok(entries) => {
+                for e in entries {
+                    let p = e.map_err(|e| io_err(&dir, e))?.path();
+                    if p.extension().is_some_and(|x| x == "md") {
+                        daily.push(p);
+                    }
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io_err(&dir, e)),
+        }
+        daily.sort();
+        for p in daily {
+            if let Some(f) = Self::read_file(&p)? {
+                files.push(f);
+            }
+        }
+        Ok(files)
+    }
+
+    fn save(files: &[MdFile]) -> Result<(), MemoryError> {
+        for f in files.iter().filter(|f| f.dirty) {
+            let mut text = String::new();
+            for l in &f.lines {
+                match l {
+                    Line::Entry(e) => text.push_str(&render(e)),
+                    Line::Text(t) => text.push_str(t),
+                }
+                text.push('\n');
+            }
+            write_atomic(&f.path, text.as_bytes())?;
+        }
+        Ok(())
+    }
+
+    fn entries(files: &[MdFile]) -> impl Iterator<Item = &MdEntry> {
+        files.iter().flat_map(|f| {
+            f.lines.iter().filter_map(|l| match l {
+                Line::Entry(e) => Some(e),
+                Line::Text(_) => None,
+            })
+        })
+    }
+
+    fn to_entry(&self, e: &MdEntry, score: Option<f64>) -> MemoryEntry {
+        let agent_id = markdown_agent_id(&self.alias);
+        MemoryEntry {
+            id: Uuid::new_v5(&agent_id, e.key.as_bytes()),
+            agent_id,
+            agent: self.alias.clone(),
+            key: e.key.clone(),
+            content: e.content.clone(),
+            category: e.category.clone(),
+            session_id: e.session_id.clone(),
+            importance: 0.5,
+            created_at: e.created_at,
+            updated_at: e.updated_at,
+            score,
+        }
+    }
+
+    /// Removes the entry with `key` from whichever file holds it; returns it.
+    fn take(files: &mut [MdFile], key: &str) -> Option<(usize, usize, MdEntry)> {
+        for (fi, f) in files.iter_mut().enumerate() {
+            if let Some(li) = f
+                .lines
+                .iter()
+                .position(|l| matches!(l, Line::Entry(e) if e.key == key))
+            {
+                if let Line::Entry(e) = f.lines.remove(li) {
+                    f.dirty = true;
+                    return Some((fi, li, e));
+                }
+            }
+        }
+        None
+    }
+
+    /// Stores rows (replacing by key), each in the file its category and first-store day pick.
+    pub async fn store(
+        &self,
+        rows: &[NewMemory],
+        now: DateTime<Utc>,
+    ) -> Result<Vec<MemoryEntry>, MemoryError> {
+        for r in rows {
+            r.validate()?;
+        }
+        let _guard = self.lock.lock().await;
+        let mut files = self.load()?;
+        let mut out = Vec::with_capacity(rows.len());
+        for r in rows {
+            let old = Self::take(&mut files, &r.key);
+            let created = old.as_ref().map_or(now, |(_, _, e)| e.created_at);
+            let entry = MdEntry {
+                key: r.key.clone(),
+                category: r.category.clone(),
+                session_id: r.session_id.clone(),
+                created_at: created,
+                updated_at: now,
+                content: r.content.clone(),
+            };
+            let target = self.target_file(&r.category, created);
+            let fi = match files.iter().position(|f| f.path == target) {
+                Some(fi) => fi,
+                None => {
+                    let title = if r.category == CORE_CATEGORY {
+                        "# Memory".to_string()
+                    } else {
+                        format!("# {}", created.format("%Y-%m-%d"))
+                    };
+                    files.push(MdFile {
+                        path: target,
+                        lines: vec![Line::Text(title), Line::Text(String::new())],
+                        dirty: true,
+                    });
+                    files.len() - 1
+                }
+            };
+            out.push(self.to_entry(&entry, None));
+            let file = &mut files[fi];
+            match old {
+                Some((ofi, li, _)) if ofi == fi => file.lines.insert(li, Line::Entry(entry)),
+                _ => file.lines.push(Line::Entry(entry)),
+            }
+            file.dirty = true;
+        }
+        Self::save(&files)?;
+        Ok(out)
+    }
+
+    /// The entry with `key`.
+    pub async fn get(&self, key: &str) -> Result<Option<MemoryEntry>, MemoryError> {
+        let _guard = self.lock.lock().await;
+        let files = self.load()?;
+        let found = Self::entries(&files).find(|e| e.key == key);
+        Ok(found.map(|e| self.to_entry(e, None)))
+    }
+
+    /// Keyword recall over this agent's entries (IDF-weighted term matches, then recency).
+    pub async fn recall(&self, q: &RecallQuery) -> Result<Vec<MemoryEntry>, MemoryError> {
+        let _guard = self.lock.lock().await;
+        let files = self.load()?;
+        let rows: Vec<&MdEntry> = Self::entries(&files)
+            .filter(|e| q.category.as_ref().is_none_or(|c| &e.category == c))
+            .filter(|e| q.session.is_none() || e.session_id == q.session)
+            .collect();
+        let terms = query_terms(&q.query);
+        let mut scored: Vec<(Option<f64>, &MdEntry)> = if terms.is_empty() {
+            rows.iter().map(|e| (None, *e)).collect()
+        } else {
+            let docs: Vec<Vec<String>> = rows
+                .iter()
+                .map(|e| words(&format!("{} {}", e.key, e.content)))
+                .collect();
+            let n = docs.len().max(1) as f64;
+            let mut df: HashMap<&str, f64> = HashMap::new();
+            for t in &terms {
+                let c = docs.iter().filter(|d| d.contains(t)).count() as f64;
+                df.insert(t.as_str(), c);
+            }
+            rows.iter()
+                .zip(&docs)
+                .filter_map(|(e, d)| {
+                    let s: f64 = terms
+                        .iter()
+                        .filter(|t| d.contains(t))
+                        .map(|t| (1.0 + n / df.get(t.as_str()).copied().unwrap_or(1.0)).ln())
+                        .sum();
+                    (s > 0.0).then_some((Some(s), *e))
+                })
+                .collect()
+        };
+        scored.sort_by(|a, b| {
+            b.0.unwrap_or(0.0)
+                .total_cmp(&a.0.unwrap_or(0.0))
+                .then(b.1.updated_at.cmp(&a.1.updated_at))
+        });
+        scored.truncate(q.limit);
+        Ok(scored
+            .into_iter()
+            .map(|(s, e)| self.to_entry(e, s))
+            .collect())
+    }
+
+    /// This agent's entries, newest first, paginated.
+    pub async fn list(&self, q: &ListQuery) -> Result<Page, MemoryError> {
+        let all = self.all().await?;
+        let mut rows: Vec<MemoryEntry> = all
+            .into_iter()
+            .filter(|e| q.category.as_ref().is_none_or(|c| &e.category == c))
+            .filter(|e| q.session.is_none() || e.session_id == q.session)
+            .collect();
+        rows.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then(a.key.cmp(&b.key)));
+        let total = rows.len() as u64;
+        let start = usize::try_from(q.offset)
+            .unwrap_or(usize::MAX)
+            .min(rows.len());
+        let mut page: Vec<MemoryEntry> = rows.drain(start..).collect();
+        if let Some(l) = q.limit {
+            page.truncate(usize::try_from(l).unwrap_or(usize::MAX));
+        }
+        Ok(Page::new(page, total, q))
+    }
+
+    /// Every entry, in file order.
+    pub async fn all(&self) -> Result<Vec<MemoryEntry>, MemoryError> {
+        let _guard = self.lock.lock().await;
+        let files = self.load()?;
+        Ok(Self::entries(&files)
+            .map(|e| self.to_entry(e, None))
+            .collect())
+    }
+
+    /// Removes the entry with `key`; `true` when one was removed.
+    pub async fn forget(&self, key: &str) -> Result<bool, MemoryError> {
+        let _guard = self.lock.lock().await;
+        let mut files = self.load()?;
+        let removed = Self::take(&mut files, key).is_some();
+        Self::save(&files)?;
+        Ok(removed)
+    }
+
+    /// Number of entries.
+    pub async fn count(&self) -> Result<u64, MemoryError> {
+        let _guard = self.lock.lock().await;
+        let files = self.load()?;
+        Ok(Self::entries(&files).count() as u64)
+    }
+
+    /// Removes every entry line (other text stays); returns how many were removed.
+    pub async fn purge(&self) -> Result<u64, MemoryError> {
+        let _guard = self.lock.lock().await;
+        let mut files = self.load()?;
+        let mut n = 0u64;
+        for f in &mut files {
+            let before = f.lines.len();
+            f.lines.retain(|l| matches!(l, Line::Text(_)));
+            let removed = (before - f.lines.len()) as u64;
+            if removed > 0 {
+                f.dirty = true;
+                n += removed;
+            }
+        }
+        Self::save(&files)?;
+        Ok(n)
+    }
+
+    /// Writes exported rows back, keeping their times; keys already present are skipped.
+    pub async fn import(&self, rows: &[MemoryEntry]) -> Result<(u64, u64), MemoryError> {
+        let existing: Vec<String> = self.all().await?.into_iter().map(|e| e.key).collect();
+        let (mut imported, mut skipped) = (0u64, 0u64);
+        for r in rows {
+            if existing.contains(&r.key) {
+                skipped += 1;
+                continue;
+            }
+            let row = NewMemory {
+                key: r.key.clone(),
+                content: r.content.clone(),
+                category: r.category.clone(),
+                session_id: r.session_id.clone(),
+                importance: r.importance,
+            };
+            // Store at the original creation time so the row lands in its original day file.
+            self.store(&[row], r.created_at).await?;
+            imported += 1;
+        }
+        Ok((imported, skipped))
+    }
+}
+
+/// Lowercase words of a text (no cap, unlike query terms).
+fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(|w| w.to_lowercase())
+        .collect()
+}
+
+/// Writes a file atomically: a temp file beside it, fsync, rename.
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), MemoryError> {
+    use std::io::Write;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    let mut f = std::fs::File::create(&tmp).map_err(|e| io_err(&tmp, e))?;
+    f.write_all(bytes).map_err(|e| io_err(&tmp, e))?;
+    f.sync_all().map_err(|e| io_err(&tmp, e))?;
+    drop(f);
+    std::fs::rename(&tmp, path).map_err(|e| io_err(path, e))
+}

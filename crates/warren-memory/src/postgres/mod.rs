@@ -1,0 +1,578 @@
+//! The Postgres backend: the same `agents` + `memories` tables as SQLite under a configurable
+//! schema, `ts_rank` full-text ranking, the allowlist in the `WHERE` clause of the ranked query.
+
+pub mod schema;
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use sqlx::postgres::{PgPoolOptions, PgRow};
+use sqlx::{PgPool, Postgres, QueryBuilder, Row};
+use uuid::Uuid;
+use warren_types::MemoryBackendKind;
+
+use crate::error::{redact_url, MemoryError};
+use crate::grants::RecallScope;
+use crate::text::query_terms;
+use crate::traits::MemoryStore;
+use crate::types::{
+    AgentRef, ExportCursor, ImportReport, ListQuery, MemoryEntry, NewMemory, Page, RecallQuery,
+    StoreReceipt,
+};
+
+const BACKEND: &str = "postgres";
+const COLUMNS: &str = "m.id, m.agent_id, a.alias, m.key, m.content, m.category, m.session_id, \
+                       m.importance, m.created_at, m.updated_at";
+
+/// The Postgres memory store (shared by every agent on the `postgres` backend).
+#[derive(Debug, Clone)]
+pub struct PostgresStore {
+    pool: PgPool,
+    location: String,
+    /// Quoted schema name, safe to splice into SQL (validated at open).
+    s: String,
+}
+
+fn entry_from_row(row: &PgRow, with_score: bool) -> Result<MemoryEntry, sqlx::Error> {
+    Ok(MemoryEntry {
+        id: row.try_get(0)?,
+        agent_id: row.try_get(1)?,
+        agent: row.try_get(2)?,
+        key: row.try_get(3)?,
+        content: row.try_get(4)?,
+        category: row.try_get(5)?,
+        session_id: row.try_get(6)?,
+        importance: row.try_get(7)?,
+        created_at: row.try_get(8)?,
+        updated_at: row.try_get(9)?,
+        score: if with_score {
+            row.try_get::<Option<f32>, _>(10)?.map(f64::from)
+        } else {
+            None
+        },
+    })
+}
+
+impl PostgresStore {
+    /// Connects (5 s timeout), creates the schema if needed and runs the migrations. An
+    /// unreachable server is reported as `Unavailable`, naming the redacted URL and schema.
+    pub async fn open(url: &str, schema: &str) -> Result<Self, MemoryError> {
+        let location = format!("{} (schema {schema})", redact_url(url));
+        if !schema::valid_schema_name(schema) {
+            return Err(MemoryError::Config {
+                backend: BACKEND,
+                reason: format!(
+                    "schema {schema:?} is not a valid name (lowercase letters, digits, `_`)"
+                ),
+            });
+        }
+        let unavailable = |e: sqlx::Error| MemoryError::Unavailable {
+            backend: BACKEND,
+            location: location.clone(),
+            reason: e.to_string(),
+        };
+        let pool = PgPoolOptions::new()
+            .max_connections(5)
+            .acquire_timeout(Duration::from_secs(5))
+            .connect(url)
+            .await
+            .map_err(unavailable)?;
+        let mut conn = pool.acquire().await.map_err(unavailable)?;
+        schema::migrate(conn.as_mut(), schema)
+            .await
+            .map_err(unavailable)?;
+        drop(conn);
+        Ok(PostgresStore {
+            pool,
+            location,
+            s: format!("\"{schema}\""),
+        })
+    }
+
+    /// The connection pool.
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
+    fn err(&self, operation: &'static str) -> impl Fn(sqlx::Error) -> MemoryError + '_ {
+        move |e| MemoryError::Backend {
+            backend: BACKEND,
+            location: self.location.clone(),
+            operation,
+            reason: e.to_string(),
+        }
+    }
+
+    fn taken(&self, alias: &str) -> MemoryError {
+        MemoryError::AliasTaken {
+            backend: BACKEND,
+            location: self.location.clone(),
+            alias: alias.to_string(),
+        }
+    }
+
+    fn from_clause(&self) -> String {
+        format!(
+            " FROM {s}.memories m JOIN {s}.agents a ON a.id = m.agent_id",
+            s = self.s
+        )
+    }
+
+    fn push_scope(
+        qb: &mut QueryBuilder<'_, Postgres>,
+        scope: &RecallScope,
+        cat: Option<&str>,
+    ) -> bool {
+        let mut any = false;
+        qb.push("(");
+        for entry in &scope.entries {
+            let Some(cats) = entry.effective_categories(cat) else {
+                continue;
+            };
+            if any {
+                qb.push(" OR ");
+            }
+            any = true;
+            qb.push("(m.agent_id = ");
+            qb.push_bind(entry.agent.id);
+            if let Some(cats) = cats {
+                qb.push(" AND m.category = ANY(");
+                qb.push_bind(cats);
+                qb.push(")");
+            }
+            qb.push(")");
+        }
+        qb.push(")");
+        any
+    }
+
+    async fn rows_of(tx: &mut sqlx::PgConnection, s: &str, id: Uuid) -> Result<i64, sqlx::Error> {
+        sqlx::query_scalar(&format!(
+            "SELECT count(*) FROM {s}.memories WHERE agent_id = $1"
+        ))
+        .bind(id)
+        .fetch_one(tx)
+        .await
+    }
+}
+
+#[async_trait]
+impl MemoryStore for PostgresStore {
+    fn kind(&self) -> MemoryBackendKind {
+        MemoryBackendKind::Postgres
+    }
+
+    fn location(&self) -> String {
+        self.location.clone()
+    }
+
+    async fn ensure_agent(&self, alias: &str) -> Result<AgentRef, MemoryError> {
+        let id: Uuid = sqlx::query_scalar(&format!(
+            "WITH ins AS (INSERT INTO {s}.agents (id, alias) VALUES ($1, $2) \
+             ON CONFLICT (alias) DO NOTHING RETURNING id) \
+             SELECT id FROM ins UNION ALL SELECT id FROM {s}.agents WHERE alias = $2 LIMIT 1",
+            s = self.s
+        ))
+        .bind(Uuid::new_v4())
+        .bind(alias)
+        .fetch_one(&self.pool)
+        .await
+        .map_err(self.err("register agent"))?;
+        Ok(AgentRef {
+            id,
+            alias: alias.to_string(),
+        })
+    }
+
+    async fn lookup_agent(&self, alias: &str) -> Result<Option<AgentRef>, MemoryError> {
+        let id: Option<Uuid> = sqlx::query_scalar(&format!(
+            "SELECT id FROM {}.agents WHERE alias = $1",
+            self.s
+        ))
+        .bind(alias)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(self.err("look up agent"))?;
+        Ok(id.map(|id| AgentRef {
+            id,
+            alias: alias.to_string(),
+        }))
+    }
+
+    async fn store_with_agent(
+        &self,
+        agent: &AgentRef,
+        rows: &[NewMemory],
+        now: DateTime<Utc>,
+    ) -> Result<Vec<StoreReceipt>, MemoryError> {
+        for r in rows {
+            r.validate()?;
+        }
+        let sql = format!(
+            "INSERT INTO {s}.memories (id, agent_id, key, content, category, session_id, importance, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) \
+             ON CONFLICT (agent_id, key) DO UPDATE SET content = excluded.content, \
+             category = excluded.category, session_id = excluded.session_id, \
+             importance = excluded.importance, updated_at = excluded.updated_at \
+             RETURNING id, created_at, updated_at",
+            s = self.s
+        );
+        let mut tx = self.pool.begin().await.map_err(self.err("store"))?;
+        let mut out = Vec::with_capacity(rows.len());
+        for r in rows {
+            let row = sqlx::query(&sql)
+                .bind(Uuid::new_v4())
+                .bind(agent.id)
+                .bind(&r.key)
+                .bind(&r.content)
+                .bind(&r.category)
+                .bind(&r.session_id)
+                .bind(r.importance)
+                .bind(now)
+                .fetch_one(&mut *tx)
+                .await
+                .map_err(self.err("store"))?;
+            out.push(StoreReceipt {
+                entry: MemoryEntry {
+                    id: row.try_get(0).map_err(self.err("store"))?,
+                    agent_id: agent.id,
+                    agent: agent.alias.clone(),
+                    key: r.key.clone(),
+                    content: r.content.clone(),
+                    category: r.category.clone(),
+                    session_id: r.session_id.clone(),
+                    importance: r.importance,
+                    created_at: row.try_get(1).map_err(self.err("store"))?,
+                    updated_at: row.try_get(2).map_err(self.err("store"))?,
+                    score: None,
+                },
+                warnings: Vec::new(),
+            });
+        }
+        tx.commit().await.map_err(self.err("store"))?;
+        Ok(out)
+    }
+
+    async fn get_for_agent(
+        &self,
+        agent: &AgentRef,
+        key: &str,
+    ) -> Result<Option<MemoryEntry>, MemoryError> {
+        let sql = format!(
+            "SELECT {COLUMNS}{} WHERE m.agent_id = $1 AND m.key = $2",
+            self.from_clause()
+        );
+        let row = sqlx::query(&sql)
+            .bind(agent.id)
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(self.err("get"))?;
+        row.map(|r| entry_from_row(&r, false))
+            .transpose()
+            .map_err(self.err("get"))
+    }
+
+    async fn recall_for_agents(
+        &self,
+        scope: &RecallScope,
+        q: &RecallQuery,
+    ) -> Result<Vec<MemoryEntry>, MemoryError> {
+        if q.limit == 0 {
+            return Ok(Vec::new());
+        }
+        let terms = query_terms(&q.query);
+        let mut qb = QueryBuilder::<Postgres>::new("SELECT ");
+        qb.push(COLUMNS);
+        if terms.is_empty() {
+            qb.push(", NULL::real");
+            qb.push(self.from_clause());
+            qb.push(" WHERE ");
+        } else {
+            let tsq = terms
+                .iter()
+                .map(|t| format!("'{}'", t.replace('\\', "\\\\").replace('\'', "''")))
+                .collect::<Vec<_>>()
+                .join(" | ");
+            qb.push(", ts_rank(m.tsv, q.q) AS rank");
+            qb.push(self.from_clause());
+            qb.push(", to_tsquery('simple', ");
+            qb.push_bind(tsq);
+            qb.push(") AS q(q) WHERE m.tsv @@ q.q AND ");
+        }
+        if !Self::push_scope(&mut qb, scope, q.category.as_deref()) {
+            return Ok(Vec::new());
+        }
+        if let Some(s) = &q.session {
+            qb.push(" AND m.session_id = ");
+            qb.push_bind(s.clone());
+        }
+        if terms.is_empty() {
+            qb.push(" ORDER BY m.updated_at DESC, m.seq DESC LIMIT ");
+        } else {
+            qb.push(" ORDER BY rank DESC, m.updated_at DESC LIMIT ");
+        }
+        qb.push_bind(i64::try_from(q.limit).unwrap_or(i64::MAX));
+        let rows = qb
+            .build()
+            .fetch_all(&self.pool)
+            .await
+            .map_err(self.err("recall"))?;
+        rows.iter()
+            .map(|r| entry_from_row(r, !terms.is_empty()))
+            .collect::<Result<_, _>>()
+            .map_err(self.err("recall"))
+    }
+
+    async fn list_for_agent(&self, agent: &AgentRef, q: &ListQuery) -> Result<Page, MemoryError> {
+        let filters = |qb: &mut QueryBuilder<'_, Postgres>| {
+            qb.push(" WHERE m.agent_id = ");
+            qb.push_bind(agent.id);
+            if let Some(c) = &q.category {
+                qb.push(" AND m.category = ");
+                qb.push_bind(c.clone());
+            }
+            if let Some(s) = &q.session {
+                qb.push(" AND m.session_id = ");
+                qb.push_bind(s.clone());
+            }
+        };
+        let mut count =
+            QueryBuilder::<Postgres>::new(format!("SELECT count(*) FROM {}.memories m", self.s));
+        filters(&mut count);
+        let total: i64 = count
+            .build_query_scalar()
+            .fetch_one(&self.pool)
+            .await
+            .map_err(self.err("list"))?;
+        let mut qb = QueryBuilder::<Postgres>::new("SELECT ");
+        qb.push(COLUMNS);
+        qb.push(self.from_clause());
+        filters(&mut qb);
+        qb.push(" ORDER BY m.updated_at DESC, m.seq DESC");
+        if let Some(l) = q.limit {
+            qb.push(" LIMIT ");
+            qb.push_bind(i64::try_from(l).unwrap_or(i64::MAX));
+        }
+        qb.push(" OFFSET ");
+        qb.push_bind(i64::try_from(q.offset).unwrap_or(i64::MAX));
+        let rows = qb
+            .build()
+            .fetch_all(&self.pool)
+            .await
+            .map_err(self.err("list"))?;
+        let entries = rows
+            .iter()
+            .map(|r| entry_from_row(r, false))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(self.err("list"))?;
+        Ok(Page::new(entries, total.max(0) as u64, q))
+    }
+
+    async fn forget_for_agent(&self, agent: &AgentRef, key: &str) -> Result<bool, MemoryError> {
+        let done = sqlx::query(&format!(
+            "DELETE FROM {}.memories WHERE agent_id = $1 AND key = $2",
+            self.s
+        ))
+        .bind(agent.id)
+        .bind(key)
+        .execute(&self.pool)
+        .await
+        .map_err(self.err("forget"))?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    async fn count_for_agent(&self, agent: &AgentRef) -> Result<u64, MemoryError> {
+        let mut conn = self.pool.acquire().await.map_err(self.err("count"))?;
+        let n = Self::rows_of(&mut conn, &self.s, agent.id)
+            .await
+            .map_err(self.err("count"))?;
+        Ok(n.max(0) as u64)
+    }
+
+    async fn rename_agent(&self, old: &str, new: &str) -> Result<bool, MemoryError> {
+        let s = &self.s;
+        let mut tx = self.pool.begin().await.map_err(self.err("rename"))?;
+        let target: Option<Uuid> =
+            sqlx::query_scalar(&format!("SELECT id FROM {s}.agents WHERE alias = $1"))
+                .bind(new)
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(self.err("rename"))?;
+        if let Some(target) = target {
+            if Self::rows_of(&mut tx, s, target)
+                .await
+                .map_err(self.err("rename"))?
+                > 0
+            {
+                return Err(self.taken(new));
+            }
+            sqlx::query(&format!("DELETE FROM {s}.agents WHERE id = $1"))
+                .bind(target)
+                .execute(&mut *tx)
+                .await
+                .map_err(self.err("rename"))?;
+        }
+        let done = sqlx::query(&format!(
+            "UPDATE {s}.agents SET alias = $1 WHERE alias = $2"
+        ))
+        .bind(new)
+        .bind(old)
+        .execute(&mut *tx)
+        .await
+        .map_err(self.err("rename"))?;
+        tx.commit().await.map_err(self.err("rename"))?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    async fn export_page(
+        &self,
+        agent_id: Uuid,
+        after: Option<&ExportCursor>,
+        limit: usize,
+    ) -> Result<Vec<MemoryEntry>, MemoryError> {
+        let mut qb = QueryBuilder::<Postgres>::new("SELECT ");
+        qb.push(COLUMNS);
+        qb.push(self.from_clause());
+        qb.push(" WHERE m.agent_id = ");
+        qb.push_bind(agent_id);
+        if let Some(c) = after {
+            qb.push(" AND (m.created_at, m.id) > (");
+            qb.push_bind(c.created_at);
+            qb.push(", ");
+            qb.push_bind(c.id);
+            qb.push(")");
+        }
+        qb.push(" ORDER BY m.created_at, m.id LIMIT ");
+        qb.push_bind(i64::try_from(limit).unwrap_or(i64::MAX));
+        let rows = qb
+            .build()
+            .fetch_all(&self.pool)
+            .await
+            .map_err(self.err("export"))?;
+        rows.iter()
+            .map(|r| entry_from_row(r, false))
+            .collect::<Result<_, _>>()
+            .map_err(self.err("export"))
+    }
+
+    async fn purge_agent(&self, alias: &str) -> Result<u64, MemoryError> {
+        let s = &self.s;
+        let mut tx = self.pool.begin().await.map_err(self.err("purge"))?;
+        let id: Option<Uuid> =
+            sqlx::query_scalar(&format!("SELECT id FROM {s}.agents WHERE alias = $1"))
+                .bind(alias)
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(self.err("purge"))?;
+        let Some(id) = id else {
+            return Ok(0);
+        };
+        let done = sqlx::query(&format!("DELETE FROM {s}.memories WHERE agent_id = $1"))
+            .bind(id)
+            .execute(&mut *tx)
+            .await
+            .map_err(self.err("purge"))?;
+        sqlx::query(&format!("DELETE FROM {s}.agents WHERE id = $1"))
+            .bind(id)
+            .execute(&mut *tx)
+            .await
+            .map_err(self.err("purge"))?;
+        tx.commit().await.map_err(self.err("purge"))?;
+        Ok(done.rows_affected())
+    }
+
+    async fn import_agent(
+        &self,
+        alias: &str,
+        agent_id: Uuid,
+        rows: &[MemoryEntry],
+    ) -> Result<ImportReport, MemoryError> {
+        let (s, op) = (&self.s, "import");
+        let mut tx = self.pool.begin().await.map_err(self.err(op))?;
+        let existing: Option<Uuid> =
+            sqlx::query_scalar(&format!("SELECT id FROM {s}.agents WHERE alias = $1"))
+                .bind(alias)
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(self.err(op))?;
+        let mut id = None;
+        if let Some(existing) = existing {
+            if existing == agent_id {
+                id = Some(agent_id);
+            } else if Self::rows_of(&mut tx, s, existing)
+                .await
+                .map_err(self.err(op))?
+                > 0
+            {
+                return Err(self.taken(alias));
+            } else {
+                sqlx::query(&format!("DELETE FROM {s}.agents WHERE id = $1"))
+                    .bind(existing)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(self.err(op))?;
+            }
+        }
+        let id = match id {
+            Some(id) => id,
+            None => {
+                let holder: Option<String> =
+                    sqlx::query_scalar(&format!("SELECT alias FROM {s}.agents WHERE id = $1"))
+                        .bind(agent_id)
+                        .fetch_optional(&mut *tx)
+                        .await
+                        .map_err(self.err(op))?;
+                let id = if holder.is_none() {
+                    agent_id
+                } else {
+                    Uuid::new_v4()
+                };
+                sqlx::query(&format!(
+                    "INSERT INTO {s}.agents (id, alias) VALUES ($1, $2)"
+                ))
+                .bind(id)
+                .bind(alias)
+                .execute(&mut *tx)
+                .await
+                .map_err(self.err(op))?;
+                id
+            }
+        };
+        let sql = format!(
+            "INSERT INTO {s}.memories (id, agent_id, key, content, category, session_id, importance, created_at, updated_at) \
+             VALUES (CASE WHEN EXISTS (SELECT 1 FROM {s}.memories WHERE id = $1) THEN $10 ELSE $1 END, \
+             $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (agent_id, key) DO NOTHING"
+        );
+        let (mut imported, mut skipped) = (0u64, 0u64);
+        for r in rows {
+            let done = sqlx::query(&sql)
+                .bind(r.id)
+                .bind(id)
+                .bind(&r.key)
+                .bind(&r.content)
+                .bind(&r.category)
+                .bind(&r.session_id)
+                .bind(r.importance)
+                .bind(r.created_at)
+                .bind(r.updated_at)
+                .bind(Uuid::new_v4())
+                .execute(&mut *tx)
+                .await
+                .map_err(self.err(op))?;
+            if done.rows_affected() > 0 {
+                imported += 1;
+            } else {
+                skipped += 1;
+            }
+        }
+        tx.commit().await.map_err(self.err(op))?;
+        Ok(ImportReport {
+            agent_id: id,
+            kept_agent_id: id == agent_id,
+            imported,
+            skipped,
+        })
+    }
+}

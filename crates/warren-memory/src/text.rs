@@ -1,0 +1,81 @@
+//! Query text handling shared by the backends: tokenising free text into search terms and
+//! building FTS5 expressions that carry the agent scope inside the index.
+
+/// Most terms taken from one query.
+pub const MAX_QUERY_TERMS: usize = 32;
+
+/// Splits text into lowercase alphanumeric terms, deduplicated, in order of first appearance.
+pub fn query_terms(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for word in text.split(|c: char| !c.is_alphanumeric()) {
+        if word.is_empty() {
+            continue;
+        }
+        let w = word.to_lowercase();
+        if !out.contains(&w) {
+            out.push(w);
+            if out.len() == MAX_QUERY_TERMS {
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// The FTS5 scope token of every row of an agent.
+pub fn agent_token(agent_id: &uuid::Uuid) -> String {
+    format!("ag{}", agent_id.simple())
+}
+
+/// The FTS5 scope token of an agent's rows of one category (exact bytes, hex-encoded).
+pub fn category_token(agent_id: &uuid::Uuid, category: &str) -> String {
+    let mut s = format!("ac{}x", agent_id.simple());
+    for b in category.as_bytes() {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s
+}
+
+/// `"t1" OR "t2"`: any term matches, BM25 ranks rows matching more and rarer terms first.
+pub fn fts_terms_expr(terms: &[String]) -> String {
+    terms
+        .iter()
+        .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+        .collect::<Vec<_>>()
+        .join(" OR ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terms_are_words() {
+        assert_eq!(
+            query_terms("Hello, hello WORLD!  café-au_lait \"x\""),
+            vec!["hello", "world", "café", "au", "lait", "x"]
+        );
+        assert!(query_terms(" ,;:*\"() ").is_empty());
+        assert_eq!(query_terms(&"a ".repeat(100)).len(), 1);
+    }
+
+    #[test]
+    fn tokens_are_single_fts_tokens() {
+        let id = uuid::Uuid::nil();
+        assert_eq!(agent_token(&id), format!("ag{}", "0".repeat(32)));
+        assert_eq!(
+            category_token(&id, "Core"),
+            format!("ac{}x436f7265", "0".repeat(32))
+        );
+        assert!(category_token(&id, "core")
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric()));
+        assert_ne!(category_token(&id, "core"), category_token(&id, "Core"));
+    }
+
+    #[test]
+    fn expressions_quote_terms() {
+        let t = vec!["a".to_string(), "b\"c".to_string()];
+        assert_eq!(fts_terms_expr(&t), "\"a\" OR \"b\"\"c\"");
+    }
+}
