@@ -1,0 +1,149 @@
+//! Listing, showing and creating agents.
+
+use crate::{errors::config_error, Warren};
+use warren_config::{references_to, NewAgent};
+use warren_types::{
+    AccessMode, AgentDetail, AgentSummary, ApiError, Config, CreateAgentRequest, ErrorCode,
+    GrantSummary, ProviderSummary,
+};
+
+fn summary(w: &Warren, cfg: &Config, alias: &str) -> Option<AgentSummary> {
+    let a = cfg.agents.get(alias)?;
+    Some(AgentSummary {
+        alias: alias.to_string(),
+        enabled: a.enabled,
+        risk_profile: a.risk_profile.clone(),
+        runtime_profile: a.runtime_profile.clone(),
+        model_provider: a.model_provider.clone(),
+        memory_backend: cfg.effective_memory_backend(alias).unwrap_or_default(),
+        workspace: w
+            .layout()
+            .workspace_for(alias, a.workspace.path.as_deref())
+            .display()
+            .to_string(),
+    })
+}
+
+fn access_name(m: AccessMode) -> &'static str {
+    match m {
+        AccessMode::Read => "read",
+        AccessMode::Write => "write",
+        AccessMode::ReadWrite => "read_write",
+    }
+}
+
+impl Warren {
+    /// Every agent of the install, by alias.
+    pub fn list_agents(&self) -> Result<Vec<AgentSummary>, ApiError> {
+        let cfg = self.load()?.config;
+        Ok(cfg
+            .agents
+            .keys()
+            .filter_map(|a| summary(self, &cfg, a))
+            .collect())
+    }
+
+    /// One agent with its grants and the references to it.
+    pub fn show_agent(&self, alias: &str) -> Result<AgentDetail, ApiError> {
+        let cfg = self.load()?.config;
+        let s = summary(self, &cfg, alias).ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::NotFound,
+                format!("agent `{alias}` does not exist"),
+            )
+        })?;
+        let a = &cfg.agents[alias];
+        Ok(AgentDetail {
+            summary: s,
+            delegates: a.delegates.clone(),
+            workspace_grants: a
+                .workspace
+                .access
+                .iter()
+                .map(|(peer, m)| GrantSummary {
+                    agent: peer.clone(),
+                    access: access_name(*m).to_string(),
+                    categories: None,
+                })
+                .collect(),
+            memory_grants: a
+                .workspace
+                .read_memory_from
+                .iter()
+                .map(|g| GrantSummary {
+                    agent: g.agent().to_string(),
+                    access: "memory".into(),
+                    categories: g.categories().map(|c| c.to_vec()),
+                })
+                .collect(),
+            unrestricted_filesystem: a.workspace.unrestricted_filesystem,
+            cron_jobs: cfg
+                .cron
+                .iter()
+                .filter(|(_, j)| j.agent == alias)
+                .map(|(id, _)| id.clone())
+                .chain(a.cron_jobs.iter().cloned())
+                .collect(),
+            referenced_by: references_to(&cfg, alias)
+                .into_iter()
+                .map(|r| r.path)
+                .collect(),
+        })
+    }
+
+    /// Adds an agent to the config (comments and unknown sections are kept) and creates its
+    /// workspace. The edited config is validated in full before it is saved.
+    pub fn create_agent(&self, req: CreateAgentRequest) -> Result<AgentSummary, ApiError> {
+        let new = NewAgent {
+            alias: req.alias.clone(),
+            risk_profile: req.risk_profile.clone(),
+            runtime_profile: req.runtime_profile.clone(),
+            model_provider: req.model_provider.clone(),
+            memory_backend: req.memory_backend,
+        };
+        let ((), cfg) = self
+            .store
+            .edit(|doc, _| doc.add_agent(&new).map_err(Into::into))
+            .map_err(config_error)?;
+        let s = summary(self, &cfg, &req.alias).ok_or_else(|| {
+            ApiError::new(ErrorCode::Internal, "agent missing after a successful save")
+        })?;
+        if cfg.agents[&req.alias].workspace.path.is_none() {
+            std::fs::create_dir_all(&s.workspace).map_err(|e| {
+                ApiError::new(
+                    ErrorCode::Io,
+                    format!(
+                        "agent created, but creating its workspace {} failed: {e}",
+                        s.workspace
+                    ),
+                )
+            })?;
+        }
+        tracing::info!(agent = %req.alias, "agent created");
+        Ok(s)
+    }
+
+    /// The configured provider entries.
+    pub fn providers(&self) -> Result<Vec<ProviderSummary>, ApiError> {
+        let cfg = self.load()?.config;
+        let mut out = Vec::new();
+        for (family, models) in &cfg.providers.models {
+            for alias in models.keys() {
+                let reference = format!("{family}.{alias}");
+                if let Some((fam, m)) = cfg.provider(&reference) {
+                    out.push(ProviderSummary {
+                        uri: m
+                            .uri
+                            .clone()
+                            .unwrap_or_else(|| fam.default_uri().to_string()),
+                        family: fam,
+                        model: m.model.clone(),
+                        has_key_source: m.api_key_env.is_some() || m.secret.is_some(),
+                        reference,
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+}

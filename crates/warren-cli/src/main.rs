@@ -1,0 +1,70 @@
+//! `warren`: the headless Warren command line. Each subcommand parses its arguments, calls one
+//! `warren-api` function and renders the result (human text, or JSON with `--json`).
+//! Exit codes: 0 ok, 1 denied or failed, 2 usage error or invalid config.
+
+mod commands;
+mod output;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Warren: a desktop home for AI agents, headless.
+#[derive(Parser)]
+#[command(name = "warren", version, about, propagate_version = true)]
+struct Cli {
+    /// Install root (default: $WARREN_HOME, else $XDG_DATA_HOME/warren, else ~/.local/share/warren).
+    #[arg(long, global = true, value_name = "DIR")]
+    home: Option<PathBuf>,
+    /// Machine-readable JSON output.
+    #[arg(long, global = true)]
+    json: bool,
+    /// More log output on stderr (-v info, -vv debug).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Write a fresh, commented config with one agent.
+    Init(commands::init::Args),
+    /// Inspect the config.
+    #[command(subcommand)]
+    Config(commands::config::Cmd),
+    /// List, show, create agents.
+    #[command(subcommand)]
+    Agents(commands::agents::Cmd),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let env = warren_config::HomeEnv::from_process();
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    let out = output::Output::new(cli.json);
+    let root = match warren_config::resolve_install_root(cli.home.as_deref(), &env, &cwd) {
+        Ok(r) => r,
+        Err(e) => {
+            return out.fail(&warren_api::ApiError::new(
+                warren_api::ErrorCode::InvalidArgument,
+                e.to_string(),
+            ))
+        }
+    };
+    let layout = warren_config::InstallLayout::new(root);
+    let filter = match cli.verbose {
+        0 => "warn",
+        1 => "info",
+        _ => "debug",
+    };
+    let logs = layout.root().exists().then(|| layout.logs_dir());
+    let _guard = warren_api::logging::init_logging(filter, logs.as_deref());
+    let warren = warren_api::Warren::open(layout);
+    let ctx = commands::Ctx { warren, out };
+    match cli.command {
+        Command::Init(a) => commands::init::run(&ctx, a),
+        Command::Config(c) => commands::config::run(&ctx, c),
+        Command::Agents(c) => commands::agents::run(&ctx, c),
+    }
+}

@@ -1,0 +1,5 @@
+//! Black-box tests of the `warren` binary against hermetic installs. One module per command area.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+mod config_cli;

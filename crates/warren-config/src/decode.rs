@@ -1,0 +1,521 @@
+//! Lenient decoding of a parsed TOML table into the typed [`Config`]: every unknown key, wrong
+//! type and unknown enum value is recorded as an [`Issue`] with its dotted path, and decoding
+//! goes on so that all problems are reported at once.
+
+use crate::issue::{join, Issue};
+use serde::de::DeserializeOwned;
+use std::collections::BTreeMap;
+use toml::{Table, Value};
+use warren_types::{
+    AgentConfig, AgentMemoryConfig, Config, CronJobConfig, DockerConfig, EmbeddingsConfig,
+    LucidMemoryConfig, MemoryConfig, MemoryGrant, PostgresMemoryConfig, ProviderFamily,
+    ProviderModel, ProvidersConfig, QdrantMemoryConfig, RiskProfile, RuntimeConfig, RuntimeProfile,
+    SqliteMemoryConfig, WorkspaceConfig, SCHEMA_VERSION,
+};
+
+/// Top-level sections Warren knows. Other top-level keys are kept in the file and ignored.
+pub(crate) const KNOWN_TOP: &[&str] = &[
+    "schema_version",
+    "agents",
+    "risk_profiles",
+    "runtime_profiles",
+    "providers",
+    "memory",
+    "runtime",
+    "cron",
+];
+
+/// A view of one table being decoded, remembering which keys were consumed.
+struct Obj<'a> {
+    table: &'a Table,
+    path: String,
+    known: &'static [&'static str],
+}
+
+impl<'a> Obj<'a> {
+    fn new(
+        table: &'a Table,
+        path: &str,
+        known: &'static [&'static str],
+        out: &mut Vec<Issue>,
+    ) -> Self {
+        for key in table.keys() {
+            if !known.contains(&key.as_str()) {
+                out.push(Issue::new(
+                    join(path, key),
+                    format!(
+                        "unknown key `{key}` (expected one of: {})",
+                        known.join(", ")
+                    ),
+                ));
+            }
+        }
+        Obj {
+            table,
+            path: path.to_string(),
+            known,
+        }
+    }
+
+    fn at(&self, key: &str) -> String {
+        debug_assert!(self.known.contains(&key));
+        join(&self.path, key)
+    }
+
+    /// Decodes `key` into `T` if present; records a typed error otherwise.
+    fn get<T: DeserializeOwned>(&self, key: &str, out: &mut Vec<Issue>) -> Option<T> {
+        let v = self.table.get(key)?;
+        decode_value(v, &self.at(key), out)
+    }
+
+    /// Decodes `key` into `T`, keeping `slot` (the default) when absent or invalid.
+    fn set<T: DeserializeOwned>(&self, key: &str, slot: &mut T, out: &mut Vec<Issue>) {
+        if let Some(v) = self.get(key, out) {
+            *slot = v;
+        }
+    }
+
+    /// The sub-table at `key`, or an error when it is not a table.
+    fn table(&self, key: &str, out: &mut Vec<Issue>) -> Option<&'a Table> {
+        match self.table.get(key)? {
+            Value::Table(t) => Some(t),
+            other => {
+                out.push(Issue::new(
+                    self.at(key),
+                    format!("expected a table, found {}", type_name(other)),
+                ));
+                None
+            }
+        }
+    }
+}
+
+fn decode_value<T: DeserializeOwned>(v: &Value, path: &str, out: &mut Vec<Issue>) -> Option<T> {
+    match v.clone().try_into::<T>() {
+        Ok(x) => Some(x),
+        Err(e) => {
+            out.push(Issue::new(path, clean_message(&e.to_string())));
+            None
+        }
+    }
+}
+
+fn clean_message(m: &str) -> String {
+    m.trim().replace('\n', " ")
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::String(_) => "a string",
+        Value::Integer(_) => "an integer",
+        Value::Float(_) => "a float",
+        Value::Boolean(_) => "a boolean",
+        Value::Datetime(_) => "a datetime",
+        Value::Array(_) => "an array",
+        Value::Table(_) => "a table",
+    }
+}
+
+/// Iterates the sub-tables of a map-like section (`[agents.*]`, ...), reporting non-tables.
+fn entries<'a>(
+    parent: &Obj<'a>,
+    key: &str,
+    out: &mut Vec<Issue>,
+) -> Vec<(String, String, &'a Table)> {
+    let Some(t) = parent.table(key, out) else {
+        return Vec::new();
+    };
+    let base = parent.at(key);
+    let mut v = Vec::new();
+    for (name, item) in t {
+        let path = join(&base, name);
+        match item {
+            Value::Table(sub) => v.push((name.clone(), path, sub)),
+            other => out.push(Issue::new(
+                path,
+                format!("expected a table, found {}", type_name(other)),
+            )),
+        }
+    }
+    v
+}
+
+/// Decodes a whole config table. Issues are appended to `out`; the returned config holds every
+/// value that decoded cleanly and defaults elsewhere.
+pub(crate) fn decode_config(root: &Table, out: &mut Vec<Issue>) -> Config {
+    let mut cfg = Config::default();
+    // Unknown top-level sections are tolerated (kept on save), so no unknown-key check here.
+    let top = Obj {
+        table: root,
+        path: String::new(),
+        known: KNOWN_TOP,
+    };
+    if let Some(v) = top.get::<i64>("schema_version", out) {
+        if v != i64::from(SCHEMA_VERSION) {
+            out.push(Issue::new(
+                "schema_version",
+                format!("unsupported schema_version {v}; this Warren reads {SCHEMA_VERSION}"),
+            ));
+        }
+    }
+    for (alias, path, t) in entries(&top, "agents", out) {
+        cfg.agents.insert(alias, decode_agent(t, &path, out));
+    }
+    for (name, path, t) in entries(&top, "risk_profiles", out) {
+        cfg.risk_profiles.insert(name, decode_risk(t, &path, out));
+    }
+    for (name, path, t) in entries(&top, "runtime_profiles", out) {
+        cfg.runtime_profiles
+            .insert(name, decode_runtime(t, &path, out));
+    }
+    if let Some(t) = top.table("providers", out) {
+        cfg.providers = decode_providers(t, "providers", out);
+    }
+    if let Some(t) = top.table("memory", out) {
+        cfg.memory = decode_memory(t, "memory", out);
+    }
+    if let Some(t) = top.table("runtime", out) {
+        cfg.runtime = decode_runtime_section(t, "runtime", out);
+    }
+    for (id, path, t) in entries(&top, "cron", out) {
+        cfg.cron.insert(id, decode_cron(t, &path, out));
+    }
+    cfg
+}
+
+const AGENT_KEYS: &[&str] = &[
+    "enabled",
+    "model_provider",
+    "risk_profile",
+    "runtime_profile",
+    "delegates",
+    "cron_jobs",
+    "workspace",
+    "memory",
+];
+
+fn decode_agent(t: &Table, path: &str, out: &mut Vec<Issue>) -> AgentConfig {
+    let o = Obj::new(t, path, AGENT_KEYS, out);
+    let mut a = AgentConfig::default();
+    o.set("enabled", &mut a.enabled, out);
+    a.model_provider = o.get("model_provider", out);
+    match o.get::<String>("risk_profile", out) {
+        Some(p) => a.risk_profile = p,
+        None if !t.contains_key("risk_profile") => out.push(Issue::new(
+            join(path, "risk_profile"),
+            "missing required key `risk_profile`",
+        )),
+        None => {}
+    }
+    a.runtime_profile = o.get("runtime_profile", out);
+    o.set("delegates", &mut a.delegates, out);
+    o.set("cron_jobs", &mut a.cron_jobs, out);
+    if let Some(w) = o.table("workspace", out) {
+        a.workspace = decode_workspace(w, &o.at("workspace"), out);
+    }
+    if let Some(m) = o.table("memory", out) {
+        let mo = Obj::new(m, &o.at("memory"), &["backend"], out);
+        a.memory = AgentMemoryConfig {
+            backend: mo.get("backend", out),
+        };
+    }
+    a
+}
+
+const WORKSPACE_KEYS: &[&str] = &[
+    "path",
+    "unrestricted_filesystem",
+    "read_memory_from",
+    "access",
+];
+
+fn decode_workspace(t: &Table, path: &str, out: &mut Vec<Issue>) -> WorkspaceConfig {
+    let o = Obj::new(t, path, WORKSPACE_KEYS, out);
+    let mut w = WorkspaceConfig {
+        path: o.get("path", out),
+        ..WorkspaceConfig::default()
+    };
+    o.set(
+        "unrestricted_filesystem",
+        &mut w.unrestricted_filesystem,
+        out,
+    );
+    if let Some(v) = t.get("read_memory_from") {
+        let p = o.at("read_memory_from");
+        match v {
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    if let Some(g) = decode_grant(item, &format!("{p}[{i}]"), out) {
+                        w.read_memory_from.push(g);
+                    }
+                }
+            }
+            other => out.push(Issue::new(
+                p,
+                format!("expected an array, found {}", type_name(other)),
+            )),
+        }
+    }
+    if let Some(access) = o.table("access", out) {
+        let base = o.at("access");
+        let mut map = BTreeMap::new();
+        for (alias, v) in access {
+            if let Some(mode) = decode_value(v, &join(&base, alias), out) {
+                map.insert(alias.clone(), mode);
+            }
+        }
+        w.access = map;
+    }
+    w
+}
+
+fn decode_grant(v: &Value, path: &str, out: &mut Vec<Issue>) -> Option<MemoryGrant> {
+    match v {
+        Value::String(s) => Some(MemoryGrant::Agent(s.clone())),
+        Value::Table(t) => {
+            let o = Obj::new(t, path, &["agent", "categories"], out);
+            let agent = o.get::<String>("agent", out);
+            let categories = o.get::<Vec<String>>("categories", out);
+            if !t.contains_key("agent") {
+                out.push(Issue::new(path, "missing required key `agent`"));
+            }
+            match (agent, categories) {
+                (Some(agent), Some(categories)) => Some(MemoryGrant::Scoped { agent, categories }),
+                (Some(agent), None) if !t.contains_key("categories") => {
+                    Some(MemoryGrant::Agent(agent))
+                }
+                _ => None,
+            }
+        }
+        other => {
+            out.push(Issue::new(
+                path,
+                format!(
+                    "expected an alias string or {{ agent = \"...\", categories = [...] }}, found {}",
+                    type_name(other)
+                ),
+            ));
+            None
+        }
+    }
+}
+
+const RISK_KEYS: &[&str] = &[
+    "level",
+    "workspace_only",
+    "allowed_commands",
+    "forbidden_paths",
+    "allowed_roots",
+    "require_approval_for_medium_risk",
+    "block_high_risk_commands",
+    "auto_approve",
+    "always_ask",
+    "allowed_tools",
+    "excluded_tools",
+    "sandbox",
+    "shell_env_passthrough",
+    "delegation",
+];
+
+fn decode_risk(t: &Table, path: &str, out: &mut Vec<Issue>) -> RiskProfile {
+    let o = Obj::new(t, path, RISK_KEYS, out);
+    let mut r = RiskProfile::default();
+    o.set("level", &mut r.level, out);
+    o.set("workspace_only", &mut r.workspace_only, out);
+    o.set("allowed_commands", &mut r.allowed_commands, out);
+    o.set("forbidden_paths", &mut r.forbidden_paths, out);
+    o.set("allowed_roots", &mut r.allowed_roots, out);
+    o.set(
+        "require_approval_for_medium_risk",
+        &mut r.require_approval_for_medium_risk,
+        out,
+    );
+    o.set(
+        "block_high_risk_commands",
+        &mut r.block_high_risk_commands,
+        out,
+    );
+    o.set("auto_approve", &mut r.auto_approve, out);
+    o.set("always_ask", &mut r.always_ask, out);
+    o.set("allowed_tools", &mut r.allowed_tools, out);
+    o.set("excluded_tools", &mut r.excluded_tools, out);
+    o.set("sandbox", &mut r.sandbox, out);
+    o.set("shell_env_passthrough", &mut r.shell_env_passthrough, out);
+    o.set("delegation", &mut r.delegation, out);
+    r
+}
+
+const RUNTIME_KEYS: &[&str] = &[
+    "max_tool_iterations",
+    "parallel_tools",
+    "single_tool_rounds",
+    "max_actions_per_hour",
+    "max_cost_per_day_cents",
+    "shell_timeout_secs",
+    "turn_timeout_secs",
+    "max_delegation_depth",
+    "max_context_tokens",
+];
+
+fn decode_runtime(t: &Table, path: &str, out: &mut Vec<Issue>) -> RuntimeProfile {
+    let o = Obj::new(t, path, RUNTIME_KEYS, out);
+    let mut r = RuntimeProfile::default();
+    o.set("max_tool_iterations", &mut r.max_tool_iterations, out);
+    o.set("parallel_tools", &mut r.parallel_tools, out);
+    o.set("single_tool_rounds", &mut r.single_tool_rounds, out);
+    o.set("max_actions_per_hour", &mut r.max_actions_per_hour, out);
+    o.set("max_cost_per_day_cents", &mut r.max_cost_per_day_cents, out);
+    o.set("shell_timeout_secs", &mut r.shell_timeout_secs, out);
+    o.set("turn_timeout_secs", &mut r.turn_timeout_secs, out);
+    o.set("max_delegation_depth", &mut r.max_delegation_depth, out);
+    r.max_context_tokens = o.get("max_context_tokens", out);
+    r
+}
+
+const PROVIDER_KEYS: &[&str] = &[
+    "model",
+    "uri",
+    "api_key_env",
+    "secret",
+    "fallbacks",
+    "timeout_secs",
+    "single_tool_control",
+    "input_cost_per_mtok",
+    "output_cost_per_mtok",
+];
+
+fn decode_providers(t: &Table, path: &str, out: &mut Vec<Issue>) -> ProvidersConfig {
+    let o = Obj::new(t, path, &["models"], out);
+    let mut p = ProvidersConfig::default();
+    for (family, fpath, ft) in entries(&o, "models", out) {
+        if ProviderFamily::from_name(&family).is_none() {
+            out.push(Issue::new(
+                fpath.clone(),
+                format!("unknown provider family `{family}` (expected one of: openai, anthropic, ollama)"),
+            ));
+            continue;
+        }
+        let mut models = BTreeMap::new();
+        for (alias, v) in ft {
+            let mpath = join(&fpath, alias);
+            let Value::Table(mt) = v else {
+                out.push(Issue::new(
+                    mpath,
+                    format!("expected a table, found {}", type_name(v)),
+                ));
+                continue;
+            };
+            let mo = Obj::new(mt, &mpath, PROVIDER_KEYS, out);
+            let mut m = ProviderModel::default();
+            match mo.get::<String>("model", out) {
+                Some(s) => m.model = s,
+                None if !mt.contains_key("model") => out.push(Issue::new(
+                    join(&mpath, "model"),
+                    "missing required key `model`",
+                )),
+                None => {}
+            }
+            m.uri = mo.get("uri", out);
+            m.api_key_env = mo.get("api_key_env", out);
+            m.secret = mo.get("secret", out);
+            mo.set("fallbacks", &mut m.fallbacks, out);
+            mo.set("timeout_secs", &mut m.timeout_secs, out);
+            m.single_tool_control = mo.get("single_tool_control", out);
+            m.input_cost_per_mtok = mo.get("input_cost_per_mtok", out);
+            m.output_cost_per_mtok = mo.get("output_cost_per_mtok", out);
+            models.insert(alias.clone(), m);
+        }
+        p.models.insert(family, models);
+    }
+    p
+}
+
+fn decode_memory(t: &Table, path: &str, out: &mut Vec<Issue>) -> MemoryConfig {
+    let o = Obj::new(
+        t,
+        path,
+        &[
+            "backend",
+            "sqlite",
+            "postgres",
+            "qdrant",
+            "lucid",
+            "embeddings",
+        ],
+        out,
+    );
+    let mut m = MemoryConfig::default();
+    o.set("backend", &mut m.backend, out);
+    if let Some(s) = o.table("sqlite", out) {
+        let so = Obj::new(s, &o.at("sqlite"), &["path"], out);
+        m.sqlite = SqliteMemoryConfig {
+            path: so.get("path", out),
+        };
+    }
+    if let Some(s) = o.table("postgres", out) {
+        let so = Obj::new(s, &o.at("postgres"), &["url", "schema"], out);
+        m.postgres = PostgresMemoryConfig {
+            url: so.get("url", out),
+            schema: so.get("schema", out),
+        };
+    }
+    if let Some(s) = o.table("qdrant", out) {
+        let so = Obj::new(
+            s,
+            &o.at("qdrant"),
+            &["url", "collection", "api_key_env"],
+            out,
+        );
+        m.qdrant = QdrantMemoryConfig {
+            url: so.get("url", out),
+            collection: so.get("collection", out),
+            api_key_env: so.get("api_key_env", out),
+        };
+    }
+    if let Some(s) = o.table("lucid", out) {
+        let so = Obj::new(s, &o.at("lucid"), &["command"], out);
+        m.lucid = LucidMemoryConfig {
+            command: so.get("command", out),
+        };
+    }
+    if let Some(s) = o.table("embeddings", out) {
+        let so = Obj::new(s, &o.at("embeddings"), &["provider", "dimensions"], out);
+        m.embeddings = EmbeddingsConfig {
+            provider: so.get("provider", out),
+            dimensions: so.get("dimensions", out),
+        };
+    }
+    m
+}
+
+fn decode_runtime_section(t: &Table, path: &str, out: &mut Vec<Issue>) -> RuntimeConfig {
+    let o = Obj::new(t, path, &["kind", "docker"], out);
+    let mut r = RuntimeConfig::default();
+    o.set("kind", &mut r.kind, out);
+    if let Some(d) = o.table("docker", out) {
+        let dobj = Obj::new(d, &o.at("docker"), &["image", "network"], out);
+        r.docker = DockerConfig {
+            image: dobj.get("image", out),
+            network: dobj.get("network", out),
+        };
+    }
+    r
+}
+
+fn decode_cron(t: &Table, path: &str, out: &mut Vec<Issue>) -> CronJobConfig {
+    let o = Obj::new(t, path, &["agent", "schedule", "prompt", "enabled"], out);
+    let mut c = CronJobConfig::default();
+    for key in ["agent", "schedule", "prompt"] {
+        if !t.contains_key(key) {
+            out.push(Issue::new(
+                join(path, key),
+                format!("missing required key `{key}`"),
+            ));
+        }
+    }
+    o.set("agent", &mut c.agent, out);
+    o.set("schedule", &mut c.schedule, out);
+    o.set("prompt", &mut c.prompt, out);
+    o.set("enabled", &mut c.enabled, out);
+    c
+}

@@ -1,0 +1,21 @@
+//! Warren's configuration layer: the install layout, loading and validating `config.toml` with
+//! every error reported at once, editing it without losing comments, saving it atomically, and the
+//! reference graph that the lifecycle service uses.
+
+mod atomic;
+mod decode;
+mod document;
+mod issue;
+mod layout;
+mod load;
+mod presets;
+mod refs;
+mod validate;
+
+pub use atomic::{write_atomic, write_atomic_with, SaveFault, SaveStep};
+pub use document::{ConfigDocument, DocumentError, NewAgent};
+pub use issue::{ConfigErrors, Issue};
+pub use layout::{resolve_install_root, HomeEnv, InstallLayout, LayoutError};
+pub use load::{load_config, parse_config, ConfigError, ConfigStore, LoadedConfig};
+pub use presets::{default_config_text, Preset};
+pub use refs::{references_to, RefKind, RefStrength, Reference};

@@ -1,0 +1,255 @@
+//! Semantic validation of a decoded config (SPEC §1.2): references resolve, grants are sane,
+//! backends are configured. Every rule appends to the same issue list.
+
+use crate::issue::{join, Issue};
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::str::FromStr;
+use warren_types::{validate_alias, Config, MemoryBackendKind, RuntimeKind};
+
+/// Normalises a 5-field cron expression (minute hour day month weekday) to the 6-field form with
+/// seconds that the `cron` crate parses; 6- and 7-field expressions pass unchanged.
+pub fn normalize_cron(expr: &str) -> String {
+    if expr.split_whitespace().count() == 5 {
+        format!("0 {}", expr.trim())
+    } else {
+        expr.trim().to_string()
+    }
+}
+
+/// Runs every semantic rule over `cfg`, appending problems to `out`.
+pub(crate) fn validate(cfg: &Config, out: &mut Vec<Issue>) {
+    for (alias, agent) in &cfg.agents {
+        let ap = join("agents", alias);
+        if let Err(e) = validate_alias(alias) {
+            out.push(Issue::new(
+                ap.clone(),
+                format!("invalid agent alias `{alias}`: {e}"),
+            ));
+        }
+        if let Some(mp) = &agent.model_provider {
+            check_provider_ref(cfg, mp, &join(&ap, "model_provider"), out);
+        }
+        if !agent.risk_profile.is_empty() && !cfg.risk_profiles.contains_key(&agent.risk_profile) {
+            out.push(Issue::new(
+                join(&ap, "risk_profile"),
+                format!(
+                    "risk profile `{}` is not defined in [risk_profiles]",
+                    agent.risk_profile
+                ),
+            ));
+        }
+        if let Some(rp) = &agent.runtime_profile {
+            if !cfg.runtime_profiles.contains_key(rp) {
+                out.push(Issue::new(
+                    join(&ap, "runtime_profile"),
+                    format!("runtime profile `{rp}` is not defined in [runtime_profiles]"),
+                ));
+            }
+        }
+        for (i, d) in agent.delegates.iter().enumerate() {
+            if !cfg.agents.contains_key(d) {
+                out.push(Issue::new(
+                    format!("{}[{i}]", join(&ap, "delegates")),
+                    format!("delegate `{d}` is not a defined agent"),
+                ));
+            }
+        }
+        let wp = join(&ap, "workspace");
+        if let Some(p) = &agent.workspace.path {
+            if !Path::new(p).is_absolute() {
+                out.push(Issue::new(
+                    join(&wp, "path"),
+                    format!("workspace path `{p}` must be absolute"),
+                ));
+            }
+        }
+        for peer in agent.workspace.access.keys() {
+            let p = join(&join(&wp, "access"), peer);
+            if peer == alias {
+                out.push(Issue::new(
+                    p,
+                    "an agent cannot be granted access to itself (it always owns its workspace)",
+                ));
+            } else if !cfg.agents.contains_key(peer) {
+                out.push(Issue::new(p, format!("`{peer}` is not a defined agent")));
+            }
+        }
+        validate_memory_grants(cfg, alias, &wp, out);
+    }
+
+    for (name, profile) in &cfg.runtime_profiles {
+        let p = join("runtime_profiles", name);
+        for (key, v) in [
+            ("max_tool_iterations", profile.max_tool_iterations),
+            ("shell_timeout_secs", profile.shell_timeout_secs),
+            ("turn_timeout_secs", profile.turn_timeout_secs),
+        ] {
+            if v == 0 {
+                out.push(Issue::new(
+                    join(&p, key),
+                    format!("`{key}` must be at least 1"),
+                ));
+            }
+        }
+    }
+    for (name, profile) in &cfg.risk_profiles {
+        let p = join("risk_profiles", name);
+        for (i, root) in profile.allowed_roots.iter().enumerate() {
+            if !(Path::new(root).is_absolute() || root.starts_with('~')) {
+                out.push(Issue::new(
+                    format!("{}[{i}]", join(&p, "allowed_roots")),
+                    format!("allowed root `{root}` must be absolute (or start with ~)"),
+                ));
+            }
+        }
+    }
+
+    for (family, models) in &cfg.providers.models {
+        for (alias, m) in models {
+            let mp = join(&join(&join("providers.models", family), alias), "fallbacks");
+            for (i, fb) in m.fallbacks.iter().enumerate() {
+                check_provider_ref(cfg, fb, &format!("{mp}[{i}]"), out);
+            }
+            if m.timeout_secs == 0 {
+                out.push(Issue::new(
+                    join(
+                        &join(&join("providers.models", family), alias),
+                        "timeout_secs",
+                    ),
+                    "`timeout_secs` must be at least 1",
+                ));
+            }
+        }
+    }
+
+    validate_backends(cfg, out);
+
+    for (id, job) in &cfg.cron {
+        let p = join("cron", id);
+        if !job.agent.is_empty() && !cfg.agents.contains_key(&job.agent) {
+            out.push(Issue::new(
+                join(&p, "agent"),
+                format!("agent `{}` is not defined", job.agent),
+            ));
+        }
+        if !job.schedule.is_empty() {
+            if let Err(e) = cron::Schedule::from_str(&normalize_cron(&job.schedule)) {
+                out.push(Issue::new(
+                    join(&p, "schedule"),
+                    format!("invalid cron expression `{}`: {e}", job.schedule),
+                ));
+            }
+        }
+    }
+
+    if cfg.runtime.kind == RuntimeKind::Docker && cfg.runtime.docker.image.is_none() {
+        out.push(Issue::new(
+            "runtime.docker.image",
+            "`[runtime] kind = \"docker\"` needs `[runtime.docker] image`",
+        ));
+    }
+}
+
+fn check_provider_ref(cfg: &Config, reference: &str, path: &str, out: &mut Vec<Issue>) {
+    match reference.split_once('.') {
+        None => out.push(Issue::new(
+            path,
+            format!("provider reference `{reference}` must have the form \"family.alias\""),
+        )),
+        Some(_) if cfg.provider(reference).is_none() => out.push(Issue::new(
+            path,
+            format!("provider `{reference}` is not defined in [providers.models]"),
+        )),
+        Some(_) => {}
+    }
+}
+
+fn validate_memory_grants(cfg: &Config, alias: &str, wp: &str, out: &mut Vec<Issue>) {
+    let Some(agent) = cfg.agents.get(alias) else {
+        return;
+    };
+    let own_backend = cfg.effective_memory_backend(alias);
+    let mut seen = BTreeSet::new();
+    for (i, grant) in agent.workspace.read_memory_from.iter().enumerate() {
+        let p = format!("{}[{i}]", join(wp, "read_memory_from"));
+        let peer = grant.agent();
+        if peer == alias {
+            out.push(Issue::new(
+                p,
+                "an agent cannot be granted its own memory (it always reads its own)",
+            ));
+            continue;
+        }
+        if !seen.insert(peer.to_string()) {
+            out.push(Issue::new(
+                p,
+                format!("duplicate memory grant for `{peer}`: give each agent one grant"),
+            ));
+            continue;
+        }
+        let Some(peer_backend) = cfg.effective_memory_backend(peer) else {
+            out.push(Issue::new(p, format!("`{peer}` is not a defined agent")));
+            continue;
+        };
+        if Some(peer_backend) != own_backend {
+            out.push(Issue::new(
+                p,
+                format!(
+                    "cross-backend cross-agent memory is not supported: `{alias}` uses {} and `{peer}` uses {}",
+                    own_backend.map(|b| b.as_str()).unwrap_or("?"),
+                    peer_backend.as_str()
+                ),
+            ));
+            continue;
+        }
+        if let Some(cats) = grant.categories() {
+            if cats.is_empty() {
+                out.push(Issue::new(
+                    p,
+                    "empty `categories` list: omit `categories` to grant all, or name at least one",
+                ));
+            } else if peer_backend == MemoryBackendKind::Markdown
+                || own_backend == Some(MemoryBackendKind::Markdown)
+            {
+                out.push(Issue::new(
+                    p,
+                    "category-scoped memory grants are not supported with the markdown backend \
+                     (it does not keep per-row categories); grant the whole agent instead",
+                ));
+            }
+        }
+    }
+}
+
+fn validate_backends(cfg: &Config, out: &mut Vec<Issue>) {
+    let mut used: BTreeSet<&'static str> = BTreeSet::new();
+    for alias in cfg.agents.keys() {
+        if let Some(b) = cfg.effective_memory_backend(alias) {
+            used.insert(b.as_str());
+        }
+    }
+    if used.contains("postgres") && cfg.memory.postgres.url.is_none() {
+        out.push(Issue::new(
+            "memory.postgres.url",
+            "an agent uses the postgres memory backend but `[memory.postgres] url` is not set",
+        ));
+    }
+    if used.contains("qdrant") && cfg.memory.qdrant.url.is_none() {
+        out.push(Issue::new(
+            "memory.qdrant.url",
+            "an agent uses the qdrant memory backend but `[memory.qdrant] url` is not set",
+        ));
+    }
+    if used.contains("lucid") && cfg.memory.lucid.command.is_none() {
+        out.push(Issue::new(
+            "memory.lucid.command",
+            "an agent uses the lucid memory backend but `[memory.lucid] command` is not set",
+        ));
+    }
+    if let Some(p) = &cfg.memory.embeddings.provider {
+        if p != "local" {
+            check_provider_ref(cfg, p, "memory.embeddings.provider", out);
+        }
+    }
+}

@@ -1,0 +1,325 @@
+//! Every validation rule of SPEC §1.2, one at a time, and all at once.
+
+use warren_config::{parse_config, Issue};
+
+const BASE: &str = r#"
+schema_version = 1
+
+[risk_profiles.p]
+level = "supervised"
+
+[runtime_profiles.r]
+max_tool_iterations = 5
+
+[providers.models.openai.main]
+model = "gpt-x"
+fallbacks = ["ollama.local"]
+
+[providers.models.ollama.local]
+model = "llama"
+
+[agents.alice]
+risk_profile = "p"
+runtime_profile = "r"
+model_provider = "openai.main"
+
+[agents.bob]
+risk_profile = "p"
+
+[agents.mark]
+risk_profile = "p"
+[agents.mark.memory]
+backend = "markdown"
+"#;
+
+fn errors(extra: &str) -> Vec<Issue> {
+    match parse_config(&format!("{BASE}\n{extra}")) {
+        Ok(_) => Vec::new(),
+        Err(e) => e.issues,
+    }
+}
+
+/// Applies a snippet to the base config and expects exactly one error at `path` whose message
+/// contains `needle`.
+fn expect_one(snippet: &str, path: &str, needle: &str) {
+    let errs = errors(snippet);
+    assert_eq!(errs.len(), 1, "snippet:\n{snippet}\nerrors: {errs:#?}");
+    assert_eq!(errs[0].path, path, "snippet:\n{snippet}");
+    assert!(
+        errs[0].message.contains(needle),
+        "message {:?} lacks {needle:?}",
+        errs[0].message
+    );
+}
+
+#[test]
+fn base_is_valid() {
+    let cfg = parse_config(BASE).unwrap();
+    assert_eq!(cfg.agents.len(), 3);
+    assert_eq!(cfg.risk_profiles["p"].allowed_commands.len(), 20);
+    assert_eq!(cfg.runtime_profiles["r"].max_tool_iterations, 5);
+    assert_eq!(cfg.runtime_profiles["r"].max_actions_per_hour, 20);
+}
+
+#[test]
+fn bad_alias() {
+    expect_one(
+        "[agents.Bad]\nrisk_profile = \"p\"",
+        "agents.Bad",
+        "invalid agent alias",
+    );
+    expect_one("[agents.a__b]\nrisk_profile = \"p\"", "agents.a__b", "__");
+    expect_one(
+        "[agents.default]\nrisk_profile = \"p\"",
+        "agents.default",
+        "reserved",
+    );
+}
+
+#[test]
+fn dangling_references() {
+    expect_one(
+        "[agents.c]\nrisk_profile = \"nope\"",
+        "agents.c.risk_profile",
+        "`nope`",
+    );
+    expect_one(
+        "[agents.c]\nrisk_profile = \"p\"\nruntime_profile = \"nope\"",
+        "agents.c.runtime_profile",
+        "runtime profile `nope`",
+    );
+    expect_one(
+        "[agents.c]\nrisk_profile = \"p\"\nmodel_provider = \"openai.nope\"",
+        "agents.c.model_provider",
+        "`openai.nope`",
+    );
+    expect_one(
+        "[agents.c]\nrisk_profile = \"p\"\nmodel_provider = \"noperiod\"",
+        "agents.c.model_provider",
+        "family.alias",
+    );
+    expect_one(
+        "[agents.c]\nrisk_profile = \"p\"\ndelegates = [\"bob\", \"ghost\"]",
+        "agents.c.delegates[1]",
+        "`ghost`",
+    );
+    expect_one(
+        "[providers.models.anthropic.x]\nmodel = \"m\"\nfallbacks = [\"openai.gone\"]",
+        "providers.models.anthropic.x.fallbacks[0]",
+        "`openai.gone`",
+    );
+    expect_one(
+        "[agents.c]\nrisk_profile = \"p\"\n[agents.c.workspace.access]\nghost = \"read\"",
+        "agents.c.workspace.access.ghost",
+        "not a defined agent",
+    );
+    expect_one(
+        "[agents.c]\nrisk_profile = \"p\"\n[agents.c.workspace]\nread_memory_from = [\"ghost\"]",
+        "agents.c.workspace.read_memory_from[0]",
+        "not a defined agent",
+    );
+    expect_one(
+        "[cron.daily]\nagent = \"ghost\"\nschedule = \"0 9 * * *\"\nprompt = \"hi\"",
+        "cron.daily.agent",
+        "`ghost`",
+    );
+}
+
+#[test]
+fn missing_risk_profile() {
+    expect_one(
+        "[agents.c]\nenabled = true",
+        "agents.c.risk_profile",
+        "missing required key",
+    );
+}
+
+#[test]
+fn self_grants() {
+    expect_one(
+        "[agents.c]\nrisk_profile = \"p\"\n[agents.c.workspace.access]\nc = \"read\"",
+        "agents.c.workspace.access.c",
+        "itself",
+    );
+    expect_one(
+        "[agents.c]\nrisk_profile = \"p\"\n[agents.c.workspace]\nread_memory_from = [\"c\"]",
+        "agents.c.workspace.read_memory_from[0]",
+        "its own memory",
+    );
+}
+
+#[test]
+fn unknown_access_mode() {
+    expect_one(
+        "[agents.c]\nrisk_profile = \"p\"\n[agents.c.workspace.access]\nbob = \"execute\"",
+        "agents.c.workspace.access.bob",
+        "unknown variant `execute`",
+    );
+}
+
+#[test]
+fn cross_backend_memory_grant() {
+    expect_one(
+        "[agents.c]\nrisk_profile = \"p\"\n[agents.c.workspace]\nread_memory_from = [\"mark\"]",
+        "agents.c.workspace.read_memory_from[0]",
+        "cross-backend cross-agent memory is not supported",
+    );
+}
+
+#[test]
+fn category_grant_with_markdown_side() {
+    // The granted side is markdown.
+    expect_one(
+        "[agents.m2]\nrisk_profile = \"p\"\nmemory.backend = \"markdown\"\n[agents.m2.workspace]\nread_memory_from = [{ agent = \"mark\", categories = [\"core\"] }]",
+        "agents.m2.workspace.read_memory_from[0]",
+        "markdown",
+    );
+    // A whole-agent grant between markdown agents is fine.
+    assert!(errors(
+        "[agents.m2]\nrisk_profile = \"p\"\nmemory.backend = \"markdown\"\n[agents.m2.workspace]\nread_memory_from = [\"mark\"]"
+    )
+    .is_empty());
+}
+
+#[test]
+fn empty_category_list_and_duplicates() {
+    expect_one(
+        "[agents.c]\nrisk_profile = \"p\"\n[agents.c.workspace]\nread_memory_from = [{ agent = \"bob\", categories = [] }]",
+        "agents.c.workspace.read_memory_from[0]",
+        "empty `categories`",
+    );
+    expect_one(
+        "[agents.c]\nrisk_profile = \"p\"\n[agents.c.workspace]\nread_memory_from = [\"bob\", { agent = \"bob\", categories = [\"core\"] }]",
+        "agents.c.workspace.read_memory_from[1]",
+        "duplicate memory grant",
+    );
+}
+
+#[test]
+fn unknown_keys_are_errors() {
+    expect_one(
+        "[risk_profiles.q]\nlevel = \"full\"\nallow_everything = true",
+        "risk_profiles.q.allow_everything",
+        "unknown key",
+    );
+    expect_one(
+        "[runtime_profiles.q]\nmax_tool_iteration = 3",
+        "runtime_profiles.q.max_tool_iteration",
+        "unknown key",
+    );
+    expect_one(
+        "[agents.c]\nrisk_profile = \"p\"\nnickname = \"cee\"",
+        "agents.c.nickname",
+        "unknown key",
+    );
+    expect_one(
+        "[agents.c]\nrisk_profile = \"p\"\n[agents.c.workspace]\npaths = \"/x\"",
+        "agents.c.workspace.paths",
+        "unknown key",
+    );
+}
+
+#[test]
+fn unknown_enum_values_are_errors() {
+    expect_one(
+        "[risk_profiles.q]\nlevel = \"reckless\"",
+        "risk_profiles.q.level",
+        "unknown variant `reckless`",
+    );
+    expect_one(
+        "[risk_profiles.q]\nsandbox = \"firejail\"",
+        "risk_profiles.q.sandbox",
+        "unknown variant",
+    );
+    expect_one(
+        "[agents.c]\nrisk_profile = \"p\"\n[agents.c.memory]\nbackend = \"redis\"",
+        "agents.c.memory.backend",
+        "unknown variant `redis`",
+    );
+    expect_one(
+        "[providers.models.gemini.x]\nmodel = \"m\"",
+        "providers.models.gemini",
+        "unknown provider family",
+    );
+}
+
+#[test]
+fn wrong_types_and_ranges() {
+    expect_one(
+        "[runtime_profiles.q]\nmax_tool_iterations = \"ten\"",
+        "runtime_profiles.q.max_tool_iterations",
+        "invalid type",
+    );
+    expect_one(
+        "[runtime_profiles.q]\nmax_actions_per_hour = -1",
+        "runtime_profiles.q.max_actions_per_hour",
+        "",
+    );
+    expect_one(
+        "[runtime_profiles.q]\nshell_timeout_secs = 0",
+        "runtime_profiles.q.shell_timeout_secs",
+        "at least 1",
+    );
+    expect_one(
+        "[agents.c]\nrisk_profile = \"p\"\n[agents.c.workspace]\npath = \"relative/dir\"",
+        "agents.c.workspace.path",
+        "absolute",
+    );
+    expect_one(
+        "[cron.j]\nagent = \"bob\"\nschedule = \"every tuesday\"\nprompt = \"x\"",
+        "cron.j.schedule",
+        "invalid cron expression",
+    );
+}
+
+#[test]
+fn backends_need_their_settings() {
+    expect_one(
+        "[agents.c]\nrisk_profile = \"p\"\nmemory.backend = \"postgres\"",
+        "memory.postgres.url",
+        "not set",
+    );
+}
+
+#[test]
+fn syntax_error_has_line_and_column() {
+    let errs = errors("[agents.c\nrisk_profile = \"p\"");
+    assert_eq!(errs.len(), 1, "{errs:#?}");
+    assert!(errs[0].message.starts_with("TOML syntax error"));
+    let base_lines = BASE.lines().count();
+    assert_eq!(errs[0].line, Some(base_lines + 2), "{errs:#?}");
+    assert!(errs[0].column.is_some());
+}
+
+#[test]
+fn semantic_errors_carry_lines() {
+    let errs = errors("[agents.c]\nrisk_profile = \"nope\"");
+    assert_eq!(errs.len(), 1);
+    assert_eq!(errs[0].line, Some(BASE.lines().count() + 3), "{errs:#?}");
+}
+
+/// The ten distinct mistakes of the acceptance list, in one file: ten errors, each with its path.
+pub const TEN_MISTAKES: &str = include_str!("ten_mistakes.toml");
+
+#[test]
+fn ten_mistakes_ten_errors() {
+    let errs = parse_config(TEN_MISTAKES).unwrap_err().issues;
+    let paths: Vec<&str> = errs.iter().map(|e| e.path.as_str()).collect();
+    let mut want = vec![
+        "agents.Bad_Alias",
+        "agents.alice.risk_profile",
+        "agents.alice.workspace.access.alice",
+        "agents.alice.workspace.access.bob",
+        "agents.bob.workspace.read_memory_from[0]",
+        "agents.mark.workspace.read_memory_from[0]",
+        "agents.bob.workspace.read_memory_from[1]",
+        "agents.bob.workspace.read_memory_from[3]",
+        "risk_profiles.p.colour",
+        "risk_profiles.q.sandbox",
+    ];
+    let mut got = paths.clone();
+    got.sort();
+    want.sort();
+    assert_eq!(got, want, "{errs:#?}");
+    assert!(errs.iter().all(|e| e.line.is_some()), "{errs:#?}");
+}

@@ -1,0 +1,118 @@
+//! Data transfer objects returned by `warren-api` to the CLI and the desktop app.
+
+use crate::config::{MemoryBackendKind, ProviderFamily};
+use serde::{Deserialize, Serialize};
+
+/// One agent as listed by `warren agents list` and the Agents screen.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct AgentSummary {
+    /// The alias.
+    pub alias: String,
+    /// Whether it may run turns.
+    pub enabled: bool,
+    /// Risk profile name.
+    pub risk_profile: String,
+    /// Runtime profile name, if set.
+    pub runtime_profile: Option<String>,
+    /// `"family.alias"` provider reference, if set.
+    pub model_provider: Option<String>,
+    /// Effective memory backend.
+    pub memory_backend: MemoryBackendKind,
+    /// Absolute workspace path.
+    pub workspace: String,
+}
+
+/// One grant as shown by `warren agents show`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct GrantSummary {
+    /// The sibling's alias.
+    pub agent: String,
+    /// `read`, `write`, `read_write` for workspace grants; `memory` for memory grants.
+    pub access: String,
+    /// Category names of a scoped memory grant.
+    pub categories: Option<Vec<String>>,
+}
+
+/// Everything about one agent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct AgentDetail {
+    /// The summary fields.
+    pub summary: AgentSummary,
+    /// Agents this one may delegate to.
+    pub delegates: Vec<String>,
+    /// Workspace grants on siblings.
+    pub workspace_grants: Vec<GrantSummary>,
+    /// Memory grants on siblings.
+    pub memory_grants: Vec<GrantSummary>,
+    /// Whether `workspace_only` is turned off for this agent.
+    pub unrestricted_filesystem: bool,
+    /// Cron job ids that run as this agent.
+    pub cron_jobs: Vec<String>,
+    /// Config paths elsewhere that reference this agent.
+    pub referenced_by: Vec<String>,
+}
+
+/// What `warren agents create` and the create form send.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct CreateAgentRequest {
+    /// New alias.
+    pub alias: String,
+    /// Risk profile name.
+    pub risk_profile: String,
+    /// Runtime profile name.
+    pub runtime_profile: Option<String>,
+    /// `"family.alias"` provider reference.
+    pub model_provider: Option<String>,
+    /// Memory backend override.
+    pub memory_backend: Option<MemoryBackendKind>,
+}
+
+/// One configured provider route entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ProviderSummary {
+    /// `"family.alias"`.
+    pub reference: String,
+    /// Wire protocol family.
+    pub family: ProviderFamily,
+    /// Vendor model name.
+    pub model: String,
+    /// Effective base URL.
+    pub uri: String,
+    /// Whether a key source (env var or secret) is configured.
+    pub has_key_source: bool,
+}
+
+/// One finding of `warren config validate`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ConfigIssue {
+    /// Dotted path.
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+    /// 1-based line, when known.
+    pub line: Option<u32>,
+    /// 1-based column, when known.
+    pub column: Option<u32>,
+}
+
+/// The result of validating the config.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ValidationReport {
+    /// The file validated.
+    pub path: String,
+    /// True when there are no errors.
+    pub ok: bool,
+    /// Errors (the config is unusable while any exist).
+    pub errors: Vec<ConfigIssue>,
+    /// Warnings (the config is usable).
+    pub warnings: Vec<ConfigIssue>,
+    /// Number of agents defined, when valid.
+    pub agents: u32,
+}

@@ -1,0 +1,12 @@
+//! Plain shared types for Warren: the config schema, stable error codes and the DTOs that cross
+//! the `warren-api` boundary. No I/O lives here.
+
+pub mod alias;
+pub mod config;
+pub mod dto;
+pub mod error;
+
+pub use alias::{validate_alias, AliasError};
+pub use config::*;
+pub use dto::*;
+pub use error::{ApiError, ErrorCode};

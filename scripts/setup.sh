@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Installs what Warren needs to build, run and test on Debian, skipping what is already present.
+# Usage: scripts/setup.sh [--test]   (--test also installs the whole-app test tools)
+set -euo pipefail
+
+want_test=0
+[ "${1:-}" = "--test" ] && want_test=1
+
+build_pkgs=(libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev
+  libssl-dev pkg-config build-essential curl git libsqlite3-dev)
+test_pkgs=(xvfb webkit2gtk-driver bubblewrap git imagemagick)
+
+pkgs=("${build_pkgs[@]}")
+[ "$want_test" = 1 ] && pkgs+=("${test_pkgs[@]}")
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}" >&2
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  echo "setup: system packages present" >&2
+fi
+
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "setup: cargo not found; install Rust with rustup (https://rustup.rs) first" >&2
+  exit 1
+fi
+if ! command -v npm >/dev/null 2>&1; then
+  echo "setup: installing nodejs and npm" >&2
+  $SUDO apt-get install -y -qq nodejs npm >/dev/null
+fi
+
+if [ "$want_test" = 1 ] && ! command -v tauri-driver >/dev/null 2>&1; then
+  echo "setup: installing tauri-driver" >&2
+  cargo install tauri-driver --version '^2' --locked --quiet
+fi
