@@ -1,0 +1,8 @@
+//! Integration tests of warren-memory against real stores: SQLite files, the Postgres test
+//! server, Markdown files, real child processes for Lucid, and Qdrant when a server is given.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod suite;
+mod support;
+
+mod backends;

@@ -1,0 +1,54 @@
+//! The behavioural suite on each backend.
+
+use crate::suite::behavioural_suite;
+use crate::support::{pg_url, Env, PgSchema};
+
+#[tokio::test]
+async fn suite_sqlite() {
+    let env = Env::new("sqlite", "", true);
+    behavioural_suite(&env).await;
+    assert!(
+        env.layout().memory_db().is_file(),
+        "memory.db where SPEC says"
+    );
+}
+
+#[tokio::test]
+async fn suite_postgres() {
+    let Some(url) = pg_url() else { return };
+    let schema = PgSchema::fresh(&url);
+    let env = Env::new("postgres", &schema.memory_section(), true);
+    behavioural_suite(&env).await;
+}
+
+#[tokio::test]
+async fn suite_markdown() {
+    let env = Env::new("markdown", "[memory]\nbackend = \"markdown\"\n", false);
+    behavioural_suite(&env).await;
+}
+
+#[tokio::test]
+async fn suite_qdrant() {
+    let url = match std::env::var("WARREN_TEST_QDRANT_URL") {
+        Ok(u) if !u.is_empty() => u,
+        _ => {
+            println!("skipped: WARREN_TEST_QDRANT_URL not set");
+            return;
+        }
+    };
+    let collection = format!(
+        "wm_test_{}",
+        &uuid::Uuid::new_v4().simple().to_string()[..12]
+    );
+    let section = format!(
+        "[memory]\nbackend = \"qdrant\"\n[memory.qdrant]\nurl = \"{url}\"\ncollection = \"{collection}\"\n"
+    );
+    let env = Env::new("qdrant", &section, true);
+    behavioural_suite(&env).await;
+    if let Ok(client) = qdrant_client::Qdrant::from_url(&url).build() {
+        let _ = client.delete_collection(collection.as_str()).await;
+        let _ = client
+            .delete_collection(format!("{collection}_agents"))
+            .await;
+    }
+}
