@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Runs every test of Warren: formatting, lints, the UI's type check and unit tests, and all Rust
+# tests (unit, integration, the CLI as a black box, the desktop app through WebDriver under Xvfb).
+# Installs what is missing first. Postgres tests run when WARREN_TEST_POSTGRES_URL is set.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/setup.sh --test
+
+echo "== ui: install, type-check, unit tests, build"
+(
+  cd ui
+  if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+    npm ci --no-audit --no-fund --loglevel=error
+  fi
+  npm run --silent check
+  npm test --silent
+  npm run --silent build
+)
+
+echo "== rust: fmt"
+cargo fmt --all -- --check
+
+echo "== rust: clippy"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+echo "== rust: tests"
+cargo test --workspace --locked --no-fail-fast
