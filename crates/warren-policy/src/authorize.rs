@@ -1,0 +1,124 @@
+//! The one authorization function (SPEC §2.1). Every tool and the sandbox rule construction ask
+//! [`SecurityPolicy::check`] / [`SecurityPolicy::authorize`]; nothing else decides on a path.
+
+use crate::access::{Access, Authorized, Decision, Denial, Rule};
+use crate::policy::{RootSource, SecurityPolicy, Tier};
+use crate::resolve::{self, ResolveError};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+/// The four POSIX device files readable by every agent through every tool and sandbox.
+pub const DEVICES: [&str; 4] = ["/dev/null", "/dev/zero", "/dev/random", "/dev/urandom"];
+
+/// The device that is also writable.
+pub const WRITABLE_DEVICE: &str = "/dev/null";
+
+impl SecurityPolicy {
+    /// Resolves `path` (relative paths join the workspace) and decides `access` on it. Never
+    /// fails: a malformed path is a denied decision with rule `invalid_path` or `symlink_loop`.
+    pub fn check(&self, path: &Path, access: Access) -> Decision {
+        match resolve::resolve(path, &self.workspace, self.home.as_deref()) {
+            Ok(r) => {
+                let (allowed, rule) = self.decide(&r.resolved, access);
+                Decision {
+                    allowed,
+                    access,
+                    path: r.resolved,
+                    lexical: r.lexical,
+                    rule,
+                    detail: None,
+                }
+            }
+            Err(e) => {
+                let rule = match e {
+                    ResolveError::TooManySymlinks(_) => Rule::SymlinkLoop,
+                    _ => Rule::InvalidPath,
+                };
+                Decision {
+                    allowed: false,
+                    access,
+                    path: path.to_path_buf(),
+                    lexical: path.to_path_buf(),
+                    rule,
+                    detail: Some(e.to_string()),
+                }
+            }
+        }
+    }
+
+    /// [`check`](Self::check) as a `Result`: the authorized (resolved) path, or the denial.
+    pub fn authorize(&self, path: &Path, access: Access) -> Result<Authorized, Denial> {
+        self.check(path, access).into_result()
+    }
+
+    /// The decision table of SPEC §2.1 on an already resolved, absolute path. Pure: no I/O.
+    ///
+    /// Order: devices; runtime state; forbidden paths; the deepest root containing the path
+    /// (ties: the most restrictive); outside every root, `workspace_only` decides.
+    pub fn decide(&self, resolved: &Path, access: Access) -> (bool, Rule) {
+        if is_device(resolved, access) {
+            return (true, Rule::Device);
+        }
+        if self.runtime_state.iter().any(|p| under(resolved, p)) {
+            return (false, Rule::RuntimeState);
+        }
+        if self.forbidden.iter().any(|p| under(resolved, p)) {
+            return (false, Rule::ForbiddenPath);
+        }
+        let mut best: Option<(usize, bool, Rule)> = None;
+        for root in &self.roots {
+            if !under(resolved, &root.path) {
+                continue;
+            }
+            let (ok, rule) = root_decision(root.tier, &root.source, access);
+            best = match best {
+                Some((d, _, _)) if d > root.depth => best,
+                // A tie keeps the most restrictive answer.
+                Some((d, false, r)) if d == root.depth => Some((d, false, r)),
+                _ => Some((root.depth, ok, rule)),
+            };
+        }
+        if let Some((_, ok, rule)) = best {
+            return (ok, rule);
+        }
+        if self.workspace_only {
+            (false, Rule::OutsideWorkspace)
+        } else {
+            (true, Rule::Unrestricted)
+        }
+    }
+}
+
+/// `path.starts_with(root)` for normalised absolute paths, compared as bytes: equal, or `root`
+/// followed by a `/` in `path`.
+pub fn under(path: &Path, root: &Path) -> bool {
+    let p = path.as_os_str().as_bytes();
+    let r = root.as_os_str().as_bytes();
+    if r == b"/" {
+        return true;
+    }
+    p.len() >= r.len() && &p[..r.len()] == r && (p.len() == r.len() || p[r.len()] == b'/')
+}
+
+/// Whether `resolved` is one of the always-allowed devices for `access`.
+pub fn is_device(resolved: &Path, access: Access) -> bool {
+    match access {
+        Access::Read => DEVICES.iter().any(|d| resolved == Path::new(d)),
+        Access::Write => resolved == Path::new(WRITABLE_DEVICE),
+    }
+}
+
+fn root_decision(tier: Tier, source: &RootSource, access: Access) -> (bool, Rule) {
+    let allow_rule = match (tier, source) {
+        (_, RootSource::Workspace) => Rule::Workspace,
+        (_, RootSource::AllowedRoot(_)) => Rule::AllowedRoot,
+        (Tier::ReadWrite, _) => Rule::ReadWriteGrant,
+        (Tier::ReadOnly, _) => Rule::ReadOnlyGrant,
+        (Tier::WriteOnly, _) => Rule::WriteOnlyGrant,
+    };
+    match (tier, access) {
+        (Tier::ReadOnly, Access::Write) => (false, Rule::ReadOnlyGrant),
+        (Tier::WriteOnly, Access::Read) => (false, Rule::WriteOnlyGrant),
+        _ => (true, allow_rule),
+    }
+}

@@ -1,0 +1,231 @@
+//! `ensure_no_escalation(child, parent)` (SPEC §5): a SubAgent's policy may never exceed its
+//! parent's on any axis. The first violation is returned, named by its axis.
+
+use crate::access::Access;
+use crate::authorize::under;
+use crate::policy::{SecurityPolicy, Tier};
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use warren_types::SandboxKind;
+
+/// The first axis on which a child policy exceeds its parent.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("delegation would escalate `{axis}`: {detail}")]
+pub struct Escalation {
+    /// The axis name (`autonomy_level`, `read_write_roots`, `allowed_commands`, ...).
+    pub axis: &'static str,
+    /// What exceeds the parent.
+    pub detail: String,
+}
+
+fn fail(axis: &'static str, detail: impl Into<String>) -> Result<(), Escalation> {
+    Err(Escalation {
+        axis,
+        detail: detail.into(),
+    })
+}
+
+fn missing<'a>(child: &'a [String], parent: &[String]) -> Option<&'a String> {
+    child.iter().find(|c| !parent.contains(c))
+}
+
+fn subset(axis: &'static str, child: &[String], parent: &[String]) -> Result<(), Escalation> {
+    match missing(child, parent) {
+        Some(x) => fail(axis, format!("`{x}` is not in the parent's list")),
+        None => Ok(()),
+    }
+}
+
+fn superset(axis: &'static str, child: &[String], parent: &[String]) -> Result<(), Escalation> {
+    match missing(parent, child) {
+        Some(x) => fail(axis, format!("the parent's `{x}` is missing")),
+        None => Ok(()),
+    }
+}
+
+/// Roots of the policy whose tier is at least as strong as `tier` can contain a `tier` root.
+fn covers(parent_tier: Tier, child_tier: Tier) -> bool {
+    match child_tier {
+        Tier::ReadWrite => parent_tier == Tier::ReadWrite,
+        Tier::ReadOnly => parent_tier.can_read(),
+        Tier::WriteOnly => parent_tier.can_write(),
+    }
+}
+
+fn sandbox_not_weaker(child: SandboxKind, parent: SandboxKind) -> bool {
+    match parent {
+        SandboxKind::None => true,
+        SandboxKind::Auto => child != SandboxKind::None,
+        p => child == p,
+    }
+}
+
+/// Checks every axis of SPEC §5, in this order: autonomy level, roots (read-write, read-only,
+/// write-only), `allowed_commands`, `workspace_only`, forbidden paths, `allowed_tools`,
+/// `excluded_tools`, `auto_approve`, `always_ask`, env passthrough, sandbox, high-risk blocking
+/// and medium-risk approval, action / cost / shell-timeout budgets, delegation depth, memory
+/// allowlist.
+pub fn ensure_no_escalation(
+    child: &SecurityPolicy,
+    parent: &SecurityPolicy,
+) -> Result<(), Escalation> {
+    let (c, p) = (&child.risk, &parent.risk);
+    if c.level > p.level {
+        return fail(
+            "autonomy_level",
+            format!("{:?} is above the parent's {:?}", c.level, p.level),
+        );
+    }
+    for (axis, tier) in [
+        ("read_write_roots", Tier::ReadWrite),
+        ("read_only_roots", Tier::ReadOnly),
+        ("write_only_roots", Tier::WriteOnly),
+    ] {
+        for root in child.roots_of(tier) {
+            let contained = parent
+                .roots
+                .iter()
+                .any(|pr| covers(pr.tier, tier) && under(&root.path, &pr.path));
+            // Outside every root, a parent without workspace_only may still reach the path.
+            let open = !parent.workspace_only
+                && (!tier.can_read() || parent.decide(&root.path, Access::Read).0)
+                && (!tier.can_write() || parent.decide(&root.path, Access::Write).0);
+            if !contained && !open {
+                return fail(
+                    axis,
+                    format!(
+                        "{} is not inside a parent root of a tier at least as strong",
+                        root.path.display()
+                    ),
+                );
+            }
+        }
+    }
+    let any = |l: &[String]| l.iter().any(|x| x == "*");
+    if !any(&p.allowed_commands) {
+        if any(&c.allowed_commands) {
+            return fail("allowed_commands", "`*` is not allowed by the parent");
+        }
+        subset("allowed_commands", &c.allowed_commands, &p.allowed_commands)?;
+    }
+    if parent.workspace_only && !child.workspace_only {
+        return fail("workspace_only", "cannot turn workspace_only off");
+    }
+    let cf: Vec<PathBuf> = child.forbidden.clone();
+    if let Some(f) = parent
+        .forbidden
+        .iter()
+        .find(|pf| !cf.iter().any(|f| under(pf, f)))
+    {
+        return fail(
+            "forbidden_paths",
+            format!("the parent's forbidden path {} is missing", f.display()),
+        );
+    }
+    if !p.allowed_tools.is_empty() {
+        if c.allowed_tools.is_empty() {
+            return fail("allowed_tools", "an empty list allows every tool");
+        }
+        subset("allowed_tools", &c.allowed_tools, &p.allowed_tools)?;
+    }
+    superset("excluded_tools", &c.excluded_tools, &p.excluded_tools)?;
+    subset("auto_approve", &c.auto_approve, &p.auto_approve)?;
+    superset("always_ask", &c.always_ask, &p.always_ask)?;
+    subset(
+        "shell_env_passthrough",
+        &c.shell_env_passthrough,
+        &p.shell_env_passthrough,
+    )?;
+    if !sandbox_not_weaker(c.sandbox, p.sandbox) {
+        return fail(
+            "sandbox",
+            format!(
+                "{:?} is weaker than the parent's {:?}",
+                c.sandbox, p.sandbox
+            ),
+        );
+    }
+    if p.block_high_risk_commands && !c.block_high_risk_commands {
+        return fail(
+            "block_high_risk_commands",
+            "cannot unblock high-risk commands",
+        );
+    }
+    if p.require_approval_for_medium_risk && !c.require_approval_for_medium_risk {
+        return fail(
+            "require_approval_for_medium_risk",
+            "cannot drop approval of medium-risk commands",
+        );
+    }
+    let (cr, pr) = (&child.runtime, &parent.runtime);
+    for (axis, cv, pv) in [
+        (
+            "max_actions_per_hour",
+            cr.max_actions_per_hour,
+            pr.max_actions_per_hour,
+        ),
+        (
+            "max_cost_per_day_cents",
+            cr.max_cost_per_day_cents,
+            pr.max_cost_per_day_cents,
+        ),
+        (
+            "shell_timeout_secs",
+            cr.shell_timeout_secs,
+            pr.shell_timeout_secs,
+        ),
+        (
+            "max_delegation_depth",
+            cr.max_delegation_depth,
+            pr.max_delegation_depth,
+        ),
+    ] {
+        if cv > pv {
+            return fail(axis, format!("{cv} is above the parent's {pv}"));
+        }
+    }
+    if child.delegation_depth > pr.max_delegation_depth
+        || child.delegation_depth <= parent.delegation_depth
+    {
+        return fail(
+            "delegation_depth",
+            format!(
+                "depth {} is not below the parent's max_delegation_depth {} (parent depth {})",
+                child.delegation_depth, pr.max_delegation_depth, parent.delegation_depth
+            ),
+        );
+    }
+    let allowed: BTreeSet<&str> = parent
+        .memory_grants
+        .iter()
+        .map(|g| g.agent())
+        .chain(std::iter::once(parent.alias.as_str()))
+        .collect();
+    for g in &child.memory_grants {
+        if !allowed.contains(g.agent()) {
+            return fail(
+                "memory_grants",
+                format!("`{}` is not readable by the parent", g.agent()),
+            );
+        }
+        // A category-scoped parent grant bounds the child's grant to the same categories.
+        if let Some(pg) = parent
+            .memory_grants
+            .iter()
+            .find(|pg| pg.agent() == g.agent())
+        {
+            if let Some(pcats) = pg.categories() {
+                let ok = g
+                    .categories()
+                    .is_some_and(|cc| cc.iter().all(|x| pcats.contains(x)));
+                if !ok {
+                    return fail(
+                        "memory_grants",
+                        format!("categories of `{}` exceed the parent's", g.agent()),
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}

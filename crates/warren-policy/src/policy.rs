@@ -1,0 +1,333 @@
+//! `SecurityPolicy::for_agent` (SPEC §2): the effective policy of one agent, built from its risk
+//! profile, runtime profile, workspace and sibling grants.
+
+use crate::resolve::{self, ResolveError};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use warren_config::InstallLayout;
+use warren_types::{AccessMode, Config, MemoryGrant, RiskProfile, RuntimeProfile};
+
+/// What a root lets an agent do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tier {
+    /// Read and write (the workspace, `read_write` siblings, `allowed_roots`).
+    ReadWrite,
+    /// Read only (`read` siblings, `shared/skills`).
+    ReadOnly,
+    /// Write only, never read (`write` siblings).
+    WriteOnly,
+}
+
+impl Tier {
+    /// Whether reading is allowed under this tier.
+    pub fn can_read(self) -> bool {
+        matches!(self, Tier::ReadWrite | Tier::ReadOnly)
+    }
+    /// Whether writing is allowed under this tier.
+    pub fn can_write(self) -> bool {
+        matches!(self, Tier::ReadWrite | Tier::WriteOnly)
+    }
+}
+
+/// Where a root comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", content = "name", rename_all = "snake_case")]
+pub enum RootSource {
+    /// The agent's own workspace.
+    Workspace,
+    /// A sibling's workspace, granted through `workspace.access`.
+    Sibling(String),
+    /// An `allowed_roots` entry, as written in the config.
+    AllowedRoot(String),
+    /// `<install>/shared/skills`.
+    SharedSkills,
+}
+
+/// One root of the policy: a resolved directory, its tier and where it comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Root {
+    /// The resolved path.
+    pub path: PathBuf,
+    /// What the agent may do under it.
+    pub tier: Tier,
+    /// Where it comes from.
+    pub source: RootSource,
+    /// Number of path components (for "deepest root wins").
+    #[serde(skip)]
+    pub(crate) depth: usize,
+}
+
+impl Root {
+    pub(crate) fn new(path: PathBuf, tier: Tier, source: RootSource) -> Self {
+        let depth = path.components().count();
+        Root {
+            path,
+            tier,
+            source,
+            depth,
+        }
+    }
+}
+
+/// Why a policy could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    /// The agent is not in the config.
+    #[error("agent `{0}` is not defined in the config")]
+    UnknownAgent(String),
+    /// The agent's risk profile does not exist.
+    #[error("agents.{alias}.risk_profile: risk profile `{profile}` is not defined")]
+    UnknownRiskProfile {
+        /// The agent.
+        alias: String,
+        /// The missing profile.
+        profile: String,
+    },
+    /// The agent's runtime profile does not exist.
+    #[error("agents.{alias}.runtime_profile: runtime profile `{profile}` is not defined")]
+    UnknownRuntimeProfile {
+        /// The agent.
+        alias: String,
+        /// The missing profile.
+        profile: String,
+    },
+    /// A `workspace.access` key names no agent.
+    #[error("agents.{alias}.workspace.access.{sibling}: agent `{sibling}` is not defined")]
+    UnknownSibling {
+        /// The agent.
+        alias: String,
+        /// The missing sibling.
+        sibling: String,
+    },
+    /// A path in the config is malformed.
+    #[error("{field}: invalid path `{value}`: {reason}")]
+    InvalidPath {
+        /// Dotted config path of the field.
+        field: String,
+        /// The value as written.
+        value: String,
+        /// What is wrong.
+        reason: ResolveError,
+    },
+    /// A workspace path is not absolute.
+    #[error("{field}: workspace path `{value}` must be absolute")]
+    RelativeWorkspace {
+        /// Dotted config path of the field.
+        field: String,
+        /// The value as written.
+        value: String,
+    },
+    /// The workspace directory could not be created.
+    #[error("cannot create workspace {path}: {source}")]
+    CreateWorkspace {
+        /// The workspace path.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+/// Host facts the policy needs and may not look up itself: the install layout and the user's
+/// home directory (for `~`).
+#[derive(Debug, Clone)]
+pub struct PolicyEnv {
+    /// The install layout (for the default workspaces, shared skills and runtime state).
+    pub layout: InstallLayout,
+    /// The user's home directory, used to expand `~`.
+    pub home: Option<PathBuf>,
+}
+
+/// The effective security policy of one agent (SPEC §2).
+#[derive(Debug, Clone)]
+pub struct SecurityPolicy {
+    /// The agent's alias.
+    pub alias: String,
+    /// Name of the risk profile it was built from.
+    pub risk_profile_name: String,
+    /// The risk profile (autonomy, commands, approvals, sandbox).
+    pub risk: RiskProfile,
+    /// The runtime profile (budgets and timeouts).
+    pub runtime: RuntimeProfile,
+    /// Whether paths outside every root are denied.
+    pub workspace_only: bool,
+    /// The resolved workspace (created if missing).
+    pub workspace: PathBuf,
+    /// Every root, the workspace first.
+    pub roots: Vec<Root>,
+    /// Resolved `forbidden_paths`.
+    pub forbidden: Vec<PathBuf>,
+    /// Resolved runtime state that no agent may touch: config file, `data/`, archives.
+    pub runtime_state: Vec<PathBuf>,
+    /// The agent's memory grants (`read_memory_from`).
+    pub memory_grants: Vec<MemoryGrant>,
+    /// How many delegations deep this policy is (0 for a top-level agent).
+    pub delegation_depth: u32,
+    /// The user's home directory.
+    pub home: Option<PathBuf>,
+}
+
+impl SecurityPolicy {
+    /// Builds the effective policy of `alias` from `config` (SPEC §2 steps 1–4). Creates the
+    /// agent's workspace when it is missing.
+    pub fn for_agent(config: &Config, alias: &str, env: &PolicyEnv) -> Result<Self, PolicyError> {
+        let agent = config
+            .agents
+            .get(alias)
+            .ok_or_else(|| PolicyError::UnknownAgent(alias.to_string()))?;
+        let risk = config
+            .risk_profiles
+            .get(&agent.risk_profile)
+            .cloned()
+            .ok_or_else(|| PolicyError::UnknownRiskProfile {
+                alias: alias.to_string(),
+                profile: agent.risk_profile.clone(),
+            })?;
+        let runtime = match &agent.runtime_profile {
+            None => RuntimeProfile::default(),
+            Some(p) => config.runtime_profiles.get(p).cloned().ok_or_else(|| {
+                PolicyError::UnknownRuntimeProfile {
+                    alias: alias.to_string(),
+                    profile: p.clone(),
+                }
+            })?,
+        };
+        let home = env.home.as_deref();
+
+        // 2. The workspace boundary, created if missing.
+        let ws_lexical = workspace_path(env, alias, agent.workspace.path.as_deref())?;
+        std::fs::create_dir_all(&ws_lexical).map_err(|source| PolicyError::CreateWorkspace {
+            path: ws_lexical.clone(),
+            source,
+        })?;
+        let workspace = resolve_config_path(
+            &ws_lexical,
+            Path::new("/"),
+            home,
+            &format!("agents.{alias}.workspace.path"),
+        )?;
+
+        let mut roots = vec![Root::new(
+            workspace.clone(),
+            Tier::ReadWrite,
+            RootSource::Workspace,
+        )];
+        for raw in &risk.allowed_roots {
+            let field = format!("risk_profiles.{}.allowed_roots", agent.risk_profile);
+            let path = resolve_config_path(Path::new(raw), &workspace, home, &field)?;
+            roots.push(Root::new(
+                path,
+                Tier::ReadWrite,
+                RootSource::AllowedRoot(raw.clone()),
+            ));
+        }
+        // 3. Sibling grants, one tier each.
+        for (sibling, mode) in &agent.workspace.access {
+            let sib = config
+                .agents
+                .get(sibling)
+                .ok_or_else(|| PolicyError::UnknownSibling {
+                    alias: alias.to_string(),
+                    sibling: sibling.clone(),
+                })?;
+            let lexical = workspace_path(env, sibling, sib.workspace.path.as_deref())?;
+            let field = format!("agents.{sibling}.workspace.path");
+            let path = resolve_config_path(&lexical, Path::new("/"), home, &field)?;
+            let tier = match mode {
+                AccessMode::Read => Tier::ReadOnly,
+                AccessMode::Write => Tier::WriteOnly,
+                AccessMode::ReadWrite => Tier::ReadWrite,
+            };
+            roots.push(Root::new(path, tier, RootSource::Sibling(sibling.clone())));
+        }
+        let skills = resolve_config_path(
+            &env.layout.shared_skills(),
+            Path::new("/"),
+            home,
+            "shared/skills",
+        )?;
+        roots.push(Root::new(skills, Tier::ReadOnly, RootSource::SharedSkills));
+
+        let mut forbidden = Vec::new();
+        for raw in &risk.forbidden_paths {
+            let field = format!("risk_profiles.{}.forbidden_paths", agent.risk_profile);
+            forbidden.push(resolve_config_path(
+                Path::new(raw),
+                &workspace,
+                home,
+                &field,
+            )?);
+        }
+        let mut runtime_state = Vec::new();
+        let state = [
+            env.layout.config_path(),
+            env.layout.data_dir(),
+            env.layout.deleted_dir(),
+        ];
+        for p in &state {
+            runtime_state.push(resolve_config_path(p, Path::new("/"), home, "install")?);
+        }
+
+        // 4. unrestricted_filesystem turns workspace_only off.
+        let workspace_only = risk.workspace_only && !agent.workspace.unrestricted_filesystem;
+
+        Ok(SecurityPolicy {
+            alias: alias.to_string(),
+            risk_profile_name: agent.risk_profile.clone(),
+            risk,
+            runtime,
+            workspace_only,
+            workspace,
+            roots,
+            forbidden,
+            runtime_state,
+            memory_grants: agent.workspace.read_memory_from.clone(),
+            delegation_depth: 0,
+            home: env.home.clone(),
+        })
+    }
+
+    /// Roots of one tier.
+    pub fn roots_of(&self, tier: Tier) -> impl Iterator<Item = &Root> {
+        self.roots.iter().filter(move |r| r.tier == tier)
+    }
+}
+
+/// The lexical workspace path of `alias`: its custom `workspace.path` or the default one.
+fn workspace_path(
+    env: &PolicyEnv,
+    alias: &str,
+    custom: Option<&str>,
+) -> Result<PathBuf, PolicyError> {
+    if let Some(p) = custom {
+        let expanded = resolve::lexical_absolute(Path::new(p), Path::new("/"), env.home.as_deref())
+            .map_err(|reason| PolicyError::InvalidPath {
+                field: format!("agents.{alias}.workspace.path"),
+                value: p.to_string(),
+                reason,
+            })?;
+        if !p.starts_with('/') && !p.starts_with('~') {
+            return Err(PolicyError::RelativeWorkspace {
+                field: format!("agents.{alias}.workspace.path"),
+                value: p.to_string(),
+            });
+        }
+        return Ok(expanded);
+    }
+    Ok(env.layout.workspace_for(alias, None))
+}
+
+fn resolve_config_path(
+    raw: &Path,
+    base: &Path,
+    home: Option<&Path>,
+    field: &str,
+) -> Result<PathBuf, PolicyError> {
+    resolve::resolve(raw, base, home)
+        .map(|r| r.resolved)
+        .map_err(|reason| PolicyError::InvalidPath {
+            field: field.to_string(),
+            value: raw.display().to_string(),
+            reason,
+        })
+}
