@@ -5,8 +5,11 @@ mod agents;
 mod config_ops;
 mod errors;
 pub mod logging;
+mod secrets;
 
 pub use errors::config_error;
+pub use secrets::SecretEntry;
+pub use warren_runtime::receipts::Verification;
 pub use warren_types::{ApiError, ErrorCode};
 
 use warren_config::{ConfigStore, InstallLayout, LoadedConfig};

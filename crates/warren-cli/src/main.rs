@@ -36,6 +36,12 @@ enum Command {
     /// List, show, create agents.
     #[command(subcommand)]
     Agents(commands::agents::Cmd),
+    /// Store, list and remove secrets (API keys).
+    #[command(subcommand)]
+    Secrets(commands::secrets::Cmd),
+    /// Check tool-call receipts.
+    #[command(subcommand)]
+    Receipts(commands::receipts::Cmd),
 }
 
 fn main() -> ExitCode {
@@ -66,5 +72,7 @@ fn main() -> ExitCode {
         Command::Init(a) => commands::init::run(&ctx, a),
         Command::Config(c) => commands::config::run(&ctx, c),
         Command::Agents(c) => commands::agents::run(&ctx, c),
+        Command::Secrets(c) => commands::secrets::run(&ctx, c),
+        Command::Receipts(c) => commands::receipts::run(&ctx, c),
     }
 }

@@ -3,3 +3,4 @@
 
 mod common;
 mod config_cli;
+mod secrets_cli;

@@ -4,6 +4,8 @@
 pub mod agents;
 pub mod config;
 pub mod init;
+pub mod receipts;
+pub mod secrets;
 
 use crate::output::Output;
 
@@ -13,4 +15,20 @@ pub struct Ctx {
     pub warren: warren_api::Warren,
     /// The renderer.
     pub out: Output,
+}
+
+impl Ctx {
+    /// Runs an async service function to completion on a single-threaded runtime.
+    pub fn block_on<F: std::future::Future>(&self, fut: F) -> F::Output {
+        match tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        {
+            Ok(rt) => rt.block_on(fut),
+            Err(e) => {
+                eprintln!("error: cannot start the async runtime: {e}");
+                std::process::exit(1)
+            }
+        }
+    }
 }

@@ -1,0 +1,100 @@
+//! `warren secrets` and `warren receipts verify` as a black box.
+
+use crate::common::{warren, warren_cmd};
+use std::io::Write;
+use std::process::Stdio;
+use warren_testkit::{config_with_agents, TestInstall};
+
+fn set_secret(t: &TestInstall, args: &[&str], value: &str) -> crate::common::Run {
+    let mut child = warren_cmd(t.root())
+        .args(["secrets", "set"])
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(value.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap().into()
+}
+
+#[test]
+fn secrets_set_list_rm_never_print_values() {
+    let t = TestInstall::with_config(&config_with_agents(&["bob"])).unwrap();
+    let r = set_secret(&t, &["OPENAI_API_KEY"], "sk-very-secret\n");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stdout.contains("sk-very-secret") && !r.stderr.contains("sk-very-secret"));
+    let r = set_secret(&t, &["OPENAI_API_KEY", "--agent", "bob"], "sk-bob");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = set_secret(&t, &["X", "--agent", "ghost"], "v");
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("agent `ghost` does not exist"));
+    let r = set_secret(&t, &["bad name"], "v");
+    assert_eq!(r.code, 2);
+
+    let list = warren(t.root(), &["--json", "secrets", "list"]).json();
+    let refs: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["reference"].as_str().unwrap())
+        .collect();
+    assert_eq!(refs, ["OPENAI_API_KEY", "agent:bob/OPENAI_API_KEY"]);
+    let text = warren(t.root(), &["secrets", "list"]).stdout;
+    assert!(!text.contains("sk-"));
+    let enc = std::fs::read(t.root().join("data/secrets.enc")).unwrap();
+    assert!(!String::from_utf8_lossy(&enc).contains("sk-very-secret"));
+
+    assert_eq!(
+        warren(t.root(), &["secrets", "rm", "OPENAI_API_KEY"]).code,
+        0
+    );
+    let r = warren(t.root(), &["--json", "secrets", "rm", "OPENAI_API_KEY"]);
+    assert_eq!(r.code, 1);
+    assert_eq!(r.json()["error"]["code"], "not_found");
+}
+
+#[test]
+fn receipts_verify_detects_an_edited_record() {
+    let t = TestInstall::with_config(&config_with_agents(&["alice"])).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let pool = rt.block_on(async {
+        let pool = warren_runtime::db::open_sessions_db(&t.layout().sessions_db())
+            .await
+            .unwrap();
+        let store = warren_runtime::secrets::FileSecretStore::for_install(&t.layout());
+        let log = warren_runtime::receipts::ReceiptLog::new(pool.clone(), &store).unwrap();
+        for i in 0..3 {
+            log.append("alice", "file_read", &serde_json::json!({"path": i}), "x")
+                .await
+                .unwrap();
+        }
+        pool
+    });
+    let r = warren(t.root(), &["receipts", "verify", "--agent", "alice"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("3 checked, chain intact"));
+    rt.block_on(async {
+        sqlx::query("UPDATE receipts SET tool = 'shell' WHERE seq = 2")
+            .execute(&pool)
+            .await
+            .unwrap();
+    });
+    let r = warren(t.root(), &["receipts", "verify", "--agent", "alice"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("receipt #2"), "{}", r.stderr);
+    let v = warren(
+        t.root(),
+        &["--json", "receipts", "verify", "--agent", "alice"],
+    )
+    .json();
+    assert_eq!(v["ok"], false);
+}

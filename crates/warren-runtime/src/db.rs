@@ -1,0 +1,99 @@
+//! `<install>/data/sessions.db`: the SQLite database of sessions, usage, receipts and the stable
+//! agent ids they are attributed to.
+
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::SqlitePool;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+/// Why the sessions database could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    /// Opening or migrating failed (corrupt file, permissions, full disk).
+    #[error("sessions database {path}: {source}")]
+    Open {
+        /// The database file.
+        path: PathBuf,
+        /// The driver error.
+        source: sqlx::Error,
+    },
+    /// A query failed.
+    #[error("sessions database query failed: {0}")]
+    Query(#[from] sqlx::Error),
+}
+
+const MIGRATIONS: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS agents (
+        id TEXT PRIMARY KEY,
+        alias TEXT NOT NULL UNIQUE
+    )",
+    "CREATE TABLE IF NOT EXISTS receipts (
+        agent_id TEXT NOT NULL REFERENCES agents(id),
+        seq INTEGER NOT NULL,
+        id TEXT NOT NULL UNIQUE,
+        tool TEXT NOT NULL,
+        args_hash TEXT NOT NULL,
+        result_hash TEXT NOT NULL,
+        time TEXT NOT NULL,
+        prev_mac TEXT NOT NULL,
+        mac TEXT NOT NULL,
+        PRIMARY KEY (agent_id, seq)
+    )",
+    "CREATE TABLE IF NOT EXISTS receipt_heads (
+        agent_id TEXT PRIMARY KEY REFERENCES agents(id),
+        last_seq INTEGER NOT NULL,
+        last_mac TEXT NOT NULL,
+        head_mac TEXT NOT NULL
+    )",
+];
+
+/// Opens (creating when missing) the sessions database in WAL mode and applies migrations.
+pub async fn open_sessions_db(path: &Path) -> Result<SqlitePool, DbError> {
+    let err = |source| DbError::Open {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| err(sqlx::Error::Io(e)))?;
+    }
+    let opts = SqliteConnectOptions::from_str("sqlite://")
+        .map_err(err)?
+        .filename(path)
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        .synchronous(SqliteSynchronous::Normal)
+        .foreign_keys(true)
+        .busy_timeout(std::time::Duration::from_secs(5));
+    let pool = SqlitePoolOptions::new()
+        .max_connections(4)
+        .connect_with(opts)
+        .await
+        .map_err(err)?;
+    for m in MIGRATIONS {
+        sqlx::query(m).execute(&pool).await.map_err(err)?;
+    }
+    Ok(pool)
+}
+
+/// The stable id of an agent in the sessions database, created on first use.
+pub async fn agent_id(pool: &SqlitePool, alias: &str) -> Result<String, DbError> {
+    if let Some(id) = sqlx::query_scalar::<_, String>("SELECT id FROM agents WHERE alias = ?")
+        .bind(alias)
+        .fetch_optional(pool)
+        .await?
+    {
+        return Ok(id);
+    }
+    let id = uuid::Uuid::new_v4().to_string();
+    sqlx::query("INSERT INTO agents (id, alias) VALUES (?, ?) ON CONFLICT(alias) DO NOTHING")
+        .bind(&id)
+        .bind(alias)
+        .execute(pool)
+        .await?;
+    Ok(
+        sqlx::query_scalar::<_, String>("SELECT id FROM agents WHERE alias = ?")
+            .bind(alias)
+            .fetch_one(pool)
+            .await?,
+    )
+}

@@ -1,0 +1,279 @@
+//! Tool-call receipts (SPEC §6.3): one record per executed tool call, authenticated with
+//! HMAC-SHA256 and chained to the previous record of the same agent. A per-agent head record,
+//! itself authenticated, pins the chain's length so that removing the newest record is detected.
+
+use crate::db::{agent_id, DbError};
+use crate::secrets::{SecretError, SecretRef, SecretStore};
+use hmac::{Hmac, Mac};
+use sha2::{Digest, Sha256};
+use sqlx::{Row, SqlitePool};
+
+type HmacSha256 = Hmac<Sha256>;
+
+/// The secret-store name of the receipt key.
+pub const RECEIPT_KEY_NAME: &str = "warren.receipt-key";
+const GENESIS: &str = "genesis";
+
+/// Why a receipt operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ReceiptError {
+    /// The database failed.
+    #[error(transparent)]
+    Db(#[from] DbError),
+    /// The key could not be read or created.
+    #[error("receipt key: {0}")]
+    Key(#[from] SecretError),
+    /// The stored key is not valid hex.
+    #[error("receipt key in the secret store is malformed")]
+    BadKey,
+}
+
+impl From<sqlx::Error> for ReceiptError {
+    fn from(e: sqlx::Error) -> Self {
+        ReceiptError::Db(DbError::Query(e))
+    }
+}
+
+/// One stored receipt.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Receipt {
+    /// Unique id (returned in `tool_result` events).
+    pub id: String,
+    /// Position in the agent's chain, from 1.
+    pub seq: i64,
+    /// Tool name.
+    pub tool: String,
+    /// SHA-256 of the arguments (hex).
+    pub args_hash: String,
+    /// SHA-256 of the result (hex).
+    pub result_hash: String,
+    /// RFC 3339 UTC time.
+    pub time: String,
+    /// The previous receipt's MAC (`genesis` for the first).
+    pub prev_mac: String,
+    /// HMAC-SHA256 over the fields above and the agent id.
+    pub mac: String,
+}
+
+/// The outcome of verifying one agent's chain.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Verification {
+    /// The agent.
+    pub agent: String,
+    /// Receipts checked.
+    pub checked: u32,
+    /// True when the chain is intact.
+    pub ok: bool,
+    /// What is wrong, naming the record (`receipt #3 (id …): …`).
+    pub problems: Vec<String>,
+}
+
+/// SHA-256 of bytes, hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+/// Appends and verifies receipts in the sessions database.
+pub struct ReceiptLog {
+    pool: SqlitePool,
+    key: Vec<u8>,
+}
+
+impl ReceiptLog {
+    /// Opens the log, creating the receipt key in `secrets` on first use.
+    pub fn new(pool: SqlitePool, secrets: &dyn SecretStore) -> Result<Self, ReceiptError> {
+        let name = SecretRef::install(RECEIPT_KEY_NAME)?;
+        let hex_key = match secrets.get(&name)? {
+            Some(k) => k,
+            None => {
+                let mut k = [0u8; 32];
+                getrandom::fill(&mut k).map_err(|_| ReceiptError::BadKey)?;
+                let h = hex::encode(k);
+                secrets.set(&name, &h)?;
+                h
+            }
+        };
+        let key = hex::decode(hex_key.trim()).map_err(|_| ReceiptError::BadKey)?;
+        if key.len() < 16 {
+            return Err(ReceiptError::BadKey);
+        }
+        Ok(ReceiptLog { pool, key })
+    }
+
+    fn mac(&self, parts: &[&str]) -> String {
+        // new_from_slice accepts any key length for HMAC.
+        let mut m = match HmacSha256::new_from_slice(&self.key) {
+            Ok(m) => m,
+            Err(_) => return String::new(),
+        };
+        for p in parts {
+            m.update(p.as_bytes());
+            m.update(b"\n");
+        }
+        hex::encode(m.finalize().into_bytes())
+    }
+
+    fn receipt_mac(&self, agent_id: &str, r: &Receipt) -> String {
+        let seq = r.seq.to_string();
+        self.mac(&[
+            "receipt",
+            agent_id,
+            &seq,
+            &r.id,
+            &r.tool,
+            &r.args_hash,
+            &r.result_hash,
+            &r.time,
+            &r.prev_mac,
+        ])
+    }
+
+    fn head_mac(&self, agent_id: &str, last_seq: i64, last_mac: &str) -> String {
+        self.mac(&["head", agent_id, &last_seq.to_string(), last_mac])
+    }
+
+    /// Records an executed tool call for `agent` and returns its receipt.
+    pub async fn append(
+        &self,
+        agent: &str,
+        tool: &str,
+        args: &serde_json::Value,
+        result: &str,
+    ) -> Result<Receipt, ReceiptError> {
+        let aid = agent_id(&self.pool, agent).await?;
+        let mut tx = self.pool.begin().await?;
+        let head = sqlx::query("SELECT last_seq, last_mac FROM receipt_heads WHERE agent_id = ?")
+            .bind(&aid)
+            .fetch_optional(&mut *tx)
+            .await?;
+        let (seq, prev_mac) = match head {
+            Some(row) => (row.get::<i64, _>(0) + 1, row.get::<String, _>(1)),
+            None => (1, GENESIS.to_string()),
+        };
+        let mut r = Receipt {
+            id: uuid::Uuid::new_v4().to_string(),
+            seq,
+            tool: tool.to_string(),
+            args_hash: sha256_hex(args.to_string().as_bytes()),
+            result_hash: sha256_hex(result.as_bytes()),
+            time: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+            prev_mac,
+            mac: String::new(),
+        };
+        r.mac = self.receipt_mac(&aid, &r);
+        sqlx::query(
+            "INSERT INTO receipts (agent_id, seq, id, tool, args_hash, result_hash, time, prev_mac, mac)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(&aid)
+        .bind(r.seq)
+        .bind(&r.id)
+        .bind(&r.tool)
+        .bind(&r.args_hash)
+        .bind(&r.result_hash)
+        .bind(&r.time)
+        .bind(&r.prev_mac)
+        .bind(&r.mac)
+        .execute(&mut *tx)
+        .await?;
+        let head_mac = self.head_mac(&aid, r.seq, &r.mac);
+        sqlx::query(
+            "INSERT INTO receipt_heads (agent_id, last_seq, last_mac, head_mac) VALUES (?, ?, ?, ?)
+             ON CONFLICT(agent_id) DO UPDATE SET last_seq = excluded.last_seq,
+               last_mac = excluded.last_mac, head_mac = excluded.head_mac",
+        )
+        .bind(&aid)
+        .bind(r.seq)
+        .bind(&r.mac)
+        .bind(&head_mac)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(r)
+    }
+
+    /// The agent's receipts in chain order.
+    pub async fn list(&self, agent: &str) -> Result<Vec<Receipt>, ReceiptError> {
+        let aid = agent_id(&self.pool, agent).await?;
+        let rows = sqlx::query(
+            "SELECT id, seq, tool, args_hash, result_hash, time, prev_mac, mac
+             FROM receipts WHERE agent_id = ? ORDER BY seq",
+        )
+        .bind(&aid)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| Receipt {
+                id: r.get(0),
+                seq: r.get(1),
+                tool: r.get(2),
+                args_hash: r.get(3),
+                result_hash: r.get(4),
+                time: r.get(5),
+                prev_mac: r.get(6),
+                mac: r.get(7),
+            })
+            .collect())
+    }
+
+    /// Verifies the agent's whole chain: every MAC, every link, no gap, and the authenticated
+    /// head. Each problem names the record.
+    pub async fn verify(&self, agent: &str) -> Result<Verification, ReceiptError> {
+        let aid = agent_id(&self.pool, agent).await?;
+        let receipts = self.list(agent).await?;
+        let mut problems = Vec::new();
+        let mut prev = GENESIS.to_string();
+        let mut expected_seq = 1;
+        for r in &receipts {
+            let name = format!("receipt #{} (id {})", r.seq, r.id);
+            if r.seq != expected_seq {
+                problems.push(format!(
+                    "{name}: expected #{expected_seq} here; records are missing or reordered"
+                ));
+            }
+            if r.mac != self.receipt_mac(&aid, r) {
+                problems.push(format!(
+                    "{name}: authentication failed; the record was edited"
+                ));
+            }
+            if r.prev_mac != prev {
+                problems.push(format!(
+                    "{name}: does not link to the record before it; records were removed or reordered"
+                ));
+            }
+            prev = r.mac.clone();
+            expected_seq = r.seq + 1;
+        }
+        let head = sqlx::query(
+            "SELECT last_seq, last_mac, head_mac FROM receipt_heads WHERE agent_id = ?",
+        )
+        .bind(&aid)
+        .fetch_optional(&self.pool)
+        .await?;
+        match head {
+            None if !receipts.is_empty() => {
+                problems.push("the chain head record is missing".to_string())
+            }
+            None => {}
+            Some(h) => {
+                let (last_seq, last_mac, head_mac): (i64, String, String) =
+                    (h.get(0), h.get(1), h.get(2));
+                if head_mac != self.head_mac(&aid, last_seq, &last_mac) {
+                    problems.push("the chain head record was edited".to_string());
+                } else if last_mac != prev || last_seq != expected_seq - 1 {
+                    problems.push(format!(
+                        "the chain should end at receipt #{last_seq}, but the newest stored record is #{}; records after it were removed",
+                        expected_seq - 1
+                    ));
+                }
+            }
+        }
+        Ok(Verification {
+            agent: agent.to_string(),
+            checked: u32::try_from(receipts.len()).unwrap_or(u32::MAX),
+            ok: problems.is_empty(),
+            problems,
+        })
+    }
+}

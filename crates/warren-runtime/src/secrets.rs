@@ -1,0 +1,349 @@
+//! The secret store (SPEC §10): API keys and the receipt key, never in `config.toml`. This is the
+//! encrypted-file backend: `<install>/data/secrets.enc` (XChaCha20-Poly1305) under a random key in
+//! `<install>/data/secrets.key`, readable only by the user. Names are install-wide (`NAME`) or
+//! namespaced per agent (`agent:<alias>/NAME`).
+
+use chacha20poly1305::aead::{Aead, KeyInit};
+use chacha20poly1305::{XChaCha20Poly1305, XNonce};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::fs::{self, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use warren_config::{write_atomic, InstallLayout};
+use warren_types::validate_alias;
+
+const MAGIC: &[u8] = b"WSEC1";
+
+/// Why a secret operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SecretError {
+    /// The reference is malformed.
+    #[error("invalid secret name `{name}`: {reason}")]
+    InvalidName {
+        /// The name as given.
+        name: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A file could not be read or written.
+    #[error("secret store {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        source: io::Error,
+    },
+    /// The key file is readable by others; the store refuses to use it.
+    #[error("secret key file {path} has mode {mode:o}; it must be readable only by its owner (chmod 600)")]
+    InsecureKey {
+        /// The key file.
+        path: PathBuf,
+        /// Its mode.
+        mode: u32,
+    },
+    /// The encrypted file does not decrypt with the key (tampered, or the key changed).
+    #[error("secret store {path} cannot be decrypted (corrupted, or its key file was replaced)")]
+    Corrupt {
+        /// The data file.
+        path: PathBuf,
+    },
+}
+
+/// Where a secret lives: install-wide or in one agent's namespace.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SecretScope {
+    /// Shared by the install.
+    Install,
+    /// Only for this agent.
+    Agent(String),
+}
+
+/// A parsed secret reference: `NAME` or `agent:<alias>/NAME`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SecretRef {
+    /// Namespace.
+    pub scope: SecretScope,
+    /// Name inside the namespace.
+    pub name: String,
+}
+
+impl SecretRef {
+    /// An install-wide secret.
+    pub fn install(name: &str) -> Result<Self, SecretError> {
+        check_name(name)?;
+        Ok(SecretRef {
+            scope: SecretScope::Install,
+            name: name.to_string(),
+        })
+    }
+
+    /// An agent-scoped secret.
+    pub fn agent(alias: &str, name: &str) -> Result<Self, SecretError> {
+        validate_alias(alias).map_err(|e| SecretError::InvalidName {
+            name: format!("agent:{alias}/{name}"),
+            reason: e.to_string(),
+        })?;
+        check_name(name)?;
+        Ok(SecretRef {
+            scope: SecretScope::Agent(alias.to_string()),
+            name: name.to_string(),
+        })
+    }
+
+    /// Parses `NAME` or `agent:<alias>/NAME`.
+    pub fn parse(s: &str) -> Result<Self, SecretError> {
+        match s.strip_prefix("agent:") {
+            Some(rest) => {
+                let (alias, name) =
+                    rest.split_once('/')
+                        .ok_or_else(|| SecretError::InvalidName {
+                            name: s.to_string(),
+                            reason: "expected agent:<alias>/NAME".into(),
+                        })?;
+                Self::agent(alias, name)
+            }
+            None => Self::install(s),
+        }
+    }
+}
+
+impl fmt::Display for SecretRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.scope {
+            SecretScope::Install => write!(f, "{}", self.name),
+            SecretScope::Agent(a) => write!(f, "agent:{a}/{}", self.name),
+        }
+    }
+}
+
+fn check_name(name: &str) -> Result<(), SecretError> {
+    let bad = |reason: &str| {
+        Err(SecretError::InvalidName {
+            name: name.to_string(),
+            reason: reason.to_string(),
+        })
+    };
+    if name.is_empty() || name.len() > 128 {
+        return bad("must be 1 to 128 characters");
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+    {
+        return bad("only ASCII letters, digits, `_`, `-` and `.` are allowed");
+    }
+    Ok(())
+}
+
+/// A store of named secrets.
+pub trait SecretStore: Send + Sync {
+    /// The value of a secret, if set.
+    fn get(&self, r: &SecretRef) -> Result<Option<String>, SecretError>;
+    /// Sets (or replaces) a secret.
+    fn set(&self, r: &SecretRef, value: &str) -> Result<(), SecretError>;
+    /// Removes a secret; false when it was not set.
+    fn remove(&self, r: &SecretRef) -> Result<bool, SecretError>;
+    /// Every secret name (never the values).
+    fn list(&self) -> Result<Vec<SecretRef>, SecretError>;
+    /// A short description of the backend, for `warren doctor`.
+    fn describe(&self) -> String;
+}
+
+/// The encrypted-file backend.
+pub struct FileSecretStore {
+    key_path: PathBuf,
+    data_path: PathBuf,
+    lock: Mutex<()>,
+}
+
+impl FileSecretStore {
+    /// The store of an install (`<install>/data/secrets.{key,enc}`).
+    pub fn for_install(layout: &InstallLayout) -> Self {
+        FileSecretStore {
+            key_path: layout.data_dir().join("secrets.key"),
+            data_path: layout.data_dir().join("secrets.enc"),
+            lock: Mutex::new(()),
+        }
+    }
+
+    fn io(path: &Path) -> impl FnOnce(io::Error) -> SecretError + '_ {
+        move |source| SecretError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    /// Reads the key, creating it (mode 0600) on first use when `create` is true.
+    fn key(&self, create: bool) -> Result<Option<[u8; 32]>, SecretError> {
+        match fs::read(&self.key_path) {
+            Ok(bytes) => {
+                let mode = fs::metadata(&self.key_path)
+                    .map_err(Self::io(&self.key_path))?
+                    .permissions()
+                    .mode()
+                    & 0o777;
+                if mode & 0o077 != 0 {
+                    return Err(SecretError::InsecureKey {
+                        path: self.key_path.clone(),
+                        mode,
+                    });
+                }
+                let key: [u8; 32] = bytes.try_into().map_err(|_| SecretError::Corrupt {
+                    path: self.key_path.clone(),
+                })?;
+                Ok(Some(key))
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound && create => {
+                let mut key = [0u8; 32];
+                getrandom::fill(&mut key).map_err(|e| SecretError::Io {
+                    path: self.key_path.clone(),
+                    source: io::Error::other(e.to_string()),
+                })?;
+                if let Some(dir) = self.key_path.parent() {
+                    fs::create_dir_all(dir).map_err(Self::io(dir))?;
+                }
+                let mut f = OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .mode(0o600)
+                    .open(&self.key_path)
+                    .map_err(Self::io(&self.key_path))?;
+                f.write_all(&key)
+                    .and_then(|()| f.sync_all())
+                    .map_err(Self::io(&self.key_path))?;
+                Ok(Some(key))
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Self::io(&self.key_path)(e)),
+        }
+    }
+
+    fn read_map(&self, key: &[u8; 32]) -> Result<BTreeMap<String, String>, SecretError> {
+        let bytes = match fs::read(&self.data_path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
+            Err(e) => return Err(Self::io(&self.data_path)(e)),
+        };
+        let corrupt = || SecretError::Corrupt {
+            path: self.data_path.clone(),
+        };
+        let rest = bytes.strip_prefix(MAGIC).ok_or_else(corrupt)?;
+        if rest.len() < 24 {
+            return Err(corrupt());
+        }
+        let (nonce, ct) = rest.split_at(24);
+        let cipher = XChaCha20Poly1305::new(key.into());
+        let plain = cipher
+            .decrypt(XNonce::from_slice(nonce), ct)
+            .map_err(|_| corrupt())?;
+        serde_json::from_slice(&plain).map_err(|_| corrupt())
+    }
+
+    fn write_map(&self, key: &[u8; 32], map: &BTreeMap<String, String>) -> Result<(), SecretError> {
+        let plain = serde_json::to_vec(map).map_err(|e| SecretError::Io {
+            path: self.data_path.clone(),
+            source: io::Error::other(e.to_string()),
+        })?;
+        let mut nonce = [0u8; 24];
+        getrandom::fill(&mut nonce).map_err(|e| SecretError::Io {
+            path: self.data_path.clone(),
+            source: io::Error::other(e.to_string()),
+        })?;
+        let cipher = XChaCha20Poly1305::new(key.into());
+        let ct = cipher
+            .encrypt(XNonce::from_slice(&nonce), plain.as_slice())
+            .map_err(|_| SecretError::Corrupt {
+                path: self.data_path.clone(),
+            })?;
+        let mut out = Vec::with_capacity(MAGIC.len() + 24 + ct.len());
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&nonce);
+        out.extend_from_slice(&ct);
+        write_atomic(&self.data_path, &out).map_err(Self::io(&self.data_path))
+    }
+}
+
+fn map_key(r: &SecretRef) -> String {
+    r.to_string()
+}
+
+impl SecretStore for FileSecretStore {
+    fn get(&self, r: &SecretRef) -> Result<Option<String>, SecretError> {
+        let _g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(key) = self.key(false)? else {
+            return Ok(None);
+        };
+        Ok(self.read_map(&key)?.get(&map_key(r)).cloned())
+    }
+
+    fn set(&self, r: &SecretRef, value: &str) -> Result<(), SecretError> {
+        let _g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        let key = self.key(true)?.ok_or_else(|| SecretError::Corrupt {
+            path: self.key_path.clone(),
+        })?;
+        let mut map = self.read_map(&key)?;
+        map.insert(map_key(r), value.to_string());
+        self.write_map(&key, &map)
+    }
+
+    fn remove(&self, r: &SecretRef) -> Result<bool, SecretError> {
+        let _g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(key) = self.key(false)? else {
+            return Ok(false);
+        };
+        let mut map = self.read_map(&key)?;
+        let existed = map.remove(&map_key(r)).is_some();
+        if existed {
+            self.write_map(&key, &map)?;
+        }
+        Ok(existed)
+    }
+
+    fn list(&self) -> Result<Vec<SecretRef>, SecretError> {
+        let _g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(key) = self.key(false)? else {
+            return Ok(Vec::new());
+        };
+        let mut refs = self
+            .read_map(&key)?
+            .keys()
+            .map(|k| SecretRef::parse(k))
+            .collect::<Result<Vec<_>, _>>()?;
+        refs.sort();
+        Ok(refs)
+    }
+
+    fn describe(&self) -> String {
+        format!("encrypted file {}", self.data_path.display())
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_parse() {
+        assert_eq!(
+            SecretRef::parse("OPENAI_API_KEY").unwrap().scope,
+            SecretScope::Install
+        );
+        let r = SecretRef::parse("agent:bob/KEY").unwrap();
+        assert_eq!(r.scope, SecretScope::Agent("bob".into()));
+        assert_eq!(r.to_string(), "agent:bob/KEY");
+        for bad in [
+            "",
+            "a b",
+            "agent:Bob/KEY",
+            "agent:bob",
+            "x/y",
+            &"k".repeat(129),
+        ] {
+            assert!(SecretRef::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,5 @@
+//! Integration tests of the runtime state against real files.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod receipts;
+mod secrets;

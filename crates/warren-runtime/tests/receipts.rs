@@ -1,0 +1,124 @@
+//! Receipt chains: append, verify, and detection of edited, removed and reordered records.
+
+use serde_json::json;
+use sqlx::SqlitePool;
+use warren_runtime::db::open_sessions_db;
+use warren_runtime::receipts::ReceiptLog;
+use warren_runtime::secrets::FileSecretStore;
+use warren_testkit::TestInstall;
+
+async fn log_with(n: usize, t: &TestInstall) -> (ReceiptLog, SqlitePool) {
+    let pool = open_sessions_db(&t.layout().sessions_db()).await.unwrap();
+    let secrets = FileSecretStore::for_install(&t.layout());
+    let log = ReceiptLog::new(pool.clone(), &secrets).unwrap();
+    for i in 0..n {
+        log.append(
+            "alice",
+            "file_read",
+            &json!({"path": format!("f{i}")}),
+            &format!("content {i}"),
+        )
+        .await
+        .unwrap();
+    }
+    // Another agent's chain is independent.
+    log.append("bob", "shell", &json!({"command": "ls"}), "ok")
+        .await
+        .unwrap();
+    (log, pool)
+}
+
+#[tokio::test]
+async fn intact_chain_verifies_and_survives_reopen() {
+    let t = TestInstall::empty().unwrap();
+    let (log, _) = log_with(5, &t).await;
+    let v = log.verify("alice").await.unwrap();
+    assert!(v.ok, "{:?}", v.problems);
+    assert_eq!(v.checked, 5);
+    drop(log);
+    let (log2, _) = log_with(0, &t).await;
+    let v = log2.verify("alice").await.unwrap();
+    assert!(v.ok && v.checked == 5, "{v:?}");
+    assert!(log2.verify("bob").await.unwrap().ok);
+}
+
+#[tokio::test]
+async fn flipping_one_byte_is_detected_and_named() {
+    let t = TestInstall::empty().unwrap();
+    let (log, pool) = log_with(5, &t).await;
+    let id: String = sqlx::query_scalar("SELECT r.id FROM receipts r JOIN agents a ON a.id = r.agent_id WHERE a.alias = 'alice' AND seq = 3")
+        .fetch_one(&pool).await.unwrap();
+    // Flip one hex digit of the result hash.
+    sqlx::query("UPDATE receipts SET result_hash = CASE substr(result_hash,1,1) WHEN '0' THEN '1' || substr(result_hash,2) ELSE '0' || substr(result_hash,2) END WHERE id = ?")
+        .bind(&id).execute(&pool).await.unwrap();
+    let v = log.verify("alice").await.unwrap();
+    assert!(!v.ok);
+    assert_eq!(v.problems.len(), 1, "{:?}", v.problems);
+    assert!(
+        v.problems[0].contains(&format!("receipt #3 (id {id})")),
+        "{:?}",
+        v.problems
+    );
+    assert!(v.problems[0].contains("edited"));
+    assert!(
+        log.verify("bob").await.unwrap().ok,
+        "other agents unaffected"
+    );
+}
+
+#[tokio::test]
+async fn removed_middle_and_newest_records_are_detected() {
+    let t = TestInstall::empty().unwrap();
+    let (log, pool) = log_with(5, &t).await;
+    sqlx::query("DELETE FROM receipts WHERE seq = 2 AND agent_id = (SELECT id FROM agents WHERE alias='alice')")
+        .execute(&pool).await.unwrap();
+    let v = log.verify("alice").await.unwrap();
+    assert!(!v.ok);
+    assert!(
+        v.problems
+            .iter()
+            .any(|p| p.starts_with("receipt #3") && p.contains("missing")),
+        "{:?}",
+        v.problems
+    );
+
+    let t2 = TestInstall::empty().unwrap();
+    let (log, pool) = log_with(5, &t2).await;
+    sqlx::query("DELETE FROM receipts WHERE seq = 5 AND agent_id = (SELECT id FROM agents WHERE alias='alice')")
+        .execute(&pool).await.unwrap();
+    let v = log.verify("alice").await.unwrap();
+    assert!(!v.ok);
+    assert!(
+        v.problems[0].contains("should end at receipt #5"),
+        "{:?}",
+        v.problems
+    );
+}
+
+#[tokio::test]
+async fn reordered_records_are_detected() {
+    let t = TestInstall::empty().unwrap();
+    let (log, pool) = log_with(4, &t).await;
+    // Swap the sequence numbers of #2 and #3.
+    let q = "UPDATE receipts SET seq = ? WHERE seq = ? AND agent_id = (SELECT id FROM agents WHERE alias='alice')";
+    sqlx::query(q)
+        .bind(100)
+        .bind(2)
+        .execute(&pool)
+        .await
+        .unwrap();
+    sqlx::query(q).bind(2).bind(3).execute(&pool).await.unwrap();
+    sqlx::query(q)
+        .bind(3)
+        .bind(100)
+        .execute(&pool)
+        .await
+        .unwrap();
+    let v = log.verify("alice").await.unwrap();
+    assert!(!v.ok);
+    assert!(
+        v.problems.iter().any(|p| p.starts_with("receipt #2")),
+        "{:?}",
+        v.problems
+    );
+}
