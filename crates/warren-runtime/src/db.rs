@@ -45,6 +45,63 @@ const MIGRATIONS: &[&str] = &[
         last_mac TEXT NOT NULL,
         head_mac TEXT NOT NULL
     )",
+    "CREATE TABLE IF NOT EXISTS sessions (
+        id TEXT PRIMARY KEY,
+        agent_id TEXT REFERENCES agents(id),
+        kind TEXT NOT NULL,
+        title TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        ended_at TEXT,
+        pid INTEGER,
+        heartbeat_at TEXT
+    )",
+    "CREATE INDEX IF NOT EXISTS sessions_agent ON sessions(agent_id, updated_at)",
+    "CREATE TABLE IF NOT EXISTS messages (
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        seq INTEGER NOT NULL,
+        turn_id TEXT NOT NULL,
+        body TEXT NOT NULL,
+        PRIMARY KEY (session_id, seq)
+    )",
+    "CREATE TABLE IF NOT EXISTS turns (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        agent_id TEXT REFERENCES agents(id),
+        trigger TEXT NOT NULL,
+        prompt TEXT NOT NULL,
+        status TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        ended_at TEXT,
+        final_text TEXT,
+        error_code TEXT
+    )",
+    "CREATE INDEX IF NOT EXISTS turns_session ON turns(session_id, started_at)",
+    "CREATE TABLE IF NOT EXISTS events (
+        turn_id TEXT NOT NULL REFERENCES turns(id),
+        seq INTEGER NOT NULL,
+        type TEXT NOT NULL,
+        body TEXT NOT NULL,
+        PRIMARY KEY (turn_id, seq)
+    )",
+    "CREATE TABLE IF NOT EXISTS usage (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        agent_id TEXT REFERENCES agents(id),
+        session_id TEXT,
+        turn_id TEXT,
+        time TEXT NOT NULL,
+        day TEXT NOT NULL,
+        provider TEXT NOT NULL,
+        input_tokens INTEGER NOT NULL,
+        output_tokens INTEGER NOT NULL,
+        cost_usd REAL NOT NULL
+    )",
+    "CREATE INDEX IF NOT EXISTS usage_agent_day ON usage(agent_id, day)",
+    "CREATE TABLE IF NOT EXISTS actions (
+        agent_id TEXT NOT NULL REFERENCES agents(id),
+        time_ms INTEGER NOT NULL
+    )",
+    "CREATE INDEX IF NOT EXISTS actions_agent_time ON actions(agent_id, time_ms)",
 ];
 
 /// Opens (creating when missing) the sessions database in WAL mode and applies migrations.

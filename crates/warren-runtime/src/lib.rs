@@ -4,3 +4,4 @@
 pub mod db;
 pub mod receipts;
 pub mod secrets;
+pub mod sessions;

@@ -3,3 +3,4 @@
 
 mod receipts;
 mod secrets;
+mod sessions;

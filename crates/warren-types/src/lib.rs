@@ -5,8 +5,10 @@ pub mod alias;
 pub mod config;
 pub mod dto;
 pub mod error;
+pub mod events;
 
 pub use alias::{validate_alias, AliasError};
 pub use config::*;
 pub use dto::*;
 pub use error::{ApiError, ErrorCode};
+pub use events::{ApprovalDecision, EventKind, TurnEvent};

@@ -1,0 +1,355 @@
+//! Chat and ACP sessions, their message history, the events of every turn and the usage ledger,
+//! all in `<install>/data/sessions.db` and attributed to agents by their stable id.
+
+use crate::db::{agent_id, DbError};
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::Serialize;
+use sqlx::{Row, SqlitePool};
+use warren_types::TurnEvent;
+
+/// Kinds of sessions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionKind {
+    /// Desktop chat or `warren run`.
+    Chat,
+    /// An editor over ACP.
+    Acp,
+    /// Scheduled runs.
+    Cron,
+}
+
+impl SessionKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            SessionKind::Chat => "chat",
+            SessionKind::Acp => "acp",
+            SessionKind::Cron => "cron",
+        }
+    }
+}
+
+/// One session as listed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionInfo {
+    /// Session id.
+    pub id: String,
+    /// The agent's current alias (None once the agent was deleted).
+    pub agent: Option<String>,
+    /// `chat`, `acp` or `cron`.
+    pub kind: String,
+    /// Title (the first prompt, shortened).
+    pub title: String,
+    /// Creation time.
+    pub created_at: String,
+    /// Last activity.
+    pub updated_at: String,
+    /// When it ended (ACP sessions).
+    pub ended_at: Option<String>,
+}
+
+/// One stored turn.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TurnInfo {
+    /// Turn id.
+    pub id: String,
+    /// Session id.
+    pub session_id: String,
+    /// `user`, `cron`, `acp`, `delegate`.
+    pub trigger: String,
+    /// The prompt.
+    pub prompt: String,
+    /// `running`, `completed`, `failed`, `cancelled`.
+    pub status: String,
+    /// Start time.
+    pub started_at: String,
+    /// Final text when completed.
+    pub final_text: Option<String>,
+    /// Error code when failed.
+    pub error_code: Option<String>,
+}
+
+/// RFC 3339 UTC with microseconds.
+pub fn rfc3339(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Micros, true)
+}
+
+/// The session store.
+#[derive(Clone)]
+pub struct SessionStore {
+    pool: SqlitePool,
+}
+
+fn session_row(r: &sqlx::sqlite::SqliteRow) -> SessionInfo {
+    SessionInfo {
+        id: r.get("id"),
+        agent: r.get("alias"),
+        kind: r.get("kind"),
+        title: r.get("title"),
+        created_at: r.get("created_at"),
+        updated_at: r.get("updated_at"),
+        ended_at: r.get("ended_at"),
+    }
+}
+
+impl SessionStore {
+    /// A store over an open sessions database.
+    pub fn new(pool: SqlitePool) -> Self {
+        SessionStore { pool }
+    }
+
+    /// The underlying pool.
+    pub fn pool(&self) -> &SqlitePool {
+        &self.pool
+    }
+
+    /// Creates a session for `agent`.
+    pub async fn create_session(
+        &self,
+        agent: &str,
+        kind: SessionKind,
+        title: &str,
+        now: DateTime<Utc>,
+    ) -> Result<SessionInfo, DbError> {
+        let aid = agent_id(&self.pool, agent).await?;
+        let id = uuid::Uuid::new_v4().to_string();
+        let t = rfc3339(now);
+        let title: String = title.chars().take(80).collect();
+        sqlx::query(
+            "INSERT INTO sessions (id, agent_id, kind, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+        )
+        .bind(&id)
+        .bind(&aid)
+        .bind(kind.as_str())
+        .bind(&title)
+        .bind(&t)
+        .bind(&t)
+        .execute(&self.pool)
+        .await?;
+        self.session(&id)
+            .await?
+            .ok_or(DbError::Query(sqlx::Error::RowNotFound))
+    }
+
+    /// One session.
+    pub async fn session(&self, id: &str) -> Result<Option<SessionInfo>, DbError> {
+        let row = sqlx::query(
+            "SELECT s.*, a.alias FROM sessions s LEFT JOIN agents a ON a.id = s.agent_id WHERE s.id = ?",
+        )
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.as_ref().map(session_row))
+    }
+
+    /// Sessions, newest first, optionally of one agent.
+    pub async fn list_sessions(&self, agent: Option<&str>) -> Result<Vec<SessionInfo>, DbError> {
+        let rows = sqlx::query(
+            "SELECT s.*, a.alias FROM sessions s LEFT JOIN agents a ON a.id = s.agent_id
+             WHERE (?1 IS NULL OR a.alias = ?1) ORDER BY s.updated_at DESC, s.id",
+        )
+        .bind(agent)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows.iter().map(session_row).collect())
+    }
+
+    /// The message history of a session, in order (provider-neutral JSON messages).
+    pub async fn history(&self, session_id: &str) -> Result<Vec<serde_json::Value>, DbError> {
+        let rows = sqlx::query("SELECT body FROM messages WHERE session_id = ? ORDER BY seq")
+            .bind(session_id)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|r| {
+                serde_json::from_str(r.get::<&str, _>(0))
+                    .map_err(|e| DbError::Query(sqlx::Error::Decode(Box::new(e))))
+            })
+            .collect()
+    }
+
+    /// Appends messages to a session's history in one transaction (a round is all or nothing).
+    pub async fn append_messages(
+        &self,
+        session_id: &str,
+        turn_id: &str,
+        messages: &[serde_json::Value],
+        now: DateTime<Utc>,
+    ) -> Result<(), DbError> {
+        let mut tx = self.pool.begin().await?;
+        let next: i64 = sqlx::query_scalar(
+            "SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ?",
+        )
+        .bind(session_id)
+        .fetch_one(&mut *tx)
+        .await?;
+        for (i, m) in messages.iter().enumerate() {
+            sqlx::query(
+                "INSERT INTO messages (session_id, seq, turn_id, body) VALUES (?, ?, ?, ?)",
+            )
+            .bind(session_id)
+            .bind(next + i64::try_from(i).unwrap_or(i64::MAX))
+            .bind(turn_id)
+            .bind(m.to_string())
+            .execute(&mut *tx)
+            .await?;
+        }
+        sqlx::query("UPDATE sessions SET updated_at = ? WHERE id = ?")
+            .bind(rfc3339(now))
+            .bind(session_id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Records the start of a turn.
+    pub async fn start_turn(
+        &self,
+        turn_id: &str,
+        session_id: &str,
+        agent: &str,
+        trigger: &str,
+        prompt: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(), DbError> {
+        let aid = agent_id(&self.pool, agent).await?;
+        sqlx::query(
+            "INSERT INTO turns (id, session_id, agent_id, trigger, prompt, status, started_at) VALUES (?, ?, ?, ?, ?, 'running', ?)",
+        )
+        .bind(turn_id)
+        .bind(session_id)
+        .bind(aid)
+        .bind(trigger)
+        .bind(prompt)
+        .bind(rfc3339(now))
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Records how a turn ended.
+    pub async fn finish_turn(
+        &self,
+        turn_id: &str,
+        status: &str,
+        final_text: Option<&str>,
+        error_code: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> Result<(), DbError> {
+        sqlx::query("UPDATE turns SET status = ?, ended_at = ?, final_text = ?, error_code = ? WHERE id = ?")
+            .bind(status)
+            .bind(rfc3339(now))
+            .bind(final_text)
+            .bind(error_code)
+            .bind(turn_id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// The turns of a session, oldest first.
+    pub async fn turns(&self, session_id: &str) -> Result<Vec<TurnInfo>, DbError> {
+        let rows = sqlx::query("SELECT * FROM turns WHERE session_id = ? ORDER BY started_at, id")
+            .bind(session_id)
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(rows
+            .iter()
+            .map(|r| TurnInfo {
+                id: r.get("id"),
+                session_id: r.get("session_id"),
+                trigger: r.get("trigger"),
+                prompt: r.get("prompt"),
+                status: r.get("status"),
+                started_at: r.get("started_at"),
+                final_text: r.get("final_text"),
+                error_code: r.get("error_code"),
+            })
+            .collect())
+    }
+
+    /// Stores one event of a turn.
+    pub async fn append_event(&self, event: &TurnEvent) -> Result<(), DbError> {
+        let body = serde_json::to_string(event)
+            .map_err(|e| DbError::Query(sqlx::Error::Encode(Box::new(e))))?;
+        sqlx::query("INSERT INTO events (turn_id, seq, type, body) VALUES (?, ?, ?, ?)")
+            .bind(&event.turn_id)
+            .bind(i64::from(event.seq))
+            .bind(event.kind.type_name())
+            .bind(body)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// The stored events of a turn, in order (for replay).
+    pub async fn turn_events(&self, turn_id: &str) -> Result<Vec<TurnEvent>, DbError> {
+        let rows = sqlx::query("SELECT body FROM events WHERE turn_id = ? ORDER BY seq")
+            .bind(turn_id)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|r| {
+                serde_json::from_str(r.get::<&str, _>(0))
+                    .map_err(|e| DbError::Query(sqlx::Error::Decode(Box::new(e))))
+            })
+            .collect()
+    }
+
+    /// Adds one provider response's tokens and cost to the usage ledger.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn record_usage(
+        &self,
+        agent: &str,
+        session_id: Option<&str>,
+        turn_id: Option<&str>,
+        provider: &str,
+        input_tokens: u32,
+        output_tokens: u32,
+        cost_usd: f64,
+        now: DateTime<Utc>,
+    ) -> Result<(), DbError> {
+        let aid = agent_id(&self.pool, agent).await?;
+        sqlx::query(
+            "INSERT INTO usage (agent_id, session_id, turn_id, time, day, provider, input_tokens, output_tokens, cost_usd)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(aid)
+        .bind(session_id)
+        .bind(turn_id)
+        .bind(rfc3339(now))
+        .bind(now.format("%Y-%m-%d").to_string())
+        .bind(provider)
+        .bind(i64::from(input_tokens))
+        .bind(i64::from(output_tokens))
+        .bind(cost_usd)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// What the agent spent on the UTC day of `now`, in US cents.
+    pub async fn cost_today_cents(&self, agent: &str, now: DateTime<Utc>) -> Result<f64, DbError> {
+        let aid = agent_id(&self.pool, agent).await?;
+        let usd: f64 = sqlx::query_scalar(
+            "SELECT COALESCE(SUM(cost_usd), 0.0) FROM usage WHERE agent_id = ? AND day = ?",
+        )
+        .bind(aid)
+        .bind(now.format("%Y-%m-%d").to_string())
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(usd * 100.0)
+    }
+
+    /// Token totals of a turn: (input, output, cost_usd).
+    pub async fn turn_usage(&self, turn_id: &str) -> Result<(i64, i64, f64), DbError> {
+        let r = sqlx::query(
+            "SELECT COALESCE(SUM(input_tokens),0), COALESCE(SUM(output_tokens),0), COALESCE(SUM(cost_usd),0.0) FROM usage WHERE turn_id = ?",
+        )
+        .bind(turn_id)
+        .fetch_one(&self.pool)
+        .await?;
+        Ok((r.get(0), r.get(1), r.get(2)))
+    }
+}

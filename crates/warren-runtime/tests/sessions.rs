@@ -1,0 +1,124 @@
+//! The session store: history, turns, events and the usage ledger on a real SQLite file.
+
+use chrono::{TimeZone, Utc};
+use serde_json::json;
+use warren_runtime::db::open_sessions_db;
+use warren_runtime::sessions::{SessionKind, SessionStore};
+use warren_testkit::TestInstall;
+use warren_types::{EventKind, TurnEvent};
+
+#[tokio::test]
+async fn history_turns_events_and_usage_round_trip() {
+    let t = TestInstall::empty().unwrap();
+    let now = Utc.with_ymd_and_hms(2026, 3, 1, 12, 0, 0).unwrap();
+    let store = SessionStore::new(open_sessions_db(&t.layout().sessions_db()).await.unwrap());
+    let s = store
+        .create_session("alice", SessionKind::Chat, "hello there", now)
+        .await
+        .unwrap();
+    assert_eq!(s.agent.as_deref(), Some("alice"));
+    store
+        .start_turn("t1", &s.id, "alice", "user", "hello", now)
+        .await
+        .unwrap();
+    store
+        .append_messages(
+            &s.id,
+            "t1",
+            &[
+                json!({"role": "user", "content": "hello"}),
+                json!({"role": "assistant", "content": "hi"}),
+            ],
+            now,
+        )
+        .await
+        .unwrap();
+    for (seq, kind) in [
+        (
+            1,
+            EventKind::TurnStarted {
+                session_id: s.id.clone(),
+                trigger: "user".into(),
+                prompt: "hello".into(),
+            },
+        ),
+        (2, EventKind::TextDelta { text: "hi".into() }),
+        (3, EventKind::TurnCompleted { text: "hi".into() }),
+    ] {
+        let e = TurnEvent {
+            turn_id: "t1".into(),
+            agent: "alice".into(),
+            seq,
+            time: "2026-03-01T12:00:00Z".into(),
+            kind,
+        };
+        store.append_event(&e).await.unwrap();
+    }
+    store
+        .finish_turn("t1", "completed", Some("hi"), None, now)
+        .await
+        .unwrap();
+    store
+        .record_usage(
+            "alice",
+            Some(&s.id),
+            Some("t1"),
+            "openai.main",
+            100,
+            20,
+            0.0125,
+            now,
+        )
+        .await
+        .unwrap();
+    store
+        .record_usage(
+            "alice",
+            None,
+            None,
+            "openai.main",
+            1,
+            1,
+            0.01,
+            now - chrono::Duration::days(1),
+        )
+        .await
+        .unwrap();
+
+    // A second handle on the same file sees everything.
+    let store2 = SessionStore::new(open_sessions_db(&t.layout().sessions_db()).await.unwrap());
+    let h = store2.history(&s.id).await.unwrap();
+    assert_eq!(h.len(), 2);
+    assert_eq!(h[1]["content"], "hi");
+    let turns = store2.turns(&s.id).await.unwrap();
+    assert_eq!(turns.len(), 1);
+    assert_eq!(turns[0].status, "completed");
+    let ev = store2.turn_events("t1").await.unwrap();
+    assert_eq!(
+        ev.iter().map(|e| e.kind.type_name()).collect::<Vec<_>>(),
+        ["turn_started", "text_delta", "turn_completed"]
+    );
+    let cents = store2.cost_today_cents("alice", now).await.unwrap();
+    assert!((cents - 1.25).abs() < 1e-9, "{cents}");
+    assert_eq!(store2.turn_usage("t1").await.unwrap().0, 100);
+    assert_eq!(store2.list_sessions(Some("alice")).await.unwrap().len(), 1);
+    assert!(store2.list_sessions(Some("bob")).await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn corrupted_database_is_a_clear_error() {
+    let t = TestInstall::empty().unwrap();
+    let p = t.layout().sessions_db();
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(
+        &p,
+        b"this is not a database, just text that is long enough to matter......",
+    )
+    .unwrap();
+    let err = open_sessions_db(&p).await.err().expect("must fail");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("sessions database") && msg.contains("sessions.db"),
+        "{msg}"
+    );
+}

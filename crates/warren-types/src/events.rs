@@ -1,0 +1,202 @@
+//! The typed event stream of a turn (SPEC §6.2). The UI, `warren run --json` and the session
+//! store all see the same events; every `tool_call` has exactly one `tool_result` with its id.
+
+use serde::{Deserialize, Serialize};
+
+/// One event of a turn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct TurnEvent {
+    /// The turn this event belongs to.
+    pub turn_id: String,
+    /// The agent running the turn.
+    pub agent: String,
+    /// Position in the turn's stream, from 1, without gaps.
+    pub seq: u32,
+    /// RFC 3339 UTC timestamp.
+    pub time: String,
+    /// What happened.
+    #[serde(flatten)]
+    pub kind: EventKind,
+}
+
+/// How an approval request was answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalDecision {
+    /// Run this call.
+    ApproveOnce,
+    /// Run this call and every later call of the same tool in this session.
+    ApproveSession,
+    /// Do not run it.
+    Deny,
+}
+
+/// The event payloads, tagged by `type`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "snake_case"
+)]
+pub enum EventKind {
+    /// A turn began.
+    TurnStarted {
+        /// Session the turn belongs to.
+        session_id: String,
+        /// `user`, `cron`, `acp` or `delegate`.
+        trigger: String,
+        /// The prompt.
+        prompt: String,
+    },
+    /// A request to a provider route entry.
+    ModelRequest {
+        /// `"family.alias"` of the entry.
+        route_entry: String,
+        /// Attempt number within this round (1 = first entry).
+        attempt: u32,
+        /// Tool round, from 1.
+        iteration: u32,
+    },
+    /// Streamed assistant text.
+    TextDelta {
+        /// The new text.
+        text: String,
+    },
+    /// The model asked for a tool.
+    ToolCall {
+        /// Call id.
+        id: String,
+        /// Tool name.
+        name: String,
+        /// Arguments as JSON text.
+        arguments: String,
+    },
+    /// A call waits for the user.
+    ApprovalRequested {
+        /// Call id.
+        id: String,
+        /// Tool name.
+        tool: String,
+        /// Arguments as JSON text.
+        arguments: String,
+        /// Why approval is needed.
+        reason: String,
+    },
+    /// The user (or the runtime, with no one to ask) answered.
+    ApprovalResolved {
+        /// Call id.
+        id: String,
+        /// The answer.
+        decision: ApprovalDecision,
+        /// Message for the model, if any.
+        message: Option<String>,
+    },
+    /// A tool call finished (or was refused or interrupted).
+    ToolResult {
+        /// Call id.
+        id: String,
+        /// Whether it succeeded.
+        ok: bool,
+        /// The first part of its output.
+        output: String,
+        /// Duration in milliseconds.
+        duration_ms: u32,
+        /// Receipt of an executed call.
+        receipt_id: Option<String>,
+    },
+    /// Tokens and cost of one provider response.
+    Usage {
+        /// Input tokens.
+        input_tokens: u32,
+        /// Output tokens.
+        output_tokens: u32,
+        /// Cost in US dollars.
+        cost_usd: f64,
+    },
+    /// Something the user should know (for example single-tool rounds unsupported on the route).
+    Notice {
+        /// Stable code.
+        code: String,
+        /// Human message.
+        message: String,
+    },
+    /// The turn ended with a final answer.
+    TurnCompleted {
+        /// The final text.
+        text: String,
+    },
+    /// The turn failed.
+    TurnFailed {
+        /// Stable code (for example `multiple_tool_calls`).
+        code: String,
+        /// Human message.
+        message: String,
+    },
+    /// The turn was cancelled.
+    TurnCancelled {},
+}
+
+impl EventKind {
+    /// The `type` tag.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            EventKind::TurnStarted { .. } => "turn_started",
+            EventKind::ModelRequest { .. } => "model_request",
+            EventKind::TextDelta { .. } => "text_delta",
+            EventKind::ToolCall { .. } => "tool_call",
+            EventKind::ApprovalRequested { .. } => "approval_requested",
+            EventKind::ApprovalResolved { .. } => "approval_resolved",
+            EventKind::ToolResult { .. } => "tool_result",
+            EventKind::Usage { .. } => "usage",
+            EventKind::Notice { .. } => "notice",
+            EventKind::TurnCompleted { .. } => "turn_completed",
+            EventKind::TurnFailed { .. } => "turn_failed",
+            EventKind::TurnCancelled {} => "turn_cancelled",
+        }
+    }
+
+    /// True for the three events that end a turn.
+    pub fn is_terminal(&self) -> bool {
+        matches!(
+            self,
+            EventKind::TurnCompleted { .. }
+                | EventKind::TurnFailed { .. }
+                | EventKind::TurnCancelled {}
+        )
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_serialise_with_a_type_tag() {
+        let e = TurnEvent {
+            turn_id: "t1".into(),
+            agent: "alice".into(),
+            seq: 3,
+            time: "2026-01-01T00:00:00Z".into(),
+            kind: EventKind::ToolResult {
+                id: "c1".into(),
+                ok: true,
+                output: "hi".into(),
+                duration_ms: 4,
+                receipt_id: None,
+            },
+        };
+        let v = serde_json::to_value(&e).unwrap();
+        assert_eq!(v["type"], "tool_result");
+        assert_eq!(v["seq"], 3);
+        assert_eq!(v["duration_ms"], 4);
+        let back: TurnEvent = serde_json::from_value(v).unwrap();
+        assert_eq!(back, e);
+        assert_eq!(e.kind.type_name(), "tool_result");
+        let c = serde_json::to_value(EventKind::TurnCancelled {}).unwrap();
+        assert_eq!(c, serde_json::json!({"type": "turn_cancelled"}));
+    }
+}
