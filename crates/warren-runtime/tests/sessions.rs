@@ -115,7 +115,7 @@ async fn corrupted_database_is_a_clear_error() {
         b"this is not a database, just text that is long enough to matter......",
     )
     .unwrap();
-    let err = open_sessions_db(&p).await.err().expect("must fail");
+    let err = open_sessions_db(&p).await.expect_err("must fail");
     let msg = err.to_string();
     assert!(
         msg.contains("sessions database") && msg.contains("sessions.db"),
