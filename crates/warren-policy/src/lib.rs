@@ -9,6 +9,7 @@ pub mod escalation;
 pub mod gate;
 pub mod policy;
 pub mod resolve;
+pub mod sandbox;
 pub mod shell;
 
 pub use access::{Access, Authorized, Decision, Denial, Rule};
@@ -20,4 +21,8 @@ pub use escalation::{ensure_no_escalation, Escalation};
 pub use gate::{Gate, RefusalRule};
 pub use policy::{PolicyEnv, PolicyError, Root, RootSource, SecurityPolicy, Tier};
 pub use resolve::{ResolveError, ResolvedPath, MAX_SYMLINK_HOPS};
+pub use sandbox::{
+    choose as choose_sandbox, confine, ConfinedCommand, EffectiveSandbox, FsGrant, SandboxError,
+    SandboxSupport,
+};
 pub use shell::{Risk, ShellError, ShellPlan};

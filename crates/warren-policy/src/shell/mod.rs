@@ -215,7 +215,7 @@ impl SecurityPolicy {
         };
         let allowed = any
             || IMPLICIT_BUILTINS.contains(&name.as_str())
-            || self.risk.allowed_commands.iter().any(|c| *c == name);
+            || self.risk.allowed_commands.contains(&name);
         if !allowed {
             return Err(ShellError::CommandNotAllowed {
                 command: name,
@@ -315,10 +315,11 @@ impl SecurityPolicy {
             Some((a, false)) => a,
             _ => Access::Read,
         };
-        if read.allowed && read.rule == crate::access::Rule::Device {
-            if is_device(&read.path, device_access) {
-                return Ok(Some(read.path));
-            }
+        if read.allowed
+            && read.rule == crate::access::Rule::Device
+            && is_device(&read.path, device_access)
+        {
+            return Ok(Some(read.path));
         }
         let need_read = !matches!(access, Some((Access::Write, false)));
         if need_read && !read.allowed {

@@ -131,6 +131,17 @@ const LOW: &[&str] = &[
     "jq",
     "type",
     ":",
+    // Wrappers: the command they run is classified on its own.
+    "timeout",
+    "nice",
+    "nohup",
+    "env",
+    "stdbuf",
+    "xargs",
+    "command",
+    "exec",
+    "ionice",
+    "setsid",
 ];
 
 const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "fish", "csh", "tcsh"];
@@ -167,7 +178,7 @@ const GIT_HIGH: &[&str] = &[
 /// written, after quote removal), `after_pipe` whether its input comes from a pipe. Returns the
 /// risk and, for medium and high, why.
 pub fn classify(name: &str, args: &[&str], after_pipe: bool) -> (Risk, Option<String>) {
-    let has = |flag: &str| args.iter().any(|a| *a == flag);
+    let has = |flag: &str| args.contains(&flag);
     let has_short = |c: char| {
         args.iter()
             .any(|a| a.starts_with('-') && !a.starts_with("--") && a[1..].contains(c))

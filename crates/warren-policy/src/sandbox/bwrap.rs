@@ -1,0 +1,80 @@
+//! The bubblewrap sandbox: the same [`FsGrant`] plan expressed as bind mounts. Read-write
+//! subtrees are bound read-write at the same path, read-only ones read-only; a mount cannot mean
+//! "write but not read", so write-only and rights-less subtrees are hidden. Network unshared.
+
+use super::plan::{FsGrant, SYSTEM_DIRS};
+use std::ffi::OsString;
+use std::path::Path;
+
+/// The `bwrap` arguments (before `--` and the program) for a layered `plan` (shallowest
+/// first, see [`super::plan::layered_plan`]), running in `cwd`.
+pub fn args(plan: &[FsGrant], workspace_only: bool, cwd: &Path) -> Vec<OsString> {
+    let mut a: Vec<OsString> = Vec::new();
+    let mut push = |xs: &[&std::ffi::OsStr]| a.extend(xs.iter().map(|x| x.to_os_string()));
+    push(&[
+        "--die-with-parent".as_ref(),
+        "--new-session".as_ref(),
+        "--unshare-net".as_ref(),
+        "--unshare-pid".as_ref(),
+        "--unshare-ipc".as_ref(),
+        "--unshare-uts".as_ref(),
+    ]);
+    if !workspace_only {
+        push(&["--bind".as_ref(), "/".as_ref(), "/".as_ref()]);
+    }
+    push(&[
+        "--dev".as_ref(),
+        "/dev".as_ref(),
+        "--proc".as_ref(),
+        "/proc".as_ref(),
+    ]);
+    if workspace_only {
+        // Merged-/usr systems: `/bin` -> `usr/bin` and friends must exist as the same links.
+        for d in SYSTEM_DIRS {
+            let Ok(meta) = std::fs::symlink_metadata(d) else {
+                continue;
+            };
+            if meta.file_type().is_symlink() {
+                if let Ok(target) = std::fs::read_link(d) {
+                    push(&["--symlink".as_ref(), target.as_os_str(), d.as_ref()]);
+                }
+            }
+        }
+    }
+    let mut mounted: Vec<&Path> = Vec::new();
+    let mut hidden: Vec<&Path> = Vec::new();
+    for g in plan {
+        let p = g.path.as_os_str();
+        if g.path.starts_with("/dev") || g.path.starts_with("/proc") {
+            continue;
+        }
+        let visible = !workspace_only || mounted.iter().any(|m| g.path.starts_with(m));
+        if g.is_hidden() || (!g.read && !g.exec) {
+            if !visible || hidden.iter().any(|h| g.path.starts_with(h)) {
+                // Nothing mounted around it, or already hidden: nothing to do.
+                continue;
+            }
+            if g.is_dir {
+                hidden.push(&g.path);
+            }
+        } else {
+            mounted.push(&g.path);
+        }
+        if g.read && g.write {
+            push(&["--bind".as_ref(), p, p]);
+        } else if g.read || g.exec {
+            push(&["--ro-bind".as_ref(), p, p]);
+        } else if g.is_dir {
+            // Write-only or nothing: hide behind an empty read-only directory.
+            // Made read-only at the end, after any mount point nested in it was created.
+            push(&["--tmpfs".as_ref(), p]);
+        } else {
+            push(&["--ro-bind".as_ref(), "/dev/null".as_ref(), p]);
+        }
+    }
+    for h in &hidden {
+        push(&["--remount-ro".as_ref(), h.as_os_str()]);
+    }
+    push(&["--chdir".as_ref(), cwd.as_os_str()]);
+    a
+}

@@ -1,0 +1,175 @@
+//! The filesystem plan a sandbox enforces, derived from the policy's own decisions: every
+//! uniform subtree gets exactly the rights [`SecurityPolicy::decide`] gives it. A directory
+//! with a policy boundary strictly beneath it never gets a rule itself (Landlock rights are
+//! inherited downwards); its entries are visited instead.
+
+use crate::access::Access;
+use crate::authorize::{under, DEVICES};
+use crate::policy::SecurityPolicy;
+use crate::resolve;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// Directories a program needs to run: read and execute (SPEC §4).
+pub const SYSTEM_DIRS: &[&str] = &["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc"];
+
+/// The rights of one uniform subtree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FsGrant {
+    /// The subtree (a resolved, existing path).
+    pub path: PathBuf,
+    /// Whether it is a directory (files get file rights only).
+    pub is_dir: bool,
+    /// Reading allowed.
+    pub read: bool,
+    /// Writing (create, modify, remove) allowed.
+    pub write: bool,
+    /// Executing allowed.
+    pub exec: bool,
+}
+
+impl FsGrant {
+    /// Neither read nor write: the subtree must be hidden.
+    pub fn is_hidden(&self) -> bool {
+        !self.read && !self.write && !self.exec
+    }
+}
+
+/// Host files that every sandbox exposes read-only beyond the policy: the user's global git
+/// config, so that commit identity works.
+pub fn global_git_config(home: Option<&Path>) -> Vec<PathBuf> {
+    match home {
+        Some(h) => vec![h.join(".gitconfig"), h.join(".config/git/config")],
+        None => Vec::new(),
+    }
+}
+
+struct Planner<'a> {
+    policy: &'a SecurityPolicy,
+    boundaries: Vec<PathBuf>,
+    system: Vec<PathBuf>,
+    extra_read: Vec<PathBuf>,
+    out: Vec<FsGrant>,
+}
+
+/// Builds the carved plan for `policy` (Landlock): rules only on uniform subtrees. Paths that
+/// do not exist (a sibling workspace not created yet) are skipped.
+pub fn fs_plan(policy: &SecurityPolicy) -> Vec<FsGrant> {
+    let mut planner = Planner::new(policy);
+    let starts: Vec<PathBuf> = if policy.workspace_only {
+        planner.boundaries.clone()
+    } else {
+        vec![PathBuf::from("/")]
+    };
+    for s in starts {
+        planner.carve(&s);
+    }
+    sorted(planner.out)
+}
+
+/// The layered form of the plan, for mount-based sandboxes where a deeper mount overrides a
+/// shallower one: one entry per existing policy boundary (roots, forbidden paths, runtime state,
+/// devices, system directories), shallowest first, with the rights the policy gives it.
+pub fn layered_plan(policy: &SecurityPolicy) -> Vec<FsGrant> {
+    let planner = Planner::new(policy);
+    let out = planner
+        .boundaries
+        .iter()
+        .filter_map(|b| {
+            let meta = std::fs::symlink_metadata(b).ok()?;
+            Some(planner.rights(b, meta.is_dir()))
+        })
+        .collect();
+    sorted(out)
+}
+
+fn sorted(mut out: Vec<FsGrant>) -> Vec<FsGrant> {
+    out.sort_by(|a, b| {
+        (a.path.components().count(), &a.path).cmp(&(b.path.components().count(), &b.path))
+    });
+    out.dedup_by(|a, b| a.path == b.path);
+    out
+}
+
+impl<'a> Planner<'a> {
+    fn new(policy: &'a SecurityPolicy) -> Self {
+        let canon = |p: &Path| resolve::resolve_symlinks(p).unwrap_or_else(|_| p.to_path_buf());
+        let system: Vec<PathBuf> = SYSTEM_DIRS.iter().map(|d| canon(Path::new(d))).collect();
+        let extra_read: Vec<PathBuf> = global_git_config(policy.home.as_deref())
+            .iter()
+            .map(|p| canon(p))
+            .collect();
+        let mut boundaries: Vec<PathBuf> = Vec::new();
+        boundaries.extend(policy.roots.iter().map(|r| r.path.clone()));
+        boundaries.extend(policy.forbidden.iter().cloned());
+        boundaries.extend(policy.runtime_state.iter().cloned());
+        boundaries.extend(DEVICES.iter().map(PathBuf::from));
+        boundaries.extend(system.iter().cloned());
+        boundaries.extend(extra_read.iter().cloned());
+        // A boundary that does not exist holds nothing yet and splits nothing.
+        boundaries.retain(|b| std::fs::symlink_metadata(b).is_ok());
+        boundaries.sort();
+        boundaries.dedup();
+        Planner {
+            policy,
+            boundaries,
+            system,
+            extra_read,
+            out: Vec::new(),
+        }
+    }
+}
+
+impl Planner<'_> {
+    fn carve(&mut self, path: &Path) {
+        let Ok(meta) = std::fs::symlink_metadata(path) else {
+            return;
+        };
+        if meta.file_type().is_symlink() {
+            return;
+        }
+        let is_dir = meta.is_dir();
+        let split = is_dir
+            && self
+                .boundaries
+                .iter()
+                .any(|b| b.as_path() != path && under(b, path));
+        if !split {
+            let grant = self.rights(path, is_dir);
+            // Outside every root with workspace_only on, nothing is granted: no rule at all.
+            if !grant.is_hidden() || self.inside_plan_area(path) {
+                self.out.push(grant);
+            }
+            return;
+        }
+        let Ok(entries) = std::fs::read_dir(path) else {
+            return;
+        };
+        let mut children: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        children.sort();
+        for child in children {
+            self.carve(&child);
+        }
+    }
+
+    /// Whether a path lies in a part of the tree where something is granted around it, so that
+    /// a rights-less subtree must be hidden explicitly (bubblewrap binds whole roots).
+    fn inside_plan_area(&self, path: &Path) -> bool {
+        !self.policy.workspace_only || self.policy.roots.iter().any(|r| under(path, &r.path))
+    }
+
+    fn rights(&self, path: &Path, is_dir: bool) -> FsGrant {
+        let read = self.policy.decide(path, Access::Read).0;
+        let write = self.policy.decide(path, Access::Write).0;
+        let system = self.system.iter().any(|s| under(path, s));
+        let extra = self.extra_read.iter().any(|s| under(path, s));
+        let device = DEVICES.iter().any(|d| path == Path::new(d));
+        FsGrant {
+            path: path.to_path_buf(),
+            is_dir,
+            read: read || system || extra,
+            write,
+            exec: (read && !device) || system,
+        }
+    }
+}

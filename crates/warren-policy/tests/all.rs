@@ -1,0 +1,9 @@
+//! Integration tests of warren-policy against real files, symlinks and child processes.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod authorize_table;
+mod escalation;
+mod fixture;
+mod gate;
+mod sandbox;
+mod shell;

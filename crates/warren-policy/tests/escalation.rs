@@ -1,0 +1,161 @@
+//! `ensure_no_escalation`: every axis of SPEC §5, each violation named.
+
+use crate::fixture::{Fixture, FAMILY};
+use warren_policy::{ensure_no_escalation, SecurityPolicy};
+use warren_types::{AutonomyLevel, MemoryGrant, SandboxKind};
+
+fn child_of(parent: &SecurityPolicy) -> SecurityPolicy {
+    let mut c = parent.clone();
+    c.delegation_depth = parent.delegation_depth + 1;
+    c
+}
+
+#[test]
+fn every_axis_is_checked() {
+    let fx = Fixture::new(FAMILY);
+    let mut parent = fx.policy("alice");
+    parent.risk.allowed_commands = vec!["ls".into(), "cat".into()];
+    parent.risk.allowed_tools = vec!["file_read".into(), "shell".into()];
+    parent.risk.auto_approve = vec!["file_read".into()];
+    parent.risk.always_ask = vec!["shell".into()];
+    parent.risk.excluded_tools = vec!["file_edit".into()];
+    parent.risk.shell_env_passthrough = vec!["LANG".into()];
+    parent.risk.sandbox = SandboxKind::Landlock;
+    parent.memory_grants = vec![MemoryGrant::Scoped {
+        agent: "bob".into(),
+        categories: vec!["core".into()],
+    }];
+
+    assert_eq!(ensure_no_escalation(&child_of(&parent), &parent), Ok(()));
+
+    type Edit = Box<dyn Fn(&mut SecurityPolicy, &Fixture)>;
+    let edits: Vec<(&str, Edit)> = vec![
+        (
+            "autonomy_level",
+            Box::new(|c, _| c.risk.level = AutonomyLevel::Full),
+        ),
+        (
+            "read_write_roots",
+            Box::new(|c, fx| {
+                c.roots.push(c.roots[0].clone());
+                let last = c.roots.len() - 1;
+                c.roots[last].path = fx.ws("erin");
+            }),
+        ),
+        (
+            "read_write_roots",
+            Box::new(|c, fx| {
+                // Upgrading the read-only sibling to read-write.
+                for r in &mut c.roots {
+                    if r.path == fx.ws("bob") {
+                        r.tier = warren_policy::Tier::ReadWrite;
+                    }
+                }
+            }),
+        ),
+        (
+            "read_only_roots",
+            Box::new(|c, fx| {
+                for r in &mut c.roots {
+                    if r.path == fx.ws("carol") {
+                        r.tier = warren_policy::Tier::ReadOnly;
+                    }
+                }
+            }),
+        ),
+        (
+            "write_only_roots",
+            Box::new(|c, fx| {
+                for r in &mut c.roots {
+                    if r.path == fx.ws("bob") {
+                        r.tier = warren_policy::Tier::WriteOnly;
+                    }
+                }
+            }),
+        ),
+        (
+            "allowed_commands",
+            Box::new(|c, _| c.risk.allowed_commands.push("rm".into())),
+        ),
+        (
+            "allowed_commands",
+            Box::new(|c, _| c.risk.allowed_commands = vec!["*".into()]),
+        ),
+        ("workspace_only", Box::new(|c, _| c.workspace_only = false)),
+        (
+            "forbidden_paths",
+            Box::new(|c, _| {
+                c.forbidden.pop();
+            }),
+        ),
+        (
+            "allowed_tools",
+            Box::new(|c, _| c.risk.allowed_tools.push("file_write".into())),
+        ),
+        (
+            "allowed_tools",
+            Box::new(|c, _| c.risk.allowed_tools.clear()),
+        ),
+        (
+            "excluded_tools",
+            Box::new(|c, _| c.risk.excluded_tools.clear()),
+        ),
+        (
+            "auto_approve",
+            Box::new(|c, _| c.risk.auto_approve.push("shell".into())),
+        ),
+        ("always_ask", Box::new(|c, _| c.risk.always_ask.clear())),
+        (
+            "shell_env_passthrough",
+            Box::new(|c, _| c.risk.shell_env_passthrough.push("AWS_SECRET".into())),
+        ),
+        (
+            "sandbox",
+            Box::new(|c, _| c.risk.sandbox = SandboxKind::None),
+        ),
+        (
+            "sandbox",
+            Box::new(|c, _| c.risk.sandbox = SandboxKind::Bubblewrap),
+        ),
+        (
+            "block_high_risk_commands",
+            Box::new(|c, _| c.risk.block_high_risk_commands = false),
+        ),
+        (
+            "max_actions_per_hour",
+            Box::new(|c, _| c.runtime.max_actions_per_hour += 1),
+        ),
+        (
+            "max_cost_per_day_cents",
+            Box::new(|c, _| c.runtime.max_cost_per_day_cents += 1),
+        ),
+        (
+            "shell_timeout_secs",
+            Box::new(|c, _| c.runtime.shell_timeout_secs += 1),
+        ),
+        ("delegation_depth", Box::new(|c, _| c.delegation_depth = 2)),
+        (
+            "memory_grants",
+            Box::new(|c, _| c.memory_grants.push(MemoryGrant::Agent("erin".into()))),
+        ),
+        (
+            "memory_grants",
+            Box::new(|c, _| c.memory_grants = vec![MemoryGrant::Agent("bob".into())]),
+        ),
+    ];
+    for (axis, edit) in edits {
+        let mut c = child_of(&parent);
+        edit(&mut c, &fx);
+        let err = ensure_no_escalation(&c, &parent).expect_err(axis);
+        assert_eq!(err.axis, axis, "{err}");
+    }
+    // Narrowing is fine: fewer commands, more forbidden paths, lower budgets, the parent's memory.
+    let mut c = child_of(&parent);
+    c.risk.allowed_commands = vec!["ls".into()];
+    c.forbidden.push(fx.ws("alice").join("private"));
+    c.runtime.max_actions_per_hour = 1;
+    c.risk.level = AutonomyLevel::Readonly;
+    c.memory_grants = vec![MemoryGrant::Agent("alice".into())];
+    c.roots.retain(|r| r.path != fx.ws("dave"));
+    assert_eq!(ensure_no_escalation(&c, &parent), Ok(()));
+}

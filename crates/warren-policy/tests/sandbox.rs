@@ -1,0 +1,268 @@
+//! Real child processes under Landlock and bubblewrap: what must work inside, what must fail,
+//! and the test process itself staying unrestricted.
+
+use crate::fixture::{Fixture, FAMILY};
+use std::ffi::OsString;
+use std::path::Path;
+use warren_policy::sandbox::{choose, confine, EffectiveSandbox, SandboxSupport};
+use warren_policy::SecurityPolicy;
+use warren_types::SandboxKind;
+
+struct Out {
+    ok: bool,
+    stdout: String,
+    stderr: String,
+}
+
+fn run(policy: &SecurityPolicy, sb: &EffectiveSandbox, script: &str) -> Out {
+    let args: Vec<OsString> = vec!["-c".into(), script.into()];
+    let mut cmd = confine(policy, sb, "/bin/sh".as_ref(), &args, &policy.workspace).unwrap();
+    cmd.command_mut()
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    let out = child.wait_with_output().unwrap();
+    Out {
+        ok: out.status.success(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn support() -> SandboxSupport {
+    SandboxSupport::probe(Some("/usr/bin:/bin".as_ref()))
+}
+
+fn sandbox_of(kind: SandboxKind) -> Option<EffectiveSandbox> {
+    match choose(kind, &support()) {
+        Ok((sb, _)) => Some(sb),
+        Err(e) => {
+            println!("skipped: {e}");
+            None
+        }
+    }
+}
+
+fn exercise(kind: SandboxKind) {
+    let Some(sb) = sandbox_of(kind) else { return };
+    let fx = Fixture::new(FAMILY);
+    let p = fx.policy("alice");
+    let ws = fx.ws("alice");
+    let bob = fx.ws("bob");
+    let carol = fx.ws("carol");
+    let erin = fx.ws("erin");
+    fx.write(&ws.join("file.txt"), "inside");
+    fx.write(&bob.join("readme.md"), "bob says hi");
+    fx.write(&erin.join("private.txt"), "erin's secret");
+    fx.write(&carol.join("existing.txt"), "carol's");
+    std::fs::create_dir_all(ws.join("sub")).unwrap();
+    let home = fx.home.display().to_string();
+    let (b, c, e) = (bob.display(), carol.display(), erin.display());
+
+    // Inside works.
+    let checks: Vec<(String, Option<&str>)> = vec![
+        ("cat file.txt".into(), Some("inside")),
+        (
+            "echo written > new.txt && cat new.txt".into(),
+            Some("written"),
+        ),
+        (format!("cat {b}/readme.md"), Some("bob says hi")),
+        ("head -c 8 /dev/urandom | wc -c".into(), Some("8")),
+        (
+            "ls /nonexistent 2>/dev/null; echo after".into(),
+            Some("after"),
+        ),
+        (
+            "echo x > /dev/null && head -c 3 /dev/zero | wc -c".into(),
+            Some("3"),
+        ),
+        ("head -c 4 /dev/random | wc -c".into(), Some("4")),
+        (
+            "mv file.txt sub/moved.txt && cat sub/moved.txt".into(),
+            Some("inside"),
+        ),
+    ];
+    for (script, want) in &checks {
+        let o = run(&p, &sb, script);
+        assert!(o.ok, "[{}] `{script}` should work: {}", sb.name(), o.stderr);
+        if let Some(w) = want {
+            assert_eq!(o.stdout.trim(), *w, "[{}] `{script}`", sb.name());
+        }
+    }
+    assert_eq!(
+        std::fs::read_to_string(ws.join("new.txt")).unwrap(),
+        "written\n"
+    );
+    assert!(ws.join("sub/moved.txt").exists() && !ws.join("file.txt").exists());
+
+    // Outside fails.
+    let denied = [
+        format!("cat {e}/private.txt"),
+        format!("echo x > {b}/w.txt"),
+        format!("echo x > {home}/w.txt"),
+        format!("cat {c}/existing.txt"),
+        format!("cat {}/config.toml", fx.root.display()),
+        format!("echo x > {}/data/x", fx.root.display()),
+    ];
+    for script in &denied {
+        let o = run(&p, &sb, script);
+        assert!(
+            !o.ok,
+            "[{}] `{script}` should fail, printed {:?}",
+            sb.name(),
+            o.stdout
+        );
+        assert!(!o.stdout.contains("secret") && !o.stdout.contains("carol's"));
+    }
+    assert!(!bob.join("w.txt").exists());
+    assert!(!fx.home.join("w.txt").exists());
+    assert!(!fx.root.join("data/x").exists());
+
+    // Write-only sibling: writable under Landlock; not mounted at all under bubblewrap.
+    let o = run(&p, &sb, &format!("echo dropped > {c}/drop.txt"));
+    match sb {
+        EffectiveSandbox::Landlock { .. } => {
+            assert!(o.ok, "landlock: write-only sibling writable: {}", o.stderr);
+            assert_eq!(
+                std::fs::read_to_string(carol.join("drop.txt")).unwrap(),
+                "dropped\n"
+            );
+        }
+        _ => {
+            assert!(!o.ok, "bubblewrap: write-only sibling is not mounted");
+            assert!(!carol.join("drop.txt").exists());
+        }
+    }
+
+    // The test process itself is never restricted.
+    std::fs::write(erin.join("after.txt"), "still free").unwrap();
+    assert_eq!(
+        std::fs::read_to_string(erin.join("private.txt")).unwrap(),
+        "erin's secret"
+    );
+    let real_home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    if let Some(h) = real_home.filter(|h| h.is_dir()) {
+        let probe = h.join(format!(".warren-sandbox-probe-{}", std::process::id()));
+        std::fs::write(&probe, "x").unwrap();
+        std::fs::remove_file(&probe).unwrap();
+        // ... while a sandboxed child cannot write there.
+        let o = run(&p, &sb, &format!("echo x > {}", probe.display()));
+        assert!(
+            !o.ok && !probe.exists(),
+            "[{}] child wrote $HOME",
+            sb.name()
+        );
+    }
+}
+
+#[test]
+fn landlock_confines_the_child_only() {
+    exercise(SandboxKind::Landlock);
+}
+
+#[test]
+fn bubblewrap_confines_the_child_only() {
+    exercise(SandboxKind::Bubblewrap);
+}
+
+#[test]
+fn unrestricted_agent_keeps_its_denials_under_landlock() {
+    unrestricted_agent_keeps_its_denials(SandboxKind::Landlock);
+}
+
+#[test]
+fn unrestricted_agent_keeps_its_denials_under_bubblewrap() {
+    unrestricted_agent_keeps_its_denials(SandboxKind::Bubblewrap);
+}
+
+#[test]
+fn existing_forbidden_dir_inside_the_workspace_is_closed() {
+    for kind in [SandboxKind::Landlock, SandboxKind::Bubblewrap] {
+        let Some(sb) = sandbox_of(kind) else { continue };
+        let fx = Fixture::new(FAMILY);
+        let ws = fx.ws("alice");
+        fx.write(&ws.join("secrets/key"), "hunter2");
+        fx.write(&ws.join("src/main.rs"), "fn main() {}");
+        let p = fx.policy("alice");
+        let o = run(&p, &sb, "cat src/main.rs && echo more >> src/main.rs && mkdir -p src/deep && echo x > src/deep/y");
+        assert!(o.ok, "[{}] {}", sb.name(), o.stderr);
+        assert!(ws.join("src/deep/y").exists());
+        for script in ["cat secrets/key", "echo pwned > secrets/key", "ls secrets/"] {
+            let o = run(&p, &sb, script);
+            assert!(
+                !o.ok || o.stdout.trim().is_empty(),
+                "[{}] `{script}` -> {:?}",
+                sb.name(),
+                o.stdout
+            );
+            assert!(!o.stdout.contains("hunter2") && !o.stdout.contains("key"));
+        }
+        assert_eq!(
+            std::fs::read_to_string(ws.join("secrets/key")).unwrap(),
+            "hunter2"
+        );
+    }
+}
+
+fn unrestricted_agent_keeps_its_denials(kind: SandboxKind) {
+    let Some(sb) = sandbox_of(kind) else { return };
+    let fx = Fixture::new(FAMILY);
+    let p = fx.policy("frank");
+    fx.write(&fx.ws("bob").join("readme.md"), "bob");
+    fx.write(&fx.ws("carol").join("c.txt"), "carol's");
+    fx.write(&fx.ws("erin").join("e.txt"), "erin");
+    let (b, c, e) = (fx.ws("bob"), fx.ws("carol"), fx.ws("erin"));
+    // Anything else is reachable...
+    let o = run(
+        &p,
+        &sb,
+        &format!(
+            "cat {}/e.txt && echo y > {}/new.txt",
+            e.display(),
+            e.display()
+        ),
+    );
+    assert!(o.ok, "{}", o.stderr);
+    assert_eq!(std::fs::read_to_string(e.join("new.txt")).unwrap(), "y\n");
+    // ... but not the read-only sibling for writing, the write-only one for reading, or state.
+    for script in [
+        format!("echo x > {}/w.txt", b.display()),
+        format!("cat {}/c.txt", c.display()),
+        format!("echo x > {}/config.toml", fx.root.display()),
+    ] {
+        let o = run(&p, &sb, &script);
+        assert!(!o.ok, "`{script}` should fail");
+    }
+    assert!(run(&p, &sb, &format!("cat {}/readme.md", b.display())).ok);
+    assert_eq!(
+        std::fs::read_to_string(fx.root.join("config.toml")).unwrap(),
+        FAMILY
+    );
+}
+
+#[test]
+fn unavailable_sandbox_is_an_error_not_a_fallback() {
+    let none = SandboxSupport {
+        landlock_abi: 0,
+        bwrap: None,
+        bwrap_problem: Some("bwrap not found on PATH".into()),
+    };
+    let err = choose(SandboxKind::Landlock, &none).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "sandbox_unavailable: landlock not supported by this kernel"
+    );
+    assert!(choose(SandboxKind::Bubblewrap, &none).is_err());
+    let (sb, why) = choose(SandboxKind::Auto, &none).unwrap();
+    assert_eq!(sb, EffectiveSandbox::None);
+    assert!(why.contains("no OS confinement"), "{why}");
+    // On this machine auto picks landlock first.
+    let (sb, _) = choose(SandboxKind::Auto, &support()).unwrap();
+    if support().landlock_abi > 0 {
+        assert!(matches!(sb, EffectiveSandbox::Landlock { .. }));
+    }
+    let _ = Path::new("/");
+}
