@@ -1,0 +1,196 @@
+//! Typed tool errors with stable codes.
+
+use serde::Serialize;
+use std::path::PathBuf;
+use warren_policy::{BudgetError, Denial, RefusalRule, SandboxError, ShellError};
+
+/// Why a tool call did not succeed. [`ToolError::code`] is stable; front-ends match on it.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    /// No tool of that name.
+    #[error("unknown tool `{0}`")]
+    UnknownTool(String),
+    /// An argument is missing, of the wrong type or malformed.
+    #[error("argument `{field}`: {message}")]
+    InvalidArgument {
+        /// The argument name.
+        field: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The policy denied a path.
+    #[error(transparent)]
+    Denied(#[from] Denial),
+    /// The shell command was refused before running.
+    #[error(transparent)]
+    Shell(#[from] ShellError),
+    /// The gate refused the call (tool not allowed, readonly, high risk blocked).
+    #[error("{reason}")]
+    Refused {
+        /// The deciding rule.
+        rule: RefusalRule,
+        /// A human explanation.
+        reason: String,
+    },
+    /// The user denied the approval.
+    #[error("the user denied `{tool}`{}", message.as_ref().map(|m| format!(": {m}")).unwrap_or_default())]
+    ApprovalDenied {
+        /// The tool.
+        tool: String,
+        /// The user's message for the model.
+        message: Option<String>,
+    },
+    /// The call needed approval and there is no one to ask.
+    #[error(
+        "`{tool}` needs approval ({reason}) and there is no one to ask: the runtime denied it"
+    )]
+    NoApprover {
+        /// The tool.
+        tool: String,
+        /// Why approval was needed.
+        reason: String,
+    },
+    /// The action budget is spent.
+    #[error(transparent)]
+    Budget(#[from] BudgetError),
+    /// The sandbox cannot be used.
+    #[error(transparent)]
+    Sandbox(#[from] SandboxError),
+    /// The path does not exist.
+    #[error("{0} does not exist")]
+    NotFound(PathBuf),
+    /// A file or argument is over its size limit.
+    #[error("{what} is {size} bytes, over the limit of {limit} bytes")]
+    TooLarge {
+        /// What is too large.
+        what: String,
+        /// Its size.
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// The path is a directory or another non-regular file where a file is needed.
+    #[error("{0} is not a regular file")]
+    NotAFile(PathBuf),
+    /// Writing through a symbolic link is refused.
+    #[error("{0} is a symbolic link; writing through it is refused")]
+    SymlinkLeaf(PathBuf),
+    /// `old_text` was not found.
+    #[error("old_text was not found in {0}")]
+    EditNoMatch(PathBuf),
+    /// `old_text` occurs more than once.
+    #[error("old_text occurs {count} times in {path}; give more context so it is unique")]
+    EditAmbiguous {
+        /// The file.
+        path: PathBuf,
+        /// How many times.
+        count: usize,
+    },
+    /// The file is not UTF-8 text.
+    #[error("{0} is not UTF-8 text")]
+    NotText(PathBuf),
+    /// The shell command exited with a failure.
+    #[error("command exited with {}: {}", exit_code.map(|c| c.to_string()).unwrap_or_else(|| "a signal".into()), tail(stderr))]
+    CommandFailed {
+        /// The exit code (`None` when killed by a signal).
+        exit_code: Option<i32>,
+        /// Captured standard output (capped).
+        stdout: String,
+        /// Captured standard error (capped).
+        stderr: String,
+    },
+    /// The shell command ran past `shell_timeout_secs`; its process group was killed.
+    #[error("command timed out after {0}s; its process group was killed")]
+    Timeout(u32),
+    /// The call was cancelled; its process group was killed.
+    #[error("cancelled")]
+    Cancelled,
+    /// A filesystem operation failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+}
+
+fn tail(s: &str) -> String {
+    let t = s.trim();
+    let start = t.len().saturating_sub(400);
+    let start = (start..=t.len())
+        .find(|i| t.is_char_boundary(*i))
+        .unwrap_or(t.len());
+    t[start..].to_string()
+}
+
+impl ToolError {
+    /// The stable code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ToolError::UnknownTool(_) => "unknown_tool",
+            ToolError::InvalidArgument { .. } => "invalid_argument",
+            ToolError::Denied(_) => "denied",
+            ToolError::Shell(e) => e.code(),
+            ToolError::Refused { rule, .. } => rule.code(),
+            ToolError::ApprovalDenied { .. } => "approval_denied",
+            ToolError::NoApprover { .. } => "no_approver",
+            ToolError::Budget(BudgetError::Exhausted { .. }) => "budget_exhausted",
+            ToolError::Budget(BudgetError::Store(_)) => "internal",
+            ToolError::Sandbox(SandboxError::Unavailable { .. }) => "sandbox_unavailable",
+            ToolError::Sandbox(SandboxError::Rule { .. }) => "sandbox_error",
+            ToolError::NotFound(_) => "not_found",
+            ToolError::TooLarge { .. } => "too_large",
+            ToolError::NotAFile(_) => "not_a_file",
+            ToolError::SymlinkLeaf(_) => "symlink_leaf",
+            ToolError::EditNoMatch(_) => "edit_no_match",
+            ToolError::EditAmbiguous { .. } => "edit_ambiguous",
+            ToolError::NotText(_) => "not_text",
+            ToolError::CommandFailed { .. } => "command_failed",
+            ToolError::Timeout(_) => "timeout",
+            ToolError::Cancelled => "cancelled",
+            ToolError::Io { .. } => "io",
+        }
+    }
+
+    /// The deciding policy rule, for denials.
+    pub fn rule(&self) -> Option<&'static str> {
+        match self {
+            ToolError::Denied(d) => Some(d.rule.code()),
+            ToolError::Shell(ShellError::Path { denial, .. }) => Some(denial.rule.code()),
+            ToolError::Refused { rule, .. } => Some(rule.code()),
+            _ => None,
+        }
+    }
+
+    /// A JSON view `{code, message, rule?}`.
+    pub fn to_json(&self) -> serde_json::Value {
+        #[derive(Serialize)]
+        struct J<'a> {
+            code: &'a str,
+            message: String,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            rule: Option<&'a str>,
+        }
+        serde_json::to_value(J {
+            code: self.code(),
+            message: self.to_string(),
+            rule: self.rule(),
+        })
+        .unwrap_or(serde_json::Value::Null)
+    }
+
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        ToolError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    pub(crate) fn arg(field: &str, message: impl Into<String>) -> Self {
+        ToolError::InvalidArgument {
+            field: field.to_string(),
+            message: message.into(),
+        }
+    }
+}

@@ -1,0 +1,18 @@
+//! The tools an agent acts through (SPEC §2.2, §9.1): `file_read`, `file_write`, `file_edit`,
+//! `glob_search`, `content_search`, `shell`. Every call goes through [`Registry::invoke`]: the
+//! policy, autonomy and risk gates, the action budget and the approval hook, then execution.
+
+mod args;
+pub mod error;
+pub mod files;
+pub mod gate;
+pub mod search;
+pub mod shell;
+pub mod tool;
+
+pub use error::ToolError;
+pub use gate::Registry;
+pub use tool::{
+    ApprovalDecision, ApprovalRequest, ApproveAll, Approver, CallCheck, CancelToken, NoApprover,
+    Tool, ToolContext, ToolLimits, ToolSpec,
+};

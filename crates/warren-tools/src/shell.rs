@@ -1,0 +1,192 @@
+//! `shell {command}` (SPEC §2.2): analysed by the policy (paths, allowlist, risk), then run by
+//! `/bin/sh -c` in the workspace, inside the agent's sandbox, with a cleared environment, stdin
+//! from /dev/null, its own process group killed on timeout or cancel, and output capped.
+
+use crate::args::Args;
+use crate::error::ToolError;
+use crate::tool::{CallCheck, Tool, ToolContext, ToolSpec};
+use serde_json::{json, Value};
+use std::ffi::OsString;
+use std::io::Read;
+use std::process::{Child, Stdio};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+use warren_policy::sandbox::{choose, confine};
+
+/// Environment variables a shell command always gets from the host (when set there).
+pub const BASE_ENV: &[&str] = &["PATH", "HOME", "LANG", "TERM", "USER", "TMPDIR"];
+
+/// The `PATH` used when the host has none.
+const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+/// Longest accepted command line.
+const MAX_COMMAND_BYTES: usize = 64 * 1024;
+
+/// `shell {command}`.
+pub struct Shell;
+
+impl Shell {
+    const ARGS: &'static [&'static str] = &["command"];
+
+    fn command(args: &Value) -> Result<&str, ToolError> {
+        let a = Args::new(args, Self::ARGS)?;
+        let c = a.string("command")?;
+        if c.contains('\0') {
+            return Err(ToolError::arg("command", "contains a NUL byte"));
+        }
+        if c.len() > MAX_COMMAND_BYTES {
+            return Err(ToolError::TooLarge {
+                what: "argument `command`".into(),
+                size: c.len() as u64,
+                limit: MAX_COMMAND_BYTES as u64,
+            });
+        }
+        Ok(c)
+    }
+}
+
+/// Reads a pipe to the end, keeping at most `cap` bytes (the rest is drained so the child never
+/// blocks on a full pipe). Returns the kept bytes and whether anything was dropped.
+fn capture(mut r: impl Read + Send + 'static, cap: usize) -> JoinHandle<(Vec<u8>, bool)> {
+    std::thread::spawn(move || {
+        let mut kept = Vec::new();
+        let mut dropped = false;
+        let mut buf = [0u8; 8192];
+        loop {
+            match r.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    let room = cap.saturating_sub(kept.len());
+                    kept.extend_from_slice(&buf[..n.min(room)]);
+                    dropped |= n > room;
+                }
+            }
+        }
+        (kept, dropped)
+    })
+}
+
+fn kill_group(child: &mut Child) {
+    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
+        // SAFETY: killpg with the id of a process group this crate created for the child.
+        unsafe {
+            libc::killpg(pid, libc::SIGKILL);
+        }
+    }
+    let _ = child.kill();
+}
+
+impl Tool for Shell {
+    fn name(&self) -> &'static str {
+        "shell"
+    }
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: self.name(),
+            description: "Run a shell command in your workspace (sandboxed; paths must be inside your workspace or read-write grants).",
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "command": {"type": "string", "description": "The command line, run by /bin/sh -c"}
+                },
+                "required": ["command"],
+                "additionalProperties": false
+            }),
+        }
+    }
+
+    fn check(&self, args: &Value, ctx: &ToolContext) -> Result<CallCheck, ToolError> {
+        let plan = ctx.policy.check_shell(Self::command(args)?)?;
+        Ok(CallCheck {
+            side_effects: true,
+            risk: Some(plan.risk),
+            reasons: plan.reasons,
+        })
+    }
+
+    fn execute(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let command = Self::command(args)?;
+        let policy = &ctx.policy;
+        policy.check_shell(command)?;
+        let (sandbox, _why) = choose(policy.risk.sandbox, &ctx.sandbox)?;
+        let argv: Vec<OsString> = vec!["-c".into(), command.into()];
+        let mut confined = confine(
+            policy,
+            &sandbox,
+            "/bin/sh".as_ref(),
+            &argv,
+            &policy.workspace,
+        )?;
+        let cmd = confined.command_mut();
+        cmd.env_clear();
+        let wanted = BASE_ENV
+            .iter()
+            .map(|s| s.to_string())
+            .chain(policy.risk.shell_env_passthrough.iter().cloned());
+        for name in wanted {
+            if let Some(v) = ctx.host_env.get(&name) {
+                cmd.env(&name, v);
+            }
+        }
+        if !ctx.host_env.contains_key("PATH") {
+            cmd.env("PATH", DEFAULT_PATH);
+        }
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = confined.spawn().map_err(|e| ToolError::io("/bin/sh", e))?;
+        let cap = ctx.limits.max_output_bytes;
+        let out = child.stdout.take().map(|s| capture(s, cap));
+        let err = child.stderr.take().map(|s| capture(s, cap));
+        let timeout_secs = policy.runtime.shell_timeout_secs;
+        let deadline = Instant::now() + Duration::from_secs(u64::from(timeout_secs));
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break Ok(status),
+                Ok(None) => {}
+                Err(e) => break Err(ToolError::io("/bin/sh", e)),
+            }
+            if ctx.cancel.is_cancelled() {
+                kill_group(&mut child);
+                let _ = child.wait();
+                break Err(ToolError::Cancelled);
+            }
+            if Instant::now() >= deadline {
+                kill_group(&mut child);
+                let _ = child.wait();
+                break Err(ToolError::Timeout(timeout_secs));
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        // Whatever happened, the group goes: background jobs do not outlive the call.
+        if let Ok(pid) = libc::pid_t::try_from(child.id()) {
+            // SAFETY: as in kill_group; the group may already be empty.
+            unsafe {
+                libc::killpg(pid, libc::SIGKILL);
+            }
+        }
+        let join = |h: Option<JoinHandle<(Vec<u8>, bool)>>| {
+            h.and_then(|h| h.join().ok()).unwrap_or_default()
+        };
+        let (stdout, out_cut) = join(out);
+        let (stderr, err_cut) = join(err);
+        let status = status?;
+        let stdout = String::from_utf8_lossy(&stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&stderr).into_owned();
+        if !status.success() {
+            return Err(ToolError::CommandFailed {
+                exit_code: status.code(),
+                stdout,
+                stderr,
+            });
+        }
+        Ok(json!({
+            "exit_code": 0,
+            "stdout": stdout,
+            "stderr": stderr,
+            "truncated": out_cut || err_cut,
+            "sandbox": sandbox.name(),
+        }))
+    }
+}

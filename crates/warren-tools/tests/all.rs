@@ -1,0 +1,8 @@
+//! Integration tests of the tools against real files, symlinks and sandboxed processes.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod files;
+mod fixture;
+mod gates;
+mod search;
+mod shell;

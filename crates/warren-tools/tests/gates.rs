@@ -1,0 +1,148 @@
+//! One call through the gates: approvals, autonomy, budget, tool lists.
+
+use crate::fixture::{call, Fixture, FAMILY};
+use serde_json::json;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+use warren_policy::ManualClock;
+use warren_tools::{ApprovalDecision, ApprovalRequest, Approver, NoApprover, Registry};
+
+struct Deny;
+impl Approver for Deny {
+    fn decide(&self, _: &ApprovalRequest) -> ApprovalDecision {
+        ApprovalDecision::Deny {
+            message: Some("not now".into()),
+        }
+    }
+}
+
+#[test]
+fn supervised_asks_and_nobody_answers() {
+    let fx = Fixture::new(FAMILY);
+    let ctx = fx.ctx("sam"); // supervised, auto_approve = [file_read]
+    let reg = Registry::builtin();
+    let ws = fx.ws("sam");
+    fx.write(&ws.join("r.txt"), "read me");
+    // Reads are auto-approved.
+    assert_eq!(
+        reg.invoke("file_read", &json!({"path": "r.txt"}), &ctx, &NoApprover)
+            .unwrap()["content"],
+        "read me"
+    );
+    // A write needs approval: no one to ask, nothing written.
+    let err = reg
+        .invoke(
+            "file_write",
+            &json!({"path": "w.txt", "content": "x"}),
+            &ctx,
+            &NoApprover,
+        )
+        .unwrap_err();
+    assert_eq!(err.code(), "no_approver");
+    assert!(err.to_string().contains("no one to ask"), "{err}");
+    assert!(!ws.join("w.txt").exists());
+    let err = reg
+        .invoke(
+            "file_write",
+            &json!({"path": "w.txt", "content": "x"}),
+            &ctx,
+            &Deny,
+        )
+        .unwrap_err();
+    assert_eq!(err.code(), "approval_denied");
+    assert!(err.to_string().contains("not now"));
+    assert!(!ws.join("w.txt").exists());
+    // Approved: written.
+    call(&ctx, "file_write", json!({"path": "w.txt", "content": "x"})).unwrap();
+    assert!(ws.join("w.txt").exists());
+    // Denials and no-one-to-ask did not spend the budget.
+    assert_eq!(ctx.ledger.used("sam", SystemTime::now()).unwrap(), 1);
+}
+
+#[test]
+fn readonly_refuses_side_effects() {
+    let fx = Fixture::new(FAMILY);
+    let ctx = fx.ctx("rita");
+    for (tool, args) in [
+        ("file_write", json!({"path": "w.txt", "content": "x"})),
+        (
+            "file_edit",
+            json!({"path": "w.txt", "old_text": "a", "new_text": "b"}),
+        ),
+        ("shell", json!({"command": "ls"})),
+    ] {
+        let err = call(&ctx, tool, args).unwrap_err();
+        assert_eq!(err.code(), "readonly", "{tool}: {err}");
+    }
+    assert!(!fx.ws("rita").join("w.txt").exists());
+}
+
+#[test]
+fn action_budget_sliding_window() {
+    let fx = Fixture::new(FAMILY);
+    let mut ctx = fx.ctx("quinn"); // max_actions_per_hour = 2
+    let clock = Arc::new(ManualClock::new(
+        SystemTime::UNIX_EPOCH + Duration::from_secs(10_000_000),
+    ));
+    ctx.clock = clock.clone();
+    call(&ctx, "file_write", json!({"path": "1.txt", "content": "1"})).unwrap();
+    // A failed action gives its unit back.
+    let err = call(
+        &ctx,
+        "file_edit",
+        json!({"path": "1.txt", "old_text": "zzz", "new_text": "y"}),
+    )
+    .unwrap_err();
+    assert_eq!(err.code(), "edit_no_match");
+    call(&ctx, "file_write", json!({"path": "2.txt", "content": "2"})).unwrap();
+    let err = call(&ctx, "file_write", json!({"path": "3.txt", "content": "3"})).unwrap_err();
+    assert_eq!(err.code(), "budget_exhausted");
+    assert!(!fx.ws("quinn").join("3.txt").exists());
+    // Reads do not count.
+    call(&ctx, "file_read", json!({"path": "1.txt"})).unwrap();
+    clock.advance(Duration::from_secs(3601));
+    call(&ctx, "file_write", json!({"path": "3.txt", "content": "3"})).unwrap();
+
+    let text = FAMILY.replace("max_actions_per_hour = 2", "max_actions_per_hour = 0");
+    let fx = Fixture::new(&text);
+    let ctx = fx.ctx("quinn");
+    assert_eq!(
+        call(&ctx, "file_write", json!({"path": "x", "content": "x"}))
+            .unwrap_err()
+            .code(),
+        "budget_exhausted"
+    );
+    assert!(!fx.ws("quinn").join("x").exists());
+}
+
+#[test]
+fn tool_lists_filter_calls_and_specs() {
+    let text = FAMILY.replace(
+        "block_high_risk_commands = true",
+        "block_high_risk_commands = true\nexcluded_tools = [\"shell\"]",
+    );
+    let fx = Fixture::new(&text);
+    let ctx = fx.ctx("alice");
+    assert_eq!(
+        call(&ctx, "shell", json!({"command": "ls"}))
+            .unwrap_err()
+            .code(),
+        "tool_not_allowed"
+    );
+    let specs = Registry::builtin().specs_for(&ctx);
+    let names: Vec<&str> = specs.iter().map(|s| s.name).collect();
+    assert_eq!(
+        names,
+        vec![
+            "file_read",
+            "file_write",
+            "file_edit",
+            "glob_search",
+            "content_search"
+        ]
+    );
+    for s in &specs {
+        assert_eq!(s.parameters["type"], "object");
+        assert!(s.parameters["required"].is_array(), "{}", s.name);
+    }
+}

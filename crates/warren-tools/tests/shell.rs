@@ -1,0 +1,173 @@
+//! The shell tool: real sandboxed processes, environment, timeout, cancel, output cap.
+
+use crate::fixture::{call, code, Fixture, FAMILY};
+use serde_json::json;
+use std::time::Duration;
+use warren_tools::{ApproveAll, Registry};
+
+#[test]
+fn runs_in_the_sandbox_with_devices_working() {
+    let fx = Fixture::new(FAMILY);
+    let ctx = fx.ctx("alice");
+    let ws = fx.ws("alice");
+    fx.write(&ws.join("file.txt"), "inside");
+    fx.write(&fx.ws("bob").join("readme.md"), "bob");
+    let v = call(
+        &ctx,
+        "shell",
+        json!({"command": "cat file.txt && echo made > made.txt"}),
+    )
+    .unwrap();
+    assert_eq!(v["stdout"], "inside");
+    assert_eq!(v["sandbox"], "landlock");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("made.txt")).unwrap(),
+        "made\n"
+    );
+    // The four devices through the shell.
+    let v = call(&ctx, "shell", json!({"command": "head -c 8 /dev/urandom | wc -c; head -c 8 /dev/random | wc -c; head -c 3 /dev/zero | wc -c; cat /dev/null; ls missing 2>/dev/null || echo quiet"})).unwrap();
+    assert_eq!(v["stdout"], "8\n8\n3\nquiet\n");
+    // Paths outside the read-write allowlist are refused before anything runs.
+    assert_eq!(
+        code(call(&ctx, "shell", json!({"command": "cat /etc/hostname"}))),
+        ("denied".into(), Some("outside_workspace".into()))
+    );
+    let bob = fx.ws("bob").display().to_string();
+    assert_eq!(
+        code(call(
+            &ctx,
+            "shell",
+            json!({"command": format!("cat {bob}/readme.md")})
+        )),
+        ("denied".into(), Some("read_only_grant".into()))
+    );
+    // A path hidden from the analyzer still meets the sandbox.
+    let erin = fx.ws("erin");
+    fx.write(&erin.join("p.txt"), "erin's");
+    // The path is spelled with octal escapes, so no literal `/` reaches the analyzer.
+    let hidden = erin
+        .join("p.txt")
+        .display()
+        .to_string()
+        .replace('/', "\\057");
+    let script = format!("cat \"$(printf '{hidden}')\"");
+    let err = call(&ctx, "shell", json!({"command": script})).unwrap_err();
+    assert_eq!(err.code(), "command_failed", "{err}");
+    assert!(err.to_string().contains("Permission denied"), "{err}");
+    // Failing commands report their exit code and stderr.
+    let err = call(&ctx, "shell", json!({"command": "ls no-such-file"})).unwrap_err();
+    assert_eq!(err.code(), "command_failed");
+    assert!(err.to_string().contains("no-such-file"), "{err}");
+    // High-risk commands are blocked by the profile.
+    assert_eq!(
+        code(call(&ctx, "shell", json!({"command": "rm -rf sub"}))).0,
+        "high_risk_blocked"
+    );
+}
+
+#[test]
+fn environment_is_cleared_except_the_passthrough() {
+    let fx = Fixture::new(FAMILY);
+    let ctx = fx.ctx("alice");
+    let v = call(
+        &ctx,
+        "shell",
+        json!({"command": "echo \"[$SECRET_TOKEN][$HOME]\"; env | wc -l"}),
+    )
+    .unwrap();
+    let out = v["stdout"].as_str().unwrap();
+    assert!(
+        out.starts_with(&format!("[][{}]", fx.home.display())),
+        "{out}"
+    );
+    let text = FAMILY.replace(
+        "sandbox = \"landlock\"",
+        "sandbox = \"landlock\"\nshell_env_passthrough = [\"SECRET_TOKEN\"]",
+    );
+    let fx = Fixture::new(&text);
+    let ctx = fx.ctx("alice");
+    let v = call(
+        &ctx,
+        "shell",
+        json!({"command": "echo \"[$SECRET_TOKEN]\""}),
+    )
+    .unwrap();
+    assert_eq!(v["stdout"], "[s3cr3t]\n");
+}
+
+#[test]
+fn timeout_kills_the_whole_process_group() {
+    let fx = Fixture::new(FAMILY);
+    let ctx = fx.ctx("quinn"); // shell_timeout_secs = 1
+    let ws = fx.ws("quinn");
+    let err = call(
+        &ctx,
+        "shell",
+        json!({"command": "(sleep 2; echo late > late.txt) & sleep 4"}),
+    )
+    .unwrap_err();
+    assert_eq!(err.code(), "timeout");
+    std::thread::sleep(Duration::from_millis(2500));
+    assert!(
+        !ws.join("late.txt").exists(),
+        "a background job outlived the timeout"
+    );
+}
+
+#[test]
+fn cancel_kills_the_command() {
+    let fx = Fixture::new(FAMILY);
+    let ctx = fx.ctx("alice");
+    let cancel = ctx.cancel.clone();
+    let t = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        cancel.cancel();
+    });
+    let err = Registry::builtin()
+        .invoke(
+            "shell",
+            &json!({"command": "sleep 5; echo no > no.txt"}),
+            &ctx,
+            &ApproveAll,
+        )
+        .unwrap_err();
+    t.join().unwrap();
+    assert_eq!(err.code(), "cancelled");
+    assert!(!fx.ws("alice").join("no.txt").exists());
+}
+
+#[test]
+fn output_is_capped() {
+    let fx = Fixture::new(FAMILY);
+    let mut ctx = fx.ctx("alice");
+    ctx.limits.max_output_bytes = 1000;
+    let v = call(
+        &ctx,
+        "shell",
+        json!({"command": "head -c 50000 /dev/zero | tr '\\0' a"}),
+    )
+    .unwrap();
+    assert_eq!(v["stdout"].as_str().unwrap().len(), 1000);
+    assert_eq!(v["truncated"], true);
+    // The real cap is 1 MiB.
+    let ctx = fx.ctx("alice");
+    let v = call(
+        &ctx,
+        "shell",
+        json!({"command": "head -c 1100000 /dev/zero | tr '\\0' a"}),
+    )
+    .unwrap();
+    assert_eq!(v["stdout"].as_str().unwrap().len(), 1024 * 1024);
+}
+
+#[test]
+fn configured_sandbox_unavailable_is_an_error() {
+    let fx = Fixture::new(&FAMILY.replace("sandbox = \"landlock\"", "sandbox = \"bubblewrap\""));
+    let mut ctx = fx.ctx("alice");
+    ctx.sandbox.bwrap = None;
+    ctx.sandbox.bwrap_problem = Some("bwrap not found on PATH".into());
+    let err = call(&ctx, "shell", json!({"command": "echo x > x.txt"})).unwrap_err();
+    assert_eq!(err.code(), "sandbox_unavailable");
+    assert!(err.to_string().contains("bubblewrap"), "{err}");
+    assert!(!fx.ws("alice").join("x.txt").exists());
+}
