@@ -1,5 +1,7 @@
 //! Test support: hermetic installs in temp folders, with a config written from text.
 
+pub mod fake_llm;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use tempfile::TempDir;

@@ -1,0 +1,25 @@
+//! Fake LLM provider servers for tests: one real HTTP server per test on 127.0.0.1:0 speaking
+//! the OpenAI Chat Completions, Anthropic Messages or Ollama chat wire format, streamed
+//! (SSE / NDJSON, as the request asks) or not.
+//!
+//! ```ignore
+//! let fake = FakeLlm::start(ProviderFamily::Openai)?;
+//! fake.push(Reply::text("hello").usage(12, 3));
+//! fake.push(Reply::tool_calls([("file_read", json!({"path": "a"})), ("shell", json!({"command": "ls"}))]));
+//! // point a provider entry at fake.uri(), run the code under test, then:
+//! assert_eq!(fake.requests()[0].body["parallel_tool_calls"], false);
+//! ```
+//!
+//! A request the script does not expect (script exhausted, wrong path, body not JSON) gets a
+//! loud HTTP error and is recorded; dropping the server panics over it unless the test took it
+//! with [`FakeLlm::acknowledge_failures`].
+
+mod anthropic;
+mod ollama;
+mod openai;
+mod script;
+mod server;
+
+pub use script::{Reply, ScriptedCall};
+pub use server::{closed_port_uri, wire_path, FakeLlm, RecordedRequest};
+pub use warren_types::ProviderFamily;
