@@ -4,7 +4,7 @@
 use crate::client::ProviderClient;
 use crate::entry::ProviderEntry;
 use crate::error::LlmError;
-use crate::http::{build_client, ProxyMode};
+use crate::http::{HttpClients, ProxyMode};
 use crate::keys::KeyResolver;
 use crate::route::Route;
 use std::sync::Arc;
@@ -13,7 +13,7 @@ use warren_types::Config;
 /// Builds provider clients and routes that share one connection pool. Cheap to clone.
 #[derive(Clone)]
 pub struct Providers {
-    http: reqwest::Client,
+    http: HttpClients,
     keys: Arc<dyn KeyResolver>,
 }
 
@@ -24,7 +24,8 @@ impl std::fmt::Debug for Providers {
 }
 
 impl Providers {
-    /// Providers whose keys come from `keys`, with the system proxy settings.
+    /// Providers whose keys come from `keys`, with the system proxy settings (loopback
+    /// servers are always reached directly).
     pub fn new(keys: Arc<dyn KeyResolver>) -> Result<Self, LlmError> {
         Self::with_proxy(keys, ProxyMode::System)
     }
@@ -32,14 +33,15 @@ impl Providers {
     /// Providers with an explicit proxy mode (`Direct` for servers on 127.0.0.1 in tests).
     pub fn with_proxy(keys: Arc<dyn KeyResolver>, proxy: ProxyMode) -> Result<Self, LlmError> {
         Ok(Providers {
-            http: build_client(proxy)?,
+            http: HttpClients::new(proxy)?,
             keys,
         })
     }
 
     /// A client for one resolved entry.
     pub fn client(&self, entry: ProviderEntry) -> ProviderClient {
-        ProviderClient::new(entry, self.http.clone(), self.keys.clone())
+        let http = self.http.for_url(&entry.url());
+        ProviderClient::new(entry, http, self.keys.clone())
     }
 
     /// A route over resolved entries, in order.
