@@ -5,6 +5,7 @@ mod agents;
 mod config_ops;
 mod errors;
 pub mod logging;
+pub mod policy;
 mod secrets;
 
 pub use errors::config_error;

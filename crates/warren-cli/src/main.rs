@@ -39,6 +39,13 @@ enum Command {
     /// Store, list and remove secrets (API keys).
     #[command(subcommand)]
     Secrets(commands::secrets::Cmd),
+    /// Show an agent's effective policy, or check one path against it.
+    #[command(subcommand)]
+    Policy(commands::policy::Cmd),
+    /// Run one tool call through the same gates as the agent loop.
+    Tool(commands::tool::Args),
+    /// Report the sandbox each agent gets on this machine.
+    Doctor,
     /// Check tool-call receipts.
     #[command(subcommand)]
     Receipts(commands::receipts::Cmd),
@@ -74,5 +81,8 @@ fn main() -> ExitCode {
         Command::Agents(c) => commands::agents::run(&ctx, c),
         Command::Secrets(c) => commands::secrets::run(&ctx, c),
         Command::Receipts(c) => commands::receipts::run(&ctx, c),
+        Command::Policy(c) => commands::policy::run(&ctx, c),
+        Command::Tool(a) => commands::tool::run(&ctx, a),
+        Command::Doctor => commands::doctor::run(&ctx),
     }
 }

@@ -3,4 +3,5 @@
 
 mod common;
 mod config_cli;
+mod policy_cli;
 mod secrets_cli;

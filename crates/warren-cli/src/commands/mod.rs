@@ -3,9 +3,12 @@
 
 pub mod agents;
 pub mod config;
+pub mod doctor;
 pub mod init;
+pub mod policy;
 pub mod receipts;
 pub mod secrets;
+pub mod tool;
 
 use crate::output::Output;
 

@@ -1,0 +1,377 @@
+//! Policy, tool and sandbox services: `policy show`, `policy check`, one tool call through the
+//! same gates as the agent loop, and the sandbox report of `doctor`.
+
+use crate::Warren;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use warren_policy::sandbox::{choose, SandboxSupport};
+use warren_policy::{Access, PolicyEnv, PolicyError, RootSource, SecurityPolicy, Tier};
+use warren_tools::{ApproveAll, NoApprover, Registry, ToolContext};
+use warren_types::{ApiError, Config, ErrorCode};
+
+/// Facts about the host that the binary captured (never read by the library): the user's home
+/// and the process environment the shell tool passes on.
+#[derive(Debug, Clone, Default)]
+pub struct HostEnv {
+    /// `$HOME`, for `~`.
+    pub home: Option<PathBuf>,
+    /// The process environment.
+    pub vars: BTreeMap<String, String>,
+}
+
+/// One root of an effective policy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct PolicyRootView {
+    /// Resolved path.
+    pub path: String,
+    /// `read_write`, `read_only` or `write_only`.
+    pub tier: String,
+    /// `workspace`, `sibling`, `allowed_root` or `shared_skills`.
+    pub source: String,
+    /// The sibling's alias or the `allowed_roots` entry as written.
+    pub name: Option<String>,
+    /// Whether the directory exists now (a missing sibling root is skipped by sandboxes).
+    pub exists: bool,
+}
+
+/// The sandbox an agent gets on this machine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct SandboxView {
+    /// As configured: `auto`, `landlock`, `bubblewrap` or `none`.
+    pub configured: String,
+    /// What it runs under: `landlock`, `bubblewrap` or `none`; `null` when unavailable.
+    pub effective: Option<String>,
+    /// Why that one.
+    pub reason: String,
+    /// Set when the configured sandbox is unavailable (tool calls that need it fail).
+    pub error: Option<String>,
+    /// Caveats (for example write-only roots under bubblewrap).
+    pub notes: Vec<String>,
+}
+
+/// The effective policy of an agent (`warren policy show`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct PolicyView {
+    /// The agent.
+    pub agent: String,
+    /// Its risk profile.
+    pub risk_profile: String,
+    /// `readonly`, `supervised` or `full`.
+    pub level: String,
+    /// The resolved workspace.
+    pub workspace: String,
+    /// Whether paths outside every root are denied.
+    pub workspace_only: bool,
+    /// Every root with its tier.
+    pub roots: Vec<PolicyRootView>,
+    /// Resolved forbidden paths.
+    pub forbidden_paths: Vec<String>,
+    /// Runtime state no agent may touch.
+    pub runtime_state: Vec<String>,
+    /// `allowed_commands`.
+    pub allowed_commands: Vec<String>,
+    /// Side-effecting actions per hour.
+    pub max_actions_per_hour: u32,
+    /// Shell timeout.
+    pub shell_timeout_secs: u32,
+    /// The sandbox chosen and why.
+    pub sandbox: SandboxView,
+}
+
+/// `warren policy check` (SPEC §9.1): `{allowed, access, path, rule}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct PolicyCheck {
+    /// Whether the access is allowed.
+    pub allowed: bool,
+    /// `read` or `write`.
+    pub access: String,
+    /// The resolved path.
+    pub path: String,
+    /// The deciding rule code.
+    pub rule: String,
+}
+
+/// The error of a tool call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ToolErrorView {
+    /// Stable code (`denied`, `invalid_argument`, `no_approver`, ...).
+    pub code: String,
+    /// Human message.
+    pub message: String,
+    /// The policy rule, for denials.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+}
+
+/// `warren tool` (SPEC §9.1): `{ok, output, error?}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ToolCallResult {
+    /// The tool ran and succeeded.
+    pub ok: bool,
+    /// The tool's JSON result (or the captured output of a failed command).
+    pub output: serde_json::Value,
+    /// Why it did not succeed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<ToolErrorView>,
+}
+
+/// One agent's line of the doctor report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct AgentSandboxReport {
+    /// The agent.
+    pub agent: String,
+    /// Its sandbox.
+    pub sandbox: SandboxView,
+}
+
+/// What this machine offers and what each agent gets (`warren doctor`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct DoctorReport {
+    /// The kernel's Landlock ABI (0 = none).
+    pub landlock_abi: i32,
+    /// The usable `bwrap`, if any.
+    pub bubblewrap: Option<String>,
+    /// Why bubblewrap is not usable.
+    pub bubblewrap_problem: Option<String>,
+    /// Per agent.
+    pub agents: Vec<AgentSandboxReport>,
+}
+
+fn policy_error(e: PolicyError) -> ApiError {
+    let code = match &e {
+        PolicyError::UnknownAgent(_) => ErrorCode::NotFound,
+        PolicyError::CreateWorkspace { .. } => ErrorCode::Io,
+        _ => ErrorCode::InvalidConfig,
+    };
+    ApiError::new(code, e.to_string())
+}
+
+fn tier_name(t: Tier) -> &'static str {
+    match t {
+        Tier::ReadWrite => "read_write",
+        Tier::ReadOnly => "read_only",
+        Tier::WriteOnly => "write_only",
+    }
+}
+
+fn kind_name(k: warren_types::SandboxKind) -> &'static str {
+    use warren_types::SandboxKind as K;
+    match k {
+        K::Auto => "auto",
+        K::Landlock => "landlock",
+        K::Bubblewrap => "bubblewrap",
+        K::None => "none",
+    }
+}
+
+fn sandbox_view(policy: &SecurityPolicy, support: &SandboxSupport) -> SandboxView {
+    let configured = kind_name(policy.risk.sandbox).to_string();
+    match choose(policy.risk.sandbox, support) {
+        Ok((sb, reason)) => {
+            let mut notes = Vec::new();
+            let wo = policy.roots_of(Tier::WriteOnly).count();
+            match sb.name() {
+                "bubblewrap" if wo > 0 => notes.push(format!(
+                    "{wo} write-only root(s) are not mounted under bubblewrap (a mount cannot mean write-only): only the file tools can write there"
+                )),
+                "none" => notes.push(
+                    "no OS confinement: the policy checks of the tools still apply, git write commands are not confined".into(),
+                ),
+                _ => {}
+            }
+            SandboxView {
+                configured,
+                effective: Some(sb.name().to_string()),
+                reason,
+                error: None,
+                notes,
+            }
+        }
+        Err(e) => SandboxView {
+            configured,
+            effective: None,
+            reason: "the configured sandbox is not available on this machine".into(),
+            error: Some(e.to_string()),
+            notes: vec!["shell and git write calls of this agent fail until it is".into()],
+        },
+    }
+}
+
+fn path_var(host: &HostEnv) -> Option<&std::ffi::OsStr> {
+    host.vars
+        .get("PATH")
+        .map(|p| std::ffi::OsStr::new(p.as_str()))
+}
+
+impl Warren {
+    fn policy_for(
+        &self,
+        cfg: &Config,
+        alias: &str,
+        host: &HostEnv,
+    ) -> Result<SecurityPolicy, ApiError> {
+        let env = PolicyEnv {
+            layout: self.layout().clone(),
+            home: host.home.clone(),
+        };
+        SecurityPolicy::for_agent(cfg, alias, &env).map_err(policy_error)
+    }
+
+    /// The effective policy of `alias`: tiers with resolved paths, `workspace_only`, and the
+    /// sandbox chosen on this machine and why.
+    pub fn policy_show(&self, alias: &str, host: &HostEnv) -> Result<PolicyView, ApiError> {
+        let cfg = self.load()?.config;
+        let p = self.policy_for(&cfg, alias, host)?;
+        let support = SandboxSupport::probe(path_var(host));
+        let roots = p
+            .roots
+            .iter()
+            .map(|r| {
+                let (source, name) = match &r.source {
+                    RootSource::Workspace => ("workspace", None),
+                    RootSource::Sibling(a) => ("sibling", Some(a.clone())),
+                    RootSource::AllowedRoot(s) => ("allowed_root", Some(s.clone())),
+                    RootSource::SharedSkills => ("shared_skills", None),
+                };
+                PolicyRootView {
+                    path: r.path.display().to_string(),
+                    tier: tier_name(r.tier).to_string(),
+                    source: source.to_string(),
+                    name,
+                    exists: r.path.is_dir(),
+                }
+            })
+            .collect();
+        let show = |v: &[PathBuf]| v.iter().map(|p| p.display().to_string()).collect();
+        Ok(PolicyView {
+            agent: p.alias.clone(),
+            risk_profile: p.risk_profile_name.clone(),
+            level: format!("{:?}", p.risk.level).to_lowercase(),
+            workspace: p.workspace.display().to_string(),
+            workspace_only: p.workspace_only,
+            roots,
+            forbidden_paths: show(&p.forbidden),
+            runtime_state: show(&p.runtime_state),
+            allowed_commands: p.risk.allowed_commands.clone(),
+            max_actions_per_hour: p.runtime.max_actions_per_hour,
+            shell_timeout_secs: p.runtime.shell_timeout_secs,
+            sandbox: sandbox_view(&p, &support),
+        })
+    }
+
+    /// Decides one access of `alias` on `path` exactly as the tools do.
+    pub fn policy_check(
+        &self,
+        alias: &str,
+        write: bool,
+        path: &str,
+        host: &HostEnv,
+    ) -> Result<PolicyCheck, ApiError> {
+        let cfg = self.load()?.config;
+        let p = self.policy_for(&cfg, alias, host)?;
+        let access = if write { Access::Write } else { Access::Read };
+        let d = p.check(Path::new(path), access);
+        Ok(PolicyCheck {
+            allowed: d.allowed,
+            access: access.as_str().to_string(),
+            path: d.path.display().to_string(),
+            rule: d.rule.code().to_string(),
+        })
+    }
+
+    /// One tool call of `alias` through the same gates as the agent loop. `args` is the JSON
+    /// text of the arguments; `approve` answers every approval request with yes (otherwise there
+    /// is no one to ask and such calls are denied).
+    pub fn tool_call(
+        &self,
+        alias: &str,
+        tool: &str,
+        args: &str,
+        approve: bool,
+        host: &HostEnv,
+    ) -> Result<ToolCallResult, ApiError> {
+        let args: serde_json::Value = serde_json::from_str(args).map_err(|e| {
+            ApiError::new(
+                ErrorCode::InvalidArgument,
+                format!("tool arguments are not valid JSON: {e}"),
+            )
+        })?;
+        let cfg = self.load()?.config;
+        let p = self.policy_for(&cfg, alias, host)?;
+        let support = SandboxSupport::probe(path_var(host));
+        let ctx = ToolContext::new(Arc::new(p), support, host.vars.clone());
+        let registry = Registry::builtin();
+        let result = if approve {
+            registry.invoke(tool, &args, &ctx, &ApproveAll)
+        } else {
+            registry.invoke(tool, &args, &ctx, &NoApprover)
+        };
+        Ok(match result {
+            Ok(output) => ToolCallResult {
+                ok: true,
+                output,
+                error: None,
+            },
+            Err(e) => {
+                let output = match &e {
+                    warren_tools::ToolError::CommandFailed {
+                        exit_code,
+                        stdout,
+                        stderr,
+                    } => {
+                        serde_json::json!({"exit_code": exit_code, "stdout": stdout, "stderr": stderr})
+                    }
+                    _ => serde_json::Value::Null,
+                };
+                ToolCallResult {
+                    ok: false,
+                    output,
+                    error: Some(ToolErrorView {
+                        code: e.code().to_string(),
+                        message: e.to_string(),
+                        rule: e.rule().map(str::to_string),
+                    }),
+                }
+            }
+        })
+    }
+
+    /// The sandbox support of this machine and the sandbox each agent gets.
+    pub fn sandbox_doctor(&self, host: &HostEnv) -> Result<DoctorReport, ApiError> {
+        let cfg = self.load()?.config;
+        let support = SandboxSupport::probe(path_var(host));
+        let mut agents = Vec::new();
+        for alias in cfg.agents.keys() {
+            let sandbox = match self.policy_for(&cfg, alias, host) {
+                Ok(p) => sandbox_view(&p, &support),
+                Err(e) => SandboxView {
+                    configured: "?".into(),
+                    effective: None,
+                    reason: "the policy cannot be built".into(),
+                    error: Some(e.message),
+                    notes: Vec::new(),
+                },
+            };
+            agents.push(AgentSandboxReport {
+                agent: alias.clone(),
+                sandbox,
+            });
+        }
+        Ok(DoctorReport {
+            landlock_abi: support.landlock_abi,
+            bubblewrap: support.bwrap.as_ref().map(|p| p.display().to_string()),
+            bubblewrap_problem: support.bwrap_problem.clone(),
+            agents,
+        })
+    }
+}

@@ -1,0 +1,47 @@
+//! `warren tool --agent A NAME 'JSON' [--approve]`: one tool call through the loop's gates.
+
+use super::Ctx;
+use std::process::ExitCode;
+
+/// Arguments of `warren tool`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The agent whose policy applies.
+    #[arg(long)]
+    agent: String,
+    /// The tool: file_read, file_write, file_edit, glob_search, content_search, shell.
+    name: String,
+    /// The arguments as a JSON object, e.g. '{"path": "notes.txt"}'.
+    #[arg(default_value = "{}")]
+    args: String,
+    /// Approve the call if the policy asks (without it, there is no one to ask: denied).
+    #[arg(long)]
+    approve: bool,
+}
+
+/// Runs `warren tool`.
+pub fn run(ctx: &Ctx, a: Args) -> ExitCode {
+    let host = super::policy::host_env();
+    match ctx
+        .warren
+        .tool_call(&a.agent, &a.name, &a.args, a.approve, &host)
+    {
+        Ok(r) => {
+            let code = ctx.out.ok(&r, || match &r.error {
+                None => match &r.output {
+                    serde_json::Value::String(s) => s.clone(),
+                    v => serde_json::to_string_pretty(v).unwrap_or_default(),
+                },
+                Some(_) => String::new(),
+            });
+            match &r.error {
+                None => code,
+                Some(e) => {
+                    eprintln!("error: {}: {}", e.code, e.message);
+                    ExitCode::from(1)
+                }
+            }
+        }
+        Err(e) => ctx.out.fail(&e),
+    }
+}

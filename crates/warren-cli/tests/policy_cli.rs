@@ -1,0 +1,358 @@
+//! `warren policy show|check`, `warren tool`, `warren doctor` as a black box.
+
+use crate::common::warren;
+use std::path::Path;
+use warren_testkit::TestInstall;
+
+const CONFIG: &str = r#"schema_version = 1
+
+[risk_profiles.full]
+level = "full"
+allowed_commands = ["*"]
+sandbox = "landlock"
+
+[risk_profiles.supervised]
+auto_approve = ["file_read"]
+
+[agents.alice]
+risk_profile = "full"
+[agents.alice.workspace.access]
+bob = "read"
+carol = "write"
+
+[agents.sam]
+risk_profile = "supervised"
+
+[agents.bob]
+risk_profile = "full"
+[agents.carol]
+risk_profile = "full"
+[agents.erin]
+risk_profile = "full"
+"#;
+
+fn install() -> TestInstall {
+    let t = TestInstall::with_config(CONFIG).unwrap();
+    for a in ["alice", "bob", "carol", "erin", "sam"] {
+        std::fs::create_dir_all(ws(t.root(), a)).unwrap();
+    }
+    t
+}
+
+fn ws(root: &Path, alias: &str) -> std::path::PathBuf {
+    std::fs::canonicalize(root)
+        .unwrap()
+        .join("agents")
+        .join(alias)
+        .join("workspace")
+}
+
+#[test]
+fn policy_check_prints_the_rule_and_exits_by_decision() {
+    let t = install();
+    let root = t.root();
+    let bob = ws(root, "bob").join("notes.md").display().to_string();
+    let r = warren(
+        root,
+        &[
+            "--json", "policy", "check", "--agent", "alice", "--write", &bob,
+        ],
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let v = r.json();
+    assert_eq!(
+        v,
+        serde_json::json!({"allowed": false, "access": "write", "path": bob, "rule": "read_only_grant"})
+    );
+
+    let r = warren(
+        root,
+        &[
+            "--json", "policy", "check", "--agent", "alice", "--read", &bob,
+        ],
+    );
+    assert_eq!(r.code, 0);
+    assert_eq!(r.json()["rule"], "read_only_grant");
+
+    let r = warren(
+        root,
+        &["policy", "check", "--agent", "alice", "--read", "notes.txt"],
+    );
+    assert_eq!(r.code, 0);
+    let expect = ws(root, "alice").join("notes.txt");
+    assert_eq!(
+        r.stdout.trim(),
+        format!("allowed read {} (rule workspace)", expect.display())
+    );
+
+    let cfg = std::fs::canonicalize(root)
+        .unwrap()
+        .join("config.toml")
+        .display()
+        .to_string();
+    let r = warren(
+        root,
+        &[
+            "--json", "policy", "check", "--agent", "alice", "--write", &cfg,
+        ],
+    );
+    assert_eq!(
+        (r.code, r.json()["rule"].clone()),
+        (1, "runtime_state".into())
+    );
+    let r = warren(
+        root,
+        &[
+            "--json",
+            "policy",
+            "check",
+            "--agent",
+            "alice",
+            "--read",
+            "../../../../../../etc/passwd",
+        ],
+    );
+    assert_eq!(r.json()["path"], "/etc/passwd");
+    assert_eq!(r.json()["rule"], "outside_workspace");
+    let r = warren(
+        root,
+        &[
+            "--json",
+            "policy",
+            "check",
+            "--agent",
+            "alice",
+            "--read",
+            "/dev/urandom",
+        ],
+    );
+    assert_eq!((r.code, r.json()["rule"].clone()), (0, "device".into()));
+
+    // Usage errors exit 2; an unknown agent is named.
+    assert_eq!(
+        warren(root, &["policy", "check", "--agent", "alice", "x"]).code,
+        2
+    );
+    assert_eq!(
+        warren(
+            root,
+            &["policy", "check", "--agent", "alice", "--read", "--write", "x"]
+        )
+        .code,
+        2
+    );
+    let r = warren(
+        root,
+        &["--json", "policy", "check", "--agent", "zed", "--read", "x"],
+    );
+    assert_eq!(r.code, 1);
+    assert_eq!(r.json()["error"]["code"], "not_found");
+    assert!(r.stderr.contains("`zed`"), "{}", r.stderr);
+}
+
+#[test]
+fn policy_show_lists_tiers_and_sandbox() {
+    let t = install();
+    let r = warren(t.root(), &["--json", "policy", "show", "--agent", "alice"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    assert_eq!(v["workspace_only"], true);
+    let tiers: Vec<(String, String)> = v["roots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["source"].as_str().unwrap().to_string(),
+                r["tier"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    for want in [
+        ("workspace", "read_write"),
+        ("sibling", "read_only"),
+        ("sibling", "write_only"),
+        ("shared_skills", "read_only"),
+    ] {
+        assert!(
+            tiers.contains(&(want.0.to_string(), want.1.to_string())),
+            "{want:?} in {tiers:?}"
+        );
+    }
+    assert_eq!(v["sandbox"]["configured"], "landlock");
+    assert_eq!(v["sandbox"]["effective"], "landlock");
+    let r = warren(t.root(), &["policy", "show", "--agent", "alice"]);
+    assert!(
+        r.stdout.contains("sandbox:         landlock -> landlock"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn tool_runs_through_the_gates() {
+    let t = install();
+    let root = t.root();
+    let alice = ws(root, "alice");
+    std::fs::write(alice.join("hello.txt"), "hi there").unwrap();
+    std::fs::write(ws(root, "erin").join("secret.txt"), "erin's").unwrap();
+
+    let r = warren(
+        root,
+        &[
+            "--json",
+            "tool",
+            "--agent",
+            "alice",
+            "file_read",
+            r#"{"path": "hello.txt"}"#,
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    assert_eq!(v["ok"], true);
+    assert_eq!(v["output"]["content"], "hi there");
+    assert!(v.get("error").is_none());
+
+    // Devices through file_read and shell.
+    let r = warren(
+        root,
+        &[
+            "--json",
+            "tool",
+            "--agent",
+            "alice",
+            "file_read",
+            r#"{"path": "/dev/zero", "max_bytes": 4}"#,
+        ],
+    );
+    assert_eq!(r.json()["output"]["bytes"], 4);
+    let r = warren(
+        root,
+        &[
+            "--json",
+            "tool",
+            "--agent",
+            "alice",
+            "shell",
+            r#"{"command": "head -c 8 /dev/urandom | wc -c 2>/dev/null"}"#,
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.json()["output"]["stdout"], "8\n");
+
+    // Denied: exit 1, the rule named, nothing done.
+    let r = warren(
+        root,
+        &[
+            "--json",
+            "tool",
+            "--agent",
+            "alice",
+            "file_write",
+            r#"{"path": "../../erin/workspace/x.txt", "content": "x"}"#,
+        ],
+    );
+    assert_eq!(r.code, 1);
+    let v = r.json();
+    assert_eq!(v["ok"], false);
+    assert_eq!(v["error"]["code"], "denied");
+    assert_eq!(v["error"]["rule"], "outside_workspace");
+    assert!(!ws(root, "erin").join("x.txt").exists());
+
+    // The sandbox stops what the analyzer cannot see.
+    let hidden = ws(root, "erin")
+        .join("secret.txt")
+        .display()
+        .to_string()
+        .replace('/', "\\057");
+    let cmd = serde_json::json!({"command": format!("cat \"$(printf '{hidden}')\"")}).to_string();
+    let r = warren(root, &["--json", "tool", "--agent", "alice", "shell", &cmd]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert_eq!(r.json()["error"]["code"], "command_failed");
+    assert!(!r.stdout.contains("erin's"));
+
+    // Supervised: a write asks; without --approve no one is asked and nothing is written.
+    let r = warren(
+        root,
+        &[
+            "--json",
+            "tool",
+            "--agent",
+            "sam",
+            "file_write",
+            r#"{"path": "w.txt", "content": "x"}"#,
+        ],
+    );
+    assert_eq!(r.code, 1);
+    assert_eq!(r.json()["error"]["code"], "no_approver");
+    assert!(!ws(root, "sam").join("w.txt").exists());
+    let r = warren(
+        root,
+        &[
+            "--json",
+            "tool",
+            "--agent",
+            "sam",
+            "file_write",
+            r#"{"path": "w.txt", "content": "x"}"#,
+            "--approve",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    assert_eq!(
+        std::fs::read_to_string(ws(root, "sam").join("w.txt")).unwrap(),
+        "x"
+    );
+
+    // Bad arguments: clear errors, nothing written.
+    let r = warren(
+        root,
+        &[
+            "--json",
+            "tool",
+            "--agent",
+            "alice",
+            "file_write",
+            r#"{"path": "y.txt"}"#,
+        ],
+    );
+    assert_eq!(r.code, 1);
+    assert_eq!(r.json()["error"]["code"], "invalid_argument");
+    assert!(r.json()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("`content`"));
+    let r = warren(
+        root,
+        &["tool", "--agent", "alice", "file_write", "{not json"],
+    );
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("not valid JSON"), "{}", r.stderr);
+    assert!(!alice.join("y.txt").exists());
+    let r = warren(
+        root,
+        &["--json", "tool", "--agent", "alice", "frobnicate", "{}"],
+    );
+    assert_eq!(r.json()["error"]["code"], "unknown_tool");
+}
+
+#[test]
+fn doctor_reports_each_agents_sandbox() {
+    let t = install();
+    let r = warren(t.root(), &["--json", "doctor"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    assert!(
+        v["landlock_abi"].as_i64().unwrap() >= 1,
+        "this machine has Landlock"
+    );
+    let agents = v["agents"].as_array().unwrap();
+    assert_eq!(agents.len(), 5);
+    let alice = agents.iter().find(|a| a["agent"] == "alice").unwrap();
+    assert_eq!(alice["sandbox"]["effective"], "landlock");
+    let sam = agents.iter().find(|a| a["agent"] == "sam").unwrap();
+    assert_eq!(sam["sandbox"]["configured"], "auto");
+    let r = warren(t.root(), &["doctor"]);
+    assert!(r.stdout.contains("landlock:    ABI"), "{}", r.stdout);
+}
