@@ -9,10 +9,7 @@ use std::time::Instant;
 use warren_config::InstallLayout;
 use warren_policy::{Access, PolicyEnv, SecurityPolicy};
 
-fn setup() -> (tempfile::TempDir, SecurityPolicy) {
-    let dir = tempfile::tempdir().unwrap();
-    let config: warren_types::Config = toml::from_str(
-        r#"
+const CONFIG: &str = r#"
 [risk_profiles.default]
 forbidden_paths = ["~/.ssh", "/etc/shadow"]
 [agents.alice]
@@ -24,9 +21,11 @@ carol = "write"
 risk_profile = "default"
 [agents.carol]
 risk_profile = "default"
-"#,
-    )
-    .unwrap();
+"#;
+
+fn setup() -> (tempfile::TempDir, SecurityPolicy) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = warren_config::parse_config(CONFIG).unwrap();
     let env = PolicyEnv {
         layout: InstallLayout::new(dir.path()),
         home: Some(dir.path().join("home")),
@@ -56,6 +55,30 @@ fn bench(c: &mut Criterion) {
         f64::from(n) / secs
     );
 
+    // What `warren policy check` does in process: load and validate the config, build the
+    // policy (workspace created if missing), decide one path.
+    let dir = tempfile::tempdir().unwrap();
+    let layout = InstallLayout::new(dir.path());
+    std::fs::write(layout.config_path(), CONFIG).unwrap();
+    let env = PolicyEnv {
+        layout: layout.clone(),
+        home: Some(dir.path().join("home")),
+    };
+    let policy_check = || {
+        let cfg = warren_config::load_config(&layout).unwrap().config;
+        let p = SecurityPolicy::for_agent(&cfg, "alice", &env).unwrap();
+        p.check(Path::new("notes.txt"), Access::Write)
+    };
+    let n = 2_000u32;
+    let start = Instant::now();
+    for _ in 0..n {
+        std::hint::black_box(policy_check());
+    }
+    println!(
+        "policy check in process (load + validate config, build policy, decide): {:.1} µs/call",
+        start.elapsed().as_secs_f64() * 1e6 / f64::from(n)
+    );
+
     let mut g = c.benchmark_group("authorize");
     g.throughput(Throughput::Elements(1));
     g.bench_function("existing_relative_read", |b| {
@@ -64,6 +87,7 @@ fn bench(c: &mut Criterion) {
     g.bench_function("existing_absolute_write", |b| {
         b.iter(|| policy.authorize(std::hint::black_box(&abs), Access::Write))
     });
+    g.bench_function("policy_check_in_process", |b| b.iter(policy_check));
     g.finish();
 }
 
