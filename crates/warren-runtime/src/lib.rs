@@ -1,7 +1,12 @@
 //! Warren's agent host. This crate holds the runtime state kept under `<install>/data/`: the
 //! secret store, the sessions database and the per-agent receipt chains.
 
+pub mod approval;
 pub mod db;
+pub mod events;
+pub mod host;
+pub mod memory_tools;
 pub mod receipts;
 pub mod secrets;
 pub mod sessions;
+pub mod turn;

@@ -141,7 +141,7 @@ impl ReceiptLog {
         result: &str,
     ) -> Result<Receipt, ReceiptError> {
         let aid = agent_id(&self.pool, agent).await?;
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         let head = sqlx::query("SELECT last_seq, last_mac FROM receipt_heads WHERE agent_id = ?")
             .bind(&aid)
             .fetch_optional(&mut *tx)

@@ -176,7 +176,7 @@ impl SessionStore {
         messages: &[serde_json::Value],
         now: DateTime<Utc>,
     ) -> Result<(), DbError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         let next: i64 = sqlx::query_scalar(
             "SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ?",
         )
@@ -280,6 +280,24 @@ impl SessionStore {
             .bind(body)
             .execute(&self.pool)
             .await?;
+        Ok(())
+    }
+
+    /// Stores several events in one transaction.
+    pub async fn append_events(&self, events: &[TurnEvent]) -> Result<(), DbError> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        for event in events {
+            let body = serde_json::to_string(event)
+                .map_err(|e| DbError::Query(sqlx::Error::Encode(Box::new(e))))?;
+            sqlx::query("INSERT INTO events (turn_id, seq, type, body) VALUES (?, ?, ?, ?)")
+                .bind(&event.turn_id)
+                .bind(i64::from(event.seq))
+                .bind(event.kind.type_name())
+                .bind(body)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
         Ok(())
     }
 

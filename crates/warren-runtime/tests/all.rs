@@ -4,3 +4,4 @@
 mod receipts;
 mod secrets;
 mod sessions;
+mod turn;

@@ -1,0 +1,116 @@
+//! Event fan-out: every event of a turn gets the next `seq` and a timestamp, goes to every live
+//! subscriber without loss (unbounded channels), and is stored with the session by a background
+//! writer that commits in batches.
+
+use crate::sessions::{rfc3339, SessionStore};
+use std::sync::{Arc, Mutex};
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
+use tokio::task::JoinHandle;
+use warren_types::{EventKind, TurnEvent};
+
+/// Subscribers to the events of every turn run by a host.
+#[derive(Clone, Default)]
+pub struct EventHub {
+    subscribers: Arc<Mutex<Vec<UnboundedSender<TurnEvent>>>>,
+}
+
+impl EventHub {
+    /// A hub with no subscribers.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A new subscriber: receives every event published from now on, in order.
+    pub fn subscribe(&self) -> UnboundedReceiver<TurnEvent> {
+        let (tx, rx) = unbounded_channel();
+        self.subscribers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(tx);
+        rx
+    }
+
+    /// Sends an event to every live subscriber, forgetting closed ones.
+    pub fn publish(&self, event: &TurnEvent) {
+        let mut subs = self.subscribers.lock().unwrap_or_else(|p| p.into_inner());
+        subs.retain(|s| s.send(event.clone()).is_ok());
+    }
+}
+
+/// Emits the events of one turn.
+pub struct Emitter {
+    turn_id: String,
+    agent: String,
+    seq: u32,
+    hub: EventHub,
+    store_tx: Option<UnboundedSender<TurnEvent>>,
+    writer: Option<JoinHandle<Result<(), String>>>,
+    clock: Arc<dyn warren_policy::Clock>,
+}
+
+impl Emitter {
+    /// An emitter for `turn_id` that stores events through `store` and publishes on `hub`.
+    pub fn new(
+        turn_id: &str,
+        agent: &str,
+        hub: EventHub,
+        store: SessionStore,
+        clock: Arc<dyn warren_policy::Clock>,
+    ) -> Self {
+        let (tx, mut rx) = unbounded_channel::<TurnEvent>();
+        let writer = tokio::spawn(async move {
+            let mut first_error = None;
+            while let Some(ev) = rx.recv().await {
+                let mut batch = vec![ev];
+                while let Ok(more) = rx.try_recv() {
+                    batch.push(more);
+                }
+                if let Err(e) = store.append_events(&batch).await {
+                    tracing::error!("storing turn events failed: {e}");
+                    first_error.get_or_insert(e.to_string());
+                }
+            }
+            first_error.map_or(Ok(()), Err)
+        });
+        Emitter {
+            turn_id: turn_id.to_string(),
+            agent: agent.to_string(),
+            seq: 0,
+            hub,
+            store_tx: Some(tx),
+            writer: Some(writer),
+            clock,
+        }
+    }
+
+    /// The turn id.
+    pub fn turn_id(&self) -> &str {
+        &self.turn_id
+    }
+
+    /// Emits one event.
+    pub fn emit(&mut self, kind: EventKind) {
+        self.seq += 1;
+        let now: chrono::DateTime<chrono::Utc> = self.clock.now().into();
+        let ev = TurnEvent {
+            turn_id: self.turn_id.clone(),
+            agent: self.agent.clone(),
+            seq: self.seq,
+            time: rfc3339(now),
+            kind,
+        };
+        self.hub.publish(&ev);
+        if let Some(tx) = &self.store_tx {
+            let _ = tx.send(ev);
+        }
+    }
+
+    /// Waits until every emitted event is stored; returns the first storage error.
+    pub async fn flush(mut self) -> Result<(), String> {
+        self.store_tx.take();
+        match self.writer.take() {
+            Some(w) => w.await.map_err(|e| e.to_string())?,
+            None => Ok(()),
+        }
+    }
+}

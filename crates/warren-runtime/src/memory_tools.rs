@@ -1,0 +1,205 @@
+//! The memory tools (`memory_store`, `memory_recall`, `memory_forget`): thin adapters from the
+//! tool gate to the agent's own memory handle, which does the agent scoping.
+
+use serde_json::{json, Value};
+use std::sync::Arc;
+use warren_memory::{Memory, NewMemory, RecallQuery};
+use warren_tools::{CallCheck, Tool, ToolContext, ToolError, ToolSpec};
+
+fn arg_err(field: &str, message: &str) -> ToolError {
+    ToolError::InvalidArgument {
+        field: field.to_string(),
+        message: message.to_string(),
+    }
+}
+
+fn object<'a>(
+    args: &'a Value,
+    known: &[&str],
+) -> Result<&'a serde_json::Map<String, Value>, ToolError> {
+    let map = args
+        .as_object()
+        .ok_or_else(|| arg_err("(arguments)", "must be a JSON object"))?;
+    if let Some(k) = map.keys().find(|k| !known.contains(&k.as_str())) {
+        return Err(arg_err(
+            k,
+            &format!("unknown argument (expected one of: {})", known.join(", ")),
+        ));
+    }
+    Ok(map)
+}
+
+fn string<'a>(
+    map: &'a serde_json::Map<String, Value>,
+    field: &str,
+    required: bool,
+) -> Result<Option<&'a str>, ToolError> {
+    match map.get(field) {
+        None | Some(Value::Null) if required => Err(arg_err(field, "is required")),
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if s.contains('\0') => Err(arg_err(field, "contains a NUL byte")),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(arg_err(field, "must be a string")),
+    }
+}
+
+fn memory_error(e: warren_memory::MemoryError) -> ToolError {
+    ToolError::Io {
+        path: "memory".into(),
+        source: std::io::Error::other(e.to_string()),
+    }
+}
+
+fn checked(side_effects: bool) -> CallCheck {
+    CallCheck {
+        side_effects,
+        risk: None,
+        reasons: Vec::new(),
+    }
+}
+
+/// Runs an async memory call from a tool (tools run on blocking threads).
+fn block<F: std::future::Future>(handle: &tokio::runtime::Handle, f: F) -> F::Output {
+    handle.block_on(f)
+}
+
+/// The three memory tools over one agent's handle.
+pub fn memory_tools(memory: Arc<dyn Memory>, handle: tokio::runtime::Handle) -> Vec<Box<dyn Tool>> {
+    vec![
+        Box::new(MemoryStoreTool {
+            memory: memory.clone(),
+            handle: handle.clone(),
+        }),
+        Box::new(MemoryRecallTool {
+            memory: memory.clone(),
+            handle: handle.clone(),
+        }),
+        Box::new(MemoryForgetTool { memory, handle }),
+    ]
+}
+
+struct MemoryStoreTool {
+    memory: Arc<dyn Memory>,
+    handle: tokio::runtime::Handle,
+}
+
+impl MemoryStoreTool {
+    fn parse(args: &Value) -> Result<NewMemory, ToolError> {
+        let m = object(args, &["key", "content", "category"])?;
+        let key = string(m, "key", true)?.unwrap_or_default();
+        if key.trim().is_empty() || key.len() > 256 {
+            return Err(arg_err("key", "must be 1 to 256 characters"));
+        }
+        Ok(NewMemory {
+            key: key.to_string(),
+            content: string(m, "content", true)?.unwrap_or_default().to_string(),
+            category: string(m, "category", false)?.unwrap_or("core").to_string(),
+            session_id: None,
+            importance: 0.5,
+        })
+    }
+}
+
+impl Tool for MemoryStoreTool {
+    fn name(&self) -> &'static str {
+        "memory_store"
+    }
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: self.name(),
+            description: "Remember a fact under a key (storing an existing key replaces it).",
+            parameters: json!({"type": "object", "properties": {
+                "key": {"type": "string"}, "content": {"type": "string"},
+                "category": {"type": "string", "description": "core (default), daily or your own"}},
+                "required": ["key", "content"], "additionalProperties": false}),
+        }
+    }
+    fn check(&self, args: &Value, _ctx: &ToolContext) -> Result<CallCheck, ToolError> {
+        Self::parse(args).map(|_| checked(true))
+    }
+    fn execute(&self, args: &Value, _ctx: &ToolContext) -> Result<Value, ToolError> {
+        let new = Self::parse(args)?;
+        let r = block(&self.handle, self.memory.store(new)).map_err(memory_error)?;
+        Ok(json!({"stored": r.entry.key, "category": r.entry.category, "warnings": r.warnings}))
+    }
+}
+
+struct MemoryRecallTool {
+    memory: Arc<dyn Memory>,
+    handle: tokio::runtime::Handle,
+}
+
+impl MemoryRecallTool {
+    fn parse(args: &Value) -> Result<RecallQuery, ToolError> {
+        let m = object(args, &["query", "limit"])?;
+        let limit = match m.get("limit") {
+            None | Some(Value::Null) => 10,
+            Some(v) => v
+                .as_u64()
+                .filter(|n| (1..=100).contains(n))
+                .ok_or_else(|| arg_err("limit", "must be an integer from 1 to 100"))?,
+        };
+        Ok(RecallQuery {
+            query: string(m, "query", true)?.unwrap_or_default().to_string(),
+            limit: usize::try_from(limit).unwrap_or(10),
+            category: None,
+            session: None,
+        })
+    }
+}
+
+impl Tool for MemoryRecallTool {
+    fn name(&self) -> &'static str {
+        "memory_recall"
+    }
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: self.name(),
+            description: "Search your memory (and what your grants let you read) by relevance.",
+            parameters: json!({"type": "object", "properties": {
+                "query": {"type": "string"}, "limit": {"type": "integer", "minimum": 1, "maximum": 100}},
+                "required": ["query"], "additionalProperties": false}),
+        }
+    }
+    fn check(&self, args: &Value, _ctx: &ToolContext) -> Result<CallCheck, ToolError> {
+        Self::parse(args).map(|_| checked(false))
+    }
+    fn execute(&self, args: &Value, _ctx: &ToolContext) -> Result<Value, ToolError> {
+        let q = Self::parse(args)?;
+        let rows = block(&self.handle, self.memory.recall(&q)).map_err(memory_error)?;
+        Ok(json!(rows
+            .iter()
+            .map(|r| json!({"agent": r.agent, "key": r.key, "content": r.content, "category": r.category}))
+            .collect::<Vec<_>>()))
+    }
+}
+
+struct MemoryForgetTool {
+    memory: Arc<dyn Memory>,
+    handle: tokio::runtime::Handle,
+}
+
+impl Tool for MemoryForgetTool {
+    fn name(&self) -> &'static str {
+        "memory_forget"
+    }
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: self.name(),
+            description: "Forget one of your own memories by key.",
+            parameters: json!({"type": "object", "properties": {"key": {"type": "string"}},
+                "required": ["key"], "additionalProperties": false}),
+        }
+    }
+    fn check(&self, args: &Value, _ctx: &ToolContext) -> Result<CallCheck, ToolError> {
+        let m = object(args, &["key"])?;
+        string(m, "key", true)?;
+        Ok(checked(true))
+    }
+    fn execute(&self, args: &Value, _ctx: &ToolContext) -> Result<Value, ToolError> {
+        let m = object(args, &["key"])?;
+        let key = string(m, "key", true)?.unwrap_or_default();
+        let removed = block(&self.handle, self.memory.forget(key)).map_err(memory_error)?;
+        Ok(json!({"key": key, "removed": removed}))
+    }
+}

@@ -1,0 +1,676 @@
+//! The turn loop (SPEC §6.1): one user prompt, as many provider rounds and tool calls as the
+//! model needs, within the agent's policy, budgets and iteration cap. The same loop serves
+//! `warren run`, the desktop chat, cron and ACP.
+
+use crate::approval::{AsyncApprover, PendingApproval};
+use crate::events::{Emitter, EventHub};
+use crate::receipts::ReceiptLog;
+use crate::sessions::SessionStore;
+use serde_json::Value;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+use warren_llm::{ChatRequest, LlmError, Message, Route, RouteEvent, StreamEvent, ToolCall};
+use warren_memory::{Memory, RecallQuery};
+use warren_policy::Gate;
+use warren_tools::{
+    ApprovalDecision as ToolDecision, ApprovalRequest, Approver, Registry, ToolContext,
+};
+use warren_types::{ApprovalDecision, EventKind};
+
+/// Largest tool output excerpt put in a `tool_result` event.
+const EVENT_EXCERPT: usize = 2000;
+
+/// Everything a turn needs, built by the host from the config.
+#[derive(Clone)]
+pub struct TurnEnv {
+    /// The agent's provider route.
+    pub route: Route,
+    /// The tools.
+    pub registry: Arc<Registry>,
+    /// The agent's policy, sandbox, ledger and clock.
+    pub tools: ToolContext,
+    /// The agent's memory (None: memory reported unavailable).
+    pub memory: Option<Arc<dyn Memory>>,
+    /// Sessions, history, events and usage.
+    pub sessions: SessionStore,
+    /// Receipt chains.
+    pub receipts: Arc<ReceiptLog>,
+    /// Who answers approvals.
+    pub approver: Arc<dyn AsyncApprover>,
+    /// Where events are published.
+    pub hub: EventHub,
+    /// The system prompt.
+    pub system_prompt: String,
+}
+
+/// One prompt to run.
+#[derive(Debug, Clone)]
+pub struct TurnInput {
+    /// The session it belongs to.
+    pub session_id: String,
+    /// The prompt.
+    pub prompt: String,
+    /// `user`, `cron`, `acp` or `delegate`.
+    pub trigger: String,
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TurnStatus {
+    /// With a final answer.
+    Completed,
+    /// With an error code and message.
+    Failed {
+        /// Stable code.
+        code: String,
+        /// Message.
+        message: String,
+    },
+    /// Cancelled by the user (or shutdown).
+    Cancelled,
+}
+
+/// The result of [`run_turn`].
+#[derive(Debug, Clone)]
+pub struct TurnOutcome {
+    /// The turn id.
+    pub turn_id: String,
+    /// How it ended.
+    pub status: TurnStatus,
+    /// The final text (empty unless completed).
+    pub text: String,
+}
+
+struct Fail(String, String);
+
+fn fail(code: &str, message: impl Into<String>) -> Fail {
+    Fail(code.to_string(), message.into())
+}
+
+/// Approves inside the tool gate what the loop already approved.
+struct Preapproved;
+
+impl Approver for Preapproved {
+    fn decide(&self, _: &ApprovalRequest) -> ToolDecision {
+        ToolDecision::ApproveOnce
+    }
+}
+
+struct CallResult {
+    interrupted: bool,
+    ok: bool,
+    content: String,
+    receipt: Option<String>,
+    duration_ms: u32,
+}
+
+fn now(env: &TurnEnv) -> chrono::DateTime<chrono::Utc> {
+    env.tools.clock.now().into()
+}
+
+fn excerpt(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+/// Runs one turn to its end and returns how it ended. Every event is published and stored;
+/// the session history gains the user message and every completed round, never a rejected
+/// response.
+pub fn run_turn(
+    env: &TurnEnv,
+    input: TurnInput,
+    cancel: CancellationToken,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = TurnOutcome> + Send + '_>> {
+    let turn_id = uuid::Uuid::new_v4().to_string();
+    let span = tracing::info_span!("turn", agent = %env.tools.policy.alias, turn = %turn_id);
+    Box::pin(run_turn_inner(env, input, cancel, turn_id).instrument(span))
+}
+
+async fn run_turn_inner(
+    env: &TurnEnv,
+    input: TurnInput,
+    cancel: CancellationToken,
+    turn_id: String,
+) -> TurnOutcome {
+    let agent = env.tools.policy.alias.clone();
+    let mut em = Emitter::new(
+        &turn_id,
+        &agent,
+        env.hub.clone(),
+        env.sessions.clone(),
+        env.tools.clock.clone(),
+    );
+    if let Err(e) = env
+        .sessions
+        .start_turn(
+            &turn_id,
+            &input.session_id,
+            &agent,
+            &input.trigger,
+            &input.prompt,
+            now(env),
+        )
+        .await
+    {
+        em.emit(EventKind::TurnFailed {
+            code: "storage".into(),
+            message: e.to_string(),
+        });
+        let _ = em.flush().await;
+        return TurnOutcome {
+            turn_id,
+            status: TurnStatus::Failed {
+                code: "storage".into(),
+                message: e.to_string(),
+            },
+            text: String::new(),
+        };
+    }
+    em.emit(EventKind::TurnStarted {
+        session_id: input.session_id.clone(),
+        trigger: input.trigger.clone(),
+        prompt: input.prompt.clone(),
+    });
+    let timeout = Duration::from_secs(u64::from(env.tools.policy.runtime.turn_timeout_secs.max(1)));
+    let tool_cancel = warren_tools::CancelToken::new();
+    let result = tokio::select! {
+        r = turn_body(env, &input, &mut em, &turn_id, &tool_cancel, &cancel) => r,
+        () = tokio::time::sleep(timeout) => {
+            tool_cancel.cancel();
+            Err(fail("turn_timeout", format!("the turn exceeded turn_timeout_secs ({}s)", timeout.as_secs())))
+        }
+    };
+    let (status, text) = match result {
+        Ok(Some(text)) => {
+            em.emit(EventKind::TurnCompleted { text: text.clone() });
+            (TurnStatus::Completed, text)
+        }
+        Ok(None) => {
+            em.emit(EventKind::TurnCancelled {});
+            (TurnStatus::Cancelled, String::new())
+        }
+        Err(Fail(code, message)) => {
+            em.emit(EventKind::TurnFailed {
+                code: code.clone(),
+                message: message.clone(),
+            });
+            (TurnStatus::Failed { code, message }, String::new())
+        }
+    };
+    let (st, code) = match &status {
+        TurnStatus::Completed => ("completed", None),
+        TurnStatus::Cancelled => ("cancelled", None),
+        TurnStatus::Failed { code, .. } => ("failed", Some(code.as_str())),
+    };
+    let final_text = (!text.is_empty()).then_some(text.as_str());
+    if let Err(e) = env
+        .sessions
+        .finish_turn(&turn_id, st, final_text, code, now(env))
+        .await
+    {
+        tracing::error!(agent = %agent, "recording the end of turn {turn_id} failed: {e}");
+    }
+    if let Err(e) = em.flush().await {
+        tracing::error!(agent = %agent, "storing the events of turn {turn_id} failed: {e}");
+    }
+    TurnOutcome {
+        turn_id,
+        status,
+        text,
+    }
+}
+
+async fn load_history(env: &TurnEnv, session_id: &str) -> Result<Vec<Message>, Fail> {
+    let raw = env
+        .sessions
+        .history(session_id)
+        .await
+        .map_err(|e| fail("storage", e.to_string()))?;
+    raw.into_iter()
+        .map(|v| {
+            serde_json::from_value::<Message>(v)
+                .map_err(|e| fail("storage", format!("session history is unreadable: {e}")))
+        })
+        .collect()
+}
+
+async fn persist(
+    env: &TurnEnv,
+    session_id: &str,
+    turn_id: &str,
+    msgs: &[Message],
+) -> Result<(), Fail> {
+    let values: Vec<Value> = msgs
+        .iter()
+        .map(|m| serde_json::to_value(m).unwrap_or(Value::Null))
+        .collect();
+    env.sessions
+        .append_messages(session_id, turn_id, &values, now(env))
+        .await
+        .map_err(|e| fail("storage", e.to_string()))
+}
+
+async fn system_prompt(env: &TurnEnv, prompt: &str, em: &mut Emitter) -> String {
+    let mut system = env.system_prompt.clone();
+    let Some(memory) = &env.memory else {
+        return system;
+    };
+    match memory
+        .recall(&RecallQuery {
+            query: prompt.to_string(),
+            limit: 5,
+            category: None,
+            session: None,
+        })
+        .await
+    {
+        Ok(rows) if !rows.is_empty() => {
+            system.push_str("\n\nRelevant memory:\n");
+            for r in rows {
+                let who = if r.agent == env.tools.policy.alias {
+                    String::new()
+                } else {
+                    format!("[{}] ", r.agent)
+                };
+                system.push_str(&format!("- {who}{}: {}\n", r.key, r.content));
+            }
+        }
+        Ok(_) => {}
+        Err(e) => em.emit(EventKind::Notice {
+            code: "memory_unavailable".into(),
+            message: format!("memory is unavailable for this turn: {e}"),
+        }),
+    }
+    system
+}
+
+/// Ok(Some(text)) completed, Ok(None) cancelled, Err failed.
+async fn turn_body(
+    env: &TurnEnv,
+    input: &TurnInput,
+    em: &mut Emitter,
+    turn_id: &str,
+    tool_cancel: &warren_tools::CancelToken,
+    cancel: &CancellationToken,
+) -> Result<Option<String>, Fail> {
+    let policy = env.tools.policy.clone();
+    let runtime = policy.runtime.clone();
+    let mut history = load_history(env, &input.session_id).await?;
+    let user = Message::user(input.prompt.clone());
+    persist(env, &input.session_id, turn_id, std::slice::from_ref(&user)).await?;
+    history.push(user);
+    let system = system_prompt(env, &input.prompt, em).await;
+
+    let mut ctx = env.tools.clone();
+    ctx.cancel = tool_cancel.clone();
+    let specs: Vec<warren_llm::ToolSpec> = env
+        .registry
+        .specs_for(&ctx)
+        .into_iter()
+        .map(|s| warren_llm::ToolSpec {
+            name: s.name.to_string(),
+            description: s.description.to_string(),
+            parameters: s.parameters,
+        })
+        .collect();
+    let registered: Vec<String> = specs.iter().map(|s| s.name.clone()).collect();
+    let single_tool = runtime.single_tool_rounds && env.route.supports_single_tool();
+    if runtime.single_tool_rounds && !single_tool {
+        em.emit(EventKind::Notice {
+            code: "single_tool_rounds_unsupported".into(),
+            message: format!(
+                "single-tool rounds are not supported on route {}; this turn uses batch tool calls",
+                env.route.references().join(" → ")
+            ),
+        });
+    }
+    let mut approved_for_session: Vec<String> = Vec::new();
+    let max_iter = runtime.max_tool_iterations.max(1);
+    for iteration in 1..=max_iter + 1 {
+        let at_cap = iteration > max_iter;
+        let cents = env
+            .sessions
+            .cost_today_cents(&policy.alias, now(env))
+            .await
+            .map_err(|e| {
+                fail(
+                    "budget_unavailable",
+                    format!("cannot read today's spend: {e}"),
+                )
+            })?;
+        if cents >= f64::from(runtime.max_cost_per_day_cents) {
+            return Err(fail(
+                "cost_budget_exceeded",
+                format!(
+                    "today's spend ({cents:.2}¢) reached max_cost_per_day_cents ({})",
+                    runtime.max_cost_per_day_cents
+                ),
+            ));
+        }
+        let mut req = ChatRequest::new(system.clone(), history.clone());
+        if at_cap {
+            req.messages.push(Message::user(format!(
+                "You have reached the limit of {max_iter} tool rounds for this turn. Do not call tools; summarise what was done and what remains."
+            )));
+        } else {
+            req.tools = specs.clone();
+            req.single_tool = single_tool;
+        }
+        let response = {
+            let mut on_event = |ev: RouteEvent| match ev {
+                RouteEvent::Attempt { entry, attempt, .. } => em.emit(EventKind::ModelRequest {
+                    route_entry: entry,
+                    attempt,
+                    iteration,
+                }),
+                RouteEvent::AttemptFailed {
+                    code,
+                    message,
+                    falls_back: true,
+                    ..
+                } => em.emit(EventKind::Notice {
+                    code: format!("provider_{code}"),
+                    message: format!("{message}; trying the next route entry"),
+                }),
+                RouteEvent::Stream(StreamEvent::TextDelta { text }) => {
+                    em.emit(EventKind::TextDelta { text })
+                }
+                _ => {}
+            };
+            tokio::select! {
+                r = env.route.chat(&req, &mut on_event) => r,
+                () = cancel.cancelled() => return Ok(None),
+            }
+        };
+        let response = response.map_err(|e: LlmError| fail(e.code(), e.to_string()))?;
+        let (inp, out) = (
+            u32::try_from(response.usage.input_tokens).unwrap_or(u32::MAX),
+            u32::try_from(response.usage.output_tokens).unwrap_or(u32::MAX),
+        );
+        env.sessions
+            .record_usage(
+                &policy.alias,
+                Some(&input.session_id),
+                Some(turn_id),
+                &response.provider,
+                inp,
+                out,
+                response.cost_usd,
+                now(env),
+            )
+            .await
+            .map_err(|e| fail("storage", e.to_string()))?;
+        em.emit(EventKind::Usage {
+            input_tokens: inp,
+            output_tokens: out,
+            cost_usd: response.cost_usd,
+        });
+
+        let mut calls = response.tool_calls.clone();
+        let mut text = response.text.clone();
+        if calls.is_empty() && !at_cap {
+            let names: Vec<&str> = registered.iter().map(String::as_str).collect();
+            let recovered =
+                warren_llm::recover_tool_calls(&text, &names, &format!("text-{iteration}-"));
+            if !recovered.calls.is_empty() {
+                calls = recovered.calls;
+                text = recovered.text;
+            }
+        }
+        if at_cap || calls.is_empty() {
+            let final_text = if at_cap {
+                format!("{text}\n\n[Stopped at the cap of {max_iter} tool rounds.]")
+            } else {
+                text.clone()
+            };
+            persist(
+                env,
+                &input.session_id,
+                turn_id,
+                &[Message::assistant(final_text.clone())],
+            )
+            .await?;
+            return Ok(Some(final_text));
+        }
+        if single_tool && calls.len() > 1 {
+            return Err(fail(
+                "multiple_tool_calls",
+                format!("the model asked for {} tool calls in one response while single-tool rounds are on; none was run", calls.len()),
+            ));
+        }
+        let results = run_calls(
+            env,
+            &ctx,
+            em,
+            turn_id,
+            &calls,
+            &mut approved_for_session,
+            cancel,
+        )
+        .await;
+        let mut round = vec![Message::Assistant {
+            text,
+            tool_calls: calls.clone(),
+        }];
+        let interrupted = results.iter().any(Option::is_none);
+        for (call, r) in calls.iter().zip(results) {
+            let (ok, content, receipt, duration_ms) = match r {
+                Some(r) => (r.ok, r.content, r.receipt, r.duration_ms),
+                None => (
+                    false,
+                    "interrupted: the turn was cancelled before this call finished".to_string(),
+                    None,
+                    0,
+                ),
+            };
+            em.emit(EventKind::ToolResult {
+                id: call.id.clone(),
+                ok,
+                output: excerpt(&content, EVENT_EXCERPT),
+                duration_ms,
+                receipt_id: receipt,
+            });
+            round.push(Message::Tool {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                content,
+                is_error: !ok,
+            });
+        }
+        persist(env, &input.session_id, turn_id, &round).await?;
+        history.extend(round);
+        if interrupted || cancel.is_cancelled() {
+            return Ok(None);
+        }
+    }
+    Err(fail("internal", "the turn loop ended without an answer"))
+}
+
+/// What the gate says about a call before anything runs: Some(reason) when it must be asked.
+fn needs_approval(env: &TurnEnv, ctx: &ToolContext, call: &ToolCall) -> Option<String> {
+    let tool = env.registry.get(&call.name)?;
+    if !ctx.policy.tool_offered(&call.name) {
+        return None;
+    }
+    let check = tool.check(&call.arguments, ctx).ok()?;
+    match ctx.policy.gate(&call.name, check.side_effects, check.risk) {
+        Gate::Ask { reason } if check.reasons.is_empty() => Some(reason),
+        Gate::Ask { reason } => Some(format!("{reason}: {}", check.reasons.join("; "))),
+        _ => None,
+    }
+}
+
+async fn run_calls(
+    env: &TurnEnv,
+    ctx: &ToolContext,
+    em: &mut Emitter,
+    turn_id: &str,
+    calls: &[ToolCall],
+    approved_for_session: &mut Vec<String>,
+    cancel: &CancellationToken,
+) -> Vec<Option<CallResult>> {
+    for c in calls {
+        em.emit(EventKind::ToolCall {
+            id: c.id.clone(),
+            name: c.name.clone(),
+            arguments: c.arguments.to_string(),
+        });
+    }
+    let asks: Vec<Option<String>> = calls
+        .iter()
+        .map(|c| needs_approval(env, ctx, c).filter(|_| !approved_for_session.contains(&c.name)))
+        .collect();
+    let parallel = ctx.policy.runtime.parallel_tools && asks.iter().all(Option::is_none);
+    let slots: Arc<Mutex<Vec<Option<CallResult>>>> =
+        Arc::new(Mutex::new((0..calls.len()).map(|_| None).collect()));
+    if parallel {
+        let mut handles = Vec::new();
+        for (i, c) in calls.iter().enumerate() {
+            handles.push(spawn_call(env, ctx, c.clone(), i, slots.clone()));
+        }
+        let all = futures::future::join_all(handles);
+        tokio::select! {
+            _ = all => {}
+            () = cancel.cancelled() => ctx.cancel.cancel(),
+        }
+    } else {
+        for (i, c) in calls.iter().enumerate() {
+            if cancel.is_cancelled() {
+                break;
+            }
+            if let Some(reason) = &asks[i] {
+                em.emit(EventKind::ApprovalRequested {
+                    id: c.id.clone(),
+                    tool: c.name.clone(),
+                    arguments: c.arguments.to_string(),
+                    reason: reason.clone(),
+                });
+                let req = PendingApproval {
+                    agent: ctx.policy.alias.clone(),
+                    turn_id: turn_id.to_string(),
+                    call_id: c.id.clone(),
+                    tool: c.name.clone(),
+                    arguments: c.arguments.to_string(),
+                    reason: reason.clone(),
+                };
+                let answer = tokio::select! {
+                    a = env.approver.ask(req) => a,
+                    () = cancel.cancelled() => break,
+                };
+                em.emit(EventKind::ApprovalResolved {
+                    id: c.id.clone(),
+                    decision: answer.decision,
+                    message: answer.message.clone(),
+                });
+                match answer.decision {
+                    ApprovalDecision::Deny => {
+                        let why = match (&answer.message, answer.no_one_to_ask) {
+                            (Some(m), true) => m.clone(),
+                            (Some(m), false) => format!("the user denied this call: {m}"),
+                            (None, _) => "the user denied this call".to_string(),
+                        };
+                        slots.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(CallResult {
+                            interrupted: false,
+                            ok: false,
+                            content: why,
+                            receipt: None,
+                            duration_ms: 0,
+                        });
+                        continue;
+                    }
+                    ApprovalDecision::ApproveSession => approved_for_session.push(c.name.clone()),
+                    ApprovalDecision::ApproveOnce => {}
+                }
+            }
+            let h = spawn_call(env, ctx, c.clone(), i, slots.clone());
+            tokio::select! {
+                _ = h => {}
+                () = cancel.cancelled() => { ctx.cancel.cancel(); break; }
+            }
+        }
+    }
+    // Give killed calls a moment to report, then take what finished.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let done = Arc::strong_count(&slots) == 1;
+        if done || Instant::now() > deadline {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let mut guard = slots.lock().unwrap_or_else(|p| p.into_inner());
+    guard
+        .drain(..)
+        .map(|r| r.filter(|r| !(r.interrupted && cancel.is_cancelled())))
+        .collect()
+}
+
+fn spawn_call(
+    env: &TurnEnv,
+    ctx: &ToolContext,
+    call: ToolCall,
+    index: usize,
+    slots: Arc<Mutex<Vec<Option<CallResult>>>>,
+) -> tokio::task::JoinHandle<()> {
+    let registry = env.registry.clone();
+    let receipts = env.receipts.clone();
+    let ctx = ctx.clone();
+    let handle = tokio::runtime::Handle::current();
+    tokio::task::spawn_blocking(move || {
+        let start = Instant::now();
+        let result = registry.invoke(&call.name, &call.arguments, &ctx, &Preapproved);
+        let duration_ms = u32::try_from(start.elapsed().as_millis()).unwrap_or(u32::MAX);
+        let (ok, content, executed, interrupted) = match result {
+            Ok(v) => (
+                true,
+                match v {
+                    Value::String(s) => s,
+                    other => other.to_string(),
+                },
+                true,
+                false,
+            ),
+            Err(e) => {
+                let executed =
+                    matches!(e.code(), "command_failed" | "timeout" | "cancelled" | "io");
+                (
+                    false,
+                    e.to_json().to_string(),
+                    executed,
+                    e.code() == "cancelled",
+                )
+            }
+        };
+        let receipt = if executed {
+            match handle.block_on(receipts.append(
+                &ctx.policy.alias,
+                &call.name,
+                &call.arguments,
+                &content,
+            )) {
+                Ok(r) => Some(r.id),
+                Err(e) => {
+                    tracing::error!(agent = %ctx.policy.alias, "writing a receipt failed: {e}");
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        slots.lock().unwrap_or_else(|p| p.into_inner())[index] = Some(CallResult {
+            interrupted,
+            ok,
+            content,
+            receipt,
+            duration_ms,
+        });
+    })
+}
