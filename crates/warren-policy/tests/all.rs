@@ -5,5 +5,6 @@ mod authorize_table;
 mod escalation;
 mod fixture;
 mod gate;
+mod plan;
 mod sandbox;
 mod shell;

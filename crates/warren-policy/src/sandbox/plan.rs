@@ -129,13 +129,16 @@ impl Planner<'_> {
             return;
         }
         let is_dir = meta.is_dir();
+        let grant = self.rights(path, is_dir);
+        // Split only where a boundary beneath decides differently: rights are inherited.
         let split = is_dir
-            && self
-                .boundaries
-                .iter()
-                .any(|b| b.as_path() != path && under(b, path));
+            && self.boundaries.iter().any(|b| {
+                b.as_path() != path && under(b, path) && {
+                    let inner = self.rights(b, true);
+                    (inner.read, inner.write, inner.exec) != (grant.read, grant.write, grant.exec)
+                }
+            });
         if !split {
-            let grant = self.rights(path, is_dir);
             // Outside every root with workspace_only on, nothing is granted: no rule at all.
             if !grant.is_hidden() || self.inside_plan_area(path) {
                 self.out.push(grant);

@@ -1,0 +1,87 @@
+//! The sandbox plans are derived from the policy's own decisions.
+
+use crate::fixture::{Fixture, FAMILY};
+use std::ffi::OsString;
+use std::path::Path;
+use warren_policy::sandbox::{bwrap, fs_plan, layered_plan, FsGrant};
+use warren_policy::{under, Access};
+
+fn find<'a>(plan: &'a [FsGrant], p: &Path) -> Option<&'a FsGrant> {
+    plan.iter().find(|g| g.path == p)
+}
+
+#[test]
+fn landlock_rules_are_the_decisions_on_uniform_subtrees() {
+    let fx = Fixture::new(FAMILY);
+    let ws = fx.ws("alice");
+    fx.write(&ws.join("secrets/key"), "k");
+    fx.write(&ws.join("src/a.rs"), "a");
+    fx.write(&ws.join("top.txt"), "t");
+    fx.write(&fx.ws("bob").join("b.txt"), "b");
+    let p = fx.policy("alice");
+    let plan = fs_plan(&p);
+    let system = ["/usr", "/etc"];
+    for g in &plan {
+        assert_eq!(g.write, p.decide(&g.path, Access::Write).0, "{g:?}");
+        if !system.iter().any(|s| g.path.starts_with(s)) && !g.path.starts_with(&fx.home) {
+            assert_eq!(g.read, p.decide(&g.path, Access::Read).0, "{g:?}");
+        }
+        // A rule with rights never sits above a denied, existing boundary (rights inherit down).
+        for b in p.forbidden.iter().chain(&p.runtime_state) {
+            if b.exists() && b != &g.path && under(b, &g.path) {
+                assert!(g.is_hidden(), "{g:?} covers {}", b.display());
+            }
+        }
+    }
+    // The workspace is split around the existing forbidden dir: its entries get the rules.
+    assert!(find(&plan, &ws).is_none());
+    let src = find(&plan, &ws.join("src")).unwrap();
+    assert!(src.read && src.write && src.exec);
+    let top = find(&plan, &ws.join("top.txt")).unwrap();
+    assert!(top.read && top.write && !top.is_dir);
+    assert!(find(&plan, &ws.join("secrets")).unwrap().is_hidden());
+    let bob = find(&plan, &fx.ws("bob")).unwrap();
+    assert!(bob.read && !bob.write);
+    let carol = find(&plan, &fx.ws("carol")).unwrap();
+    assert!(!carol.read && carol.write && !carol.exec);
+    let null = find(&plan, Path::new("/dev/null")).unwrap();
+    assert!(null.read && null.write);
+    let urandom = find(&plan, Path::new("/dev/urandom")).unwrap();
+    assert!(urandom.read && !urandom.write);
+    let usr = find(&plan, Path::new("/usr")).unwrap();
+    assert!(usr.read && usr.exec && !usr.write);
+    // Nothing of erin, the config or data/ is granted.
+    for g in &plan {
+        assert!(!g.path.starts_with(fx.ws("erin")));
+        assert!(!(g.path.starts_with(fx.root.join("data")) && !g.is_hidden()));
+    }
+}
+
+#[test]
+fn bubblewrap_mounts_follow_the_same_decisions() {
+    let fx = Fixture::new(FAMILY);
+    let ws = fx.ws("alice");
+    fx.write(&ws.join("secrets/key"), "k");
+    let p = fx.policy("alice");
+    let args: Vec<String> = bwrap::args(&layered_plan(&p), p.workspace_only, &ws)
+        .iter()
+        .map(|a: &OsString| a.to_string_lossy().into_owned())
+        .collect();
+    let joined = args.join(" ");
+    let (w, b, c) = (
+        ws.display().to_string(),
+        fx.ws("bob").display().to_string(),
+        fx.ws("carol").display().to_string(),
+    );
+    assert!(joined.contains(&format!("--bind {w} {w}")), "{joined}");
+    assert!(joined.contains(&format!("--ro-bind {b} {b}")), "{joined}");
+    assert!(
+        !joined.contains(&format!("{c} {c}")),
+        "write-only root is not mounted: {joined}"
+    );
+    assert!(joined.contains(&format!("--tmpfs {w}/secrets")), "{joined}");
+    assert!(joined.contains("--unshare-net"));
+    assert!(!joined.contains(&fx.ws("erin").display().to_string()));
+    assert!(!joined.contains("config.toml"));
+    assert!(joined.ends_with(&format!("--chdir {w}")));
+}
