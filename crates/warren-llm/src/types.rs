@@ -229,3 +229,52 @@ pub enum StreamEvent {
         cost_usd: f64,
     },
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn history_round_trips_through_json() {
+        let call = ToolCall {
+            id: "c1".into(),
+            name: "shell".into(),
+            arguments: json!({"command": "ls"}),
+        };
+        let history = vec![
+            Message::user("hi"),
+            Message::Assistant {
+                text: String::new(),
+                tool_calls: vec![call.clone()],
+            },
+            Message::tool_result(&call, "a\nb"),
+        ];
+        let text = serde_json::to_string(&history).unwrap();
+        let back: Vec<Message> = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, history);
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v[0], json!({"role": "user", "content": "hi"}));
+        assert_eq!(v[2]["role"], "tool");
+    }
+
+    #[test]
+    fn cost_from_prices() {
+        let usage = Usage {
+            input_tokens: 1_000_000,
+            output_tokens: 500_000,
+        };
+        let both = Prices {
+            input_per_mtok: Some(3.0),
+            output_per_mtok: Some(15.0),
+        };
+        assert!((both.cost_usd(usage) - 10.5).abs() < 1e-9);
+        let input_only = Prices {
+            input_per_mtok: Some(3.0),
+            output_per_mtok: None,
+        };
+        assert!((input_only.cost_usd(usage) - 3.0).abs() < 1e-9);
+        assert_eq!(Prices::default().cost_usd(usage), 0.0);
+    }
+}

@@ -228,3 +228,19 @@ async fn wrong_path_is_recorded_as_a_failure() {
     );
     assert_eq!(fake.remaining(), 1);
 }
+
+/// Tool-call arguments that are not JSON are a malformed response naming the call.
+#[tokio::test]
+async fn invalid_tool_arguments_name_the_call() {
+    let fake = fake(ProviderFamily::Openai);
+    let body = concat!(
+        "data: {\"choices\": [{\"index\": 0, \"delta\": {\"tool_calls\": [{\"index\": 0, \"id\": \"call_9\", \"type\": \"function\", \"function\": {\"name\": \"shell\", \"arguments\": \"{\\\"command\\\": \"}}]}, \"finish_reason\": null}]}\n\n",
+        "data: {\"choices\": [{\"index\": 0, \"delta\": {}, \"finish_reason\": \"tool_calls\"}]}\n\n",
+        "data: [DONE]\n\n"
+    );
+    fake.push(Reply::raw(200, "text/event-stream", body));
+    let err = chat(&route_to(&fake), &with_tools()).await.0.unwrap_err();
+    assert_eq!(err.code(), "malformed_response");
+    let msg = err.to_string();
+    assert!(msg.contains("call_9") && msg.contains("shell"), "{msg}");
+}

@@ -237,6 +237,44 @@ async fn no_key_source_sends_no_key(f: ProviderFamily) {
     assert_eq!(r.header("x-api-key"), None);
 }
 
+/// An OpenAI-compatible server that ignores `stream` and answers with one JSON body still works.
+#[tokio::test]
+async fn json_answer_to_a_streaming_request() {
+    let fake = fake(ProviderFamily::Openai);
+    fake.push(Reply::raw(
+        200,
+        "application/json",
+        r#"{"id": "x", "object": "chat.completion", "choices": [{"index": 0,
+            "message": {"role": "assistant", "content": "plain json"}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 4, "completion_tokens": 2}}"#,
+    ));
+    let (res, events) = chat(&route_to(&fake), &hello()).await;
+    let resp = res.unwrap();
+    assert_eq!(resp.text, "plain json");
+    assert_eq!(resp.usage.output_tokens, 2);
+    assert_eq!(text_deltas(&events), ["plain json"]);
+}
+
+/// Comments and keep-alive lines in an event stream are ignored.
+#[tokio::test]
+async fn sse_comments_are_ignored() {
+    let fake = fake(ProviderFamily::Openai);
+    fake.push(Reply::raw(
+        200,
+        "text/event-stream",
+        concat!(
+            ": PROCESSING\n\n",
+            "data: {\"choices\": [{\"index\": 0, \"delta\": {\"content\": \"hi\"}}]}\r\n\r\n",
+            ": keep-alive\n\n",
+            "data: {\"choices\": [{\"index\": 0, \"delta\": {}, \"finish_reason\": \"stop\"}]}\n\n",
+            "data: [DONE]\n\n"
+        ),
+    ));
+    let resp = chat(&route_to(&fake), &hello()).await.0.unwrap();
+    assert_eq!(resp.text, "hi");
+    assert_eq!(resp.stop_reason, StopReason::EndTurn);
+}
+
 per_family!(
     text_streaming,
     text_one_shot,
