@@ -33,3 +33,20 @@ pub(crate) fn document_error(e: DocumentError) -> ApiError {
     };
     ApiError::new(code, e.to_string())
 }
+
+/// Converts a host error into an API error.
+pub fn host_error(e: warren_runtime::host::HostError) -> ApiError {
+    use warren_runtime::host::HostError as H;
+    match e {
+        H::Config(c) => config_error(c),
+        H::UnknownAgent(_) | H::UnknownSession(_) => {
+            ApiError::new(ErrorCode::NotFound, e.to_string())
+        }
+        H::Disabled(_) | H::NoProvider(_) => {
+            ApiError::new(ErrorCode::InvalidArgument, e.to_string())
+        }
+        H::Policy { .. } => ApiError::new(ErrorCode::Denied, e.to_string()),
+        H::Provider(_) => ApiError::new(ErrorCode::InvalidConfig, e.to_string()),
+        H::Db(_) | H::Receipts(_) => ApiError::new(ErrorCode::Storage, e.to_string()),
+    }
+}

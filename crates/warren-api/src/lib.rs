@@ -6,26 +6,54 @@ mod config_ops;
 mod errors;
 pub mod logging;
 pub mod policy;
+mod run;
 mod secrets;
 
-pub use errors::config_error;
+pub use errors::{config_error, host_error};
+pub use run::{RunRequest, RunResult};
 pub use secrets::SecretEntry;
 pub use warren_runtime::receipts::Verification;
 pub use warren_types::{ApiError, ErrorCode};
 
+use std::sync::Arc;
 use warren_config::{ConfigStore, InstallLayout, LoadedConfig};
+pub use warren_runtime::approval;
+pub use warren_runtime::host::{Host, HostEnv};
 
 /// A handle on one install: the entry point of every service function.
 pub struct Warren {
     store: ConfigStore,
+    env: HostEnv,
+    host: tokio::sync::OnceCell<Arc<Host>>,
 }
 
 impl Warren {
-    /// Opens the install at `layout` (nothing is read until a function needs it).
+    /// Opens the install at `layout` with an empty host environment (nothing is read until a
+    /// function needs it). Binaries use [`Warren::open_with_env`].
     pub fn open(layout: InstallLayout) -> Self {
+        Self::open_with_env(layout, HostEnv::default())
+    }
+
+    /// Opens the install with the host facts (home, environment) captured by the binary.
+    pub fn open_with_env(layout: InstallLayout, env: HostEnv) -> Self {
         Warren {
             store: ConfigStore::new(layout),
+            env,
+            host: tokio::sync::OnceCell::new(),
         }
+    }
+
+    /// The agent host of this install, opened on first use.
+    pub async fn host(&self) -> Result<Arc<Host>, ApiError> {
+        self.host
+            .get_or_try_init(|| async {
+                Host::open(self.layout().clone(), self.env.clone())
+                    .await
+                    .map(Arc::new)
+                    .map_err(host_error)
+            })
+            .await
+            .cloned()
     }
 
     /// The install layout.

@@ -46,6 +46,8 @@ enum Command {
     Tool(commands::tool::Args),
     /// Report the sandbox each agent gets on this machine.
     Doctor,
+    /// Run one prompt for an agent (a turn), streaming its events.
+    Run(commands::run::Args),
     /// Check tool-call receipts.
     #[command(subcommand)]
     Receipts(commands::receipts::Cmd),
@@ -73,7 +75,7 @@ fn main() -> ExitCode {
     };
     let logs = layout.root().exists().then(|| layout.logs_dir());
     let _guard = warren_api::logging::init_logging(filter, logs.as_deref());
-    let warren = warren_api::Warren::open(layout);
+    let warren = warren_api::Warren::open_with_env(layout, warren_api::HostEnv::from_process());
     let ctx = commands::Ctx { warren, out };
     match cli.command {
         Command::Init(a) => commands::init::run(&ctx, a),
@@ -81,6 +83,7 @@ fn main() -> ExitCode {
         Command::Agents(c) => commands::agents::run(&ctx, c),
         Command::Secrets(c) => commands::secrets::run(&ctx, c),
         Command::Receipts(c) => commands::receipts::run(&ctx, c),
+        Command::Run(a) => commands::run::run(&ctx, a),
         Command::Policy(c) => commands::policy::run(&ctx, c),
         Command::Tool(a) => commands::tool::run(&ctx, a),
         Command::Doctor => commands::doctor::run(&ctx),

@@ -4,4 +4,5 @@
 mod common;
 mod config_cli;
 mod policy_cli;
+mod run_cli;
 mod secrets_cli;

@@ -269,6 +269,16 @@ impl SessionStore {
             .collect())
     }
 
+    /// The session a turn belongs to.
+    pub async fn turns_session(&self, turn_id: &str) -> Result<Option<String>, DbError> {
+        Ok(
+            sqlx::query_scalar("SELECT session_id FROM turns WHERE id = ?")
+                .bind(turn_id)
+                .fetch_optional(&self.pool)
+                .await?,
+        )
+    }
+
     /// Stores one event of a turn.
     pub async fn append_event(&self, event: &TurnEvent) -> Result<(), DbError> {
         let body = serde_json::to_string(event)

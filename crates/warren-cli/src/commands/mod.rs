@@ -7,6 +7,7 @@ pub mod doctor;
 pub mod init;
 pub mod policy;
 pub mod receipts;
+pub mod run;
 pub mod secrets;
 pub mod tool;
 
@@ -21,6 +22,22 @@ pub struct Ctx {
 }
 
 impl Ctx {
+    /// Runs an async service function on a multi-threaded runtime (turns run tools on
+    /// blocking threads while events stream).
+    pub fn block_on_multi<F: std::future::Future>(&self, fut: F) -> F::Output {
+        match tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+        {
+            Ok(rt) => rt.block_on(fut),
+            Err(e) => {
+                eprintln!("error: cannot start the async runtime: {e}");
+                std::process::exit(1)
+            }
+        }
+    }
+
     /// Runs an async service function to completion on a single-threaded runtime.
     pub fn block_on<F: std::future::Future>(&self, fut: F) -> F::Output {
         match tokio::runtime::Builder::new_current_thread()

@@ -1,0 +1,85 @@
+//! Running one prompt for an agent (`warren run`, the desktop chat).
+
+use crate::{errors::host_error, Warren};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use warren_runtime::approval::AsyncApprover;
+use warren_runtime::turn::TurnStatus;
+use warren_types::ApiError;
+
+/// What to run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct RunRequest {
+    /// The agent.
+    pub agent: String,
+    /// Continue this session (a new one when absent).
+    pub session: Option<String>,
+    /// The prompt.
+    pub prompt: String,
+}
+
+/// How the turn ended.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct RunResult {
+    /// The turn id.
+    pub turn_id: String,
+    /// The session the turn belongs to.
+    pub session: String,
+    /// `completed`, `failed` or `cancelled`.
+    pub status: String,
+    /// The final text when completed.
+    pub text: String,
+    /// The error code when failed.
+    pub error_code: Option<String>,
+    /// The error message when failed.
+    pub error_message: Option<String>,
+}
+
+impl Warren {
+    /// Runs one prompt to the end of its turn. Events stream to the host's subscribers;
+    /// approvals go to `approver` (or to the host's approval broker when `None`).
+    pub async fn run_prompt(
+        &self,
+        req: RunRequest,
+        trigger: &str,
+        approver: Option<Arc<dyn AsyncApprover>>,
+    ) -> Result<RunResult, ApiError> {
+        let host = self.host().await?;
+        let out = host
+            .run(
+                &req.agent,
+                req.session.as_deref(),
+                &req.prompt,
+                trigger,
+                approver,
+            )
+            .await
+            .map_err(host_error)?;
+        let session = host
+            .sessions()
+            .turns_session(&out.turn_id)
+            .await
+            .map_err(|e| ApiError::new(warren_types::ErrorCode::Storage, e.to_string()))?
+            .unwrap_or_default();
+        let (status, code, message) = match out.status {
+            TurnStatus::Completed => ("completed", None, None),
+            TurnStatus::Cancelled => ("cancelled", None, None),
+            TurnStatus::Failed { code, message } => ("failed", Some(code), Some(message)),
+        };
+        Ok(RunResult {
+            turn_id: out.turn_id,
+            session,
+            status: status.into(),
+            text: out.text,
+            error_code: code,
+            error_message: message,
+        })
+    }
+
+    /// Cancels the running turn of `agent`; false when none runs.
+    pub async fn cancel_turn(&self, agent: &str) -> Result<bool, ApiError> {
+        Ok(self.host().await?.cancel(agent))
+    }
+}

@@ -1,0 +1,176 @@
+//! `warren run --agent A [--session S] [--approve | --deny] PROMPT`: one turn, streamed.
+
+use super::Ctx;
+use async_trait::async_trait;
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+use std::sync::Arc;
+use warren_api::approval::{ApprovalAnswer, AsyncApprover, FixedApprover, PendingApproval};
+use warren_api::{RunRequest, RunResult};
+use warren_types::{ApprovalDecision, EventKind, TurnEvent};
+
+/// Arguments of `warren run`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The agent.
+    #[arg(long)]
+    agent: String,
+    /// Continue this session.
+    #[arg(long)]
+    session: Option<String>,
+    /// Approve every approval request.
+    #[arg(long, conflicts_with = "deny")]
+    approve: bool,
+    /// Deny every approval request.
+    #[arg(long)]
+    deny: bool,
+    /// The prompt.
+    prompt: String,
+}
+
+/// Asks on the terminal: y = once, s = for this session, anything else = deny.
+struct TerminalApprover;
+
+#[async_trait]
+impl AsyncApprover for TerminalApprover {
+    async fn ask(&self, p: PendingApproval) -> ApprovalAnswer {
+        tokio::task::spawn_blocking(move || {
+            eprint!(
+                "\n? {} wants to run {} {}\n  ({})\n  approve [y]es once, for the [s]ession, or [n]o (optionally: n <message>): ",
+                p.agent, p.tool, p.arguments, p.reason
+            );
+            let _ = std::io::stderr().flush();
+            let mut line = String::new();
+            if std::io::stdin().read_line(&mut line).is_err() {
+                return ApprovalAnswer::no_one();
+            }
+            let line = line.trim();
+            match line {
+                "y" | "yes" => ApprovalAnswer::approve(),
+                "s" | "session" => ApprovalAnswer {
+                    decision: ApprovalDecision::ApproveSession,
+                    message: None,
+                    no_one_to_ask: false,
+                },
+                other => {
+                    let msg = other.strip_prefix('n').map(str::trim).filter(|m| !m.is_empty());
+                    ApprovalAnswer::deny(msg.map(str::to_string))
+                }
+            }
+        })
+        .await
+        .unwrap_or_else(|_| ApprovalAnswer::no_one())
+    }
+}
+
+fn render(e: &TurnEvent, out: &mut impl Write) {
+    let _ = match &e.kind {
+        EventKind::TextDelta { text } => write!(out, "{text}"),
+        EventKind::ToolCall {
+            name, arguments, ..
+        } => writeln!(out, "\n→ {name} {arguments}"),
+        EventKind::ToolResult {
+            ok,
+            output,
+            duration_ms,
+            ..
+        } => {
+            let first: String = output
+                .lines()
+                .next()
+                .unwrap_or("")
+                .chars()
+                .take(160)
+                .collect();
+            writeln!(
+                out,
+                "{} {first} ({duration_ms} ms)",
+                if *ok { "✓" } else { "✗" }
+            )
+        }
+        EventKind::ApprovalResolved { decision, .. } => writeln!(out, "  approval: {decision:?}"),
+        EventKind::Usage {
+            input_tokens,
+            output_tokens,
+            cost_usd,
+        } => {
+            writeln!(
+                out,
+                "\n[usage: {input_tokens} in / {output_tokens} out, ${cost_usd:.4}]"
+            )
+        }
+        EventKind::Notice { message, .. } => writeln!(out, "\n! {message}"),
+        EventKind::TurnFailed { code, message } => {
+            writeln!(out, "\n✗ turn failed ({code}): {message}")
+        }
+        EventKind::TurnCancelled {} => writeln!(out, "\n✗ turn cancelled"),
+        EventKind::TurnCompleted { .. } => writeln!(out),
+        _ => Ok(()),
+    };
+    let _ = out.flush();
+}
+
+/// Runs `warren run`.
+pub fn run(ctx: &Ctx, args: Args) -> ExitCode {
+    let approver: Arc<dyn AsyncApprover> = if args.approve {
+        Arc::new(FixedApprover(ApprovalAnswer::approve()))
+    } else if args.deny {
+        Arc::new(FixedApprover(ApprovalAnswer::deny(Some(
+            "denied by --deny".into(),
+        ))))
+    } else if std::io::stdin().is_terminal() {
+        Arc::new(TerminalApprover)
+    } else {
+        Arc::new(FixedApprover(ApprovalAnswer::no_one()))
+    };
+    let json = ctx.out.json();
+    let req = RunRequest {
+        agent: args.agent.clone(),
+        session: args.session,
+        prompt: args.prompt,
+    };
+    let result: Result<RunResult, warren_api::ApiError> = ctx.block_on_multi(async {
+        let host = ctx.warren.host().await?;
+        let mut events = host.subscribe();
+        let turn = ctx.warren.run_prompt(req, "user", Some(approver));
+        tokio::pin!(turn);
+        let mut stdout = std::io::stdout();
+        let emit = |e: &TurnEvent, stdout: &mut std::io::Stdout| {
+            if json {
+                if let Ok(line) = serde_json::to_string(e) {
+                    let _ = writeln!(stdout, "{line}");
+                }
+            } else {
+                render(e, stdout);
+            }
+        };
+        loop {
+            tokio::select! {
+                r = &mut turn => {
+                    while let Ok(e) = events.try_recv() {
+                        emit(&e, &mut stdout);
+                    }
+                    return r;
+                }
+                Some(e) = events.recv() => emit(&e, &mut stdout),
+                _ = tokio::signal::ctrl_c() => {
+                    let _ = ctx.warren.cancel_turn(&args.agent).await;
+                }
+            }
+        }
+    });
+    match result {
+        Err(e) => ctx.out.fail(&e),
+        Ok(r) if r.status == "completed" => ExitCode::SUCCESS,
+        Ok(r) => {
+            if !json {
+                eprintln!(
+                    "error: turn {}: {}",
+                    r.status,
+                    r.error_message.as_deref().unwrap_or("cancelled")
+                );
+            }
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,132 @@
+//! `warren run` as a black box against a fake OpenAI server.
+
+use crate::common::warren;
+use serde_json::{json, Value};
+use warren_testkit::fake_llm::{FakeLlm, Reply};
+use warren_testkit::TestInstall;
+use warren_types::ProviderFamily;
+
+fn install(fake: &FakeLlm) -> TestInstall {
+    TestInstall::with_config(&format!(
+        r#"
+[risk_profiles.sup]
+level = "supervised"
+allowed_commands = ["*"]
+
+[agents.alice]
+risk_profile = "sup"
+model_provider = "openai.main"
+
+{}"#,
+        fake.config_block("main")
+    ))
+    .unwrap()
+}
+
+fn lines(stdout: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_json_streams_events_and_approve_writes_the_file() {
+    let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+    fake.script([
+        Reply::tool_call(
+            "file_write",
+            json!({"path": "hello.txt", "content": "hi there"}),
+        ),
+        Reply::text("Wrote hello.txt."),
+    ]);
+    let t = install(&fake);
+    let root = t.root().to_path_buf();
+    let r = tokio::task::spawn_blocking(move || {
+        warren(
+            &root,
+            &[
+                "--json",
+                "run",
+                "--agent",
+                "alice",
+                "--approve",
+                "write a file",
+            ],
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(r.code, 0, "stderr: {}\nstdout: {}", r.stderr, r.stdout);
+    let events = lines(&r.stdout);
+    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(types.first(), Some(&"turn_started"));
+    assert_eq!(types.last(), Some(&"turn_completed"));
+    for t in [
+        "model_request",
+        "text_delta",
+        "tool_call",
+        "approval_requested",
+        "approval_resolved",
+        "tool_result",
+        "usage",
+    ] {
+        assert!(types.contains(&t), "missing {t} in {types:?}");
+    }
+    assert_eq!(events.last().unwrap()["text"], "Wrote hello.txt.");
+    assert!(events.iter().all(|e| e["agent"] == "alice"));
+    assert_eq!(
+        std::fs::read_to_string(t.root().join("agents/alice/workspace/hello.txt")).unwrap(),
+        "hi there"
+    );
+    let v = warren(t.root(), &["receipts", "verify", "--agent", "alice"]);
+    assert_eq!(v.code, 0, "{}", v.stderr);
+    assert!(v.stdout.contains("1 checked"), "{}", v.stdout);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_without_anyone_to_ask_denies_and_tells_the_model() {
+    let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+    fake.script([
+        Reply::tool_call("file_write", json!({"path": "hello.txt", "content": "hi"})),
+        Reply::text("I could not write it."),
+    ]);
+    let t = install(&fake);
+    let root = t.root().to_path_buf();
+    let r = tokio::task::spawn_blocking(move || {
+        warren(&root, &["run", "--agent", "alice", "write a file"])
+    })
+    .await
+    .unwrap();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("I could not write it."), "{}", r.stdout);
+    assert!(!t.root().join("agents/alice/workspace/hello.txt").exists());
+    assert!(fake.requests()[1]
+        .body
+        .to_string()
+        .contains("runtime denied"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_failures_exit_1_with_the_code() {
+    let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+    fake.script([Reply::error(401, "bad key")]);
+    let t = install(&fake);
+    let root = t.root().to_path_buf();
+    let r = tokio::task::spawn_blocking(move || {
+        warren(&root, &["--json", "run", "--agent", "alice", "hi"])
+    })
+    .await
+    .unwrap();
+    assert_eq!(r.code, 1);
+    let last = lines(&r.stdout).pop().unwrap();
+    assert_eq!(last["type"], "turn_failed");
+    assert_eq!(last["code"], "provider_http");
+    let r = warren(t.root(), &["run", "--agent", "ghost", "hi"]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("agent `ghost` does not exist"),
+        "{}",
+        r.stderr
+    );
+}
