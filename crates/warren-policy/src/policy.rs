@@ -5,7 +5,9 @@ use crate::resolve::{self, ResolveError};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use warren_config::InstallLayout;
-use warren_types::{AccessMode, Config, MemoryGrant, RiskProfile, RuntimeProfile};
+use warren_types::{
+    AccessMode, Config, DockerConfig, MemoryGrant, RiskProfile, RuntimeKind, RuntimeProfile,
+};
 
 /// What a root lets an agent do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -165,6 +167,9 @@ pub struct SecurityPolicy {
     pub delegation_depth: u32,
     /// The user's home directory.
     pub home: Option<PathBuf>,
+    /// `[runtime.docker]` when `[runtime] kind = "docker"`: shell commands run in a container
+    /// and git write operations are refused.
+    pub container: Option<DockerConfig>,
 }
 
 impl SecurityPolicy {
@@ -284,6 +289,8 @@ impl SecurityPolicy {
             memory_grants: agent.workspace.read_memory_from.clone(),
             delegation_depth: 0,
             home: env.home.clone(),
+            container: (config.runtime.kind == RuntimeKind::Docker)
+                .then(|| config.runtime.docker.clone()),
         })
     }
 

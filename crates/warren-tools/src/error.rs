@@ -56,6 +56,9 @@ pub enum ToolError {
     /// The sandbox cannot be used.
     #[error(transparent)]
     Sandbox(#[from] SandboxError),
+    /// The container runtime cannot run the command (no image, unmountable path).
+    #[error("docker runtime: {0}")]
+    Container(String),
     /// The path does not exist.
     #[error("{0} does not exist")]
     NotFound(PathBuf),
@@ -139,6 +142,7 @@ impl ToolError {
             ToolError::Budget(BudgetError::Store(_)) => "internal",
             ToolError::Sandbox(SandboxError::Unavailable { .. }) => "sandbox_unavailable",
             ToolError::Sandbox(SandboxError::Rule { .. }) => "sandbox_error",
+            ToolError::Container(_) => "container_error",
             ToolError::NotFound(_) => "not_found",
             ToolError::TooLarge { .. } => "too_large",
             ToolError::NotAFile(_) => "not_a_file",

@@ -8,10 +8,13 @@ use crate::tool::{CallCheck, Tool, ToolContext, ToolSpec};
 use serde_json::{json, Value};
 use std::ffi::OsString;
 use std::io::Read;
-use std::process::{Child, Stdio};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-use warren_policy::sandbox::{choose, confine};
+use std::time::{SystemTime, UNIX_EPOCH};
+use warren_policy::sandbox::docker::{docker_args, DockerRun};
+use warren_policy::sandbox::{choose, confine, layered_plan};
 
 /// Environment variables a shell command always gets from the host (when set there).
 pub const BASE_ENV: &[&str] = &["PATH", "HOME", "LANG", "TERM", "USER", "TMPDIR"];
@@ -66,7 +69,36 @@ fn capture(mut r: impl Read + Send + 'static, cap: usize) -> JoinHandle<(Vec<u8>
     })
 }
 
-fn kill_group(child: &mut Child) {
+/// The environment of a shell command: PATH, HOME, LANG, TERM, USER, TMPDIR and the profile's
+/// `shell_env_passthrough`, taken from the host environment; nothing else.
+fn child_env(ctx: &ToolContext) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = BASE_ENV
+        .iter()
+        .map(|s| s.to_string())
+        .chain(ctx.policy.risk.shell_env_passthrough.iter().cloned())
+        .filter_map(|k| ctx.host_env.get(&k).map(|v| (k.clone(), v.clone())))
+        .collect();
+    if !ctx.host_env.contains_key("PATH") {
+        env.push(("PATH".into(), DEFAULT_PATH.into()));
+    }
+    env
+}
+
+fn piped(cmd: &mut Command) {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+}
+
+fn kill_group(child: &mut Child, container: Option<&str>) {
+    if let Some(name) = container {
+        // The docker client going away does not stop the container: kill it by name.
+        let _ = Command::new("docker")
+            .args(["kill", name])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
     if let Ok(pid) = libc::pid_t::try_from(child.id()) {
         // SAFETY: killpg with the id of a process group this crate created for the child.
         unsafe {
@@ -109,33 +141,53 @@ impl Tool for Shell {
         let command = Self::command(args)?;
         let policy = &ctx.policy;
         policy.check_shell(command)?;
-        let (sandbox, _why) = choose(policy.risk.sandbox, &ctx.sandbox)?;
-        let argv: Vec<OsString> = vec!["-c".into(), command.into()];
-        let mut confined = confine(
-            policy,
-            &sandbox,
-            "/bin/sh".as_ref(),
-            &argv,
-            &policy.workspace,
-        )?;
-        let cmd = confined.command_mut();
-        cmd.env_clear();
-        let wanted = BASE_ENV
-            .iter()
-            .map(|s| s.to_string())
-            .chain(policy.risk.shell_env_passthrough.iter().cloned());
-        for name in wanted {
-            if let Some(v) = ctx.host_env.get(&name) {
-                cmd.env(&name, v);
+        let env = child_env(ctx);
+        let (mut child, label, container) = match &policy.container {
+            None => {
+                let (sandbox, _why) = choose(policy.risk.sandbox, &ctx.sandbox)?;
+                let argv: Vec<OsString> = vec!["-c".into(), command.into()];
+                let mut confined = confine(
+                    policy,
+                    &sandbox,
+                    "/bin/sh".as_ref(),
+                    &argv,
+                    &policy.workspace,
+                )?;
+                let cmd = confined.command_mut();
+                cmd.env_clear().envs(env.iter().map(|(k, v)| (k, v)));
+                piped(cmd);
+                let child = confined.spawn().map_err(|e| ToolError::io("/bin/sh", e))?;
+                (child, sandbox.name().to_string(), None)
             }
-        }
-        if !ctx.host_env.contains_key("PATH") {
-            cmd.env("PATH", DEFAULT_PATH);
-        }
-        cmd.stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = confined.spawn().map_err(|e| ToolError::io("/bin/sh", e))?;
+            Some(docker) => {
+                let name = format!(
+                    "warren-{}-{}-{}",
+                    policy.alias,
+                    std::process::id(),
+                    SystemTime::now()
+                        .duration_since(UNIX_EPOCH)
+                        .map(|d| d.as_nanos())
+                        .unwrap_or(0)
+                );
+                let run = DockerRun {
+                    image: docker.image.as_deref(),
+                    network: docker.network.as_deref(),
+                    env: env.clone(),
+                    name: name.clone(),
+                };
+                let args = docker_args(&layered_plan(policy), &run, &policy.workspace, command)
+                    .map_err(|e| ToolError::Container(e.to_string()))?;
+                let mut cmd = Command::new("docker");
+                cmd.args(&args)
+                    .current_dir(&policy.workspace)
+                    .env_clear()
+                    .envs(env.iter().map(|(k, v)| (k, v)))
+                    .process_group(0);
+                piped(&mut cmd);
+                let child = cmd.spawn().map_err(|e| ToolError::io("docker", e))?;
+                (child, "docker".to_string(), Some(name))
+            }
+        };
         let cap = ctx.limits.max_output_bytes;
         let out = child.stdout.take().map(|s| capture(s, cap));
         let err = child.stderr.take().map(|s| capture(s, cap));
@@ -148,12 +200,12 @@ impl Tool for Shell {
                 Err(e) => break Err(ToolError::io("/bin/sh", e)),
             }
             if ctx.cancel.is_cancelled() {
-                kill_group(&mut child);
+                kill_group(&mut child, container.as_deref());
                 let _ = child.wait();
                 break Err(ToolError::Cancelled);
             }
             if Instant::now() >= deadline {
-                kill_group(&mut child);
+                kill_group(&mut child, container.as_deref());
                 let _ = child.wait();
                 break Err(ToolError::Timeout(timeout_secs));
             }
@@ -186,7 +238,7 @@ impl Tool for Shell {
             "stdout": stdout,
             "stderr": stderr,
             "truncated": out_cut || err_cut,
-            "sandbox": sandbox.name(),
+            "sandbox": label,
         }))
     }
 }

@@ -4,6 +4,7 @@
 //! any caller (the shell tool, git write operations) spawns.
 
 pub mod bwrap;
+pub mod docker;
 pub mod landlock;
 pub mod plan;
 
