@@ -101,7 +101,8 @@ impl ProviderClient {
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with("text/event-stream"));
         let mut asm = Assembler::default();
-        let streamed = req.stream && (is_sse || self.entry.family == ProviderFamily::Ollama);
+        // follow what the server sent: some compatible servers ignore `stream`
+        let streamed = is_sse || (req.stream && self.entry.family == ProviderFamily::Ollama);
         if streamed {
             self.decode_stream(response, &mut asm, on_event).await?;
         } else {

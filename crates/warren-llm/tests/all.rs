@@ -3,6 +3,7 @@
 
 #[macro_use]
 mod common;
+mod cancel;
 mod errors;
 mod fallback;
 mod routes;

@@ -46,8 +46,15 @@ struct Shared {
     failures: Vec<String>,
 }
 
-fn lock(m: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
+/// What the handler and the test share: the state, and a signal for each arriving request.
+#[derive(Debug)]
+struct Ctx {
+    state: Mutex<Shared>,
+    arrived: tokio::sync::Notify,
+}
+
+fn lock(c: &Ctx) -> MutexGuard<'_, Shared> {
+    c.state.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// A fake provider server speaking one vendor's wire format. Dropping it stops the server and
@@ -56,7 +63,7 @@ fn lock(m: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
 pub struct FakeLlm {
     family: ProviderFamily,
     addr: SocketAddr,
-    shared: Arc<Mutex<Shared>>,
+    shared: Arc<Ctx>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -81,13 +88,16 @@ impl FakeLlm {
             let _guard = handle.enter();
             tokio::net::TcpListener::from_std(std_listener)?
         };
-        let shared = Arc::new(Mutex::new(Shared {
-            family,
-            script: VecDeque::new(),
-            scripted: 0,
-            requests: Vec::new(),
-            failures: Vec::new(),
-        }));
+        let shared = Arc::new(Ctx {
+            state: Mutex::new(Shared {
+                family,
+                script: VecDeque::new(),
+                scripted: 0,
+                requests: Vec::new(),
+                failures: Vec::new(),
+            }),
+            arrived: tokio::sync::Notify::new(),
+        });
         let app = axum::Router::new()
             .fallback(handle_request)
             .with_state(shared.clone());
@@ -157,6 +167,23 @@ impl FakeLlm {
         lock(&self.shared).requests.len()
     }
 
+    /// Waits until at least `n` requests have arrived, or `timeout` passed; returns whether
+    /// they did. For tests that act while a request is in flight (cancellation, slow streams).
+    pub async fn wait_for_requests(&self, n: usize, timeout: std::time::Duration) -> bool {
+        let wait = async {
+            loop {
+                let notified = self.shared.arrived.notified();
+                tokio::pin!(notified);
+                notified.as_mut().enable();
+                if self.request_count() >= n {
+                    return;
+                }
+                notified.await;
+            }
+        };
+        tokio::time::timeout(timeout, wait).await.is_ok()
+    }
+
     /// Replies not yet used.
     pub fn remaining(&self) -> usize {
         lock(&self.shared).script.len()
@@ -207,7 +234,7 @@ fn loud(status: StatusCode, message: String) -> Response {
 }
 
 async fn handle_request(
-    State(shared): State<Arc<Mutex<Shared>>>,
+    State(shared): State<Arc<Ctx>>,
     method: Method,
     uri: Uri,
     headers: HeaderMap,
@@ -233,6 +260,7 @@ async fn handle_request(
             headers: hs,
             body: parsed.as_ref().cloned().unwrap_or(Value::Null),
         });
+        shared.arrived.notify_waiters();
         let n = s.requests.len();
         let family = s.family;
         let expected = wire_path(family);
