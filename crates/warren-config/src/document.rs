@@ -7,7 +7,7 @@ use warren_types::{validate_alias, MemoryBackendKind};
 /// A config file held as an editable document.
 #[derive(Debug, Clone)]
 pub struct ConfigDocument {
-    doc: DocumentMut,
+    pub(crate) doc: DocumentMut,
 }
 
 /// Why an edit was refused.

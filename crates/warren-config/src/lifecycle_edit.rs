@@ -1,0 +1,537 @@
+//! The config edits only the lifecycle service may make (SPEC §8): re-keying and removing
+//! `[agents.<alias>]`, rewriting or scrubbing every reference to an alias, and putting an archived
+//! block back. Comments and layout of everything else survive.
+
+use crate::document::{ConfigDocument, DocumentError};
+use toml_edit::{DocumentMut, Item, Key, Table, Value};
+use warren_types::validate_alias;
+
+/// A `[cron.<id>]` block taken out of the config by a delete.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RemovedBlock {
+    /// The agent alias or cron id.
+    pub name: String,
+    /// The block as TOML text, comments included.
+    pub text: String,
+}
+
+fn invalid(alias: &str, reason: String) -> DocumentError {
+    DocumentError::InvalidAlias {
+        alias: alias.to_string(),
+        reason,
+    }
+}
+
+fn agents_table(doc: &mut DocumentMut) -> Result<&mut Table, DocumentError> {
+    doc.get_mut("agents")
+        .and_then(Item::as_table_mut)
+        .ok_or(DocumentError::NotATable {
+            path: "agents".into(),
+        })
+}
+
+/// Renders `item` as a stand-alone TOML document under `[<section>.<name>]`.
+fn render_block(section: &str, name: &str, item: Item) -> String {
+    let mut doc = DocumentMut::new();
+    let mut parent = Table::new();
+    parent.set_implicit(true);
+    parent.insert(name, item);
+    doc.insert(section, Item::Table(parent));
+    let text = doc.to_string();
+    let trimmed = text.trim_start_matches('\n');
+    format!("{}\n", trimmed.trim_end())
+}
+
+/// Replaces string values equal to `old` in an array with `new` (or drops them when `new` is
+/// `None`); returns how many matched.
+fn edit_string_array(item: &mut Item, old: &str, new: Option<&str>) -> usize {
+    let Some(arr) = item.as_array_mut() else {
+        return 0;
+    };
+    let mut n = 0;
+    match new {
+        Some(new) => {
+            for v in arr.iter_mut() {
+                if v.as_str() == Some(old) {
+                    let decor = v.decor().clone();
+                    *v = Value::from(new);
+                    *v.decor_mut() = decor;
+                    n += 1;
+                }
+            }
+        }
+        None => {
+            let before = arr.len();
+            arr.retain(|v| v.as_str() != Some(old));
+            n = before - arr.len();
+        }
+    }
+    n
+}
+
+/// Rewrites or drops `read_memory_from` entries naming `old` (plain strings and
+/// `{ agent = ... }` inline tables).
+fn edit_memory_grants(item: &mut Item, old: &str, new: Option<&str>) -> usize {
+    let Some(arr) = item.as_array_mut() else {
+        return 0;
+    };
+    let names = |v: &Value| match v {
+        Value::String(s) => s.value() == old,
+        Value::InlineTable(t) => t.get("agent").and_then(Value::as_str) == Some(old),
+        _ => false,
+    };
+    let mut n = 0;
+    match new {
+        Some(new) => {
+            for v in arr.iter_mut() {
+                if !names(v) {
+                    continue;
+                }
+                n += 1;
+                match v {
+                    Value::InlineTable(t) => {
+                        if let Some(a) = t.get_mut("agent") {
+                            let decor = a.decor().clone();
+                            *a = Value::from(new);
+                            *a.decor_mut() = decor;
+                        }
+                    }
+                    other => {
+                        let decor = other.decor().clone();
+                        *other = Value::from(new);
+                        *other.decor_mut() = decor;
+                    }
+                }
+            }
+        }
+        None => {
+            let before = arr.len();
+            arr.retain(|v| !names(v));
+            n = before - arr.len();
+        }
+    }
+    n
+}
+
+/// Re-keys (or removes) `old` in a table or inline table.
+fn edit_key(item: &mut Item, old: &str, new: Option<&str>) -> usize {
+    match item {
+        Item::Table(t) => match t.remove_entry(old) {
+            Some((k, v)) => {
+                if let Some(new) = new {
+                    let key = Key::new(new).with_leaf_decor(k.leaf_decor().clone());
+                    t.insert_formatted(&key, v);
+                }
+                1
+            }
+            None => 0,
+        },
+        Item::Value(Value::InlineTable(t)) => match t.remove_entry(old) {
+            Some((k, v)) => {
+                if let Some(new) = new {
+                    let key = Key::new(new).with_leaf_decor(k.leaf_decor().clone());
+                    t.insert_formatted(&key, v);
+                }
+                1
+            }
+            None => 0,
+        },
+        _ => 0,
+    }
+}
+
+impl ConfigDocument {
+    /// Whether `[agents.<alias>]` exists.
+    pub fn has_agent(&self, alias: &str) -> bool {
+        self.doc
+            .get("agents")
+            .and_then(Item::as_table_like)
+            .is_some_and(|t| t.contains_key(alias))
+    }
+
+    /// Re-keys `[agents.<old>]` (and its sub-tables) to `new`, keeping its place and comments.
+    pub fn rename_agent_table(&mut self, old: &str, new: &str) -> Result<(), DocumentError> {
+        validate_alias(new).map_err(|e| invalid(new, e.to_string()))?;
+        let agents = agents_table(&mut self.doc)?;
+        if agents.contains_key(new) {
+            return Err(DocumentError::AlreadyExists {
+                what: "agent".into(),
+                name: new.into(),
+            });
+        }
+        let (k, item) = agents
+            .remove_entry(old)
+            .ok_or_else(|| DocumentError::NotFound {
+                what: "agent".into(),
+                name: old.into(),
+            })?;
+        let key = Key::new(new).with_leaf_decor(k.leaf_decor().clone());
+        agents.insert_formatted(&key, item);
+        Ok(())
+    }
+
+    /// Points every reference to `old` at `new`: `delegates`, `workspace.access` keys,
+    /// `read_memory_from` entries of every agent, and `cron.<id>.agent`. Returns the number of
+    /// references rewritten.
+    pub fn rewrite_agent_references(&mut self, old: &str, new: &str) -> usize {
+        self.edit_references(old, Some(new), true)
+    }
+
+    /// Removes the soft references to `alias` from the other agents (`delegates`,
+    /// `workspace.access` keys, `read_memory_from` entries). Cron blocks are taken out by
+    /// [`ConfigDocument::remove_cron_blocks_for`]. Returns the number removed.
+    pub fn scrub_agent_references(&mut self, alias: &str) -> usize {
+        self.edit_references(alias, None, false)
+    }
+
+    fn edit_references(&mut self, old: &str, new: Option<&str>, cron: bool) -> usize {
+        let mut n = 0;
+        if let Some(agents) = self.doc.get_mut("agents").and_then(Item::as_table_like_mut) {
+            for (_, agent) in agents.iter_mut() {
+                let Some(agent) = agent.as_table_like_mut() else {
+                    continue;
+                };
+                if let Some(d) = agent.get_mut("delegates") {
+                    n += edit_string_array(d, old, new);
+                }
+                let Some(ws) = agent.get_mut("workspace").and_then(Item::as_table_like_mut) else {
+                    continue;
+                };
+                if let Some(access) = ws.get_mut("access") {
+                    n += edit_key(access, old, new);
+                }
+                if let Some(grants) = ws.get_mut("read_memory_from") {
+                    n += edit_memory_grants(grants, old, new);
+                }
+            }
+        }
+        if cron {
+            if let Some(jobs) = self.doc.get_mut("cron").and_then(Item::as_table_like_mut) {
+                for (_, job) in jobs.iter_mut() {
+                    let Some(agent) = job.as_table_like_mut().and_then(|j| j.get_mut("agent"))
+                    else {
+                        continue;
+                    };
+                    if agent.as_str() == Some(old) {
+                        if let (Some(new), Some(v)) = (new, agent.as_value_mut()) {
+                            let decor = v.decor().clone();
+                            *v = Value::from(new);
+                            *v.decor_mut() = decor;
+                            n += 1;
+                        }
+                    }
+                }
+            }
+        }
+        n
+    }
+
+    /// Removes `[agents.<alias>]` and returns it as TOML text, comments included.
+    pub fn remove_agent_table(&mut self, alias: &str) -> Result<String, DocumentError> {
+        let agents = agents_table(&mut self.doc)?;
+        let item = agents
+            .remove(alias)
+            .ok_or_else(|| DocumentError::NotFound {
+                what: "agent".into(),
+                name: alias.into(),
+            })?;
+        Ok(render_block("agents", alias, item))
+    }
+
+    /// The text `[agents.<alias>]` would have if removed, without removing it (dry runs).
+    pub fn agent_block_text(&self, alias: &str) -> Option<String> {
+        let item = self.doc.get("agents")?.as_table_like()?.get(alias)?.clone();
+        Some(render_block("agents", alias, item))
+    }
+
+    /// Takes every `[cron.<id>]` block whose `agent` is `alias` out of the config and returns
+    /// them as text, in id order.
+    pub fn remove_cron_blocks_for(&mut self, alias: &str) -> Vec<RemovedBlock> {
+        let Some(jobs) = self.doc.get_mut("cron").and_then(Item::as_table_like_mut) else {
+            return Vec::new();
+        };
+        let ids: Vec<String> = jobs
+            .iter()
+            .filter(|(_, j)| {
+                j.as_table_like()
+                    .and_then(|t| t.get("agent"))
+                    .and_then(Item::as_str)
+                    == Some(alias)
+            })
+            .map(|(id, _)| id.to_string())
+            .collect();
+        let mut out = Vec::new();
+        for id in ids {
+            if let Some(item) = jobs.remove(&id) {
+                out.push(RemovedBlock {
+                    text: render_block("cron", &id, item),
+                    name: id,
+                });
+            }
+        }
+        out
+    }
+
+    /// Appends an archived `[agents.<original>]` block as `[agents.<alias>]` (re-keyed when the
+    /// names differ). Refuses a taken alias.
+    pub fn insert_agent_block(&mut self, alias: &str, block: &str) -> Result<(), DocumentError> {
+        validate_alias(alias).map_err(|e| invalid(alias, e.to_string()))?;
+        if self.has_agent(alias) {
+            return Err(DocumentError::AlreadyExists {
+                what: "agent".into(),
+                name: alias.into(),
+            });
+        }
+        let mut piece = ConfigDocument::parse(block)?;
+        let names: Vec<String> = piece
+            .doc
+            .get("agents")
+            .and_then(Item::as_table_like)
+            .map(|t| t.iter().map(|(k, _)| k.to_string()).collect())
+            .unwrap_or_default();
+        let [original] = names.as_slice() else {
+            return Err(DocumentError::NotATable {
+                path: "agents (the archived block must hold exactly one agent)".into(),
+            });
+        };
+        if original != alias {
+            piece.rename_agent_table(original, alias)?;
+        }
+        self.append_text(&piece.doc.to_string())
+    }
+
+    /// Appends an archived `[cron.<id>]` block, re-pointed at `agent`. Refuses a taken id.
+    pub fn insert_cron_block(
+        &mut self,
+        id: &str,
+        block: &str,
+        agent: &str,
+    ) -> Result<(), DocumentError> {
+        let taken = self
+            .doc
+            .get("cron")
+            .and_then(Item::as_table_like)
+            .is_some_and(|t| t.contains_key(id));
+        if taken {
+            return Err(DocumentError::AlreadyExists {
+                what: "cron job".into(),
+                name: id.into(),
+            });
+        }
+        let mut piece = ConfigDocument::parse(block)?;
+        if let Some(job) = piece
+            .doc
+            .get_mut("cron")
+            .and_then(Item::as_table_like_mut)
+            .and_then(|t| t.get_mut(id))
+            .and_then(Item::as_table_like_mut)
+        {
+            job.insert("agent", toml_edit::value(agent));
+        }
+        self.append_text(&piece.doc.to_string())
+    }
+
+    /// Drops references inside `[agents.<alias>]` to agents the config does not define; returns
+    /// the dropped names (a restored entry may point at agents deleted since).
+    pub fn drop_dangling_references(&mut self, alias: &str) -> Vec<String> {
+        let defined: Vec<String> = self
+            .doc
+            .get("agents")
+            .and_then(Item::as_table_like)
+            .map(|t| t.iter().map(|(k, _)| k.to_string()).collect())
+            .unwrap_or_default();
+        let Some(agent) = self
+            .doc
+            .get_mut("agents")
+            .and_then(Item::as_table_like_mut)
+            .and_then(|t| t.get_mut(alias))
+            .and_then(Item::as_table_like_mut)
+        else {
+            return Vec::new();
+        };
+        let mut named: Vec<String> = Vec::new();
+        if let Some(arr) = agent.get("delegates").and_then(Item::as_array) {
+            named.extend(arr.iter().filter_map(|v| v.as_str().map(String::from)));
+        }
+        if let Some(ws) = agent.get("workspace").and_then(Item::as_table_like) {
+            if let Some(t) = ws.get("access").and_then(Item::as_table_like) {
+                named.extend(t.iter().map(|(k, _)| k.to_string()));
+            }
+            if let Some(arr) = ws.get("read_memory_from").and_then(Item::as_array) {
+                for v in arr {
+                    match v {
+                        Value::String(s) => named.push(s.value().clone()),
+                        Value::InlineTable(t) => {
+                            if let Some(a) = t.get("agent").and_then(Value::as_str) {
+                                named.push(a.to_string());
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        named.sort();
+        named.dedup();
+        let dangling: Vec<String> = named.into_iter().filter(|n| !defined.contains(n)).collect();
+        for gone in &dangling {
+            if let Some(d) = agent.get_mut("delegates") {
+                edit_string_array(d, gone, None);
+            }
+            if let Some(ws) = agent.get_mut("workspace").and_then(Item::as_table_like_mut) {
+                if let Some(access) = ws.get_mut("access") {
+                    edit_key(access, gone, None);
+                }
+                if let Some(g) = ws.get_mut("read_memory_from") {
+                    edit_memory_grants(g, gone, None);
+                }
+            }
+        }
+        dangling
+    }
+
+    fn append_text(&mut self, piece: &str) -> Result<(), DocumentError> {
+        let mut text = self.doc.to_string();
+        if !text.ends_with('\n') && !text.is_empty() {
+            text.push('\n');
+        }
+        if !text.is_empty() && !text.ends_with("\n\n") {
+            text.push('\n');
+        }
+        text.push_str(piece.trim_start_matches('\n'));
+        *self = ConfigDocument::parse(&text)?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    const CFG: &str = r#"schema_version = 1
+
+[risk_profiles.p]
+level = "supervised"
+
+# Alice does research.
+[agents.alice]
+risk_profile = "p" # inline note
+delegates = ["bob"]
+
+[agents.alice.workspace]
+read_memory_from = ["bob", { agent = "carol", categories = ["core"] }]
+
+[agents.alice.workspace.access]
+bob = "read" # read only
+
+# Bob writes.
+[agents.bob]
+risk_profile = "p"
+delegates = ["alice", "carol"]
+
+[agents.bob.workspace]
+read_memory_from = [{ agent = "alice", categories = ["core"] }]
+access = { alice = "read_write" }
+
+[agents.carol]
+risk_profile = "p"
+
+# nightly digest
+[cron.digest]
+agent = "alice"
+schedule = "0 3 * * *"
+prompt = "digest"
+enabled = false
+"#;
+
+    #[test]
+    fn rename_rewrites_every_reference_and_keeps_comments() {
+        let mut d = ConfigDocument::parse(CFG).unwrap();
+        d.rename_agent_table("alice", "ann").unwrap();
+        assert_eq!(d.rewrite_agent_references("alice", "ann"), 4);
+        let out = d.to_string();
+        assert!(!out.contains("alice"), "{out}");
+        assert!(
+            out.contains("# Alice does research.\n[agents.ann]\n"),
+            "{out}"
+        );
+        assert!(out.contains("risk_profile = \"p\" # inline note"), "{out}");
+        assert!(out.contains("[agents.ann.workspace.access]\nbob = \"read\" # read only"));
+        assert!(out.contains("delegates = [\"ann\", \"carol\"]"), "{out}");
+        assert!(
+            out.contains("{ agent = \"ann\", categories = [\"core\"] }"),
+            "{out}"
+        );
+        assert!(out.contains("access = { ann = \"read_write\" }"), "{out}");
+        assert!(out.contains("agent = \"ann\""), "{out}");
+        // The block stays where it was: before bob.
+        assert!(out.find("[agents.ann]").unwrap() < out.find("[agents.bob]").unwrap());
+        crate::parse_config(&out).unwrap();
+    }
+
+    #[test]
+    fn rename_refuses_taken_or_invalid_alias() {
+        let mut d = ConfigDocument::parse(CFG).unwrap();
+        assert!(matches!(
+            d.rename_agent_table("alice", "bob"),
+            Err(DocumentError::AlreadyExists { .. })
+        ));
+        assert!(matches!(
+            d.rename_agent_table("alice", "Bad"),
+            Err(DocumentError::InvalidAlias { .. })
+        ));
+        assert!(matches!(
+            d.rename_agent_table("nobody", "x"),
+            Err(DocumentError::NotFound { .. })
+        ));
+    }
+
+    #[test]
+    fn delete_scrubs_soft_references_and_returns_the_block() {
+        let mut d = ConfigDocument::parse(CFG).unwrap();
+        let block = d.remove_agent_table("alice").unwrap();
+        assert!(
+            block.starts_with("# Alice does research.\n[agents.alice]\n"),
+            "{block}"
+        );
+        assert!(block.contains("[agents.alice.workspace.access]\nbob = \"read\" # read only"));
+        assert_eq!(d.scrub_agent_references("alice"), 3);
+        let cron = d.remove_cron_blocks_for("alice");
+        assert_eq!(cron.len(), 1);
+        assert!(
+            cron[0].text.contains("# nightly digest\n[cron.digest]"),
+            "{}",
+            cron[0].text
+        );
+        let out = d.to_string();
+        assert!(!out.contains("alice"), "{out}");
+        crate::parse_config(&out).unwrap();
+        // Back again, under another name.
+        d.insert_agent_block("ann", &block).unwrap();
+        d.insert_cron_block("digest", &cron[0].text, "ann").unwrap();
+        let out = d.to_string();
+        assert!(
+            out.contains("# Alice does research.\n[agents.ann]\n"),
+            "{out}"
+        );
+        assert!(out.contains("agent = \"ann\""), "{out}");
+        crate::parse_config(&out).unwrap();
+    }
+
+    #[test]
+    fn dangling_references_of_a_restored_entry_are_dropped() {
+        let mut d = ConfigDocument::parse(CFG).unwrap();
+        let block = d.remove_agent_table("alice").unwrap();
+        d.scrub_agent_references("alice");
+        d.remove_cron_blocks_for("alice");
+        d.remove_agent_table("carol").unwrap();
+        d.scrub_agent_references("carol");
+        d.insert_agent_block("alice", &block).unwrap();
+        assert_eq!(
+            d.drop_dangling_references("alice"),
+            vec!["carol".to_string()]
+        );
+        crate::parse_config(&d.to_string()).unwrap();
+    }
+}
