@@ -220,6 +220,18 @@ impl MemoryStores {
         Ok(store)
     }
 
+    /// Closes every open shared store (graceful shutdown of the runtime).
+    pub async fn close(&self) {
+        let shared: Vec<_> = self.shared.lock().await.drain().map(|(_, s)| s).collect();
+        for s in shared {
+            s.close().await;
+        }
+        let sqlite: Vec<_> = self.sqlite.lock().await.drain().map(|(_, s)| s).collect();
+        for s in sqlite {
+            s.close().await;
+        }
+    }
+
     /// The Markdown store of an agent's workspace (one per workspace path).
     pub fn markdown_store(&self, config: &Config, alias: &str) -> Arc<MarkdownStore> {
         let custom = config

@@ -155,6 +155,9 @@ impl MemoryStore for LucidStore {
     ) -> Result<Vec<MemoryEntry>, MemoryError> {
         self.local.export_page(agent_id, after, limit).await
     }
+    async fn close(&self) {
+        self.local.close().await;
+    }
     async fn purge_agent(&self, alias: &str) -> Result<u64, MemoryError> {
         self.local.purge_agent(alias).await
     }

@@ -91,6 +91,8 @@ pub trait MemoryStore: Send + Sync {
     ) -> Result<Vec<MemoryEntry>, MemoryError>;
     /// Deletes every row of the alias and its `agents` row; returns the number of rows removed.
     async fn purge_agent(&self, alias: &str) -> Result<u64, MemoryError>;
+    /// Closes the store's connections (graceful shutdown); later calls fail.
+    async fn close(&self) {}
     /// Re-creates an agent from exported rows, keeping `agent_id` (and row ids) when free.
     async fn import_agent(
         &self,

@@ -289,7 +289,7 @@ mod tests {
             (NewMemory::new("k", "c").category(" "), "category"),
             (NewMemory::new("k", "c").session(""), "session"),
             (NewMemory::new("k", "a\0b"), "content"),
-            (NewMemory::new(&"k".repeat(MAX_KEY_LEN + 1), "c"), "key"),
+            (NewMemory::new("k".repeat(MAX_KEY_LEN + 1), "c"), "key"),
         ];
         for (row, want) in cases {
             match row.validate() {

@@ -5,4 +5,9 @@
 mod suite;
 mod support;
 
+mod admin;
 mod backends;
+mod failures;
+mod lucid;
+mod markdown;
+mod validation;

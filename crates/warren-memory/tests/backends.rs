@@ -19,6 +19,7 @@ async fn suite_postgres() {
     let schema = PgSchema::fresh(&url);
     let env = Env::new("postgres", &schema.memory_section(), true);
     behavioural_suite(&env).await;
+    env.stores.close().await;
 }
 
 #[tokio::test]

@@ -112,7 +112,7 @@ impl PostgresStore {
         }
     }
 
-    fn from_clause(&self) -> String {
+    fn tables_clause(&self) -> String {
         format!(
             " FROM {s}.memories m JOIN {s}.agents a ON a.id = m.agent_id",
             s = self.s
@@ -261,7 +261,7 @@ impl MemoryStore for PostgresStore {
     ) -> Result<Option<MemoryEntry>, MemoryError> {
         let sql = format!(
             "SELECT {COLUMNS}{} WHERE m.agent_id = $1 AND m.key = $2",
-            self.from_clause()
+            self.tables_clause()
         );
         let row = sqlx::query(&sql)
             .bind(agent.id)
@@ -287,7 +287,7 @@ impl MemoryStore for PostgresStore {
         qb.push(COLUMNS);
         if terms.is_empty() {
             qb.push(", NULL::real");
-            qb.push(self.from_clause());
+            qb.push(self.tables_clause());
             qb.push(" WHERE ");
         } else {
             let tsq = terms
@@ -296,7 +296,7 @@ impl MemoryStore for PostgresStore {
                 .collect::<Vec<_>>()
                 .join(" | ");
             qb.push(", ts_rank(m.tsv, q.q) AS rank");
-            qb.push(self.from_clause());
+            qb.push(self.tables_clause());
             qb.push(", to_tsquery('simple', ");
             qb.push_bind(tsq);
             qb.push(") AS q(q) WHERE m.tsv @@ q.q AND ");
@@ -348,7 +348,7 @@ impl MemoryStore for PostgresStore {
             .map_err(self.err("list"))?;
         let mut qb = QueryBuilder::<Postgres>::new("SELECT ");
         qb.push(COLUMNS);
-        qb.push(self.from_clause());
+        qb.push(self.tables_clause());
         filters(&mut qb);
         qb.push(" ORDER BY m.updated_at DESC, m.seq DESC");
         if let Some(l) = q.limit {
@@ -406,6 +406,7 @@ impl MemoryStore for PostgresStore {
                 .map_err(self.err("rename"))?
                 > 0
             {
+                tx.rollback().await.map_err(self.err("rename"))?;
                 return Err(self.taken(new));
             }
             sqlx::query(&format!("DELETE FROM {s}.agents WHERE id = $1"))
@@ -434,7 +435,7 @@ impl MemoryStore for PostgresStore {
     ) -> Result<Vec<MemoryEntry>, MemoryError> {
         let mut qb = QueryBuilder::<Postgres>::new("SELECT ");
         qb.push(COLUMNS);
-        qb.push(self.from_clause());
+        qb.push(self.tables_clause());
         qb.push(" WHERE m.agent_id = ");
         qb.push_bind(agent_id);
         if let Some(c) = after {
@@ -457,6 +458,10 @@ impl MemoryStore for PostgresStore {
             .map_err(self.err("export"))
     }
 
+    async fn close(&self) {
+        self.pool.close().await;
+    }
+
     async fn purge_agent(&self, alias: &str) -> Result<u64, MemoryError> {
         let s = &self.s;
         let mut tx = self.pool.begin().await.map_err(self.err("purge"))?;
@@ -467,6 +472,7 @@ impl MemoryStore for PostgresStore {
                 .await
                 .map_err(self.err("purge"))?;
         let Some(id) = id else {
+            tx.rollback().await.map_err(self.err("purge"))?;
             return Ok(0);
         };
         let done = sqlx::query(&format!("DELETE FROM {s}.memories WHERE agent_id = $1"))
@@ -506,6 +512,7 @@ impl MemoryStore for PostgresStore {
                 .map_err(self.err(op))?
                 > 0
             {
+                tx.rollback().await.map_err(self.err(op))?;
                 return Err(self.taken(alias));
             } else {
                 sqlx::query(&format!("DELETE FROM {s}.agents WHERE id = $1"))

@@ -404,7 +404,7 @@ impl MemoryStore for QdrantStore {
         } else {
             let vector = self
                 .embedder
-                .embed(&[q.query.clone()])
+                .embed(std::slice::from_ref(&q.query))
                 .await?
                 .pop()
                 .unwrap_or_default();

@@ -421,6 +421,7 @@ impl MemoryStore for SqliteStore {
                 .map_err(self.err("rename"))?
                 > 0
             {
+                tx.rollback().await.map_err(self.err("rename"))?;
                 return Err(self.taken(new));
             }
             // An empty registry row (created for a grant) does not block the rename.
@@ -473,6 +474,10 @@ impl MemoryStore for SqliteStore {
             .map_err(self.bad_row("export"))
     }
 
+    async fn close(&self) {
+        self.pool.close().await;
+    }
+
     async fn purge_agent(&self, alias: &str) -> Result<u64, MemoryError> {
         let mut tx = self.pool.begin().await.map_err(self.err("purge"))?;
         let id: Option<String> = sqlx::query_scalar("SELECT id FROM agents WHERE alias = ?")
@@ -481,6 +486,7 @@ impl MemoryStore for SqliteStore {
             .await
             .map_err(self.err("purge"))?;
         let Some(id) = id else {
+            tx.rollback().await.map_err(self.err("purge"))?;
             return Ok(0);
         };
         let done = sqlx::query("DELETE FROM memories WHERE agent_id = ?")
@@ -520,6 +526,7 @@ impl MemoryStore for SqliteStore {
                 .map_err(self.err(op))?
                 > 0
             {
+                tx.rollback().await.map_err(self.err(op))?;
                 return Err(self.taken(alias));
             } else {
                 sqlx::query("DELETE FROM agents WHERE id = ?")

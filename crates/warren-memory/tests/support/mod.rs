@@ -40,8 +40,23 @@ pub fn day(y: i32, m: u32, d: u32, h: u32) -> DateTime<Utc> {
 /// - alice reads all of bob (plain grant); bob reads all of erin (so alice→bob→erin);
 /// - carol reads only bob's `core` (structured grant); dave reads bob's `nonexistent` category;
 /// - erin reads nobody.
+///
 /// Without category support (Markdown) carol and dave read nobody.
 pub fn suite_config(memory: &str, categories: bool) -> Config {
+    let text = suite_text(memory, categories);
+    match parse_config(&text) {
+        Ok(c) => c,
+        Err(e) => panic!("suite config rejected by the validator: {e}\n{text}"),
+    }
+}
+
+/// The suite's config parsed without validation (to test the factory's own checks).
+pub fn unvalidated_config(memory: &str) -> Config {
+    let text = suite_text(memory, true);
+    toml::from_str(&text).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn suite_text(memory: &str, categories: bool) -> String {
     let (carol, dave) = if categories {
         (
             r#"read_memory_from = [{ agent = "bob", categories = ["core"] }]"#,
@@ -50,7 +65,7 @@ pub fn suite_config(memory: &str, categories: bool) -> Config {
     } else {
         ("", "")
     };
-    let text = format!(
+    format!(
         r#"
 [risk_profiles.p]
 
@@ -79,11 +94,7 @@ risk_profile = "p"
 
 {memory}
 "#
-    );
-    match parse_config(&text) {
-        Ok(c) => c,
-        Err(e) => panic!("suite config rejected by the validator: {e}\n{text}"),
-    }
+    )
 }
 
 /// One backend under test: a registry, the config, a temp install.
@@ -172,9 +183,14 @@ impl Drop for PgSchema {
             rt.block_on(async move {
                 use sqlx::Connection;
                 if let Ok(mut c) = sqlx::PgConnection::connect(&url).await {
-                    let _ = sqlx::query(&format!("DROP SCHEMA IF EXISTS \"{name}\" CASCADE"))
+                    // Never hang a test run on a lock held by a connection of a failed test.
+                    let _ = sqlx::query("SET lock_timeout = '5s'").execute(&mut c).await;
+                    let dropped = sqlx::query(&format!("DROP SCHEMA IF EXISTS \"{name}\" CASCADE"))
                         .execute(&mut c)
                         .await;
+                    if let Err(e) = dropped {
+                        eprintln!("could not drop test schema {name}: {e}");
+                    }
                 }
             });
         })

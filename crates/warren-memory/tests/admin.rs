@@ -1,0 +1,164 @@
+//! Lifecycle operations: rename (O(1)), streamed export, purge, import with the same UUID.
+
+use futures::TryStreamExt;
+use warren_memory::{AgentMemoryAdmin, MemoryEntry, MemoryError, NewMemory, RecallQuery};
+
+use crate::support::{pg_url, Env, PgSchema};
+
+async fn admin(env: &Env, alias: &str) -> AgentMemoryAdmin {
+    let kind = env.config.memory.backend;
+    env.stores
+        .admin_for_backend(&env.config, kind, alias)
+        .await
+        .unwrap()
+}
+
+async fn export(a: &AgentMemoryAdmin) -> Vec<MemoryEntry> {
+    a.export().await.unwrap().try_collect().await.unwrap()
+}
+
+async fn lifecycle(env: &Env) {
+    let n = env.name;
+    let alice = env.h("alice").await;
+    let bob = env.h("bob").await;
+    let rows: Vec<NewMemory> = (0..2500)
+        .map(|i| NewMemory::new(format!("k{i:04}"), format!("fact number {i}")).category("daily"))
+        .collect();
+    alice.store_batch(rows).await.unwrap();
+    alice
+        .store(NewMemory::new("late", "stored later"))
+        .await
+        .unwrap();
+    bob.store(NewMemory::new("k0001", "bob's own"))
+        .await
+        .unwrap();
+
+    let a = admin(env, "alice").await;
+    let id = a.agent_id().await.unwrap().unwrap();
+    assert_eq!(a.count().await.unwrap(), 2501, "[{n}]");
+
+    // Export streams every row once, in (created_at, id) order, across several pages.
+    let out = export(&a).await;
+    assert_eq!(out.len(), 2501, "[{n}] export");
+    let mut ids: Vec<_> = out.iter().map(|r| r.id).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 2501, "[{n}] no duplicates");
+    assert!(out
+        .windows(2)
+        .all(|w| (w[0].created_at, w[0].id) < (w[1].created_at, w[1].id)));
+    assert_eq!(out.last().map(|r| r.key.as_str()), Some("late"));
+    assert!(out.iter().all(|r| r.agent_id == id && r.agent == "alice"));
+
+    // Rename re-points the alias: same UUID, same rows, untouched timestamps.
+    assert!(a.rename_to("alicia").await.unwrap(), "[{n}] rename");
+    let renamed = admin(env, "alicia").await;
+    assert_eq!(renamed.agent_id().await.unwrap(), Some(id));
+    assert_eq!(admin(env, "alice").await.agent_id().await.unwrap(), None);
+    let after = export(&renamed).await;
+    assert_eq!(after.len(), 2501);
+    assert!(after.iter().all(|r| r.agent == "alicia"));
+    assert_eq!(
+        after
+            .iter()
+            .map(|r| (r.id, r.updated_at))
+            .collect::<Vec<_>>(),
+        out.iter().map(|r| (r.id, r.updated_at)).collect::<Vec<_>>(),
+        "[{n}] no row rewritten"
+    );
+    // Renaming onto an alias that owns rows is refused.
+    let err = renamed.rename_to("bob").await.err().unwrap();
+    assert!(
+        matches!(err, MemoryError::AliasTaken { ref alias, .. } if alias == "bob"),
+        "{err}"
+    );
+
+    // Purge removes every row of the agent and nothing of bob.
+    assert_eq!(renamed.purge().await.unwrap(), 2501, "[{n}] purge");
+    assert_eq!(renamed.count().await.unwrap(), 0);
+    assert_eq!(renamed.agent_id().await.unwrap(), None);
+    assert_eq!(bob.count().await.unwrap(), 1, "[{n}] bob untouched");
+
+    // Import restores under the same UUID and row ids when they are free.
+    let restore = admin(env, "alice").await;
+    let report = restore.import(id, &out).await.unwrap();
+    assert!(report.kept_agent_id, "[{n}] same UUID");
+    assert_eq!((report.imported, report.skipped), (2501, 0));
+    assert_eq!(restore.agent_id().await.unwrap(), Some(id));
+    let back = export(&restore).await;
+    assert_eq!(
+        back.iter()
+            .map(|r| (r.id, r.key.clone(), r.created_at))
+            .collect::<Vec<_>>(),
+        out.iter()
+            .map(|r| (r.id, r.key.clone(), r.created_at))
+            .collect::<Vec<_>>(),
+        "[{n}] rows restored as they were"
+    );
+    let fresh = env.h("alice").await;
+    let hit = fresh
+        .recall(&RecallQuery::new("stored later"))
+        .await
+        .unwrap();
+    assert_eq!(
+        hit.first().map(|r| r.key.as_str()),
+        Some("late"),
+        "[{n}] index rebuilt"
+    );
+
+    // The same UUID under another alias is taken: a new UUID and new row ids are used.
+    let twin = admin(env, "twin").await;
+    let r2 = twin.import(id, &out[..3]).await.unwrap();
+    assert!(
+        !r2.kept_agent_id && r2.agent_id != id && r2.imported == 3,
+        "[{n}] {r2:?}"
+    );
+    // Importing into an alias that owns rows is refused.
+    let err = admin(env, "bob")
+        .await
+        .import(uuid::Uuid::new_v4(), &out[..1])
+        .await;
+    assert!(
+        matches!(err, Err(MemoryError::AliasTaken { .. })),
+        "[{n}] {err:?}"
+    );
+}
+
+#[tokio::test]
+async fn lifecycle_sqlite() {
+    lifecycle(&Env::new("sqlite", "", true)).await;
+}
+
+#[tokio::test]
+async fn lifecycle_postgres() {
+    let Some(url) = pg_url() else { return };
+    let schema = PgSchema::fresh(&url);
+    let env = Env::new("postgres", &schema.memory_section(), true);
+    lifecycle(&env).await;
+    env.stores.close().await;
+}
+
+#[tokio::test]
+async fn lifecycle_markdown() {
+    let env = Env::new("markdown", "[memory]\nbackend = \"markdown\"\n", false);
+    let alice = env.h("alice").await;
+    alice.store(NewMemory::new("a", "one")).await.unwrap();
+    alice
+        .store(NewMemory::new("b", "two").category("daily"))
+        .await
+        .unwrap();
+    let admin = env.stores.admin_for(&env.config, "alice").await.unwrap();
+    let rows = export(&admin).await;
+    assert_eq!(rows.len(), 2);
+    assert!(
+        !admin.rename_to("x").await.unwrap(),
+        "files move with the workspace"
+    );
+    assert_eq!(admin.purge().await.unwrap(), 2);
+    assert_eq!(alice.count().await.unwrap(), 0);
+    let report = admin.import(rows[0].agent_id, &rows).await.unwrap();
+    assert_eq!(report.imported, 2);
+    let b = alice.get("b").await.unwrap().unwrap();
+    assert_eq!((b.content.as_str(), b.category.as_str()), ("two", "daily"));
+    assert_eq!(b.created_at, rows[1].created_at);
+}
