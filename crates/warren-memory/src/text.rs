@@ -36,6 +36,15 @@ pub fn category_token(agent_id: &uuid::Uuid, category: &str) -> String {
     s
 }
 
+/// The FTS5 scope token of rows stored in a session (exact bytes, hex-encoded).
+pub fn session_token(session: &str) -> String {
+    let mut s = String::from("se");
+    for b in session.as_bytes() {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s
+}
+
 /// `"t1" OR "t2"`: any term matches, BM25 ranks rows matching more and rarer terms first.
 pub fn fts_terms_expr(terms: &[String]) -> String {
     terms

@@ -4,7 +4,7 @@
 mod rows;
 pub mod schema;
 
-pub use rows::fts_scope_expr;
+pub use rows::{fts_match_expr, fts_scope_expr};
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -300,26 +300,30 @@ impl MemoryStore for SqliteStore {
         }
         let terms = query_terms(&q.query);
         let category = q.category.as_deref();
+        let limit = i64::try_from(q.limit).unwrap_or(i64::MAX);
         let mut qb = QueryBuilder::<Sqlite>::new("SELECT ");
         qb.push(ENTRY_COLUMNS);
         if terms.is_empty() {
             qb.push(", NULL FROM memories m JOIN agents a ON a.id = m.agent_id WHERE ");
         } else {
-            let Some(scope_expr) = fts_scope_expr(scope, category) else {
+            // Scope, category and session are part of the MATCH expression: FTS5 ranks only
+            // the rows the agent may see, and the top rows are picked before any join.
+            let Some(expr) = fts_match_expr(&terms, scope, category, q.session.as_deref()) else {
                 return Ok(Vec::new());
             };
             qb.push(
-                ", bm25(memories_fts, 1.0, 0.0) AS rank FROM memories_fts \
-                 JOIN memories m ON m.seq = memories_fts.rowid \
-                 JOIN agents a ON a.id = m.agent_id WHERE memories_fts MATCH ",
+                ", f.rank FROM (SELECT rowid AS seq, rank FROM memories_fts \
+                 WHERE memories_fts MATCH ",
             );
-            qb.push_bind(format!(
-                "body : ({}) AND {scope_expr}",
-                fts_terms_expr(&terms)
-            ));
-            qb.push(" AND ");
+            qb.push_bind(expr);
+            qb.push(" ORDER BY rank LIMIT ");
+            qb.push_bind(limit);
+            qb.push(
+                ") f JOIN memories m ON m.seq = f.seq \
+                 JOIN agents a ON a.id = m.agent_id WHERE ",
+            );
         }
-        // The same allowlist again as plain SQL: exact category comparison, defence in depth.
+        // The same allowlist again as plain SQL (exact comparison): defence in depth.
         if !push_scope_sql(&mut qb, scope, category) {
             return Ok(Vec::new());
         }
@@ -334,9 +338,9 @@ impl MemoryStore for SqliteStore {
         if terms.is_empty() {
             qb.push(" ORDER BY m.updated_at DESC, m.seq DESC LIMIT ");
         } else {
-            qb.push(" ORDER BY rank, m.updated_at DESC LIMIT ");
+            qb.push(" ORDER BY f.rank, m.updated_at DESC LIMIT ");
         }
-        qb.push_bind(i64::try_from(q.limit).unwrap_or(i64::MAX));
+        qb.push_bind(limit);
         let rows = qb
             .build()
             .fetch_all(&self.pool)

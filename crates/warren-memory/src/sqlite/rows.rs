@@ -79,6 +79,25 @@ pub fn push_scope_sql(
     any
 }
 
+/// The whole FTS5 MATCH expression of a recall: the terms, the allowlist and the session
+/// filter, or `None` when the scope admits nothing.
+pub fn fts_match_expr(
+    terms: &[String],
+    scope: &RecallScope,
+    category: Option<&str>,
+    session: Option<&str>,
+) -> Option<String> {
+    let mut expr = format!(
+        "body : ({}) AND {}",
+        crate::text::fts_terms_expr(terms),
+        fts_scope_expr(scope, category)?
+    );
+    if let Some(s) = session {
+        expr.push_str(&format!(" AND scope : {}", crate::text::session_token(s)));
+    }
+    Some(expr)
+}
+
 /// The FTS5 `scope : (...)` expression of the allowlist, or `None` when it admits nothing.
 pub fn fts_scope_expr(scope: &RecallScope, category: Option<&str>) -> Option<String> {
     let mut tokens = Vec::new();

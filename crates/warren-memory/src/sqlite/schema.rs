@@ -1,7 +1,8 @@
 //! SQLite schema and its migrations. `memories_fts` is a contentless FTS5 index with two
 //! columns: `body` (key + content) and `scope`, which holds one token per agent (`ag<uuid>`)
-//! and one per (agent, category) (`ac<uuid>x<hex category>`), so a recall's allowlist is an
-//! FTS5 expression evaluated inside the index, before ranking and before the limit.
+//! and one per (agent, category) (`ac<uuid>x<hex category>`), plus `se<hex session>`, so a
+//! recall's allowlist and filters are an FTS5 expression evaluated inside the index, before
+//! ranking and before the limit. The table's `rank` is BM25 over `body` only.
 
 use sqlx::{Connection, SqliteConnection};
 
@@ -31,18 +32,20 @@ CREATE INDEX memories_agent_created ON memories (agent_id, created_at, id);
 CREATE VIRTUAL TABLE memories_fts USING fts5(
     body, scope, content = '', contentless_delete = 1, tokenize = 'unicode61'
 );
+INSERT INTO memories_fts (memories_fts, rank) VALUES ('rank', 'bm25(1.0, 0.0)');
 CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
     INSERT INTO memories_fts (rowid, body, scope) VALUES (
         new.seq,
         new.key || ' ' || new.content,
         'ag' || replace(new.agent_id, '-', '') || ' ac' || replace(new.agent_id, '-', '')
             || 'x' || lower(hex(new.category))
+            || CASE WHEN new.session_id IS NULL THEN '' ELSE ' se' || lower(hex(new.session_id)) END
     );
 END;
 CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
     DELETE FROM memories_fts WHERE rowid = old.seq;
 END;
-CREATE TRIGGER memories_fts_update AFTER UPDATE OF key, content, category, agent_id ON memories
+CREATE TRIGGER memories_fts_update AFTER UPDATE OF key, content, category, session_id, agent_id ON memories
 BEGIN
     DELETE FROM memories_fts WHERE rowid = old.seq;
     INSERT INTO memories_fts (rowid, body, scope) VALUES (
@@ -50,6 +53,7 @@ BEGIN
         new.key || ' ' || new.content,
         'ag' || replace(new.agent_id, '-', '') || ' ac' || replace(new.agent_id, '-', '')
             || 'x' || lower(hex(new.category))
+            || CASE WHEN new.session_id IS NULL THEN '' ELSE ' se' || lower(hex(new.session_id)) END
     );
 END;
 "#];
