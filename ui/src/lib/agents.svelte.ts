@@ -1,0 +1,95 @@
+// The Agents screen's state: the install, its agents and its providers, loaded through the
+// typed commands. Components read the fields; only `load` and `create` change them.
+
+import {
+  commands,
+  type AgentSummary,
+  type ApiError,
+  type CreateAgentRequest,
+  type InstallInfo,
+  type ProviderSummary,
+} from "../bindings";
+
+/** The shape every generated command resolves to. */
+export type Result<T, E> = { status: "ok"; data: T } | { status: "error"; error: E };
+
+/** What the store is doing. */
+export type LoadState = "idle" | "loading" | "ready" | "error";
+
+/** The commands the store calls; tests and the app pass the generated `commands`. */
+export type AgentsApi = Pick<
+  typeof commands,
+  "installInfo" | "listAgents" | "providers" | "createAgent" | "checkAlias"
+>;
+
+function unwrap<T>(r: Result<T, ApiError>): T {
+  if (r.status === "error") throw r.error;
+  return r.data;
+}
+
+/** Turns anything thrown by a command into an `ApiError`. */
+export function toApiError(e: unknown): ApiError {
+  if (e && typeof e === "object" && "code" in e && "message" in e) {
+    return e as ApiError;
+  }
+  return { code: "internal", message: e instanceof Error ? e.message : String(e) };
+}
+
+export class AgentsStore {
+  install = $state<InstallInfo | null>(null);
+  agents = $state<AgentSummary[]>([]);
+  providers = $state<ProviderSummary[]>([]);
+  state = $state<LoadState>("idle");
+  error = $state<ApiError | null>(null);
+
+  /** True when no hosted provider is configured: only local Ollama routes (or none at all). */
+  needsProvider = $derived(this.providers.every((p) => p.family === "ollama"));
+
+  #api: AgentsApi;
+
+  constructor(api: AgentsApi = commands) {
+    this.#api = api;
+  }
+
+  /** Loads the install, the agents and the providers; on failure keeps the error to show.
+   *  A reload keeps showing the current list (state stays "ready") until the answer arrives. */
+  async load(): Promise<void> {
+    if (this.state !== "ready") this.state = "loading";
+    this.error = null;
+    try {
+      const [install, agents, providers] = await Promise.all([
+        this.#api.installInfo().then(unwrap),
+        this.#api.listAgents().then(unwrap),
+        this.#api.providers().then(unwrap),
+      ]);
+      this.install = install;
+      this.agents = [...agents].sort((a, b) => a.alias.localeCompare(b.alias));
+      this.providers = providers;
+      this.state = "ready";
+    } catch (e) {
+      this.error = toApiError(e);
+      this.state = "error";
+    }
+  }
+
+  /** Asks the backend whether `alias` is a valid, free alias; returns the message when not. */
+  async checkAlias(alias: string): Promise<string | null> {
+    try {
+      const r = await this.#api.checkAlias(alias);
+      return r.status === "error" ? r.error.message : null;
+    } catch (e) {
+      return toApiError(e).message;
+    }
+  }
+
+  /** Creates an agent and reloads the list; returns the error instead of throwing. */
+  async create(req: CreateAgentRequest): Promise<ApiError | null> {
+    try {
+      unwrap(await this.#api.createAgent(req));
+    } catch (e) {
+      return toApiError(e);
+    }
+    await this.load();
+    return null;
+  }
+}

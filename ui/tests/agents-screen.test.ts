@@ -1,0 +1,154 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/svelte";
+import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
+import App from "../src/App.svelte";
+import type { AgentSummary, ApiError, CreateAgentRequest, ProviderSummary } from "../src/bindings";
+
+type Backend = {
+  agents: AgentSummary[];
+  providers: ProviderSummary[];
+  createdDefault: boolean;
+  invoked: { cmd: string; args: unknown }[];
+};
+
+function summary(alias: string, provider: string | null = "ollama.local"): AgentSummary {
+  return {
+    alias,
+    enabled: true,
+    risk_profile: "balanced",
+    runtime_profile: null,
+    model_provider: provider,
+    memory_backend: "sqlite",
+    workspace: `/w/agents/${alias}/workspace`,
+  };
+}
+
+/** Answers the app's IPC calls the way the Rust commands do, errors included. */
+function serve(backend: Backend) {
+  mockIPC((cmd, args) => {
+    backend.invoked.push({ cmd, args });
+    switch (cmd) {
+      case "install_info":
+        return { root: "/w", config_path: "/w/config.toml", created_default: backend.createdDefault };
+      case "list_agents":
+        return backend.agents;
+      case "providers":
+        return backend.providers;
+      case "check_alias": {
+        const alias = (args as { alias: string }).alias;
+        if (alias.includes("__")) {
+          throw { code: "invalid_argument", message: "alias must not contain `__`" } satisfies ApiError;
+        }
+        if (backend.agents.some((a) => a.alias === alias)) {
+          throw { code: "already_exists", message: `agent \`${alias}\` already exists` } satisfies ApiError;
+        }
+        return null;
+      }
+      case "create_agent": {
+        const req = (args as { req: CreateAgentRequest }).req;
+        const a = { ...summary(req.alias, req.model_provider), risk_profile: req.risk_profile };
+        backend.agents.push(a);
+        return a;
+      }
+      default:
+        throw { code: "internal", message: `unexpected command ${cmd}` } satisfies ApiError;
+    }
+  });
+}
+
+const ollama: ProviderSummary = { reference: "ollama.local", family: "ollama", model: "llama3.2", uri: "http://127.0.0.1:11434", has_key_source: false };
+const openai: ProviderSummary = { reference: "openai.main", family: "openai", model: "gpt-4o-mini", uri: "https://api.openai.com/v1", has_key_source: true };
+
+let backend: Backend;
+beforeEach(() => {
+  backend = { agents: [], providers: [], createdDefault: false, invoked: [] };
+});
+afterEach(() => {
+  cleanup();
+  clearMocks();
+});
+
+async function rows(): Promise<string[]> {
+  const table = await screen.findByTestId("agents-table");
+  return within(table)
+    .getAllByTestId("agent-row")
+    .map((r) => r.getAttribute("data-alias") ?? "");
+}
+
+describe("Agents screen", () => {
+  it("lists every agent of the install with its profile, provider and memory", async () => {
+    backend.agents = [summary("scout"), summary("alice", "openai.main"), summary("bob")];
+    backend.providers = [ollama, openai];
+    serve(backend);
+    render(App);
+    expect(await rows()).toEqual(["alice", "bob", "scout"]);
+    const alice = screen.getAllByTestId("agent-row")[0];
+    expect(alice.textContent).toContain("openai.main");
+    expect(alice.textContent).toContain("balanced");
+    expect(alice.textContent).toContain("sqlite");
+    expect(screen.queryByTestId("provider-hint")).toBeNull();
+    expect(screen.getByTestId("install-root").textContent).toBe("/w");
+  });
+
+  it("says how to connect a provider when only the local Ollama route exists", async () => {
+    backend.agents = [summary("assistant")];
+    backend.providers = [ollama];
+    backend.createdDefault = true;
+    serve(backend);
+    render(App);
+    const hint = await screen.findByTestId("provider-hint");
+    expect(hint.textContent).toContain("No hosted model provider is connected yet");
+    expect(hint.textContent).toContain("[providers.models.openai.main]");
+    expect(hint.textContent).toContain("/w/config.toml");
+    expect(hint.textContent).toContain("ollama serve");
+    expect(screen.getByTestId("created-default").textContent).toContain("/w/config.toml");
+    expect(await rows()).toEqual(["assistant"]);
+  });
+
+  it("shows the backend's error and its details when the config is invalid", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "list_agents") {
+        throw {
+          code: "invalid_config",
+          message: "config.toml is invalid",
+          details: ["agents.bob.risk_profile: unknown risk profile `nope`"],
+        } satisfies ApiError;
+      }
+      return cmd === "providers" ? [] : { root: "/w", config_path: "/w/config.toml", created_default: false };
+    });
+    render(App);
+    const alert = await screen.findByTestId("load-error");
+    expect(alert.textContent).toContain("config.toml is invalid");
+    expect(alert.textContent).toContain("agents.bob.risk_profile");
+    expect(screen.queryByTestId("agents-table")).toBeNull();
+  });
+
+  it("validates the alias inline and creates the agent through the backend", async () => {
+    backend.agents = [summary("alice")];
+    backend.providers = [ollama];
+    serve(backend);
+    render(App);
+    await rows();
+    const input = screen.getByTestId("create-alias") as HTMLInputElement;
+    const submit = screen.getByTestId("create-submit") as HTMLButtonElement;
+
+    await fireEvent.input(input, { target: { value: "a__b" } });
+    await waitFor(() => expect(screen.getByTestId("alias-error").textContent).toContain("`__`"));
+    expect(submit.disabled).toBe(true);
+
+    await fireEvent.input(input, { target: { value: "alice" } });
+    await waitFor(() => expect(screen.getByTestId("alias-error").textContent).toContain("already exists"));
+
+    await fireEvent.input(input, { target: { value: "writer" } });
+    await waitFor(() => expect(screen.getByTestId("alias-error").textContent).toBe(""));
+    expect(submit.disabled).toBe(false);
+    await fireEvent.submit(screen.getByTestId("create-form"));
+
+    await waitFor(async () => expect(await rows()).toEqual(["alice", "writer"]));
+    const create = backend.invoked.find((c) => c.cmd === "create_agent");
+    expect(create?.args).toEqual({
+      req: { alias: "writer", risk_profile: "balanced", runtime_profile: null, model_provider: null, memory_backend: null },
+    });
+    expect(screen.getByTestId("create-ok").textContent).toContain("writer");
+  });
+});
