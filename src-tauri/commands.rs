@@ -1,0 +1,127 @@
+//! The typed commands the window calls. Each one calls one `warren-api` function and returns
+//! its result; the TypeScript side is generated into `ui/src/bindings.ts` (see `bindings`).
+
+use serde::Serialize;
+use specta::Type;
+use tauri::State;
+use warren_api::Warren;
+use warren_types::{
+    AgentDetail, AgentSummary, ApiError, CreateAgentRequest, ErrorCode, ProviderSummary,
+};
+
+/// What the backend process holds for the window: one install, opened once at start.
+pub struct Core {
+    /// The service handle every command calls.
+    pub warren: Warren,
+    /// The outcome of the first-start install, shown by the Agents screen.
+    pub start: Result<InstallInfo, ApiError>,
+}
+
+/// Where the install lives and whether this start created it.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct InstallInfo {
+    /// The install root.
+    pub root: String,
+    /// `<install>/config.toml`.
+    pub config_path: String,
+    /// True when this start created the default install.
+    pub created_default: bool,
+}
+
+/// The install this window shows, or the error that stopped its first-start setup.
+#[tauri::command]
+#[specta::specta]
+pub async fn install_info(core: State<'_, Core>) -> Result<InstallInfo, ApiError> {
+    core.start.clone()
+}
+
+/// Every agent of the install.
+#[tauri::command]
+#[specta::specta]
+pub async fn list_agents(core: State<'_, Core>) -> Result<Vec<AgentSummary>, ApiError> {
+    core.warren.list_agents()
+}
+
+/// One agent with its grants and the references to it.
+#[tauri::command]
+#[specta::specta]
+pub async fn show_agent(core: State<'_, Core>, alias: String) -> Result<AgentDetail, ApiError> {
+    core.warren.show_agent(&alias)
+}
+
+/// Adds an agent (the config keeps its comments).
+#[tauri::command]
+#[specta::specta]
+pub async fn create_agent(
+    core: State<'_, Core>,
+    req: CreateAgentRequest,
+) -> Result<AgentSummary, ApiError> {
+    core.warren.create_agent(req)
+}
+
+/// The configured provider routes.
+#[tauri::command]
+#[specta::specta]
+pub async fn providers(core: State<'_, Core>) -> Result<Vec<ProviderSummary>, ApiError> {
+    core.warren.providers()
+}
+
+/// Checks an alias against the alias rules, for inline validation while typing.
+#[tauri::command]
+#[specta::specta]
+pub async fn check_alias(alias: String) -> Result<(), ApiError> {
+    warren_types::validate_alias(&alias)
+        .map_err(|e| ApiError::new(ErrorCode::InvalidArgument, e.to_string()))
+}
+
+/// The command set, for the invoke handler and for generating the bindings.
+pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
+    tauri_specta::Builder::<tauri::Wry>::new()
+        // DTOs serialize and deserialize alike: one TypeScript type each.
+        .disable_serde_phases()
+        .commands(tauri_specta::collect_commands![
+            install_info,
+            list_agents,
+            show_agent,
+            create_agent,
+            providers,
+            check_alias,
+        ])
+}
+
+#[cfg(test)]
+mod bindings {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use std::path::Path;
+
+    /// The TypeScript exporter settings of `ui/src/bindings.ts`.
+    fn typescript() -> specta_typescript::Typescript {
+        specta_typescript::Typescript::default().header(
+            "// Generated from src-tauri/commands.rs by tauri-specta; do not edit.",
+        )
+    }
+
+    /// `ui/src/bindings.ts` must be what the commands generate today. Run with
+    /// `WARREN_UPDATE_BINDINGS=1` to rewrite it after changing a command or a DTO.
+    #[test]
+    fn committed_bindings_are_fresh() {
+        let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("ui/src/bindings.ts");
+        let dir = tempfile::tempdir().unwrap();
+        let fresh = dir.path().join("bindings.ts");
+        super::specta_builder()
+            .export(typescript(), &fresh)
+            .unwrap();
+        let fresh_text = std::fs::read_to_string(&fresh).unwrap();
+        if std::env::var_os("WARREN_UPDATE_BINDINGS").is_some() {
+            std::fs::write(&committed, &fresh_text).unwrap();
+            return;
+        }
+        let committed_text = std::fs::read_to_string(&committed).unwrap_or_default();
+        assert!(
+            committed_text == fresh_text,
+            "ui/src/bindings.ts is stale: regenerate it with \
+             `WARREN_UPDATE_BINDINGS=1 cargo test -p warren-desktop --bin warren-desktop bindings`"
+        );
+    }
+}

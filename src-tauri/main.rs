@@ -1,0 +1,51 @@
+//! Warren's desktop app: opens the install (creating the default one on first start), serves
+//! the typed commands to the window and keeps running in the tray.
+#![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
+
+mod commands;
+mod tray;
+
+use anyhow::Context;
+use commands::{Core, InstallInfo};
+use warren_api::Warren;
+use warren_config::{resolve_install_root, HomeEnv, InstallLayout};
+
+fn main() -> anyhow::Result<()> {
+    let cwd = std::env::current_dir().context("reading the current directory")?;
+    let root = resolve_install_root(None, &HomeEnv::from_process(), &cwd)?;
+    let layout = InstallLayout::new(root);
+    let stderr_filter = std::env::var("WARREN_LOG").unwrap_or_else(|_| "info".into());
+    let _logs = warren_api::logging::init_logging(&stderr_filter, Some(&layout.logs_dir()));
+    let session_bus = std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_some();
+
+    let warren = Warren::open(layout.clone());
+    let start = warren
+        .ensure_default_install()
+        .map(|created_default| InstallInfo {
+            root: layout.root().display().to_string(),
+            config_path: layout.config_path().display().to_string(),
+            created_default,
+        });
+    match &start {
+        Ok(info) if info.created_default => {
+            tracing::info!(path = %info.config_path, "created the default install")
+        }
+        Ok(_) => {}
+        Err(e) => tracing::error!("first-start setup failed: {e}"),
+    }
+
+    let bindings = commands::specta_builder();
+    tauri::Builder::default()
+        .plugin(tauri_plugin_single_instance::init(|app, _argv, _cwd| {
+            tray::show_main_window(app)
+        }))
+        .manage(Core { warren, start })
+        .invoke_handler(bindings.invoke_handler())
+        .setup(move |app| {
+            tray::install(app, session_bus)?;
+            Ok(())
+        })
+        .on_window_event(tray::on_window_event)
+        .run(tauri::generate_context!())
+        .context("running the desktop app")
+}
