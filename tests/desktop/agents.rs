@@ -1,0 +1,185 @@
+//! The Agents screen: a hand-written three-agent install, the first start with no config, and
+//! creating an agent from the form (inline validation, then the file on disk).
+
+use crate::harness::{launch, rss_kib, comm};
+use crate::{block_on, serial};
+use fantoccini::Locator;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+const THREE_AGENTS: &str = r#"# Hand-written test install: three agents.
+schema_version = 1
+
+# The writer drafts text.
+[agents.alice]
+risk_profile = "balanced"
+runtime_profile = "standard"
+model_provider = "openai.main"
+
+[agents.bob]
+risk_profile = "locked_down"
+model_provider = "ollama.local"
+
+[agents.bob.memory]
+backend = "markdown"
+
+[agents.carol]
+enabled = false
+risk_profile = "balanced"
+
+[risk_profiles.balanced]
+level = "supervised"
+
+[risk_profiles.locked_down]
+level = "readonly"
+
+[runtime_profiles.standard]
+max_tool_iterations = 10
+
+[providers.models.openai.main]
+model = "gpt-4o-mini"
+api_key_env = "OPENAI_API_KEY"
+
+[providers.models.ollama.local]
+model = "llama3.2"
+
+[memory]
+backend = "sqlite"
+"#;
+
+/// The aliases listed in the Agents table, in screen order.
+async fn listed_aliases(d: &crate::harness::Desktop) -> Vec<String> {
+    d.wait_for("[data-testid=agents-table]").await;
+    let mut out = Vec::new();
+    for row in d
+        .client
+        .find_all(Locator::Css("[data-testid=agent-row]"))
+        .await
+        .unwrap()
+    {
+        out.push(row.attr("data-alias").await.unwrap().unwrap_or_default());
+    }
+    out
+}
+
+/// Waits until `css`'s text satisfies `ok`, returning the last text seen.
+async fn wait_text(
+    d: &crate::harness::Desktop,
+    css: &str,
+    ok: impl Fn(&str) -> bool,
+) -> String {
+    let deadline = Instant::now() + crate::harness::UI_TIMEOUT;
+    loop {
+        let text = d.wait_for(css).await.text().await.unwrap_or_default();
+        if ok(&text) || Instant::now() > deadline {
+            return text;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[test]
+fn agents_screen_lists_a_three_agent_install_and_creates_an_agent() {
+    let _serial = serial();
+    block_on(async {
+        let started = Instant::now();
+        let d = launch(|home| std::fs::write(home.join("config.toml"), THREE_AGENTS).unwrap()).await;
+        assert_eq!(listed_aliases(&d).await, ["alice", "bob", "carol"]);
+        let cold = started.elapsed();
+        eprintln!(
+            "figure: cold start to Agents screen (WebDriver session + app + first render): {} ms \
+             (session ready after {} ms)",
+            cold.as_millis(),
+            d.session_started.as_millis()
+        );
+        if let Some(pid) = d.backend_pid() {
+            eprintln!("figure: backend RSS, 3 agents, window open: {} KiB", rss_kib(pid).unwrap_or(0));
+        }
+        for pid in d.other_pids() {
+            eprintln!("figure: {} RSS: {} KiB", comm(pid), rss_kib(pid).unwrap_or(0));
+        }
+
+        // Columns come from the config: profile, provider, memory backend, enabled state.
+        let bob = d.wait_for("[data-alias=bob]").await.text().await.unwrap();
+        assert!(bob.contains("locked_down"), "bob row: {bob}");
+        assert!(bob.contains("ollama.local"), "bob row: {bob}");
+        assert!(bob.contains("markdown"), "bob row: {bob}");
+        let carol = d.wait_for("[data-alias=carol]").await.text().await.unwrap();
+        assert!(carol.contains("disabled"), "carol row: {carol}");
+        // A hosted provider exists, so no "connect a provider" hint.
+        assert!(d
+            .client
+            .find(Locator::Css("[data-testid=provider-hint]"))
+            .await
+            .is_err());
+        d.screenshot("agents-three").await;
+
+        // Inline alias validation comes from the backend's alias rules.
+        let alias = d.wait_for("[data-testid=create-alias]").await;
+        alias.send_keys("bad__alias").await.unwrap();
+        let msg = wait_text(&d, "[data-testid=alias-error]", |t| t.contains("__")).await;
+        assert!(msg.contains("`__`"), "inline alias error: {msg:?}");
+        let submit = d.wait_for("[data-testid=create-submit]").await;
+        assert!(!submit.is_enabled().await.unwrap(), "submit enabled for a bad alias");
+        d.screenshot("agents-create-invalid").await;
+
+        alias.clear().await.unwrap();
+        alias.send_keys("writer").await.unwrap();
+        wait_text(&d, "[data-testid=alias-error]", str::is_empty).await;
+        submit.click().await.unwrap();
+        let ok = wait_text(&d, "[data-testid=create-ok]", |t| t.contains("writer")).await;
+        assert!(ok.contains("writer"), "create confirmation: {ok:?}");
+        assert_eq!(listed_aliases(&d).await, ["alice", "bob", "carol", "writer"]);
+        d.screenshot("agents-created").await;
+
+        let on_disk = std::fs::read_to_string(d.home.join("config.toml")).unwrap();
+        assert!(on_disk.contains("[agents.writer]"), "config after create:\n{on_disk}");
+        assert!(on_disk.contains("# The writer drafts text."), "comment lost:\n{on_disk}");
+        assert!(d.home.join("agents/writer/workspace").is_dir());
+        d.close().await;
+    });
+}
+
+#[test]
+fn first_start_creates_the_default_install_and_says_how_to_connect_a_provider() {
+    let _serial = serial();
+    block_on(async {
+        let d = launch(|_| {}).await;
+        assert_eq!(listed_aliases(&d).await, ["assistant"]);
+        let config = d.home.join("config.toml");
+        let text = std::fs::read_to_string(&config)
+            .unwrap_or_else(|e| panic!("{} not created: {e}", config.display()));
+        assert!(text.contains("[agents.assistant]"), "default config:\n{text}");
+        assert!(text.contains("risk_profile = \"balanced\""), "default config:\n{text}");
+
+        let row = d.wait_for("[data-alias=assistant]").await.text().await.unwrap();
+        assert!(row.contains("balanced") && row.contains("ollama.local") && row.contains("sqlite"));
+        let hint = d.wait_for("[data-testid=provider-hint]").await.text().await.unwrap();
+        assert!(hint.contains("No hosted model provider is connected yet"), "hint: {hint}");
+        assert!(hint.contains("[providers.models.openai.main]"), "hint: {hint}");
+        assert!(hint.contains(&config.display().to_string()), "hint names the file: {hint}");
+        let created = d.wait_for("[data-testid=created-default]").await.text().await.unwrap();
+        assert!(created.contains("created a default install"), "{created}");
+        d.screenshot("agents-first-start").await;
+        d.close().await;
+    });
+}
+
+#[test]
+fn an_invalid_config_is_shown_with_every_error() {
+    let _serial = serial();
+    block_on(async {
+        let d = launch(|home| {
+            let bad = THREE_AGENTS.replace("risk_profile = \"locked_down\"", "risk_profile = \"nope\"");
+            std::fs::write(home.join("config.toml"), bad).unwrap();
+        })
+        .await;
+        let err = wait_text(&d, "[data-testid=load-error]", |t| t.contains("nope")).await;
+        assert!(err.contains("agents.bob.risk_profile"), "error panel: {err}");
+        d.screenshot("agents-invalid-config").await;
+        let untouched = std::fs::read_to_string(d.home.join("config.toml")).unwrap();
+        assert!(untouched.contains("\"nope\""), "the app must not rewrite an invalid config");
+        assert!(!Path::new(&d.home.join("config.toml.tmp")).exists());
+        d.close().await;
+    });
+}

@@ -1,0 +1,271 @@
+//! Starts what a whole-app test needs — Xvfb on a free display, tauri-driver on free ports,
+//! the app in its own `WARREN_HOME` — and stops every process it started when dropped, also
+//! when the test fails.
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use hyper_util::client::legacy::connect::HttpConnector;
+use std::io::{BufRead, BufReader};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use tempfile::TempDir;
+
+/// How long to wait for a window element to appear.
+pub const UI_TIMEOUT: Duration = Duration::from_secs(30);
+
+const SETUP_HINT: &str = "run `scripts/setup.sh --test` to install the desktop test tools";
+
+/// A running app under WebDriver, with its display and its install root.
+pub struct Desktop {
+    /// The WebDriver session on the app's window.
+    pub client: Client,
+    /// Time from asking for the session to the window being ready for commands.
+    pub session_started: Duration,
+    /// The install root given to the app as `WARREN_HOME`.
+    pub home: PathBuf,
+    procs: Procs,
+}
+
+/// Every process of one test, killed by PID on drop.
+struct Procs {
+    xvfb: Option<Child>,
+    driver: Option<Child>,
+    /// Scratch dir holding the install and the app's XDG dirs; its path marks our processes.
+    scratch: TempDir,
+}
+
+impl Drop for Procs {
+    fn drop(&mut self) {
+        // The app, WebKitWebDriver and WebKit's helpers inherit our WARREN_HOME: find them by it.
+        let marker = format!("WARREN_HOME={}", self.scratch.path().join("home").display());
+        kill_leaves_first(&marker);
+        for child in [self.driver.take(), self.xvfb.take()].into_iter().flatten() {
+            let mut child = child;
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// PIDs of processes whose environment contains `entry` (exactly `KEY=value`).
+pub fn pids_with_env(entry: &str) -> Vec<u32> {
+    let me = std::process::id();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| *pid != me)
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .map(|env| env.split(|b| *b == 0).any(|kv| kv == entry.as_bytes()))
+                .unwrap_or(false)
+        })
+        .collect()
+}
+
+/// The parent PID of a process, from /proc.
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name (which may contain spaces) start after the last ')'.
+    stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Kills (by PID) every process marked with `marker`, children before their parents, so each
+/// parent still lives to reap its children and no zombie is left behind.
+fn kill_leaves_first(marker: &str) {
+    for _ in 0..40 {
+        let pids = pids_with_env(marker);
+        if pids.is_empty() {
+            return;
+        }
+        let parents: Vec<u32> = pids.iter().filter_map(|p| parent_of(*p)).collect();
+        for pid in pids.iter().filter(|p| !parents.contains(p)) {
+            let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Resident set size of a process in KiB, from /proc.
+pub fn rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The short process name of a PID.
+pub fn comm(pid: u32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or_else(|e| panic!("no free TCP port: {e}"))
+}
+
+fn spawn_or_hint(cmd: &mut Command, what: &str) -> Child {
+    match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            panic!("`{what}` is not installed: {SETUP_HINT}")
+        }
+        Err(e) => panic!("starting `{what}` failed: {e}"),
+    }
+}
+
+/// Starts Xvfb with `-displayfd`, so the server picks a free display and tells us which.
+fn start_xvfb() -> (Child, String) {
+    let mut child = spawn_or_hint(
+        Command::new("Xvfb")
+            .args(["-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null()),
+        "Xvfb",
+    );
+    let mut line = String::new();
+    let stdout = child.stdout.take().unwrap_or_else(|| panic!("Xvfb has no stdout"));
+    BufReader::new(stdout)
+        .read_line(&mut line)
+        .unwrap_or_else(|e| panic!("reading Xvfb's display number: {e}"));
+    let display = line.trim().to_string();
+    assert!(!display.is_empty(), "Xvfb did not report a display");
+    (child, format!(":{display}"))
+}
+
+/// Sets up a scratch install, Xvfb and tauri-driver, then opens the app under WebDriver.
+/// `prepare` fills the install root (it exists and is empty when called).
+pub async fn launch(prepare: impl FnOnce(&Path)) -> Desktop {
+    let app = PathBuf::from(env!("CARGO_BIN_EXE_warren-desktop"));
+    let scratch = tempfile::Builder::new()
+        .prefix("warren-desktop-test")
+        .tempdir()
+        .unwrap_or_else(|e| panic!("temp dir: {e}"));
+    let home = scratch.path().join("home");
+    std::fs::create_dir_all(&home).unwrap_or_else(|e| panic!("creating {}: {e}", home.display()));
+    prepare(&home);
+    let mut procs = Procs {
+        xvfb: None,
+        driver: None,
+        scratch,
+    };
+
+    let (xvfb, display) = start_xvfb();
+    procs.xvfb = Some(xvfb);
+
+    let port = free_port();
+    let native_port = free_port();
+    let xdg = procs.scratch.path().join("xdg");
+    let driver = spawn_or_hint(
+        Command::new("tauri-driver")
+            .args(["--port", &port.to_string(), "--native-port", &native_port.to_string()])
+            .env("DISPLAY", &display)
+            .env("WARREN_HOME", &home)
+            .env("WARREN_LOG", "warn")
+            .env("WEBKIT_DISABLE_COMPOSITING_MODE", "1")
+            .env("NO_AT_BRIDGE", "1")
+            // No session bus: single-instance and the tray stay out of the way of a real desktop.
+            .env("DBUS_SESSION_BUS_ADDRESS", "disabled:")
+            .env("XDG_DATA_HOME", xdg.join("data"))
+            .env("XDG_CONFIG_HOME", xdg.join("config"))
+            .env("XDG_CACHE_HOME", xdg.join("cache"))
+            .env_remove("WAYLAND_DISPLAY")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null()),
+        "tauri-driver",
+    );
+    procs.driver = Some(driver);
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "tauri-driver did not listen on {port}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    let mut caps = serde_json::Map::new();
+    caps.insert(
+        "tauri:options".into(),
+        serde_json::json!({ "application": app }),
+    );
+    let started = Instant::now();
+    let client = ClientBuilder::new(HttpConnector::new())
+        .capabilities(caps)
+        .connect(&format!("http://127.0.0.1:{port}"))
+        .await
+        .unwrap_or_else(|e| panic!("WebDriver session on the app failed: {e}"));
+    Desktop {
+        client,
+        session_started: started.elapsed(),
+        home,
+        procs,
+    }
+}
+
+impl Desktop {
+    /// Waits for an element matching `css` and returns it. Any WebDriver error is retried
+    /// until the deadline: while the page first loads, WebKit answers "unload" errors.
+    pub async fn wait_for(&self, css: &str) -> fantoccini::elements::Element {
+        let deadline = Instant::now() + UI_TIMEOUT;
+        loop {
+            match self.client.find(Locator::Css(css)).await {
+                Ok(e) => return e,
+                Err(e) if Instant::now() > deadline => {
+                    let source = self.client.source().await.unwrap_or_default();
+                    let url = self.client.current_url().await.map(|u| u.to_string());
+                    self.screenshot("timeout").await;
+                    panic!(
+                        "no `{css}` in the window within {UI_TIMEOUT:?}: {e:?}\nurl: {url:?}\n{source}"
+                    )
+                }
+                Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+            }
+        }
+    }
+
+    /// Saves a PNG of the window into `target/screenshots/<name>.png` and returns its path.
+    pub async fn screenshot(&self, name: &str) -> PathBuf {
+        let png = self
+            .client
+            .screenshot()
+            .await
+            .unwrap_or_else(|e| panic!("screenshot failed: {e}"));
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .parent()
+            .unwrap_or_else(|| Path::new("target"))
+            .join("screenshots");
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        let path = dir.join(format!("{name}.png"));
+        std::fs::write(&path, png).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        eprintln!("screenshot: {}", path.display());
+        path
+    }
+
+    /// The app's own process (the Tauri backend), found by its binary and our WARREN_HOME.
+    pub fn backend_pid(&self) -> Option<u32> {
+        let marker = format!("WARREN_HOME={}", self.home.display());
+        pids_with_env(&marker)
+            .into_iter()
+            .find(|pid| comm(*pid).starts_with("warren-desktop"))
+    }
+
+    /// Every process started for this test's app except the backend (WebKit helpers, drivers).
+    pub fn other_pids(&self) -> Vec<u32> {
+        let marker = format!("WARREN_HOME={}", self.home.display());
+        let backend = self.backend_pid();
+        pids_with_env(&marker)
+            .into_iter()
+            .filter(|p| Some(*p) != backend)
+            .collect()
+    }
+
+    /// Ends the WebDriver session (closing the app), then stops Xvfb and tauri-driver.
+    pub async fn close(self) {
+        let Desktop { client, procs, .. } = self;
+        let _ = client.close().await;
+        drop(procs);
+    }
+}

@@ -1,0 +1,26 @@
+//! Whole-app tests: the real `warren-desktop` window driven through tauri-driver and
+//! WebKitWebDriver under Xvfb, each test with its own `WARREN_HOME`. They need `Xvfb`,
+//! `WebKitWebDriver` and `tauri-driver` (`scripts/setup.sh --test`) and a built UI
+//! (`npm ci && npm run build` in `ui/`). Tests run one at a time: see `serial`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod agents;
+mod harness;
+
+use std::sync::{Mutex, MutexGuard};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Desktop tests share the machine's two cores and WebKit's startup; run them one at a time.
+pub fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Runs an async test body on a fresh runtime.
+pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(f)
+}
