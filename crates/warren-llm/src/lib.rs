@@ -9,6 +9,8 @@
 //! answer streams in and a [`ChatResponse`] at the end. [`recover_tool_calls`] finds tool calls
 //! that a model wrote as text.
 
+#![warn(missing_docs)]
+
 mod assemble;
 mod client;
 mod entry;

@@ -14,6 +14,8 @@
 //! loud HTTP error and is recorded; dropping the server panics over it unless the test took it
 //! with [`FakeLlm::acknowledge_failures`].
 
+#![warn(missing_docs)]
+
 mod anthropic;
 mod ollama;
 mod openai;
