@@ -21,3 +21,4 @@ pub use lifecycle_edit::RemovedBlock;
 pub use load::{load_config, parse_config, ConfigError, ConfigStore, LoadedConfig};
 pub use presets::{default_config_text, Preset};
 pub use refs::{references_to, RefKind, RefStrength, Reference};
+pub use validate::normalize_cron;

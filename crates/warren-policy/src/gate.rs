@@ -16,6 +16,9 @@ pub enum RefusalRule {
     ReadonlyAutonomy,
     /// A high-risk shell command while `block_high_risk_commands` is on.
     HighRiskBlocked,
+    /// A `delegate` call the delegation rules refuse (SPEC §5: forbidden by the risk profile,
+    /// target not in `delegates`, depth, or an escalating child policy).
+    DelegationRefused,
 }
 
 impl RefusalRule {
@@ -25,6 +28,7 @@ impl RefusalRule {
             RefusalRule::ToolNotAllowed => "tool_not_allowed",
             RefusalRule::ReadonlyAutonomy => "readonly",
             RefusalRule::HighRiskBlocked => "high_risk_blocked",
+            RefusalRule::DelegationRefused => "delegation_refused",
         }
     }
 }

@@ -6,12 +6,13 @@ use crate::sessions::{rfc3339, SessionStore};
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 use tokio::task::JoinHandle;
-use warren_types::{EventKind, TurnEvent};
+use warren_types::{EventKind, EventParent, TurnEvent};
 
 /// Subscribers to the events of every turn run by a host.
 #[derive(Clone, Default)]
 pub struct EventHub {
     subscribers: Arc<Mutex<Vec<UnboundedSender<TurnEvent>>>>,
+    parent: Option<EventParent>,
 }
 
 impl EventHub {
@@ -28,6 +29,20 @@ impl EventHub {
             .unwrap_or_else(|p| p.into_inner())
             .push(tx);
         rx
+    }
+
+    /// The same subscribers, for a SubAgent's turn: every event emitted through the returned
+    /// hub carries `parent`, so it shows nested under the parent's `delegate` call.
+    pub fn nested(&self, parent: EventParent) -> EventHub {
+        EventHub {
+            subscribers: self.subscribers.clone(),
+            parent: Some(parent),
+        }
+    }
+
+    /// The parent stamped on this hub's events (None for top-level turns).
+    pub fn parent(&self) -> Option<&EventParent> {
+        self.parent.as_ref()
     }
 
     /// Sends an event to every live subscriber, forgetting closed ones.
@@ -98,6 +113,7 @@ impl Emitter {
             seq: self.seq,
             time: rfc3339(now),
             kind,
+            parent: self.hub.parent.clone(),
         };
         self.hub.publish(&ev);
         if let Some(tx) = &self.store_tx {

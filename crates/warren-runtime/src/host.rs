@@ -5,11 +5,11 @@
 use crate::approval::{ApprovalBroker, AsyncApprover};
 use crate::db::{open_sessions_db, DbError};
 use crate::events::EventHub;
-use crate::memory_tools::memory_tools;
 use crate::receipts::{ReceiptError, ReceiptLog};
 use crate::secrets::{FileSecretStore, SecretRef, SecretStore};
 use crate::sessions::{SessionKind, SessionStore};
 use crate::turn::{run_turn, TurnEnv, TurnInput, TurnOutcome};
+use crate::turn_kit::TurnKit;
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -21,10 +21,7 @@ pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T
 use warren_config::{load_config, ConfigError, InstallLayout};
 use warren_llm::{KeyResolver, KeySource, LlmError, Providers};
 use warren_memory::MemoryStores;
-use warren_policy::{
-    ActionLedger, Clock, MemoryLedger, PolicyEnv, SandboxSupport, SecurityPolicy, SystemClock,
-};
-use warren_tools::{Registry, ToolContext, ToolLimits};
+use warren_policy::{ActionLedger, Clock, MemoryLedger, SandboxSupport, SystemClock};
 use warren_types::{Config, TurnEvent};
 
 /// Facts about the host process, captured by the binary's `main`.
@@ -106,8 +103,13 @@ impl KeyResolver for SecretKeys {
 
 #[derive(Default)]
 struct AgentSlot {
-    turn_lock: tokio::sync::Mutex<()>,
+    turn_lock: Arc<tokio::sync::Mutex<()>>,
     cancel: Mutex<Option<CancellationToken>>,
+}
+
+/// Held while an agent is quiesced (see [`Host::quiesce`]).
+pub struct TurnGate {
+    _guard: tokio::sync::OwnedMutexGuard<()>,
 }
 
 /// One host per process (desktop app, `warren serve`, or a one-shot `warren run`).
@@ -178,6 +180,10 @@ impl Host {
     pub fn receipts(&self) -> &ReceiptLog {
         &self.receipts
     }
+    /// The memory stores of the install.
+    pub fn memory(&self) -> &Arc<MemoryStores> {
+        &self.memory
+    }
     /// A subscription to the events of every turn from now on.
     pub fn subscribe(&self) -> tokio::sync::mpsc::UnboundedReceiver<TurnEvent> {
         self.hub.subscribe()
@@ -208,68 +214,23 @@ impl Host {
         alias: &str,
         approver: Arc<dyn AsyncApprover>,
     ) -> Result<TurnEnv, HostError> {
-        let agent = config
-            .agents
-            .get(alias)
-            .ok_or_else(|| HostError::UnknownAgent(alias.to_string()))?;
-        let reference = agent
-            .model_provider
-            .clone()
-            .ok_or_else(|| HostError::NoProvider(alias.to_string()))?;
-        let policy = SecurityPolicy::for_agent(
-            config,
-            alias,
-            &PolicyEnv {
-                layout: self.layout.clone(),
-                home: self.env.home.clone(),
-            },
-        )
-        .map_err(|e| HostError::Policy {
-            alias: alias.to_string(),
-            message: e.to_string(),
-        })?;
-        let route = self.providers.route(config, &reference)?;
-        // The memory factory's futures are not provably `Send` (sqlx executors), so they are
-        // driven on a blocking thread.
-        let (stores, cfg, who, rt) = (
-            self.memory.clone(),
-            config.clone(),
-            alias.to_string(),
-            tokio::runtime::Handle::current(),
-        );
-        let handle = tokio::task::spawn_blocking(move || {
-            rt.block_on(stores.handle_or_unavailable(&cfg, &who))
-        })
-        .await
-        .map_err(|e| HostError::Policy {
-            alias: alias.to_string(),
-            message: format!("memory setup failed: {e}"),
-        })?;
-        let mut registry = Registry::builtin();
-        for t in memory_tools(handle.memory.clone(), tokio::runtime::Handle::current()) {
-            registry.register(t);
-        }
-        Ok(TurnEnv {
-            route,
-            registry: Arc::new(registry),
-            tools: ToolContext {
-                policy: Arc::new(policy),
-                sandbox: self.sandbox.clone(),
-                host_env: self.env.vars.clone(),
-                ledger: self.ledger.clone(),
-                clock: self.clock.clone(),
-                cancel: warren_tools::CancelToken::new(),
-                limits: ToolLimits::default(),
-            },
-            memory: handle.unavailable.is_none().then_some(handle.memory),
+        self.kit().build(config, alias, approver, None).await
+    }
+
+    /// The shared parts turn environments are built from (also used by `delegate`).
+    pub fn kit(&self) -> TurnKit {
+        TurnKit {
+            layout: self.layout.clone(),
+            env: self.env.clone(),
+            providers: self.providers.clone(),
+            memory: self.memory.clone(),
+            sandbox: self.sandbox.clone(),
+            ledger: self.ledger.clone(),
+            clock: self.clock.clone(),
             sessions: self.sessions.clone(),
             receipts: self.receipts.clone(),
-            approver,
             hub: self.hub.clone(),
-            system_prompt: format!(
-                "You are `{alias}`, an agent hosted by Warren. Your workspace is your current directory; use the tools to act."
-            ),
-        })
+        }
     }
 
     /// Runs one prompt for `alias`, in `session` (a new chat session when None). Waits while
@@ -342,6 +303,25 @@ impl Host {
         .await;
         slot.cancel.lock().unwrap_or_else(|p| p.into_inner()).take();
         Ok(outcome)
+    }
+
+    /// Quiesces `alias` for the lifecycle service: while the returned gate lives no turn of the
+    /// agent starts. A running turn is awaited up to `wait` (cancelled first with `force`);
+    /// `None` when it is still running then.
+    pub async fn quiesce(
+        &self,
+        alias: &str,
+        wait: std::time::Duration,
+        force: bool,
+    ) -> Option<TurnGate> {
+        let lock = self.slot(alias).turn_lock.clone();
+        if force {
+            self.cancel(alias);
+        }
+        tokio::time::timeout(wait, lock.lock_owned())
+            .await
+            .ok()
+            .map(|g| TurnGate { _guard: g })
     }
 
     /// Cancels the running turn of `alias`; false when none runs.

@@ -2,7 +2,9 @@
 //! secret store, the sessions database and the per-agent receipt chains.
 
 pub mod approval;
+pub mod cron;
 pub mod db;
+pub mod delegate;
 pub mod events;
 pub mod host;
 pub mod memory_tools;
@@ -10,3 +12,4 @@ pub mod receipts;
 pub mod secrets;
 pub mod sessions;
 pub mod turn;
+pub mod turn_kit;

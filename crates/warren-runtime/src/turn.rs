@@ -43,6 +43,9 @@ pub struct TurnEnv {
     pub hub: EventHub,
     /// The system prompt.
     pub system_prompt: String,
+    /// Whose cost budget the turn spends and whose usage ledger it feeds: the agent itself, or
+    /// for a SubAgent the delegating agent (child and parent share one budget).
+    pub budget_agent: String,
 }
 
 /// One prompt to run.
@@ -338,7 +341,7 @@ async fn turn_body(
         let at_cap = iteration > max_iter;
         let cents = env
             .sessions
-            .cost_today_cents(&policy.alias, now(env))
+            .cost_today_cents(&env.budget_agent, now(env))
             .await
             .map_err(|e| {
                 fail(
@@ -397,7 +400,7 @@ async fn turn_body(
         );
         env.sessions
             .record_usage(
-                &policy.alias,
+                &env.budget_agent,
                 Some(&input.session_id),
                 Some(turn_id),
                 &response.provider,
@@ -534,7 +537,7 @@ async fn run_calls(
     if parallel {
         let mut handles = Vec::new();
         for (i, c) in calls.iter().enumerate() {
-            handles.push(spawn_call(env, ctx, c.clone(), i, slots.clone()));
+            handles.push(spawn_call(env, ctx, turn_id, c.clone(), i, slots.clone()));
         }
         let all = futures::future::join_all(handles);
         tokio::select! {
@@ -590,7 +593,7 @@ async fn run_calls(
                     ApprovalDecision::ApproveOnce => {}
                 }
             }
-            let h = spawn_call(env, ctx, c.clone(), i, slots.clone());
+            let h = spawn_call(env, ctx, turn_id, c.clone(), i, slots.clone());
             tokio::select! {
                 _ = h => {}
                 () = cancel.cancelled() => { ctx.cancel.cancel(); break; }
@@ -616,6 +619,7 @@ async fn run_calls(
 fn spawn_call(
     env: &TurnEnv,
     ctx: &ToolContext,
+    turn_id: &str,
     call: ToolCall,
     index: usize,
     slots: Arc<Mutex<Vec<Option<CallResult>>>>,
@@ -624,9 +628,13 @@ fn spawn_call(
     let receipts = env.receipts.clone();
     let ctx = ctx.clone();
     let handle = tokio::runtime::Handle::current();
+    let turn_id = turn_id.to_string();
     tokio::task::spawn_blocking(move || {
         let start = Instant::now();
-        let result = registry.invoke(&call.name, &call.arguments, &ctx, &Preapproved);
+        // The call's identity is visible to a `delegate` call, which nests its child turn under it.
+        let result = crate::delegate::within_call(&turn_id, &call.id, || {
+            registry.invoke(&call.name, &call.arguments, &ctx, &Preapproved)
+        });
         let duration_ms = u32::try_from(start.elapsed().as_millis()).unwrap_or(u32::MAX);
         let (ok, content, executed, interrupted) = match result {
             Ok(v) => (

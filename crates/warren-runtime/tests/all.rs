@@ -1,6 +1,9 @@
 //! Integration tests of the runtime state against real files.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod cron;
+mod delegation;
+mod host;
 mod receipts;
 mod secrets;
 mod sessions;

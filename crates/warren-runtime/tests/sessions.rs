@@ -51,6 +51,7 @@ async fn history_turns_events_and_usage_round_trip() {
             seq,
             time: "2026-03-01T12:00:00Z".into(),
             kind,
+            parent: None,
         };
         store.append_event(&e).await.unwrap();
     }

@@ -18,6 +18,22 @@ pub struct TurnEvent {
     /// What happened.
     #[serde(flatten)]
     pub kind: EventKind,
+    /// For a SubAgent's turn: the parent turn and its `delegate` call this event is nested
+    /// under. Absent for top-level turns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<EventParent>,
+}
+
+/// Where a delegated (SubAgent) turn hangs in its parent's stream.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct EventParent {
+    /// The parent's turn.
+    pub turn_id: String,
+    /// The parent's `delegate` tool call.
+    pub call_id: String,
+    /// The parent agent.
+    pub agent: String,
 }
 
 /// How an approval request was answered.
@@ -188,8 +204,13 @@ mod tests {
                 duration_ms: 4,
                 receipt_id: None,
             },
+            parent: None,
         };
         let v = serde_json::to_value(&e).unwrap();
+        assert!(
+            v.get("parent").is_none(),
+            "top-level events carry no parent"
+        );
         assert_eq!(v["type"], "tool_result");
         assert_eq!(v["seq"], 3);
         assert_eq!(v["duration_ms"], 4);

@@ -11,4 +11,4 @@ pub use alias::{validate_alias, AliasError};
 pub use config::*;
 pub use dto::*;
 pub use error::{ApiError, ErrorCode};
-pub use events::{ApprovalDecision, EventKind, TurnEvent};
+pub use events::{ApprovalDecision, EventKind, EventParent, TurnEvent};

@@ -1,0 +1,139 @@
+//! Building a [`TurnEnv`]: one implementation for top-level turns (the host) and for SubAgent
+//! turns (the `delegate` tool), so a child's environment is made by the same rules as its
+//! parent's, with only its lineage (policy depth, shared budgets, nested events) different.
+
+use crate::approval::AsyncApprover;
+use crate::delegate::{DelegateTool, Lineage};
+use crate::events::EventHub;
+use crate::host::{HostEnv, HostError};
+use crate::memory_tools::memory_tools;
+use crate::receipts::ReceiptLog;
+use crate::sessions::SessionStore;
+use crate::turn::TurnEnv;
+use std::sync::Arc;
+use warren_config::InstallLayout;
+use warren_llm::Providers;
+use warren_memory::MemoryStores;
+use warren_policy::{ActionLedger, Clock, PolicyEnv, SandboxSupport, SecurityPolicy};
+use warren_tools::{Registry, ToolContext, ToolLimits};
+use warren_types::{Config, DelegationMode};
+
+/// The host's shared parts a turn environment is made of. Cheap to clone.
+#[derive(Clone)]
+pub struct TurnKit {
+    /// The install.
+    pub layout: InstallLayout,
+    /// Host facts (home, environment).
+    pub env: HostEnv,
+    /// Provider clients.
+    pub providers: Providers,
+    /// Memory stores.
+    pub memory: Arc<MemoryStores>,
+    /// Sandboxes available here.
+    pub sandbox: SandboxSupport,
+    /// The action ledger.
+    pub ledger: Arc<dyn ActionLedger>,
+    /// The clock.
+    pub clock: Arc<dyn Clock>,
+    /// Sessions, events, usage.
+    pub sessions: SessionStore,
+    /// Receipt chains.
+    pub receipts: Arc<ReceiptLog>,
+    /// Event fan-out.
+    pub hub: EventHub,
+}
+
+impl TurnKit {
+    /// The policy environment of this host.
+    pub fn policy_env(&self) -> PolicyEnv {
+        PolicyEnv {
+            layout: self.layout.clone(),
+            home: self.env.home.clone(),
+        }
+    }
+
+    /// Builds the turn environment of `alias` from `config`. With a `lineage`, the turn is a
+    /// SubAgent's: its already-checked policy, the parent's ledger and cost account, and a hub
+    /// that nests its events under the parent's call.
+    pub async fn build(
+        &self,
+        config: &Config,
+        alias: &str,
+        approver: Arc<dyn AsyncApprover>,
+        lineage: Option<Lineage>,
+    ) -> Result<TurnEnv, HostError> {
+        let agent = config
+            .agents
+            .get(alias)
+            .ok_or_else(|| HostError::UnknownAgent(alias.to_string()))?;
+        let reference = agent
+            .model_provider
+            .clone()
+            .ok_or_else(|| HostError::NoProvider(alias.to_string()))?;
+        let policy = match &lineage {
+            Some(l) => l.policy.clone(),
+            None => SecurityPolicy::for_agent(config, alias, &self.policy_env()).map_err(|e| {
+                HostError::Policy {
+                    alias: alias.to_string(),
+                    message: e.to_string(),
+                }
+            })?,
+        };
+        let route = self.providers.route(config, &reference)?;
+        // The memory factory's futures are not provably `Send` (sqlx executors), so they are
+        // driven on a blocking thread.
+        let (stores, cfg, who, rt) = (
+            self.memory.clone(),
+            config.clone(),
+            alias.to_string(),
+            tokio::runtime::Handle::current(),
+        );
+        let handle = tokio::task::spawn_blocking(move || {
+            rt.block_on(stores.handle_or_unavailable(&cfg, &who))
+        })
+        .await
+        .map_err(|e| HostError::Policy {
+            alias: alias.to_string(),
+            message: format!("memory setup failed: {e}"),
+        })?;
+        let (ledger, budget_agent, hub) = match lineage {
+            Some(l) => (l.ledger, l.budget_agent, l.hub),
+            None => (self.ledger.clone(), alias.to_string(), self.hub.clone()),
+        };
+        let mut registry = Registry::builtin();
+        for t in memory_tools(handle.memory.clone(), tokio::runtime::Handle::current()) {
+            registry.register(t);
+        }
+        if policy.risk.delegation == DelegationMode::Allow {
+            registry.register(Box::new(DelegateTool::new(
+                self.clone(),
+                Arc::new(config.clone()),
+                approver.clone(),
+                budget_agent.clone(),
+                hub.clone(),
+            )));
+        }
+        Ok(TurnEnv {
+            route,
+            registry: Arc::new(registry),
+            tools: ToolContext {
+                policy: Arc::new(policy),
+                sandbox: self.sandbox.clone(),
+                host_env: self.env.vars.clone(),
+                ledger,
+                clock: self.clock.clone(),
+                cancel: warren_tools::CancelToken::new(),
+                limits: ToolLimits::default(),
+            },
+            memory: handle.unavailable.is_none().then_some(handle.memory),
+            sessions: self.sessions.clone(),
+            receipts: self.receipts.clone(),
+            approver,
+            hub,
+            system_prompt: format!(
+                "You are `{alias}`, an agent hosted by Warren. Your workspace is your current directory; use the tools to act."
+            ),
+            budget_agent,
+        })
+    }
+}

@@ -1,0 +1,232 @@
+//! The `delegate` tool through the real turn loop: escalation refused by axis, one shared
+//! action budget, the depth limit, and the child's events nested under the parent's call.
+
+use serde_json::json;
+use std::collections::BTreeMap;
+use warren_runtime::host::{Host, HostEnv};
+use warren_runtime::turn::TurnStatus;
+use warren_testkit::fake_llm::{FakeLlm, Reply};
+use warren_testkit::TestInstall;
+use warren_types::{EventKind, ProviderFamily, TurnEvent};
+
+async fn host(text: &str) -> (TestInstall, Host) {
+    let t = TestInstall::with_config(text).unwrap();
+    let mut vars = BTreeMap::new();
+    vars.insert("PATH".into(), std::env::var("PATH").unwrap_or_default());
+    let env = HostEnv {
+        home: Some(t.root().join("home")),
+        vars,
+    };
+    let h = Host::open(t.layout(), env).await.unwrap();
+    (t, h)
+}
+
+fn drain(rx: &mut tokio::sync::mpsc::UnboundedReceiver<TurnEvent>) -> Vec<TurnEvent> {
+    let mut v = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        v.push(e);
+    }
+    v
+}
+
+fn results(events: &[TurnEvent]) -> Vec<(String, bool, String)> {
+    events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::ToolResult { id, ok, output, .. } => Some((id.clone(), *ok, output.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+const PROFILES: &str = r#"
+[risk_profiles.lead]
+level = "full"
+allowed_commands = ["*"]
+delegation = "allow"
+
+[risk_profiles.plain]
+level = "full"
+allowed_commands = ["*"]
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_with_a_wider_grant_is_refused_with_the_axis_named() {
+    let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+    fake.script([
+        Reply::tool_call(
+            "delegate",
+            json!({"agent": "bob", "prompt": "read carol's notes"}),
+        ),
+        Reply::text("I could not delegate."),
+    ]);
+    let (_t, h) = host(&format!(
+        r#"{PROFILES}
+[agents.alice]
+risk_profile = "lead"
+model_provider = "openai.main"
+delegates = ["bob"]
+[agents.alice.workspace.access]
+bob = "read_write"
+
+[agents.bob]
+risk_profile = "lead"
+model_provider = "openai.main"
+[agents.bob.workspace.access]
+carol = "read"
+
+[agents.carol]
+risk_profile = "plain"
+model_provider = "openai.main"
+
+{}"#,
+        fake.config_block("main")
+    ))
+    .await;
+    let mut rx = h.subscribe();
+    let out = h.run("alice", None, "go", "user", None).await.unwrap();
+    assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
+    let events = drain(&mut rx);
+    let r = results(&events);
+    assert_eq!(r.len(), 1);
+    assert!(!r[0].1, "refused: {r:?}");
+    let err: serde_json::Value = serde_json::from_str(&r[0].2).unwrap();
+    assert_eq!(err["code"], "delegation_refused");
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap()
+            .contains("`read_only_roots`"),
+        "the axis is named: {err}"
+    );
+    // Bob never ran: no turn of his, and only alice's two requests reached the provider.
+    assert!(events.iter().all(|e| e.agent == "alice"));
+    assert_eq!(fake.request_count(), 2);
+    assert!(h
+        .sessions()
+        .list_sessions(Some("bob"))
+        .await
+        .unwrap()
+        .is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_child_spends_the_shared_budget_and_its_events_nest_under_the_call() {
+    let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+    fake.script([
+        // alice (depth 0): delegate to herself — one action.
+        Reply::tool_call("delegate", json!({"prompt": "write child.txt"})),
+        // the child (depth 1): a further delegation is past max_delegation_depth.
+        Reply::tool_call("delegate", json!({"prompt": "deeper"})),
+        // the child writes a file — the last action of the shared budget.
+        Reply::tool_call(
+            "file_write",
+            json!({"path": "child.txt", "content": "from the child"}),
+        ),
+        Reply::text("child done"),
+        // alice has nothing left.
+        Reply::tool_call(
+            "file_write",
+            json!({"path": "parent.txt", "content": "from alice"}),
+        ),
+        Reply::text("parent done"),
+    ]);
+    let (t, h) = host(&format!(
+        r#"{PROFILES}
+[runtime_profiles.rt]
+max_actions_per_hour = 2
+max_delegation_depth = 1
+
+[agents.alice]
+risk_profile = "lead"
+runtime_profile = "rt"
+model_provider = "openai.main"
+
+{}"#,
+        fake.config_block("main")
+    ))
+    .await;
+    let mut rx = h.subscribe();
+    let out = h
+        .run("alice", None, "get it written", "user", None)
+        .await
+        .unwrap();
+    assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
+    assert_eq!(out.text, "parent done");
+    let ws = t.root().join("agents/alice/workspace");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("child.txt")).unwrap(),
+        "from the child"
+    );
+    assert!(
+        !ws.join("parent.txt").exists(),
+        "the parent had no action left"
+    );
+
+    let events = drain(&mut rx);
+    let (parent, child): (Vec<_>, Vec<_>) = events
+        .iter()
+        .cloned()
+        .partition(|e| e.turn_id == out.turn_id);
+    assert!(parent.iter().all(|e| e.parent.is_none()));
+    let delegate_call = parent
+        .iter()
+        .find_map(|e| match &e.kind {
+            EventKind::ToolCall { id, name, .. } if name == "delegate" => Some(id.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert!(!child.is_empty());
+    for e in &child {
+        let p = e.parent.as_ref().expect("child events carry their parent");
+        assert_eq!(
+            (p.turn_id.as_str(), p.call_id.as_str(), p.agent.as_str()),
+            (out.turn_id.as_str(), delegate_call.as_str(), "alice")
+        );
+    }
+    assert!(matches!(
+        &child[0].kind,
+        EventKind::TurnStarted { trigger, .. } if trigger == "delegate"
+    ));
+    // In the child: the deeper delegation refused by depth, the write done.
+    let cr = results(&child);
+    assert_eq!(cr.len(), 2, "{cr:?}");
+    assert!(!cr[0].1 && cr[0].2.contains("delegation_depth"), "{cr:?}");
+    assert!(cr[1].1, "{cr:?}");
+    // In the parent: the delegation succeeded with the child's answer, the write was refused.
+    let pr = results(&parent);
+    assert_eq!(pr.len(), 2, "{pr:?}");
+    assert!(pr[0].1 && pr[0].2.contains("child done"), "{pr:?}");
+    assert!(!pr[1].1 && pr[1].2.contains("budget_exhausted"), "{pr:?}");
+
+    // The child's turn is stored (replayable) with its parent reference.
+    let child_turn = child[0].turn_id.clone();
+    let stored = h.sessions().turn_events(&child_turn).await.unwrap();
+    assert_eq!(stored.len(), child.len());
+    assert!(stored.iter().all(|e| e.parent.is_some()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_delegation_allowed_the_tool_is_not_offered() {
+    let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+    fake.script([Reply::text("fine")]);
+    let (_t, h) = host(&format!(
+        r#"{PROFILES}
+[agents.alice]
+risk_profile = "plain"
+model_provider = "openai.main"
+
+{}"#,
+        fake.config_block("main")
+    ))
+    .await;
+    h.run("alice", None, "hi", "user", None).await.unwrap();
+    let tools: Vec<String> = fake.requests()[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(tools.contains(&"file_read".to_string()));
+    assert!(!tools.contains(&"delegate".to_string()), "{tools:?}");
+}

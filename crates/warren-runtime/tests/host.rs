@@ -1,0 +1,131 @@
+//! The host runs several agents at once, one turn at a time per agent: a second prompt to a
+//! busy agent waits and then runs, and every event names the agent whose turn it belongs to.
+
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+use warren_runtime::approval::ApprovalAnswer;
+use warren_runtime::host::{Host, HostEnv};
+use warren_runtime::turn::TurnStatus;
+use warren_testkit::fake_llm::{FakeLlm, Reply};
+use warren_testkit::TestInstall;
+use warren_types::{EventKind, ProviderFamily, TurnEvent};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_agents_run_at_once_and_a_busy_agent_queues_the_next_prompt() {
+    let fa = FakeLlm::start(ProviderFamily::Openai).unwrap();
+    let fb = FakeLlm::start(ProviderFamily::Anthropic).unwrap();
+    fa.script([
+        Reply::tool_call("file_write", json!({"path": "a.txt", "content": "a"})),
+        Reply::text("alice first"),
+        Reply::text("alice second"),
+    ]);
+    fb.script([Reply::text("bob answers")]);
+    let text = format!(
+        r#"
+[risk_profiles.sup]
+level = "supervised"
+
+[agents.alice]
+risk_profile = "sup"
+model_provider = "openai.a"
+
+[agents.bob]
+risk_profile = "sup"
+model_provider = "anthropic.b"
+
+{}
+{}
+"#,
+        fa.config_block("a"),
+        fb.config_block("b")
+    );
+    let t = TestInstall::with_config(&text).unwrap();
+    let env = HostEnv {
+        home: Some(t.root().join("home")),
+        vars: BTreeMap::new(),
+    };
+    let host = Arc::new(Host::open(t.layout(), env).await.unwrap());
+    let mut rx = host.subscribe();
+
+    // Alice's first turn stops at an approval (nobody answers yet): she is busy.
+    let h = host.clone();
+    let alice1 = tokio::spawn(async move { h.run("alice", None, "first", "user", None).await });
+    let mut waited = 0;
+    while host.approvals().pending().is_empty() {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        waited += 1;
+        assert!(waited < 500, "alice never asked for approval");
+    }
+
+    // Bob runs a whole turn while alice's is open.
+    let bob = host.run("bob", None, "hello", "user", None).await.unwrap();
+    assert_eq!(bob.status, TurnStatus::Completed);
+    assert_eq!(bob.text, "bob answers");
+
+    // A second prompt to alice waits for her first turn.
+    let h = host.clone();
+    let alice2 = tokio::spawn(async move { h.run("alice", None, "second", "user", None).await });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!alice2.is_finished(), "the second prompt must wait");
+    assert_eq!(
+        fa.request_count(),
+        1,
+        "alice's second turn has not called the model"
+    );
+
+    let pending = host.approvals().pending();
+    assert_eq!(pending.len(), 1);
+    assert!(host
+        .approvals()
+        .answer(&pending[0].call_id, ApprovalAnswer::approve()));
+    let a1 = alice1.await.unwrap().unwrap();
+    let a2 = alice2.await.unwrap().unwrap();
+    assert_eq!(
+        (a1.status.clone(), a1.text.as_str()),
+        (TurnStatus::Completed, "alice first")
+    );
+    assert_eq!(
+        (a2.status.clone(), a2.text.as_str()),
+        (TurnStatus::Completed, "alice second")
+    );
+    assert_eq!(
+        std::fs::read_to_string(t.root().join("agents/alice/workspace/a.txt")).unwrap(),
+        "a"
+    );
+
+    let mut events: Vec<TurnEvent> = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        events.push(e);
+    }
+    // Attribution: every event of a turn names that turn's agent.
+    for (turn, agent) in [
+        (&a1.turn_id, "alice"),
+        (&a2.turn_id, "alice"),
+        (&bob.turn_id, "bob"),
+    ] {
+        let of_turn: Vec<&TurnEvent> = events.iter().filter(|e| &e.turn_id == turn).collect();
+        assert!(of_turn.len() >= 3);
+        assert!(of_turn.iter().all(|e| e.agent == agent), "turn {turn}");
+    }
+    // Order: bob's whole turn sits inside alice's first; alice's second starts after her first ends.
+    let pos = |turn: &str, terminal: bool| {
+        events
+            .iter()
+            .position(|e| {
+                e.turn_id == turn
+                    && if terminal {
+                        e.kind.is_terminal()
+                    } else {
+                        matches!(e.kind, EventKind::TurnStarted { .. })
+                    }
+            })
+            .unwrap()
+    };
+    assert!(pos(&a1.turn_id, false) < pos(&bob.turn_id, false));
+    assert!(pos(&bob.turn_id, true) < pos(&a1.turn_id, true));
+    assert!(pos(&a1.turn_id, true) < pos(&a2.turn_id, false));
+    assert_eq!(fb.request_count(), 1);
+    assert_eq!(fa.request_count(), 3);
+}
