@@ -244,3 +244,37 @@ async fn invalid_tool_arguments_name_the_call() {
     let msg = err.to_string();
     assert!(msg.contains("call_9") && msg.contains("shell"), "{msg}");
 }
+
+/// A history with a tool call but no result is rejected like the real API would, and the fake
+/// records it as a failure.
+#[tokio::test]
+async fn corrupt_history_is_rejected_like_the_vendor_does() {
+    for f in [ProviderFamily::Openai, ProviderFamily::Anthropic] {
+        let fake = fake(f);
+        fake.push(Reply::text("never sent"));
+        let call = warren_llm::ToolCall {
+            id: "lonely".into(),
+            name: "shell".into(),
+            arguments: serde_json::json!({"command": "ls"}),
+        };
+        let req = warren_llm::ChatRequest::new(
+            "",
+            vec![
+                warren_llm::Message::user("list"),
+                warren_llm::Message::Assistant {
+                    text: String::new(),
+                    tool_calls: vec![call],
+                },
+                warren_llm::Message::user("and?"),
+            ],
+        )
+        .with_tools(tools());
+        let err = chat(&route_to(&fake), &req).await.0.unwrap_err();
+        assert_eq!(err.http_status(), Some(400), "{f:?}: {err}");
+        assert!(err.to_string().contains("lonely"), "{err}");
+        let failures = fake.acknowledge_failures();
+        assert_eq!(failures.len(), 1, "{failures:?}");
+        assert!(failures[0].contains("would be rejected by the real API"));
+        assert_eq!(fake.remaining(), 1, "the script was not consumed");
+    }
+}

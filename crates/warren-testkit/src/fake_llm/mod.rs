@@ -2,7 +2,7 @@
 //! the OpenAI Chat Completions, Anthropic Messages or Ollama chat wire format, streamed
 //! (SSE / NDJSON, as the request asks) or not.
 //!
-//! ```ignore
+//! ```text
 //! let fake = FakeLlm::start(ProviderFamily::Openai)?;
 //! fake.push(Reply::text("hello").usage(12, 3));
 //! fake.push(Reply::tool_calls([("file_read", json!({"path": "a"})), ("shell", json!({"command": "ls"}))]));
@@ -11,8 +11,11 @@
 //! ```
 //!
 //! A request the script does not expect (script exhausted, wrong path, body not JSON) gets a
-//! loud HTTP error and is recorded; dropping the server panics over it unless the test took it
-//! with [`FakeLlm::acknowledge_failures`].
+//! loud HTTP error and is recorded; so does a request the real API would reject with a 400
+//! (a tool call without its result in the history, a result without its call, OpenAI's
+//! `parallel_tool_calls` without tools, Anthropic without `max_tokens`). Dropping the server
+//! panics over recorded failures unless the test took them with
+//! [`FakeLlm::acknowledge_failures`].
 
 #![warn(missing_docs)]
 
@@ -21,6 +24,7 @@ mod ollama;
 mod openai;
 mod script;
 mod server;
+mod validate;
 
 pub use script::{Reply, ScriptedCall};
 pub use server::{closed_port_uri, wire_path, FakeLlm, RecordedRequest};

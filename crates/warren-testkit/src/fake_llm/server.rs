@@ -284,6 +284,20 @@ async fn handle_request(
                 return loud(StatusCode::BAD_REQUEST, msg);
             }
         };
+        if let Err(rule) = super::validate::check(family, &parsed_body) {
+            let msg = format!(
+                "fake {} server: request #{n} would be rejected by the real API (HTTP 400): {rule}",
+                family.as_str()
+            );
+            s.failures.push(msg);
+            let rejection = Reply::error(400, &rule);
+            let ctx = RenderCtx {
+                model: "",
+                body: &parsed_body,
+                serial: n as u64,
+            };
+            return respond(render(family, &rejection, &ctx, false), &rejection);
+        }
         let Some(reply) = s.script.pop_front() else {
             let msg = format!(
                 "fake {} server: unexpected request #{n} to {path}: the script is exhausted ({} replies were scripted)",
@@ -310,12 +324,15 @@ async fn handle_request(
         body: &parsed_body,
         serial,
     };
-    let rendered = match family {
-        ProviderFamily::Openai => openai::render(&reply, &ctx, stream),
-        ProviderFamily::Anthropic => anthropic::render(&reply, &ctx, stream),
-        ProviderFamily::Ollama => ollama::render(&reply, &ctx, stream),
-    };
-    respond(rendered, &reply)
+    respond(render(family, &reply, &ctx, stream), &reply)
+}
+
+fn render(family: ProviderFamily, reply: &Reply, ctx: &RenderCtx<'_>, stream: bool) -> Rendered {
+    match family {
+        ProviderFamily::Openai => openai::render(reply, ctx, stream),
+        ProviderFamily::Anthropic => anthropic::render(reply, ctx, stream),
+        ProviderFamily::Ollama => ollama::render(reply, ctx, stream),
+    }
 }
 
 /// Turns the rendered frames into a response, applying frame delays and the scripted cut.
