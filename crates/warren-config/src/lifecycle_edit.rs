@@ -113,29 +113,43 @@ fn edit_memory_grants(item: &mut Item, old: &str, new: Option<&str>) -> usize {
     n
 }
 
-/// Re-keys (or removes) `old` in a table or inline table.
+/// Re-keys (or removes) `old` in a table or inline table, keeping the order of the keys.
 fn edit_key(item: &mut Item, old: &str, new: Option<&str>) -> usize {
+    let rename = |k: Key| match new {
+        Some(new) => Some(Key::new(new).with_leaf_decor(k.leaf_decor().clone())),
+        None => None,
+    };
     match item {
-        Item::Table(t) => match t.remove_entry(old) {
-            Some((k, v)) => {
-                if let Some(new) = new {
-                    let key = Key::new(new).with_leaf_decor(k.leaf_decor().clone());
-                    t.insert_formatted(&key, v);
-                }
-                1
+        Item::Table(t) => {
+            if !t.contains_key(old) {
+                return 0;
             }
-            None => 0,
-        },
-        Item::Value(Value::InlineTable(t)) => match t.remove_entry(old) {
-            Some((k, v)) => {
-                if let Some(new) = new {
-                    let key = Key::new(new).with_leaf_decor(k.leaf_decor().clone());
-                    t.insert_formatted(&key, v);
+            let keys: Vec<String> = t.iter().map(|(k, _)| k.to_string()).collect();
+            for k in keys {
+                if let Some((key, v)) = t.remove_entry(&k) {
+                    let key = if k == old { rename(key) } else { Some(key) };
+                    if let Some(key) = key {
+                        t.insert_formatted(&key, v);
+                    }
                 }
-                1
             }
-            None => 0,
-        },
+            1
+        }
+        Item::Value(Value::InlineTable(t)) => {
+            if !t.contains_key(old) {
+                return 0;
+            }
+            let keys: Vec<String> = t.iter().map(|(k, _)| k.to_string()).collect();
+            for k in keys {
+                if let Some((key, v)) = t.remove_entry(&k) {
+                    let key = if k == old { rename(key) } else { Some(key) };
+                    if let Some(key) = key {
+                        t.insert_formatted(&key, v);
+                    }
+                }
+            }
+            1
+        }
         _ => 0,
     }
 }

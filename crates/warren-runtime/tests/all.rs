@@ -4,6 +4,7 @@
 mod cron;
 mod delegation;
 mod host;
+mod lifecycle;
 mod receipts;
 mod secrets;
 mod sessions;

@@ -1,0 +1,242 @@
+//! The lifecycle journal (`data/lifecycle/journal/`): one JSON file per operation in flight,
+//! rewritten durably after every step, removed when the operation completed. A crash leaves the
+//! file behind, and [`super::Lifecycle::resume_pending`] or rerunning the command finishes it.
+
+use super::error::LifecycleError;
+use super::files::{read_json, write_json};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use warren_types::MemoryBackendKind;
+
+/// A rename in flight.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RenameJob {
+    /// The old alias.
+    pub old: String,
+    /// The new alias.
+    pub new: String,
+    /// Workspace before the rename.
+    pub old_workspace: PathBuf,
+    /// Workspace after the rename (the same path for a custom `workspace.path`).
+    pub new_workspace: PathBuf,
+    /// The agent's effective memory backend.
+    pub memory_backend: MemoryBackendKind,
+}
+
+/// A delete in flight.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeleteJob {
+    /// The alias being deleted.
+    pub alias: String,
+    /// The archive folder.
+    pub archive: PathBuf,
+    /// The resolved workspace path.
+    pub workspace: PathBuf,
+    /// Whether `workspace.path` was custom.
+    pub custom_workspace: bool,
+    /// The agent's effective memory backend.
+    pub memory_backend: MemoryBackendKind,
+    /// The agent's UUID in the memory store, when it had one.
+    pub memory_agent_id: Option<String>,
+    /// The agent's id in `sessions.db`, when it had one.
+    pub sessions_agent_id: Option<String>,
+    /// Deletion time (RFC 3339).
+    pub time: String,
+    /// Rows exported per kind.
+    pub exported: BTreeMap<String, u64>,
+    /// Rows purged per kind.
+    pub purged: BTreeMap<String, u64>,
+    /// Kinds whose export failed (their data was kept), with the reason.
+    pub failed: BTreeMap<String, String>,
+}
+
+/// A restore in flight.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RestoreJob {
+    /// The archive folder.
+    pub archive: PathBuf,
+    /// The alias the agent comes back as.
+    pub alias: String,
+    /// Where the workspace goes.
+    pub workspace: PathBuf,
+    /// The memory backend the restored entry will use.
+    pub memory_backend: MemoryBackendKind,
+    /// The sessions.db id the agent got back.
+    pub sessions_agent_id: Option<String>,
+    /// Rows imported per kind.
+    pub imported: BTreeMap<String, u64>,
+    /// The archive's manifest (the archive itself is removed at the end).
+    pub manifest: super::plan::Manifest,
+}
+
+/// The operation a journal entry records.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Operation {
+    /// Rename OLD → NEW.
+    Rename(RenameJob),
+    /// Delete with archive.
+    Delete(DeleteJob),
+    /// Restore from an archive.
+    Restore(RestoreJob),
+}
+
+impl Operation {
+    /// `rename`, `delete` or `restore`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Operation::Rename(_) => "rename",
+            Operation::Delete(_) => "delete",
+            Operation::Restore(_) => "restore",
+        }
+    }
+
+    /// A one-line description (`rename alice → ann`).
+    pub fn describe(&self) -> String {
+        match self {
+            Operation::Rename(j) => format!("rename {} → {}", j.old, j.new),
+            Operation::Delete(j) => format!("delete {}", j.alias),
+            Operation::Restore(j) => format!("restore {} as {}", j.archive.display(), j.alias),
+        }
+    }
+}
+
+/// One operation in flight, as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JournalEntry {
+    /// File stem of the entry.
+    pub id: String,
+    /// When the operation started (RFC 3339).
+    pub started_at: String,
+    /// What it does.
+    pub op: Operation,
+    /// Steps completed, in order.
+    pub steps: Vec<String>,
+    /// Warnings collected so far.
+    pub warnings: Vec<String>,
+}
+
+impl JournalEntry {
+    /// Whether `step` was completed.
+    pub fn done(&self, step: &str) -> bool {
+        self.steps.iter().any(|s| s == step)
+    }
+}
+
+/// Test hook consulted after every journaled step: an error stops the operation there, as a
+/// crash would, leaving the journal to resume it. Production code uses [`NoInterrupt`].
+pub trait StepHook: Send + Sync {
+    /// Called after `step` of `op` was journaled; `Err` interrupts.
+    fn after_step(&self, op: &str, step: &str) -> Result<(), String>;
+    /// Called before a delete exports `kind`; `Some(reason)` makes that export fail.
+    fn export_fault(&self, _kind: &str) -> Option<String> {
+        None
+    }
+}
+
+/// Makes the export of one kind fail (and nothing else).
+pub struct FailExport(pub &'static str);
+
+impl StepHook for FailExport {
+    fn after_step(&self, _op: &str, _step: &str) -> Result<(), String> {
+        Ok(())
+    }
+    fn export_fault(&self, kind: &str) -> Option<String> {
+        (kind == self.0).then(|| format!("injected failure exporting {kind}"))
+    }
+}
+
+/// The hook that never interrupts.
+pub struct NoInterrupt;
+
+impl StepHook for NoInterrupt {
+    fn after_step(&self, _op: &str, _step: &str) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// Interrupts after the `n`-th journaled step (counting from 1) and never again.
+pub struct InterruptAfter {
+    n: usize,
+    seen: AtomicUsize,
+}
+
+impl InterruptAfter {
+    /// A hook that fails after the `n`-th step.
+    pub fn new(n: usize) -> Self {
+        InterruptAfter {
+            n,
+            seen: AtomicUsize::new(0),
+        }
+    }
+
+    /// Whether the hook fired.
+    pub fn fired(&self) -> bool {
+        self.seen.load(Ordering::SeqCst) >= self.n
+    }
+}
+
+impl StepHook for InterruptAfter {
+    fn after_step(&self, op: &str, step: &str) -> Result<(), String> {
+        let k = self.seen.fetch_add(1, Ordering::SeqCst) + 1;
+        if k == self.n {
+            Err(format!("injected interruption after {op} step `{step}`"))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// The journal directory.
+#[derive(Debug, Clone)]
+pub struct Journal {
+    dir: PathBuf,
+}
+
+impl Journal {
+    /// The journal under `dir`.
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        Journal { dir: dir.into() }
+    }
+
+    /// The file of an entry.
+    pub fn path(&self, id: &str) -> PathBuf {
+        self.dir.join(format!("{id}.json"))
+    }
+
+    /// Durably (re)writes an entry.
+    pub fn save(&self, entry: &JournalEntry) -> Result<(), LifecycleError> {
+        write_json(&self.path(&entry.id), entry)
+    }
+
+    /// Removes a completed entry.
+    pub fn remove(&self, id: &str) -> Result<(), LifecycleError> {
+        let p = self.path(id);
+        match std::fs::remove_file(&p) {
+            Ok(()) => super::files::sync_dir(&self.dir),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(LifecycleError::io("removing", p, e)),
+        }
+    }
+
+    /// Every unfinished entry, oldest first; unreadable files are returned as errors.
+    pub fn pending(&self) -> Vec<Result<JournalEntry, LifecycleError>> {
+        let Ok(rd) = std::fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        let mut files: Vec<PathBuf> = rd
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| is_entry(p))
+            .collect();
+        files.sort();
+        files.iter().map(|p| read_json(p)).collect()
+    }
+}
+
+fn is_entry(p: &Path) -> bool {
+    p.extension().is_some_and(|e| e == "json")
+        && p.file_name()
+            .is_some_and(|n| !n.to_string_lossy().starts_with('.'))
+}

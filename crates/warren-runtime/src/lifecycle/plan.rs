@@ -1,0 +1,186 @@
+//! What an operation will do (the `--dry-run` answer) and what it did (the report), plus the
+//! archive manifest. All of it serialises to the JSON the CLI and the UI show.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use warren_config::{RefKind, RefStrength, Reference};
+use warren_types::MemoryBackendKind;
+
+/// A config reference the operation rewrites (rename) or removes (delete).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlannedReference {
+    /// Dotted path of the reference.
+    pub path: String,
+    /// Kind of reference.
+    pub kind: RefKind,
+    /// Hard (blocks a delete) or soft.
+    pub strength: RefStrength,
+    /// `rewrite`, `remove` or `blocks`.
+    pub action: &'static str,
+}
+
+impl PlannedReference {
+    /// Builds the planned action on a reference.
+    pub fn new(r: Reference, action: &'static str) -> Self {
+        PlannedReference {
+            path: r.path,
+            kind: r.kind,
+            strength: r.strength,
+            action,
+        }
+    }
+}
+
+/// A directory the operation moves.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlannedMove {
+    /// Where it is.
+    pub from: PathBuf,
+    /// Where it goes.
+    pub to: PathBuf,
+    /// Whether the source exists now.
+    pub exists: bool,
+}
+
+/// The plan of a rename, delete or restore.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Plan {
+    /// `rename`, `delete` or `restore`.
+    pub operation: &'static str,
+    /// The agent acted on (the old alias of a rename; the archived alias of a restore).
+    pub alias: String,
+    /// The new alias (rename, restore).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub new_alias: Option<String>,
+    /// References rewritten, removed, or blocking.
+    pub references: Vec<PlannedReference>,
+    /// What stops the operation, one line each (empty when it can run).
+    pub blockers: Vec<String>,
+    /// The workspace move, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<PlannedMove>,
+    /// Items per owned-state kind that move, are archived, or come back.
+    pub counts: BTreeMap<String, u64>,
+    /// The archive folder (delete, restore).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub archive: Option<PathBuf>,
+    /// True when an interrupted run of the same operation was finished instead.
+    pub resumed: bool,
+}
+
+impl Plan {
+    /// An empty plan of `operation` on `alias`.
+    pub fn new(operation: &'static str, alias: &str) -> Self {
+        Plan {
+            operation,
+            alias: alias.to_string(),
+            new_alias: None,
+            references: Vec::new(),
+            blockers: Vec::new(),
+            workspace: None,
+            counts: BTreeMap::new(),
+            archive: None,
+            resumed: false,
+        }
+    }
+
+    /// The plan as text for people.
+    pub fn to_text(&self) -> String {
+        let mut s = match &self.new_alias {
+            Some(n) => format!("{} {} → {}\n", self.operation, self.alias, n),
+            None => format!("{} {}\n", self.operation, self.alias),
+        };
+        if self.resumed {
+            s.push_str("  (finishing an interrupted run)\n");
+        }
+        for b in &self.blockers {
+            s.push_str(&format!("  BLOCKED by {b}\n"));
+        }
+        for r in &self.references {
+            s.push_str(&format!("  {} {}\n", r.action, r.path));
+        }
+        if let Some(m) = &self.workspace {
+            s.push_str(&format!(
+                "  move workspace {} → {}{}\n",
+                m.from.display(),
+                m.to.display(),
+                if m.exists {
+                    ""
+                } else {
+                    " (does not exist yet)"
+                }
+            ));
+        }
+        for (k, n) in &self.counts {
+            s.push_str(&format!("  {k}: {n}\n"));
+        }
+        if let Some(a) = &self.archive {
+            s.push_str(&format!("  archive {}\n", a.display()));
+        }
+        s
+    }
+}
+
+/// The answer of a rename, delete or restore: `{"ok", "plan", "warnings", "archive"?}`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LifecycleReport {
+    /// True when every step completed (a dry run: when nothing blocks).
+    pub ok: bool,
+    /// True for a dry run (nothing was changed).
+    pub dry_run: bool,
+    /// The plan that ran (or would run).
+    pub plan: Plan,
+    /// Steps that failed after the config was saved, and data kept because of them.
+    pub warnings: Vec<String>,
+    /// The archive folder (delete).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub archive: Option<PathBuf>,
+}
+
+/// `manifest.json` of a deletion archive.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// Format version.
+    pub version: u32,
+    /// The deleted alias.
+    pub alias: String,
+    /// The agent's UUID in the memory store.
+    pub agent_id: Option<String>,
+    /// The agent's id in `sessions.db` (receipts are authenticated under it).
+    pub sessions_agent_id: Option<String>,
+    /// Deletion time (RFC 3339, UTC).
+    pub time: String,
+    /// The memory backend the agent used.
+    pub memory_backend: MemoryBackendKind,
+    /// Where the workspace was.
+    pub workspace: PathBuf,
+    /// Whether that was a custom `workspace.path`.
+    pub custom_workspace: bool,
+    /// Whether `workspace/` holds the workspace.
+    pub workspace_archived: bool,
+    /// Items exported per kind.
+    pub exported: BTreeMap<String, u64>,
+    /// Items purged per kind.
+    pub purged: BTreeMap<String, u64>,
+    /// Kinds whose export failed: the data was kept in place under `tombstone`.
+    pub failed: BTreeMap<String, String>,
+    /// The name kept data is parked under (never a valid alias).
+    pub tombstone: String,
+    /// Every warning of the delete.
+    pub warnings: Vec<String>,
+}
+
+/// One archive as listed by `warren agents archives`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ArchiveInfo {
+    /// Folder name (`<alias>-<time>`), what `restore` takes.
+    pub name: String,
+    /// Full path.
+    pub path: PathBuf,
+    /// The manifest, when readable.
+    pub manifest: Option<Manifest>,
+    /// Why the manifest could not be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+}

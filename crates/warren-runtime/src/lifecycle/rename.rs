@@ -1,0 +1,207 @@
+//! Rename OLD → NEW (SPEC §8): config first (table re-keyed, every reference rewritten, one
+//! atomic save), then the workspace move and the owned state, one journaled step each.
+
+use super::files::{move_dir, remove_if_empty, Moved};
+use super::journal::{JournalEntry, Operation, RenameJob};
+use super::owned::AgentState;
+use super::plan::{LifecycleReport, Plan, PlannedMove, PlannedReference};
+use super::{Lifecycle, LifecycleError, RunOptions};
+use warren_config::references_to;
+use warren_types::validate_alias;
+
+impl Lifecycle {
+    /// Renames agent `old` to `new`. With `dry_run` only the plan is returned. When the config
+    /// already says `new` (an earlier run was interrupted), the remaining steps are finished.
+    pub async fn rename(
+        &self,
+        old: &str,
+        new: &str,
+        opts: RunOptions,
+    ) -> Result<LifecycleReport, LifecycleError> {
+        if !opts.dry_run {
+            if let Some(entry) = self.pending_where(
+                |op| matches!(op, Operation::Rename(j) if j.old == old && j.new == new),
+            ) {
+                let _g = self.quiesce(&[old, new], opts.force).await?;
+                return self.run_rename(entry, None).await;
+            }
+        }
+        validate_alias(new).map_err(|e| LifecycleError::InvalidAlias {
+            alias: new.to_string(),
+            reason: e.to_string(),
+        })?;
+        if old == new {
+            return Err(LifecycleError::Taken(format!(
+                "agent `{old}` already has that name"
+            )));
+        }
+        let cfg = self.store.load()?.config;
+        let (has_old, has_new) = (cfg.agents.contains_key(old), cfg.agents.contains_key(new));
+        let current = match (has_old, has_new) {
+            (true, true) => {
+                return Err(LifecycleError::Taken(format!(
+                    "agent `{new}` already exists; choose another name"
+                )))
+            }
+            (false, false) => return Err(LifecycleError::UnknownAgent(old.to_string())),
+            (true, false) => old,
+            // The config step of an earlier run is done: finish the residue.
+            (false, true) => new,
+        };
+        let agent = &cfg.agents[current];
+        let custom = agent.workspace.path.as_deref();
+        let job = RenameJob {
+            old: old.to_string(),
+            new: new.to_string(),
+            old_workspace: self.layout.workspace_for(old, custom),
+            new_workspace: self.layout.workspace_for(new, custom),
+            memory_backend: cfg.effective_memory_backend(current).unwrap_or_default(),
+        };
+        let mut plan = self.rename_plan(&job, &cfg).await;
+        plan.resumed = !has_old;
+        if opts.dry_run {
+            return Ok(LifecycleReport {
+                ok: true,
+                dry_run: true,
+                plan,
+                warnings: Vec::new(),
+                archive: None,
+            });
+        }
+        let _g = self.quiesce(&[old, new], opts.force).await?;
+        let entry = self.new_entry(Operation::Rename(job), &format!("{old}-{new}"));
+        self.journal().save(&entry)?;
+        self.run_rename(entry, Some(plan)).await
+    }
+
+    async fn rename_plan(&self, job: &RenameJob, cfg: &warren_types::Config) -> Plan {
+        let mut plan = Plan::new("rename", &job.old);
+        plan.new_alias = Some(job.new.clone());
+        plan.references = references_to(cfg, &job.old)
+            .into_iter()
+            .map(|r| PlannedReference::new(r, "rewrite"))
+            .collect();
+        if job.old_workspace != job.new_workspace {
+            plan.workspace = Some(PlannedMove {
+                exists: job.old_workspace.exists(),
+                from: job.old_workspace.clone(),
+                to: job.new_workspace.clone(),
+            });
+        }
+        let sid = crate::owned_state::agent_id_of(&self.pool, &job.old)
+            .await
+            .ok()
+            .flatten();
+        let state = AgentState {
+            alias: &job.old,
+            config: cfg,
+            memory_backend: job.memory_backend,
+            workspace: &job.old_workspace,
+            sessions_agent_id: sid.as_deref(),
+        };
+        for p in self.participants() {
+            let n = p.count(&state).await.unwrap_or(0);
+            plan.counts.insert(p.kind().to_string(), n);
+        }
+        plan
+    }
+
+    /// Runs (or resumes) the steps of a journaled rename.
+    pub(super) async fn run_rename(
+        &self,
+        mut entry: JournalEntry,
+        plan: Option<Plan>,
+    ) -> Result<LifecycleReport, LifecycleError> {
+        let Operation::Rename(job) = entry.op.clone() else {
+            return Err(LifecycleError::BadFile {
+                path: self.journal().path(&entry.id),
+                reason: "not a rename".into(),
+            });
+        };
+        let plan = match plan {
+            Some(p) => p,
+            None => {
+                let cfg = self.store.load()?.config;
+                let mut p = self.rename_plan(&job, &cfg).await;
+                p.resumed = true;
+                p
+            }
+        };
+        if !entry.done("config") {
+            let current = self.store.load()?;
+            let mut doc = warren_config::ConfigDocument::parse(&current.text)
+                .map_err(warren_config::ConfigError::from)?;
+            if doc.has_agent(&job.old) {
+                self.store.edit(|doc, _| {
+                    doc.rename_agent_table(&job.old, &job.new)?;
+                    doc.rewrite_agent_references(&job.old, &job.new);
+                    Ok(())
+                })?;
+            } else if doc.rewrite_agent_references(&job.old, &job.new) > 0 {
+                // References added by hand after the table moved.
+                self.store.edit(|doc, _| {
+                    doc.rewrite_agent_references(&job.old, &job.new);
+                    Ok(())
+                })?;
+            }
+            self.step_done(&mut entry, "config")?;
+        }
+        if !entry.done("workspace") {
+            if job.old_workspace != job.new_workspace {
+                match move_dir(&job.old_workspace, &job.new_workspace) {
+                    Ok(Moved::Moved | Moved::AlreadyThere | Moved::Nothing) => {
+                        if let Some(parent) = job.old_workspace.parent() {
+                            remove_if_empty(parent);
+                        }
+                    }
+                    Err(e) => entry.warnings.push(format!("workspace not moved: {e}")),
+                }
+            }
+            self.step_done(&mut entry, "workspace")?;
+        }
+        let cfg = self.store.load()?.config;
+        let sid = crate::owned_state::agent_id_of(&self.pool, &job.old).await?;
+        let state = AgentState {
+            alias: &job.old,
+            config: &cfg,
+            memory_backend: job.memory_backend,
+            workspace: &job.new_workspace,
+            sessions_agent_id: sid.as_deref(),
+        };
+        let mut failed = false;
+        for p in self.participants() {
+            let step = format!("rename:{}", p.kind());
+            if entry.done(&step) {
+                continue;
+            }
+            match p.rename(&state, &job.new).await {
+                Ok(()) => self.step_done(&mut entry, &step)?,
+                Err(e) => {
+                    failed = true;
+                    entry.warnings.push(e.to_string());
+                    self.journal().save(&entry)?;
+                }
+            }
+        }
+        if failed {
+            entry.warnings.push(format!(
+                "the rename is recorded in {}; rerun `warren agents rename {} {}` to retry the failed steps",
+                self.journal().path(&entry.id).display(),
+                job.old,
+                job.new
+            ));
+        } else {
+            self.journal().remove(&entry.id)?;
+        }
+        for w in &entry.warnings {
+            tracing::warn!(agent = %job.new, "rename {} → {}: {w}", job.old, job.new);
+        }
+        Ok(LifecycleReport {
+            ok: !failed,
+            dry_run: false,
+            plan,
+            warnings: entry.warnings,
+            archive: None,
+        })
+    }
+}

@@ -1,0 +1,308 @@
+//! Archives and restore: list the deletion archives with their manifests, and bring an agent
+//! back from one (workspace, owned state, then the config entry last, so no turn can start on a
+//! half-restored agent). The archive is removed only once everything came back.
+
+use super::files::{is_empty_dir, move_dir, read_json, Moved};
+use super::journal::{JournalEntry, Operation, RestoreJob};
+use super::owned::AgentState;
+use super::plan::{ArchiveInfo, LifecycleReport, Manifest, Plan, PlannedMove};
+use super::{Lifecycle, LifecycleError};
+use crate::owned_state as db;
+use std::path::{Path, PathBuf};
+use warren_config::{parse_config, ConfigDocument, ConfigError, RemovedBlock};
+use warren_types::validate_alias;
+
+fn bad(path: &Path, reason: impl ToString) -> LifecycleError {
+    LifecycleError::BadFile {
+        path: path.to_path_buf(),
+        reason: reason.to_string(),
+    }
+}
+
+fn cron_blocks(archive: &Path) -> Result<Vec<RemovedBlock>, LifecycleError> {
+    let p = archive.join("cascade").join("cron.json");
+    if !p.exists() {
+        return Ok(Vec::new());
+    }
+    #[derive(serde::Deserialize)]
+    struct Doc {
+        config_blocks: Vec<RemovedBlock>,
+    }
+    Ok(read_json::<Doc>(&p)?.config_blocks)
+}
+
+impl Lifecycle {
+    /// Every deletion archive, oldest name first, with its manifest.
+    pub fn archives(&self) -> Vec<ArchiveInfo> {
+        let Ok(rd) = std::fs::read_dir(self.layout.deleted_dir()) else {
+            return Vec::new();
+        };
+        let mut out: Vec<ArchiveInfo> =
+            rd.filter_map(Result::ok)
+                .filter(|e| e.path().is_dir())
+                .map(|e| {
+                    let path = e.path();
+                    let m = read_json::<Manifest>(&path.join("manifest.json"));
+                    ArchiveInfo {
+                        name: e.file_name().to_string_lossy().into_owned(),
+                        problem: m.as_ref().err().map(|e| {
+                            format!("{e} (a delete in progress, or an incomplete archive)")
+                        }),
+                        manifest: m.ok(),
+                        path,
+                    }
+                })
+                .collect();
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        out
+    }
+
+    /// An archive by folder name (under `data/agents/_deleted/`) or by absolute path.
+    pub fn resolve_archive(&self, archive: &str) -> Result<PathBuf, LifecycleError> {
+        let path = self.archive_path(archive);
+        if path.join("manifest.json").is_file() {
+            Ok(path)
+        } else {
+            Err(LifecycleError::UnknownArchive(path))
+        }
+    }
+
+    fn archive_path(&self, archive: &str) -> PathBuf {
+        let given = Path::new(archive);
+        if given.is_absolute() {
+            given.to_path_buf()
+        } else {
+            self.layout.deleted_dir().join(given)
+        }
+    }
+
+    /// Restores the agent of `archive` (as `as_alias` when given). Refuses a taken alias.
+    pub async fn restore(
+        &self,
+        archive: &str,
+        as_alias: Option<&str>,
+        dry_run: bool,
+    ) -> Result<LifecycleReport, LifecycleError> {
+        let wanted = self.archive_path(archive);
+        if !dry_run {
+            if let Some(entry) =
+                self.pending_where(|op| matches!(op, Operation::Restore(j) if j.archive == wanted))
+            {
+                let Operation::Restore(j) = &entry.op else {
+                    return Err(bad(&wanted, "journal mismatch"));
+                };
+                let _g = self.quiesce(&[&j.alias.clone()], false).await?;
+                return self.run_restore(entry, None).await;
+            }
+        }
+        let archive = self.resolve_archive(archive)?;
+        let manifest: Manifest = read_json(&archive.join("manifest.json"))?;
+        let alias = as_alias.unwrap_or(&manifest.alias).to_string();
+        validate_alias(&alias).map_err(|e| LifecycleError::InvalidAlias {
+            alias: alias.clone(),
+            reason: e.to_string(),
+        })?;
+        let loaded = self.store.load()?;
+        if loaded.config.agents.contains_key(&alias) {
+            return Err(LifecycleError::Taken(format!(
+                "agent `{alias}` exists; restore under another name with --as NEW"
+            )));
+        }
+        // The config the restore will produce, validated before anything moves.
+        let entry_path = archive.join("config-entry.toml");
+        let block = std::fs::read_to_string(&entry_path)
+            .map_err(|e| LifecycleError::io("reading", &entry_path, e))?;
+        let mut doc = ConfigDocument::parse(&loaded.text).map_err(ConfigError::from)?;
+        doc.insert_agent_block(&alias, &block)
+            .map_err(|e| bad(&entry_path, e))?;
+        let dropped = doc.drop_dangling_references(&alias);
+        let prospective =
+            parse_config(&doc.to_string()).map_err(|errors| ConfigError::Invalid {
+                path: entry_path.clone(),
+                errors,
+            })?;
+        let agent = &prospective.agents[&alias];
+        let workspace = self
+            .layout
+            .workspace_for(&alias, agent.workspace.path.as_deref());
+        let archived_ws = archive.join("workspace");
+        if archived_ws.exists() && workspace.exists() && !is_empty_dir(&workspace) {
+            return Err(LifecycleError::Taken(format!(
+                "the workspace {} exists and is not empty; move it away or restore with --as NEW",
+                workspace.display()
+            )));
+        }
+        let mut plan = Plan::new("restore", &manifest.alias);
+        plan.new_alias = Some(alias.clone());
+        plan.archive = Some(archive.clone());
+        plan.counts = manifest.exported.clone();
+        plan.workspace = Some(PlannedMove {
+            exists: archived_ws.exists(),
+            from: archived_ws,
+            to: workspace.clone(),
+        });
+        plan.blockers = Vec::new();
+        let mut warnings: Vec<String> = dropped
+            .iter()
+            .map(|d| format!("reference to `{d}` dropped from the restored entry: no such agent"))
+            .collect();
+        if dry_run {
+            return Ok(LifecycleReport {
+                ok: true,
+                dry_run: true,
+                plan,
+                warnings,
+                archive: Some(archive),
+            });
+        }
+        let _g = self.quiesce(&[&alias], false).await?;
+        let job = RestoreJob {
+            archive: archive.clone(),
+            alias: alias.clone(),
+            workspace,
+            memory_backend: prospective
+                .effective_memory_backend(&alias)
+                .unwrap_or_default(),
+            sessions_agent_id: None,
+            imported: Default::default(),
+            manifest,
+        };
+        let mut entry = self.new_entry(Operation::Restore(job), &alias);
+        entry.warnings.append(&mut warnings);
+        self.journal().save(&entry)?;
+        self.run_restore(entry, Some(plan)).await
+    }
+
+    /// Runs (or resumes) the steps of a journaled restore.
+    pub(super) async fn run_restore(
+        &self,
+        mut entry: JournalEntry,
+        plan: Option<Plan>,
+    ) -> Result<LifecycleReport, LifecycleError> {
+        let Operation::Restore(mut job) = entry.op.clone() else {
+            return Err(bad(&self.journal().path(&entry.id), "not a restore"));
+        };
+        let manifest = job.manifest.clone();
+        let plan = plan.unwrap_or_else(|| {
+            let mut p = Plan::new("restore", &manifest.alias);
+            p.new_alias = Some(job.alias.clone());
+            p.archive = Some(job.archive.clone());
+            p.counts = manifest.exported.clone();
+            p.resumed = true;
+            p
+        });
+        let mut failed = false;
+        if !entry.done("workspace") {
+            match move_dir(&job.archive.join("workspace"), &job.workspace) {
+                Ok(Moved::Moved | Moved::AlreadyThere | Moved::Nothing) => {}
+                Err(e) => {
+                    failed = true;
+                    entry.warnings.push(format!("workspace not restored: {e}"));
+                }
+            }
+            self.step_done(&mut entry, "workspace")?;
+        }
+        if !entry.done("agent_row") {
+            if let Some(wanted) = &manifest.sessions_agent_id {
+                match db::claim_agent_row(&self.pool, &job.alias, wanted, &manifest.tombstone)
+                    .await?
+                {
+                    Ok(id) => job.sessions_agent_id = Some(id),
+                    Err(other) => {
+                        failed = true;
+                        entry.warnings.push(format!(
+                            "`{}` already owns sessions under id {other}; sessions, usage and receipts stay in the archive",
+                            job.alias
+                        ));
+                    }
+                }
+            }
+            entry.op = Operation::Restore(job.clone());
+            self.step_done(&mut entry, "agent_row")?;
+        }
+        let cfg = self.store.load()?.config;
+        for p in self.participants() {
+            let kind = p.kind();
+            let step = format!("import:{kind}");
+            if entry.done(&step) {
+                continue;
+            }
+            let file = job.archive.join("cascade").join(format!("{kind}.json"));
+            let bytes = match std::fs::read(&file) {
+                Ok(b) => Some(b),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => return Err(LifecycleError::io("reading", file, e)),
+            };
+            let state = AgentState {
+                alias: &job.alias,
+                config: &cfg,
+                memory_backend: job.memory_backend,
+                workspace: &job.workspace,
+                sessions_agent_id: job.sessions_agent_id.as_deref(),
+            };
+            match p
+                .restore(&state, bytes.as_deref(), &manifest.tombstone)
+                .await
+            {
+                Ok(n) => {
+                    job.imported.insert(kind.to_string(), n);
+                }
+                Err(e) => {
+                    failed = true;
+                    entry.warnings.push(e.to_string());
+                }
+            }
+            entry.op = Operation::Restore(job.clone());
+            self.step_done(&mut entry, &step)?;
+        }
+        if !entry.done("config") {
+            let block_path = job.archive.join("config-entry.toml");
+            let block = std::fs::read_to_string(&block_path)
+                .map_err(|e| LifecycleError::io("reading", &block_path, e))?;
+            let crons = cron_blocks(&job.archive)?;
+            let alias = job.alias.clone();
+            let (notes, _) = self.store.edit(|doc, _| {
+                let mut notes = Vec::new();
+                if doc.has_agent(&alias) {
+                    return Ok(notes);
+                }
+                doc.insert_agent_block(&alias, &block)?;
+                doc.drop_dangling_references(&alias);
+                for c in &crons {
+                    if let Err(e) = doc.insert_cron_block(&c.name, &c.text, &alias) {
+                        notes.push(format!("cron job `{}` not restored: {e}", c.name));
+                    }
+                }
+                Ok(notes)
+            })?;
+            failed |= !notes.is_empty();
+            entry.warnings.extend(notes);
+            self.step_done(&mut entry, "config")?;
+        }
+        let mut archive = None;
+        if !entry.done("archive_removed") {
+            if failed {
+                entry.warnings.push(format!(
+                    "the archive {} is kept because not everything came back",
+                    job.archive.display()
+                ));
+                archive = Some(job.archive.clone());
+            } else if let Err(e) = std::fs::remove_dir_all(&job.archive) {
+                entry.warnings.push(format!(
+                    "restored, but removing the archive {} failed: {e}",
+                    job.archive.display()
+                ));
+                archive = Some(job.archive.clone());
+            }
+            self.step_done(&mut entry, "archive_removed")?;
+        }
+        self.journal().remove(&entry.id)?;
+        Ok(LifecycleReport {
+            ok: !failed,
+            dry_run: false,
+            plan,
+            warnings: entry.warnings,
+            archive,
+        })
+    }
+}

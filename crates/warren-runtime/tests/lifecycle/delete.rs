@@ -1,0 +1,294 @@
+//! Delete with archive, blockers, failing exports, and the delete → restore round trip.
+
+use super::fixture::{build, lifecycle, memory_rows, session_aliases, snapshot, t0};
+use chrono::Utc;
+use serde_json::Value;
+use std::path::Path;
+use warren_config::InstallLayout;
+use warren_runtime::db::open_sessions_db;
+use warren_runtime::lifecycle::{FailExport, LifecycleError, RunOptions};
+use warren_runtime::owned_state::export_sessions;
+use warren_runtime::receipts::ReceiptLog;
+use warren_runtime::secrets::FileSecretStore;
+
+const GO: RunOptions = RunOptions {
+    dry_run: false,
+    force: false,
+};
+
+fn json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+#[tokio::test]
+async fn delete_archives_everything_and_removes_soft_references() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    build(root).await;
+    let lc = lifecycle(root).await;
+    let r = lc.delete("carol", GO).await.unwrap();
+    assert!(r.ok, "{r:?}");
+    let archive = r.archive.clone().unwrap();
+    assert_eq!(
+        archive,
+        InstallLayout::new(root)
+            .deleted_dir()
+            .join("carol-20260302T093000Z")
+    );
+    let text = std::fs::read_to_string(root.join("config.toml")).unwrap();
+    assert!(!text.contains("carol"), "{text}");
+    assert!(text.contains("delegates = [\"alice\"]"), "{text}");
+    assert!(text.contains("# Alice's morning digest."), "{text}");
+    warren_config::parse_config(&text).unwrap();
+
+    let entry = std::fs::read_to_string(archive.join("config-entry.toml")).unwrap();
+    assert!(
+        entry.starts_with("[agents.carol]\nrisk_profile = \"p\"\n"),
+        "{entry}"
+    );
+    assert!(
+        entry.contains("access = { alice = \"write\", bob = \"read\" }"),
+        "{entry}"
+    );
+    let cron = json(&archive.join("cascade/cron.json"));
+    let block = cron["config_blocks"][0]["text"].as_str().unwrap();
+    assert!(
+        block.contains("# Carol's paused job.\n[cron.sweep]"),
+        "{block}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(archive.join("workspace/notes/today.txt")).unwrap(),
+        "carol did things\n"
+    );
+    assert!(!root.join("agents/carol").exists());
+    let memory = json(&archive.join("cascade/memory.json"));
+    assert_eq!(memory["rows"].as_array().unwrap().len(), 3);
+    let sessions = json(&archive.join("cascade/sessions.json"));
+    assert_eq!(sessions[0]["messages"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        sessions[0]["turns"][0]["events"].as_array().unwrap().len(),
+        2
+    );
+    assert_eq!(
+        json(&archive.join("cascade/usage.json"))
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(
+        json(&archive.join("cascade/receipts.json"))["chain"]["receipts"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    let m = json(&archive.join("manifest.json"));
+    assert_eq!(m["alias"], "carol");
+    assert_eq!(m["time"], "2026-03-02T09:30:00.000000Z");
+    assert!(m["agent_id"].as_str().unwrap().len() == 36);
+    for kind in ["memory", "sessions", "usage", "receipts"] {
+        let n = if kind == "memory" || kind == "receipts" {
+            3 - u64::from(kind == "receipts")
+        } else {
+            1
+        };
+        assert_eq!(m["exported"][kind], n, "{kind}: {m}");
+        assert_eq!(m["purged"][kind], n, "{kind}: {m}");
+    }
+    assert!(memory_rows(root, "carol").await.is_empty());
+    assert_eq!(session_aliases(root).await, vec!["alice", "bob"]);
+    let listed = lc.archives();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].manifest.as_ref().unwrap().alias, "carol");
+}
+
+#[tokio::test]
+async fn delete_refuses_hard_references_and_live_acp_sessions_listing_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    build(root).await;
+    let layout = InstallLayout::new(root);
+    let pool = open_sessions_db(&layout.sessions_db()).await.unwrap();
+    let bob: String = sqlx::query_scalar("SELECT id FROM agents WHERE alias = 'bob'")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    let beat = warren_runtime::sessions::rfc3339(Utc::now());
+    sqlx::query("INSERT INTO sessions (id, agent_id, kind, title, created_at, updated_at, heartbeat_at, pid) VALUES ('acp-1', ?, 'acp', 'editor', ?, ?, ?, 4242)")
+        .bind(&bob).bind(&beat).bind(&beat).bind(&beat)
+        .execute(&pool).await.unwrap();
+    // A crashed client's stale session does not block.
+    sqlx::query("INSERT INTO sessions (id, agent_id, kind, title, created_at, updated_at, heartbeat_at) VALUES ('acp-old', ?, 'acp', 'gone', '2020-01-01T00:00:00Z', '2020-01-01T00:00:00Z', '2020-01-01T00:00:00Z')")
+        .bind(&bob)
+        .execute(&pool).await.unwrap();
+    pool.close().await;
+    let before = snapshot(root).await;
+    let lc = super::fixture::lifecycle(root)
+        .await
+        .with_clock(std::sync::Arc::new(super::fixture::Fixed(Utc::now())));
+    match lc.delete("alice", GO).await {
+        Err(LifecycleError::Blocked { blockers, .. }) => {
+            assert_eq!(blockers.len(), 1, "{blockers:?}");
+            assert!(blockers[0].contains("cron.digest.agent"), "{blockers:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+    match lc.delete("bob", GO).await {
+        Err(LifecycleError::Blocked { blockers, .. }) => {
+            assert_eq!(
+                blockers,
+                vec!["live ACP session acp-1 (editor)".to_string()]
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    let dry = lc
+        .delete(
+            "alice",
+            RunOptions {
+                dry_run: true,
+                force: false,
+            },
+        )
+        .await
+        .unwrap();
+    assert!(!dry.ok && dry.plan.blockers.len() == 1);
+    assert!(dry.plan.references.iter().any(|r| r.action == "blocks"));
+    assert_eq!(
+        snapshot(root).await,
+        before,
+        "a refused delete changes nothing"
+    );
+}
+
+#[tokio::test]
+async fn a_failing_memory_export_keeps_the_rows_and_reports_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    build(root).await;
+    let lc = lifecycle(root)
+        .await
+        .with_hook(std::sync::Arc::new(FailExport("memory")));
+    let r = lc.delete("carol", GO).await.unwrap();
+    assert!(!r.ok);
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.contains("memory: export failed")),
+        "{:?}",
+        r.warnings
+    );
+    let archive = r.archive.unwrap();
+    let m = json(&archive.join("manifest.json"));
+    assert!(
+        m["failed"]["memory"].as_str().unwrap().contains("injected"),
+        "{m}"
+    );
+    assert!(m["purged"].get("memory").is_none(), "{m}");
+    assert_eq!(m["purged"]["sessions"], 1);
+    assert!(!archive.join("cascade/memory.json").exists());
+    // The rows are still there, parked away from the alias.
+    let parked = memory_rows(root, m["tombstone"].as_str().unwrap()).await;
+    assert_eq!(parked.len(), 3, "{parked:?}");
+    assert!(memory_rows(root, "carol").await.is_empty());
+    // A restore brings them back.
+    let lc = lifecycle(root).await;
+    let back = lc
+        .restore("carol-20260302T093000Z", None, false)
+        .await
+        .unwrap();
+    assert!(back.ok, "{back:?}");
+    assert_eq!(memory_rows(root, "carol").await.len(), 3);
+}
+
+async fn agent_state(root: &Path, alias: &str) -> (String, Vec<String>, String, bool) {
+    let layout = InstallLayout::new(root);
+    let doc = warren_config::ConfigDocument::parse(
+        &std::fs::read_to_string(layout.config_path()).unwrap(),
+    )
+    .unwrap();
+    let entry = doc.agent_block_text(alias).unwrap();
+    let pool = open_sessions_db(&layout.sessions_db()).await.unwrap();
+    let id: String = sqlx::query_scalar("SELECT id FROM agents WHERE alias = ?")
+        .bind(alias)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    let transcript = serde_json::to_string(&export_sessions(&pool, &id).await.unwrap()).unwrap();
+    let receipts = ReceiptLog::new(pool.clone(), &FileSecretStore::for_install(&layout)).unwrap();
+    let verified = receipts.verify(alias).await.unwrap();
+    pool.close().await;
+    let mut mem = memory_rows(root, alias).await;
+    mem.push(
+        std::fs::read_to_string(layout.default_workspace(alias).join("notes/today.txt")).unwrap(),
+    );
+    (entry, mem, transcript, verified.ok && verified.checked == 2)
+}
+
+#[tokio::test]
+async fn delete_then_restore_gives_back_the_same_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    build(root).await;
+    let before_all = snapshot(root).await;
+    let original = agent_state(root, "carol").await;
+    assert!(original.3);
+    let lc = lifecycle(root).await;
+    let r = lc.delete("carol", GO).await.unwrap();
+    let name = r
+        .archive
+        .unwrap()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let restored = lc.restore(&name, None, false).await.unwrap();
+    assert!(restored.ok, "{restored:?}");
+    assert_eq!(agent_state(root, "carol").await, original);
+    let text = std::fs::read_to_string(root.join("config.toml")).unwrap();
+    assert!(
+        text.contains("# Carol's paused job.\n[cron.sweep]\nagent = \"carol\""),
+        "{text}"
+    );
+    assert!(
+        lc.archives().is_empty(),
+        "the archive is removed once restored"
+    );
+    // Soft references of other agents are not brought back; everything of carol is.
+    let after_all = snapshot(root).await;
+    assert!(after_all.contains("carol remembers fact number 3"));
+    assert_ne!(after_all, before_all);
+    let _ = t0();
+}
+
+#[tokio::test]
+async fn restore_refuses_a_taken_alias_unless_renamed() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    build(root).await;
+    let lc = lifecycle(root).await;
+    let r = lc.delete("carol", GO).await.unwrap();
+    let name = r
+        .archive
+        .unwrap()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    lc.rename("bob", "carol", GO).await.unwrap();
+    let err = lc.restore(&name, None, false).await.unwrap_err();
+    assert!(err.to_string().contains("--as NEW"), "{err}");
+    assert_eq!(lc.archives().len(), 1, "archive kept after a refusal");
+    let r = lc.restore(&name, Some("cara"), false).await.unwrap();
+    assert!(r.ok, "{r:?}");
+    assert_eq!(memory_rows(root, "cara").await.len(), 3);
+    assert!(root.join("agents/cara/workspace/README.md").exists());
+    let text = std::fs::read_to_string(root.join("config.toml")).unwrap();
+    assert!(text.contains("[agents.cara]"), "{text}");
+    assert!(text.contains("agent = \"cara\""), "{text}");
+    assert!(matches!(
+        lc.restore("no-such-archive", None, false).await,
+        Err(LifecycleError::UnknownArchive(_))
+    ));
+}

@@ -1,0 +1,107 @@
+//! Fault injection: an operation is interrupted after each journaled step in turn (as a crash
+//! would stop it); rerunning the same command, or resuming on start, must converge to the state
+//! an uninterrupted run reaches, with no data lost.
+
+use super::fixture::{build, copy, lifecycle, snapshot};
+use std::path::Path;
+use std::sync::Arc;
+use warren_runtime::lifecycle::{InterruptAfter, Lifecycle, LifecycleError, RunOptions};
+
+const GO: RunOptions = RunOptions {
+    dry_run: false,
+    force: false,
+};
+
+#[derive(Clone, Copy, Debug)]
+enum Op {
+    Rename,
+    Delete,
+    Restore,
+}
+
+async fn prepare(op: Op, root: &Path) {
+    if let Op::Restore = op {
+        lifecycle(root).await.delete("carol", GO).await.unwrap();
+    }
+}
+
+async fn run(op: Op, lc: &Lifecycle) -> Result<(), LifecycleError> {
+    match op {
+        Op::Rename => lc.rename("alice", "ann", GO).await.map(|_| ()),
+        Op::Delete => lc.delete("carol", GO).await.map(|_| ()),
+        Op::Restore => lc
+            .restore("carol-20260302T093000Z", None, false)
+            .await
+            .map(|_| ()),
+    }
+}
+
+async fn converges_after_every_step(op: Op) {
+    let base = tempfile::tempdir().unwrap();
+    build(base.path()).await;
+    prepare(op, base.path()).await;
+    let reference = copy(base.path());
+    run(op, &lifecycle(reference.path()).await).await.unwrap();
+    let expected = snapshot(reference.path()).await;
+    let mut n = 1;
+    loop {
+        let inst = copy(base.path());
+        let hook = Arc::new(InterruptAfter::new(n));
+        let lc = lifecycle(inst.path()).await.with_hook(hook.clone());
+        match run(op, &lc).await {
+            Ok(()) => {
+                assert!(
+                    !hook.fired(),
+                    "{op:?}: step {n} fired but the run succeeded"
+                );
+                assert_eq!(snapshot(inst.path()).await, expected, "{op:?}");
+                break;
+            }
+            Err(LifecycleError::Interrupted { .. }) => {}
+            Err(e) => panic!("{op:?}: after step {n}: unexpected error {e}"),
+        }
+        drop(lc);
+        // Half the time the same command is run again, half the time Warren "restarts".
+        let fresh = lifecycle(inst.path()).await;
+        if n % 2 == 0 {
+            run(op, &fresh)
+                .await
+                .unwrap_or_else(|e| panic!("{op:?} rerun after step {n}: {e}"));
+        } else {
+            let outcomes = fresh.resume_pending().await;
+            assert_eq!(outcomes.len(), 1, "{op:?} after step {n}: {outcomes:?}");
+            assert!(
+                outcomes[0].error.is_none(),
+                "{op:?} after step {n}: {outcomes:?}"
+            );
+        }
+        let got = snapshot(inst.path()).await;
+        if got != expected {
+            let diff: Vec<_> = got
+                .lines()
+                .zip(expected.lines())
+                .filter(|(a, b)| a != b)
+                .take(5)
+                .collect();
+            panic!("{op:?}: interrupted after step {n}, the state differs: {diff:?}");
+        }
+        n += 1;
+        assert!(n < 40, "{op:?}: too many steps");
+    }
+    assert!(n > 5, "{op:?}: only {n} steps were exercised");
+}
+
+#[tokio::test]
+async fn rename_converges_after_an_interruption_at_every_step() {
+    converges_after_every_step(Op::Rename).await;
+}
+
+#[tokio::test]
+async fn delete_converges_after_an_interruption_at_every_step() {
+    converges_after_every_step(Op::Delete).await;
+}
+
+#[tokio::test]
+async fn restore_converges_after_an_interruption_at_every_step() {
+    converges_after_every_step(Op::Restore).await;
+}

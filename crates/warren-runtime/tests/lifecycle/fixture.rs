@@ -1,0 +1,291 @@
+//! A hermetic install with three agents referencing each other in every way, memory rows,
+//! workspace files, sessions with transcripts, usage and receipts; plus a snapshot of every
+//! piece of state for before/after comparisons.
+
+use chrono::{DateTime, TimeZone, Utc};
+use serde_json::json;
+use sqlx::{Row, SqlitePool};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use warren_config::InstallLayout;
+use warren_memory::{Clock, MemoryStores, NewMemory};
+use warren_runtime::db::open_sessions_db;
+use warren_runtime::lifecycle::Lifecycle;
+use warren_runtime::receipts::ReceiptLog;
+use warren_runtime::secrets::FileSecretStore;
+use warren_runtime::sessions::{SessionKind, SessionStore};
+use warren_types::TurnEvent;
+
+pub const CONFIG: &str = r#"schema_version = 1
+
+[risk_profiles.p]
+level = "supervised"
+
+# Alice researches.
+[agents.alice]
+risk_profile = "p" # the default profile
+delegates = ["bob"]
+
+[agents.alice.workspace]
+read_memory_from = ["bob"]
+
+# Bob writes; he reads Alice's notes.
+[agents.bob]
+risk_profile = "p"
+delegates = ["alice", "carol"]
+
+[agents.bob.workspace]
+read_memory_from = [{ agent = "alice", categories = ["core"] }, "carol"]
+
+[agents.bob.workspace.access]
+alice = "read" # look, don't touch
+carol = "read_write"
+
+[agents.carol]
+risk_profile = "p"
+delegates = ["alice"]
+
+[agents.carol.workspace]
+read_memory_from = ["alice"]
+access = { alice = "write", bob = "read" }
+
+# Alice's morning digest.
+[cron.digest]
+agent = "alice"
+schedule = "0 7 * * *"
+prompt = "digest"
+
+# Carol's paused job.
+[cron.sweep]
+agent = "carol"
+schedule = "0 3 * * *"
+prompt = "sweep"
+enabled = false
+"#;
+
+pub struct Fixed(pub DateTime<Utc>);
+
+impl Clock for Fixed {
+    fn now(&self) -> DateTime<Utc> {
+        self.0
+    }
+}
+
+pub fn t0() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 3, 1, 12, 0, 0).unwrap()
+}
+
+pub fn stores(layout: &InstallLayout) -> Arc<MemoryStores> {
+    Arc::new(MemoryStores::new(layout.clone()).with_clock(Arc::new(Fixed(t0()))))
+}
+
+/// The lifecycle service of an install, with a fixed clock.
+pub async fn lifecycle(root: &Path) -> Lifecycle {
+    let layout = InstallLayout::new(root);
+    let pool = open_sessions_db(&layout.sessions_db()).await.unwrap();
+    Lifecycle::new(layout.clone(), stores(&layout), pool).with_clock(Arc::new(Fixed(
+        Utc.with_ymd_and_hms(2026, 3, 2, 9, 30, 0).unwrap(),
+    )))
+}
+
+/// Builds the three-agent install under `root`.
+pub async fn build(root: &Path) {
+    std::fs::write(root.join("config.toml"), CONFIG).unwrap();
+    let layout = InstallLayout::new(root);
+    let cfg = warren_config::load_config(&layout).unwrap().config;
+    let mem = stores(&layout);
+    let pool = open_sessions_db(&layout.sessions_db()).await.unwrap();
+    let sessions = SessionStore::new(pool.clone());
+    let receipts = ReceiptLog::new(pool.clone(), &FileSecretStore::for_install(&layout)).unwrap();
+    for alias in ["alice", "bob", "carol"] {
+        let ws = layout.default_workspace(alias);
+        std::fs::create_dir_all(ws.join("notes")).unwrap();
+        std::fs::write(ws.join("README.md"), format!("{alias}'s workspace\n")).unwrap();
+        std::fs::write(ws.join("notes/today.txt"), format!("{alias} did things\n")).unwrap();
+        let handle = mem.handle_for(&cfg, alias).await.unwrap();
+        for i in 1..=3 {
+            handle
+                .store(NewMemory::new(
+                    format!("{alias}-k{i}"),
+                    format!("{alias} remembers fact number {i}"),
+                ))
+                .await
+                .unwrap();
+        }
+        let s = sessions
+            .create_session(alias, SessionKind::Chat, &format!("hello {alias}"), t0())
+            .await
+            .unwrap();
+        let turn = format!("turn-{alias}");
+        sessions
+            .start_turn(&turn, &s.id, alias, "user", "hello", t0())
+            .await
+            .unwrap();
+        sessions
+            .append_messages(
+                &s.id,
+                &turn,
+                &[
+                    json!({"role": "user", "content": format!("hello {alias}")}),
+                    json!({"role": "assistant", "content": "hi"}),
+                ],
+                t0(),
+            )
+            .await
+            .unwrap();
+        for (seq, kind) in [(1, "text_delta"), (2, "turn_completed")] {
+            let event: TurnEvent = serde_json::from_value(json!({
+                "turn_id": turn, "agent": alias, "seq": seq,
+                "time": "2026-03-01T12:00:00Z", "type": kind, "text": "hi",
+            }))
+            .unwrap();
+            sessions.append_event(&event).await.unwrap();
+        }
+        sessions
+            .finish_turn(&turn, "completed", Some("hi"), None, t0())
+            .await
+            .unwrap();
+        sessions
+            .record_usage(
+                alias,
+                Some(&s.id),
+                Some(&turn),
+                "openai.fast",
+                10,
+                5,
+                0.25,
+                t0(),
+            )
+            .await
+            .unwrap();
+        for tool in ["file_read", "shell"] {
+            receipts
+                .append(alias, tool, &json!({"path": "README.md"}), "ok")
+                .await
+                .unwrap();
+        }
+    }
+    pool.close().await;
+}
+
+/// A copy of an install (all SQLite files closed) in a new temp dir.
+pub fn copy(from: &Path) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let status = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(format!("{}/.", from.display()))
+        .arg(dir.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    dir
+}
+
+fn files(root: &Path, dir: &Path, out: &mut Vec<String>) {
+    let mut entries: Vec<PathBuf> = match std::fs::read_dir(dir) {
+        Ok(rd) => rd.map(|e| e.unwrap().path()).collect(),
+        Err(_) => return,
+    };
+    entries.sort();
+    for p in entries {
+        let rel = p.strip_prefix(root).unwrap().display().to_string();
+        if rel == "data/memory"
+            || rel.starts_with("data/sessions.db")
+            || rel == "data/config.lock"
+            || rel == "logs"
+            || rel.starts_with("data/secrets")
+            || rel.contains(".tmp-")
+        {
+            continue;
+        }
+        if p.is_dir() {
+            out.push(format!("{rel}/"));
+            files(root, &p, out);
+        } else {
+            let body = std::fs::read_to_string(&p).unwrap_or_else(|_| "<binary>".into());
+            out.push(format!("{rel}:\n{body}"));
+        }
+    }
+}
+
+async fn dump(pool: &SqlitePool, table: &str, skip: &[&str]) -> Vec<String> {
+    let cols: Vec<String> = sqlx::query(&format!("PRAGMA table_info({table})"))
+        .fetch_all(pool)
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get::<String, _>(1))
+        .filter(|c| !skip.contains(&c.as_str()))
+        .collect();
+    let expr = cols
+        .iter()
+        .map(|c| format!("quote({c})"))
+        .collect::<Vec<_>>()
+        .join(" || ',' || ");
+    let mut rows: Vec<String> = sqlx::query_scalar(&format!("SELECT {expr} FROM {table}"))
+        .fetch_all(pool)
+        .await
+        .unwrap();
+    rows.sort();
+    rows.into_iter().map(|r| format!("{table}: {r}")).collect()
+}
+
+async fn open(path: &Path) -> SqlitePool {
+    let opts = sqlx::sqlite::SqliteConnectOptions::new().filename(path);
+    SqlitePool::connect_with(opts).await.unwrap()
+}
+
+/// Every piece of state of an install, as text: config, files (workspaces, archives, journal)
+/// and every row of both databases.
+pub async fn snapshot(root: &Path) -> String {
+    let mut out = vec![std::fs::read_to_string(root.join("config.toml")).unwrap()];
+    files(root, root, &mut out);
+    let layout = InstallLayout::new(root);
+    let mem = open(&layout.memory_db()).await;
+    out.extend(dump(&mem, "agents", &["created_at"]).await);
+    out.extend(dump(&mem, "memories", &[]).await);
+    mem.close().await;
+    let ses = open(&layout.sessions_db()).await;
+    for t in [
+        "agents",
+        "sessions",
+        "messages",
+        "turns",
+        "events",
+        "usage",
+        "receipts",
+        "receipt_heads",
+    ] {
+        out.extend(dump(&ses, t, &[]).await);
+    }
+    ses.close().await;
+    out.join("\n")
+        .replace(&root.display().to_string(), "<root>")
+}
+
+/// Rows of `alias` in the memory store.
+pub async fn memory_rows(root: &Path, alias: &str) -> Vec<String> {
+    let mem = open(&InstallLayout::new(root).memory_db()).await;
+    let mut rows: Vec<String> = sqlx::query_scalar(
+        "SELECT m.key || '=' || m.content FROM memories m JOIN agents a ON a.id = m.agent_id WHERE a.alias = ?",
+    )
+    .bind(alias)
+    .fetch_all(&mem)
+    .await
+    .unwrap();
+    mem.close().await;
+    rows.sort();
+    rows
+}
+
+/// The alias rows of `sessions.db`.
+pub async fn session_aliases(root: &Path) -> Vec<String> {
+    let ses = open(&InstallLayout::new(root).sessions_db()).await;
+    let mut v: Vec<String> = sqlx::query_scalar("SELECT alias FROM agents")
+        .fetch_all(&ses)
+        .await
+        .unwrap();
+    ses.close().await;
+    v.sort();
+    v
+}
