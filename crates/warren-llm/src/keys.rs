@@ -93,3 +93,33 @@ impl KeyResolver for ProcessEnvKeys {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolvers() {
+        let env = KeySource::Env("OPENAI_API_KEY".into());
+        let secret = KeySource::Secret("agent:bob/OPENAI_API_KEY".into());
+        let table = StaticKeys::new()
+            .env("OPENAI_API_KEY", "e")
+            .secret("agent:bob/OPENAI_API_KEY", "s");
+        assert_eq!(table.resolve(&env).as_deref(), Some("e"));
+        assert_eq!(table.resolve(&secret).as_deref(), Some("s"));
+        assert_eq!(table.resolve(&KeySource::Env("OTHER".into())), None);
+        assert_eq!(NoKeys.resolve(&env), None);
+        // the process environment is read, never written
+        assert!(ProcessEnvKeys
+            .resolve(&KeySource::Env("PATH".into()))
+            .is_some());
+        assert_eq!(ProcessEnvKeys.resolve(&secret), None);
+        let closure = |s: &KeySource| matches!(s, KeySource::Secret(_)).then(|| "c".to_string());
+        assert_eq!(closure.resolve(&secret).as_deref(), Some("c"));
+        assert_eq!(
+            secret.to_string(),
+            "secret agent:bob/OPENAI_API_KEY",
+            "sources name themselves in errors"
+        );
+    }
+}
