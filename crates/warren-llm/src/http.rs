@@ -76,6 +76,9 @@ fn build_client(proxy: ProxyMode) -> Result<reqwest::Client, LlmError> {
     let mut builder = reqwest::Client::builder()
         .tls_backend_preconfigured(tls)
         .pool_idle_timeout(Duration::from_secs(60))
+        // an API answering with a redirect is misconfigured: report it instead of replaying
+        // the request somewhere else with the key
+        .redirect(reqwest::redirect::Policy::none())
         .tcp_nodelay(true);
     if proxy == ProxyMode::Direct {
         builder = builder.no_proxy();

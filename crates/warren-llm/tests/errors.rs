@@ -278,3 +278,15 @@ async fn corrupt_history_is_rejected_like_the_vendor_does() {
         assert_eq!(fake.remaining(), 1, "the script was not consumed");
     }
 }
+
+/// A redirect is reported, not followed (the request carries the API key).
+#[tokio::test]
+async fn redirects_are_not_followed() {
+    let fake = fake(ProviderFamily::Openai);
+    let again = format!("{}/chat/completions", fake.uri());
+    fake.push(Reply::raw(307, "text/plain", "moved").header("location", &again));
+    let err = chat(&route_to(&fake), &hello()).await.0.unwrap_err();
+    assert_eq!(err.http_status(), Some(307));
+    assert!(!err.moves_to_fallback());
+    assert_eq!(fake.request_count(), 1);
+}

@@ -44,6 +44,7 @@ pub struct Reply {
     pub(crate) delay: Duration,
     pub(crate) frame_delay: Duration,
     pub(crate) cut_after: Option<usize>,
+    pub(crate) headers: Vec<(String, String)>,
 }
 
 impl Reply {
@@ -54,6 +55,7 @@ impl Reply {
             delay: Duration::ZERO,
             frame_delay: Duration::ZERO,
             cut_after: None,
+            headers: Vec::new(),
         }
     }
 
@@ -149,6 +151,12 @@ impl Reply {
     /// next one, then drops the connection. A one-shot body is cut in half.
     pub fn cut_after(mut self, frames: usize) -> Self {
         self.cut_after = Some(frames);
+        self
+    }
+
+    /// Adds a response header (`retry-after`, `location`, ...).
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((name.to_string(), value.to_string()));
         self
     }
 

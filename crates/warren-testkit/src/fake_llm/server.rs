@@ -337,9 +337,12 @@ fn render(family: ProviderFamily, reply: &Reply, ctx: &RenderCtx<'_>, stream: bo
 
 /// Turns the rendered frames into a response, applying frame delays and the scripted cut.
 fn respond(r: Rendered, reply: &Reply) -> Response {
-    let builder = Response::builder()
+    let mut builder = Response::builder()
         .status(r.status)
         .header("content-type", r.content_type.as_str());
+    for (name, value) in &reply.headers {
+        builder = builder.header(name.as_str(), value.as_str());
+    }
     let simple = reply.cut_after.is_none() && reply.frame_delay.is_zero();
     let body = if simple {
         Body::from(r.frames.concat())
