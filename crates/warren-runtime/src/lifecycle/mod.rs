@@ -6,6 +6,7 @@
 //! leaves the journal entry behind; [`Lifecycle::resume_pending`] or rerunning the command
 //! finishes it, and every step is idempotent so a rerun converges.
 
+pub mod cron_state;
 mod delete;
 pub mod error;
 pub mod files;
@@ -15,6 +16,7 @@ pub mod plan;
 mod rename;
 mod restore;
 
+pub use cron_state::CronJobsState;
 pub use error::LifecycleError;
 pub use journal::{FailExport, InterruptAfter, JournalEntry, NoInterrupt, Operation, StepHook};
 pub use owned::{AgentState, OwnedState, OwnedStateError, SessionsDbKind};

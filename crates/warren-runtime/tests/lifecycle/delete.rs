@@ -292,3 +292,56 @@ async fn restore_refuses_a_taken_alias_unless_renamed() {
         Err(LifecycleError::UnknownArchive(_))
     ));
 }
+
+#[tokio::test]
+async fn runtime_cron_jobs_are_archived_purged_and_restored() {
+    use warren_runtime::cron::CronStore;
+    use warren_runtime::lifecycle::CronJobsState;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    build(root).await;
+    let layout = InstallLayout::new(root);
+    let pool = open_sessions_db(&layout.sessions_db()).await.unwrap();
+    let cron = CronStore::open(&layout.cron_db(), pool.clone())
+        .await
+        .unwrap();
+    let job = cron
+        .add_job("carol", "0 5 * * *", "water the plants", t0())
+        .await
+        .unwrap();
+    let lc = || async {
+        lifecycle(root)
+            .await
+            .with_participant(std::sync::Arc::new(CronJobsState::new(cron.clone())))
+    };
+    let dry = lc()
+        .await
+        .delete(
+            "carol",
+            RunOptions {
+                dry_run: true,
+                force: false,
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(dry.plan.counts["cron_runtime"], 1);
+    let r = lc().await.delete("carol", GO).await.unwrap();
+    assert!(r.ok, "{r:?}");
+    let archive = r.archive.unwrap();
+    let exported = json(&archive.join("cascade/cron_runtime.json"));
+    assert_eq!(exported["jobs"][0]["prompt"], "water the plants");
+    assert!(cron.jobs(None).await.unwrap().is_empty(), "purged");
+    let back = lc()
+        .await
+        .restore(&archive.file_name().unwrap().to_string_lossy(), None, false)
+        .await
+        .unwrap();
+    assert!(back.ok, "{back:?}");
+    let jobs = cron.jobs(None).await.unwrap();
+    assert_eq!(jobs.len(), 1);
+    assert_eq!(
+        (jobs[0].id.as_str(), jobs[0].agent.as_deref()),
+        (job.id.as_str(), Some("carol"))
+    );
+}

@@ -1,0 +1,240 @@
+//! The usage ledger and the receipt chain of an agent: export, purge, import.
+
+use crate::db::DbError;
+use serde::{Deserialize, Serialize};
+use sqlx::{Row, SqlitePool};
+
+/// One row of the usage ledger.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UsageRecord {
+    /// Ledger row id.
+    pub id: i64,
+    /// Session, if any.
+    pub session_id: Option<String>,
+    /// Turn, if any.
+    pub turn_id: Option<String>,
+    /// Time (RFC 3339).
+    pub time: String,
+    /// UTC day.
+    pub day: String,
+    /// Provider reference.
+    pub provider: String,
+    /// Input tokens.
+    pub input_tokens: i64,
+    /// Output tokens.
+    pub output_tokens: i64,
+    /// Cost in USD.
+    pub cost_usd: f64,
+}
+
+/// The usage ledger rows of an agent id.
+pub async fn export_usage(pool: &SqlitePool, id: &str) -> Result<Vec<UsageRecord>, DbError> {
+    let rows = sqlx::query(
+        "SELECT id, session_id, turn_id, time, day, provider, input_tokens, output_tokens, cost_usd
+         FROM usage WHERE agent_id = ? ORDER BY id",
+    )
+    .bind(id)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .iter()
+        .map(|r| UsageRecord {
+            id: r.get(0),
+            session_id: r.get(1),
+            turn_id: r.get(2),
+            time: r.get(3),
+            day: r.get(4),
+            provider: r.get(5),
+            input_tokens: r.get(6),
+            output_tokens: r.get(7),
+            cost_usd: r.get(8),
+        })
+        .collect())
+}
+
+/// Deletes the usage rows (and the action budget window) of an agent id.
+pub async fn purge_usage(pool: &SqlitePool, id: &str) -> Result<u64, DbError> {
+    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+    sqlx::query("DELETE FROM actions WHERE agent_id = ?")
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+    let done = sqlx::query("DELETE FROM usage WHERE agent_id = ?")
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(done.rows_affected())
+}
+
+/// Re-creates usage rows under an agent id (keeping ledger ids when free).
+pub async fn import_usage(
+    pool: &SqlitePool,
+    id: &str,
+    rows: &[UsageRecord],
+) -> Result<u64, DbError> {
+    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+    let mut n = 0;
+    for u in rows {
+        let holder: Option<Option<String>> =
+            sqlx::query_scalar("SELECT agent_id FROM usage WHERE id = ?")
+                .bind(u.id)
+                .fetch_optional(&mut *tx)
+                .await?;
+        let row_id = match holder {
+            None => Some(u.id),
+            Some(h) if h.as_deref() == Some(id) => continue,
+            Some(_) => None,
+        };
+        sqlx::query(
+            "INSERT INTO usage (id, agent_id, session_id, turn_id, time, day, provider, input_tokens, output_tokens, cost_usd)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(row_id)
+        .bind(id)
+        .bind(&u.session_id)
+        .bind(&u.turn_id)
+        .bind(&u.time)
+        .bind(&u.day)
+        .bind(&u.provider)
+        .bind(u.input_tokens)
+        .bind(u.output_tokens)
+        .bind(u.cost_usd)
+        .execute(&mut *tx)
+        .await?;
+        n += 1;
+    }
+    tx.commit().await?;
+    Ok(n)
+}
+
+/// One stored receipt (see [`crate::receipts::Receipt`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReceiptRecord {
+    /// Position in the chain.
+    pub seq: i64,
+    /// Receipt id.
+    pub id: String,
+    /// Tool name.
+    pub tool: String,
+    /// SHA-256 of the arguments.
+    pub args_hash: String,
+    /// SHA-256 of the result.
+    pub result_hash: String,
+    /// Time.
+    pub time: String,
+    /// Previous MAC.
+    pub prev_mac: String,
+    /// This record's MAC.
+    pub mac: String,
+}
+
+/// The authenticated head of a chain.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReceiptHead {
+    /// Last sequence number.
+    pub last_seq: i64,
+    /// Last MAC.
+    pub last_mac: String,
+    /// MAC over the head.
+    pub head_mac: String,
+}
+
+/// An agent's receipt chain as stored (MACs are bound to the agent id, not the alias).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReceiptsRecord {
+    /// Receipts in chain order.
+    pub receipts: Vec<ReceiptRecord>,
+    /// The authenticated head.
+    pub head: Option<ReceiptHead>,
+}
+
+/// The receipt chain of an agent id.
+pub async fn export_receipts(pool: &SqlitePool, id: &str) -> Result<ReceiptsRecord, DbError> {
+    let receipts = sqlx::query(
+        "SELECT seq, id, tool, args_hash, result_hash, time, prev_mac, mac FROM receipts
+         WHERE agent_id = ? ORDER BY seq",
+    )
+    .bind(id)
+    .fetch_all(pool)
+    .await?
+    .iter()
+    .map(|r| ReceiptRecord {
+        seq: r.get(0),
+        id: r.get(1),
+        tool: r.get(2),
+        args_hash: r.get(3),
+        result_hash: r.get(4),
+        time: r.get(5),
+        prev_mac: r.get(6),
+        mac: r.get(7),
+    })
+    .collect();
+    let head =
+        sqlx::query("SELECT last_seq, last_mac, head_mac FROM receipt_heads WHERE agent_id = ?")
+            .bind(id)
+            .fetch_optional(pool)
+            .await?
+            .map(|h| ReceiptHead {
+                last_seq: h.get(0),
+                last_mac: h.get(1),
+                head_mac: h.get(2),
+            });
+    Ok(ReceiptsRecord { receipts, head })
+}
+
+/// Deletes the receipt chain of an agent id; returns the receipts removed.
+pub async fn purge_receipts(pool: &SqlitePool, id: &str) -> Result<u64, DbError> {
+    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+    sqlx::query("DELETE FROM receipt_heads WHERE agent_id = ?")
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+    let done = sqlx::query("DELETE FROM receipts WHERE agent_id = ?")
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(done.rows_affected())
+}
+
+/// Re-creates a receipt chain under an agent id (it verifies only under the original id).
+pub async fn import_receipts(
+    pool: &SqlitePool,
+    id: &str,
+    rec: &ReceiptsRecord,
+) -> Result<u64, DbError> {
+    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+    let mut n = 0;
+    for r in &rec.receipts {
+        let done = sqlx::query(
+            "INSERT OR IGNORE INTO receipts (agent_id, seq, id, tool, args_hash, result_hash, time, prev_mac, mac)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(id)
+        .bind(r.seq)
+        .bind(&r.id)
+        .bind(&r.tool)
+        .bind(&r.args_hash)
+        .bind(&r.result_hash)
+        .bind(&r.time)
+        .bind(&r.prev_mac)
+        .bind(&r.mac)
+        .execute(&mut *tx)
+        .await?;
+        n += done.rows_affected();
+    }
+    if let Some(h) = &rec.head {
+        sqlx::query(
+            "INSERT OR IGNORE INTO receipt_heads (agent_id, last_seq, last_mac, head_mac) VALUES (?, ?, ?, ?)",
+        )
+        .bind(id)
+        .bind(h.last_seq)
+        .bind(&h.last_mac)
+        .bind(&h.head_mac)
+        .execute(&mut *tx)
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(n)
+}
