@@ -255,6 +255,29 @@ async fn json_answer_to_a_streaming_request() {
     assert_eq!(text_deltas(&events), ["plain json"]);
 }
 
+/// An empty assistant answer in the history is left out of an Anthropic request (the API
+/// refuses messages without content); the other families keep it.
+#[tokio::test]
+async fn empty_assistant_message_is_skipped_for_anthropic() {
+    let fake = fake(ProviderFamily::Anthropic);
+    fake.push(Reply::text("ok"));
+    let req = ChatRequest::new(
+        "",
+        vec![
+            Message::user("first"),
+            Message::assistant(""),
+            Message::user("second"),
+        ],
+    );
+    chat(&route_to(&fake), &req).await.0.unwrap();
+    let body = &fake.requests()[0].body;
+    assert_eq!(
+        body["messages"],
+        json!([{"role": "user", "content": [{"type": "text", "text": "first"},
+                                           {"type": "text", "text": "second"}]}])
+    );
+}
+
 /// Comments and keep-alive lines in an event stream are ignored.
 #[tokio::test]
 async fn sse_comments_are_ignored() {

@@ -47,6 +47,9 @@ pub(crate) fn body(entry: &ProviderEntry, req: &ChatRequest) -> Value {
                 ("user", vec![b])
             }
         };
+        if blocks.is_empty() {
+            continue; // an empty answer: the API refuses messages without content
+        }
         match turns.last_mut() {
             Some((r, existing)) if *r == role => existing.extend(blocks),
             _ => turns.push((role, blocks)),

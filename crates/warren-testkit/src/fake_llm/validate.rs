@@ -105,6 +105,16 @@ fn anthropic(body: &Value, messages: &[Value]) -> Result<(), String> {
                 "messages.{i}.role: Input should be 'user' or 'assistant'"
             ));
         }
+        let empty = match &m["content"] {
+            Value::String(t) => t.is_empty(),
+            Value::Array(a) => a.is_empty(),
+            _ => true,
+        };
+        if empty && !(role == "assistant" && i + 1 == messages.len()) {
+            return Err(format!(
+                "messages.{i}: all messages must have non-empty content except for the optional final assistant message"
+            ));
+        }
         let content = blocks(m);
         let results: Vec<(usize, &str)> = content
             .iter()
