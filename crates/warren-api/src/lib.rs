@@ -1,6 +1,7 @@
 //! Warren's transport-neutral service layer. The `warren` CLI and the desktop app both call these
 //! functions and render their results; errors are [`ApiError`] with a stable code.
 
+mod acp;
 mod agents;
 mod config_ops;
 mod errors;
@@ -8,10 +9,12 @@ pub mod logging;
 pub mod policy;
 mod run;
 mod secrets;
+mod serve;
 
 pub use errors::{config_error, host_error};
 pub use run::{RunRequest, RunResult};
 pub use secrets::SecretEntry;
+pub use serve::ServeReport;
 pub use warren_runtime::receipts::Verification;
 pub use warren_types::{ApiError, ErrorCode};
 

@@ -48,6 +48,10 @@ enum Command {
     Doctor,
     /// Run one prompt for an agent (a turn), streaming its events.
     Run(commands::run::Args),
+    /// The headless runtime: cron jobs and ACP session liveness, until SIGTERM.
+    Serve,
+    /// Serve one agent over the Agent Client Protocol on stdin/stdout (for editors).
+    Acp(commands::acp::Args),
     /// Check tool-call receipts.
     #[command(subcommand)]
     Receipts(commands::receipts::Cmd),
@@ -87,5 +91,7 @@ fn main() -> ExitCode {
         Command::Policy(c) => commands::policy::run(&ctx, c),
         Command::Tool(a) => commands::tool::run(&ctx, a),
         Command::Doctor => commands::doctor::run(&ctx),
+        Command::Serve => commands::serve::run(&ctx),
+        Command::Acp(a) => commands::acp::run(&ctx, a),
     }
 }

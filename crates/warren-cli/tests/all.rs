@@ -6,3 +6,4 @@ mod config_cli;
 mod policy_cli;
 mod run_cli;
 mod secrets_cli;
+mod serve_cli;

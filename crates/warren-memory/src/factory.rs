@@ -282,11 +282,17 @@ impl MemoryStores {
                 categories: g.categories,
             });
         }
-        Ok(Arc::new(AgentScopedMemory::new(
-            store,
-            RecallScope { entries },
-            self.clock.clone(),
-        )))
+        let mut handle = AgentScopedMemory::new(store, RecallScope { entries }, self.clock.clone());
+        // Hybrid recall on the SQL stores when embeddings are configured (Qdrant is vector
+        // search already; `none` has nothing to rank).
+        let sql = matches!(
+            backend,
+            MemoryBackendKind::Sqlite | MemoryBackendKind::Postgres | MemoryBackendKind::Lucid
+        );
+        if sql && (self.embedder.is_some() || config.memory.embeddings.provider.is_some()) {
+            handle = handle.with_embedder(self.embedder(config)?);
+        }
+        Ok(Arc::new(handle))
     }
 
     /// Like [`MemoryStores::handle_for`], but never fails: when the store cannot be opened the

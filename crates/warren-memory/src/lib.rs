@@ -7,6 +7,7 @@ pub mod error;
 pub mod export;
 pub mod factory;
 pub mod grants;
+pub mod hybrid;
 pub mod lucid;
 pub mod markdown;
 pub mod none;

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use warren_types::MemoryBackendKind;
 
+use crate::embed::Embedder;
 use crate::error::MemoryError;
 use crate::grants::RecallScope;
 use crate::traits::{Memory, MemoryStore};
@@ -20,6 +21,7 @@ pub struct AgentScopedMemory {
     me: AgentRef,
     scope: RecallScope,
     clock: Arc<dyn Clock>,
+    embedder: Option<Arc<dyn Embedder>>,
 }
 
 impl AgentScopedMemory {
@@ -38,7 +40,14 @@ impl AgentScopedMemory {
             me,
             scope,
             clock,
+            embedder: None,
         }
+    }
+
+    /// Turns on hybrid recall (keyword rank blended with vector similarity).
+    pub fn with_embedder(mut self, embedder: Arc<dyn Embedder>) -> Self {
+        self.embedder = Some(embedder);
+        self
     }
 
     /// The bound agent.
@@ -101,7 +110,12 @@ impl Memory for AgentScopedMemory {
 
     async fn recall(&self, q: &RecallQuery) -> Result<Vec<MemoryEntry>, MemoryError> {
         self.check_bound()?;
-        let rows = self.store.recall_for_agents(&self.scope, q).await?;
+        let rows = match &self.embedder {
+            Some(e) if !crate::text::query_terms(&q.query).is_empty() => {
+                crate::hybrid::recall(&*self.store, &**e, &self.scope, q).await?
+            }
+            _ => self.store.recall_for_agents(&self.scope, q).await?,
+        };
         // The store filtered inside its query; this check only guards against a faulty backend.
         Ok(rows.into_iter().filter(|r| self.scope.allows(r)).collect())
     }

@@ -53,3 +53,28 @@ async fn suite_qdrant() {
             .await;
     }
 }
+
+#[tokio::test]
+async fn suite_sqlite_hybrid() {
+    // With an embedder configured, recall blends keyword rank and vector similarity; the
+    // scoping guarantees must hold all the same.
+    let env = Env::new(
+        "sqlite+hybrid",
+        "[memory.embeddings]\nprovider = \"local\"\ndimensions = 128\n",
+        true,
+    );
+    behavioural_suite(&env).await;
+}
+
+#[tokio::test]
+async fn suite_postgres_hybrid() {
+    let Some(url) = pg_url() else { return };
+    let schema = PgSchema::fresh(&url);
+    let section = format!(
+        "{}[memory.embeddings]\nprovider = \"local\"\n",
+        schema.memory_section()
+    );
+    let env = Env::new("postgres+hybrid", &section, true);
+    behavioural_suite(&env).await;
+    env.stores.close().await;
+}

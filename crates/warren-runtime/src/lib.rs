@@ -1,6 +1,7 @@
 //! Warren's agent host. This crate holds the runtime state kept under `<install>/data/`: the
 //! secret store, the sessions database and the per-agent receipt chains.
 
+pub mod acp;
 pub mod approval;
 pub mod cron;
 pub mod db;

@@ -1,6 +1,7 @@
 //! One module per command area; each `run` parses nothing more than clap gave it, calls one
 //! `warren-api` function and renders the result.
 
+pub mod acp;
 pub mod agents;
 pub mod config;
 pub mod doctor;
@@ -9,6 +10,7 @@ pub mod policy;
 pub mod receipts;
 pub mod run;
 pub mod secrets;
+pub mod serve;
 pub mod tool;
 
 use crate::output::Output;

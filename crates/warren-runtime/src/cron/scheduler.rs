@@ -223,13 +223,13 @@ impl Scheduler {
         }
     }
 
-    /// The aliases of agents whose cron runs are going on now.
+    /// The jobs whose runs are going on now.
     pub fn running_jobs(&self) -> Vec<String> {
         lock(&self.running).iter().cloned().collect()
     }
 
     /// How long to sleep before the next due time (at most 30 s, at least 1 s).
-    async fn next_sleep(&self) -> Duration {
+    pub async fn next_sleep(&self) -> Duration {
         let now = self.now();
         let mut best = MAX_SLEEP;
         if let Ok(jobs) = self.jobs().await {

@@ -1,0 +1,28 @@
+//! The Agent Client Protocol (SPEC §9.3) over stdio: JSON-RPC 2.0, one message per line, so
+//! editors can drive an agent. Sessions are recorded in `sessions.db` with the serving process
+//! and a heartbeat, so a crashed client's session ends instead of staying live forever.
+//!
+//! The framing is written here rather than taken from the `agent-client-protocol` crate: that
+//! crate's builder API has changed major versions repeatedly and brings a large dependency tree,
+//! while the wire format needed here (five methods, newline-delimited JSON) is small and tested.
+
+pub mod liveness;
+pub mod rpc;
+mod server;
+
+pub use liveness::{process_alive, AcpSessions, HEARTBEAT_INTERVAL, HEARTBEAT_TIMEOUT};
+pub use server::{serve, PROTOCOL_VERSION};
+
+/// Why serving ACP stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum AcpError {
+    /// The agent cannot be served (unknown, disabled, invalid config).
+    #[error(transparent)]
+    Host(#[from] crate::host::HostError),
+    /// The sessions database failed.
+    #[error(transparent)]
+    Db(#[from] crate::db::DbError),
+    /// Reading the client's stream failed.
+    #[error("reading from the ACP client failed: {0}")]
+    Io(#[from] std::io::Error),
+}
