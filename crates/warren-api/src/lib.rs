@@ -5,6 +5,7 @@ mod acp;
 mod agents;
 mod config_ops;
 mod errors;
+pub mod lifecycle;
 pub mod logging;
 pub mod policy;
 mod run;

@@ -3,6 +3,7 @@
 
 mod common;
 mod config_cli;
+mod lifecycle_cli;
 mod policy_cli;
 mod run_cli;
 mod secrets_cli;

@@ -1,4 +1,4 @@
-//! `warren agents list | show | create`.
+//! `warren agents list | show | create` (rename, delete, archives, restore: see `lifecycle`).
 
 use super::Ctx;
 use std::process::ExitCode;
@@ -34,11 +34,23 @@ pub enum Cmd {
         }))]
         memory_backend: Option<MemoryBackendKind>,
     },
+    /// Rename an agent: every reference, its workspace and its owned state follow.
+    Rename(super::lifecycle::RenameArgs),
+    /// Delete an agent into an archive under data/agents/_deleted/.
+    Delete(super::lifecycle::DeleteArgs),
+    /// List deletion archives with their manifests.
+    Archives,
+    /// Restore an agent from a deletion archive.
+    Restore(super::lifecycle::RestoreArgs),
 }
 
 /// Runs a `warren agents` subcommand.
 pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
     match cmd {
+        Cmd::Rename(a) => super::lifecycle::rename(ctx, a),
+        Cmd::Delete(a) => super::lifecycle::delete(ctx, a),
+        Cmd::Archives => super::lifecycle::archives(ctx),
+        Cmd::Restore(a) => super::lifecycle::restore(ctx, a),
         Cmd::List => ctx.out.result(ctx.warren.list_agents(), |agents| {
             if agents.is_empty() {
                 return "no agents".into();

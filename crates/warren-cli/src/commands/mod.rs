@@ -6,6 +6,7 @@ pub mod agents;
 pub mod config;
 pub mod doctor;
 pub mod init;
+pub mod lifecycle;
 pub mod policy;
 pub mod receipts;
 pub mod run;

@@ -16,6 +16,8 @@ pub mod plan;
 mod rename;
 mod restore;
 
+pub use restore::list_archives;
+
 pub use cron_state::CronJobsState;
 pub use error::LifecycleError;
 pub use journal::{FailExport, InterruptAfter, JournalEntry, NoInterrupt, Operation, StepHook};

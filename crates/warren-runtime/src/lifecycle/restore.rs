@@ -31,30 +31,36 @@ fn cron_blocks(archive: &Path) -> Result<Vec<RemovedBlock>, LifecycleError> {
     Ok(read_json::<Doc>(&p)?.config_blocks)
 }
 
+/// Every deletion archive of an install, by name, with its manifest (no service needed).
+pub fn list_archives(layout: &warren_config::InstallLayout) -> Vec<ArchiveInfo> {
+    let Ok(rd) = std::fs::read_dir(layout.deleted_dir()) else {
+        return Vec::new();
+    };
+    let mut out: Vec<ArchiveInfo> = rd
+        .filter_map(Result::ok)
+        .filter(|e| e.path().is_dir())
+        .map(|e| {
+            let path = e.path();
+            let m = read_json::<Manifest>(&path.join("manifest.json"));
+            ArchiveInfo {
+                name: e.file_name().to_string_lossy().into_owned(),
+                problem: m
+                    .as_ref()
+                    .err()
+                    .map(|e| format!("{e} (a delete in progress, or an incomplete archive)")),
+                manifest: m.ok(),
+                path,
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
 impl Lifecycle {
-    /// Every deletion archive, oldest name first, with its manifest.
+    /// Every deletion archive of the install, by name, with its manifest.
     pub fn archives(&self) -> Vec<ArchiveInfo> {
-        let Ok(rd) = std::fs::read_dir(self.layout.deleted_dir()) else {
-            return Vec::new();
-        };
-        let mut out: Vec<ArchiveInfo> =
-            rd.filter_map(Result::ok)
-                .filter(|e| e.path().is_dir())
-                .map(|e| {
-                    let path = e.path();
-                    let m = read_json::<Manifest>(&path.join("manifest.json"));
-                    ArchiveInfo {
-                        name: e.file_name().to_string_lossy().into_owned(),
-                        problem: m.as_ref().err().map(|e| {
-                            format!("{e} (a delete in progress, or an incomplete archive)")
-                        }),
-                        manifest: m.ok(),
-                        path,
-                    }
-                })
-                .collect();
-        out.sort_by(|a, b| a.name.cmp(&b.name));
-        out
+        list_archives(&self.layout)
     }
 
     /// An archive by folder name (under `data/agents/_deleted/`) or by absolute path.

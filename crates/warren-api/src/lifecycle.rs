@@ -1,0 +1,177 @@
+//! Rename, delete with archive, archives and restore (SPEC §8): thin calls into the runtime's
+//! lifecycle service, shared by the CLI and the desktop app. Interrupted operations recorded in
+//! the journal are finished first, and what that did is reported with the next answer.
+
+use crate::{errors::config_error, Warren};
+use std::sync::Arc;
+use warren_runtime::cron::CronStore;
+pub use warren_runtime::lifecycle::{ArchiveInfo, LifecycleReport, ResumeOutcome};
+use warren_runtime::lifecycle::{CronJobsState, Lifecycle, LifecycleError, RunOptions};
+use warren_types::{ApiError, ErrorCode};
+
+pub use warren_runtime::lifecycle::{Manifest, Plan};
+
+/// Converts a lifecycle error into an API error (blockers become details).
+pub fn lifecycle_error(e: LifecycleError) -> ApiError {
+    use LifecycleError as L;
+    let code = match &e {
+        L::Config(_) => {
+            return match e {
+                L::Config(c) => config_error(c),
+                other => ApiError::new(ErrorCode::Internal, other.to_string()),
+            }
+        }
+        L::UnknownAgent(_) | L::UnknownArchive(_) => ErrorCode::NotFound,
+        L::InvalidAlias { .. } => ErrorCode::InvalidArgument,
+        L::Taken(_) => ErrorCode::AlreadyExists,
+        L::Busy { .. } => ErrorCode::AgentBusy,
+        L::Blocked { .. } => ErrorCode::Denied,
+        L::BadFile { .. } | L::Io { .. } => ErrorCode::Io,
+        L::Db(_) | L::Memory(_) => ErrorCode::Storage,
+        L::Interrupted { .. } => ErrorCode::Internal,
+    };
+    let details = match &e {
+        L::Blocked { blockers, .. } => blockers.clone(),
+        _ => Vec::new(),
+    };
+    ApiError::new(code, e.to_string()).with_details(details)
+}
+
+fn resumed_notes(outcomes: &[ResumeOutcome]) -> Vec<String> {
+    outcomes
+        .iter()
+        .map(|o| match &o.error {
+            None => format!(
+                "finished an interrupted {} (journal {})",
+                o.operation, o.journal
+            ),
+            Some(e) => format!(
+                "an interrupted {} (journal {}) could not be finished: {e}",
+                o.operation, o.journal
+            ),
+        })
+        .collect()
+}
+
+/// Runs `f` on the lifecycle service from a blocking thread, so the returned future is `Send`
+/// (the memory stores' futures are not).
+async fn on_service<T, F>(svc: Arc<Lifecycle>, f: F) -> Result<T, ApiError>
+where
+    T: Send + 'static,
+    F: for<'a> FnOnce(
+            &'a Lifecycle,
+        ) -> std::pin::Pin<Box<dyn std::future::Future<Output = T> + 'a>>
+        + Send
+        + 'static,
+{
+    let rt = tokio::runtime::Handle::current();
+    tokio::task::spawn_blocking(move || rt.block_on(f(&svc)))
+        .await
+        .map_err(|e| ApiError::new(ErrorCode::Internal, format!("lifecycle task failed: {e}")))
+}
+
+impl Warren {
+    /// The lifecycle service of this install: the host's stores and turn slots, plus runtime
+    /// cron jobs.
+    pub async fn lifecycle(&self) -> Result<Arc<Lifecycle>, ApiError> {
+        let host = self.host().await?;
+        let cron = CronStore::open(&self.layout().cron_db(), host.sessions().pool().clone())
+            .await
+            .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
+        Ok(Arc::new(
+            Lifecycle::for_host(host).with_participant(Arc::new(CronJobsState::new(cron))),
+        ))
+    }
+
+    /// Finishes (or reports) every interrupted rename, delete or restore.
+    pub async fn resume_lifecycle(&self) -> Result<Vec<ResumeOutcome>, ApiError> {
+        let svc = self.lifecycle().await?;
+        on_service(svc, |lc| Box::pin(lc.resume_pending())).await
+    }
+
+    async fn run_op(
+        &self,
+        op: impl for<'a> FnOnce(
+                &'a Lifecycle,
+            ) -> std::pin::Pin<
+                Box<dyn std::future::Future<Output = Result<LifecycleReport, LifecycleError>> + 'a>,
+            > + Send
+            + 'static,
+        dry_run: bool,
+    ) -> Result<LifecycleReport, ApiError> {
+        self.load()?;
+        let svc = self.lifecycle().await?;
+        let (notes, result) = on_service(svc, move |lc| {
+            Box::pin(async move {
+                let notes = if dry_run {
+                    Vec::new()
+                } else {
+                    resumed_notes(&lc.resume_pending().await)
+                };
+                (notes, op(lc).await)
+            })
+        })
+        .await?;
+        let mut report = result.map_err(lifecycle_error)?;
+        let mut warnings = notes;
+        warnings.append(&mut report.warnings);
+        report.warnings = warnings;
+        Ok(report)
+    }
+
+    /// Renames agent `old` to `new` (`dry_run`: the plan only; `force`: cancel a running turn).
+    pub async fn rename_agent(
+        &self,
+        old: &str,
+        new: &str,
+        dry_run: bool,
+        force: bool,
+    ) -> Result<LifecycleReport, ApiError> {
+        let (old, new) = (old.to_string(), new.to_string());
+        let opts = RunOptions { dry_run, force };
+        self.run_op(
+            move |lc| Box::pin(async move { lc.rename(&old, &new, opts).await }),
+            dry_run,
+        )
+        .await
+    }
+
+    /// Deletes agent `alias` into an archive (`dry_run`: the plan only).
+    pub async fn delete_agent(
+        &self,
+        alias: &str,
+        dry_run: bool,
+        force: bool,
+    ) -> Result<LifecycleReport, ApiError> {
+        let alias = alias.to_string();
+        let opts = RunOptions { dry_run, force };
+        self.run_op(
+            move |lc| Box::pin(async move { lc.delete(&alias, opts).await }),
+            dry_run,
+        )
+        .await
+    }
+
+    /// The deletion archives with their manifests.
+    pub fn list_archives(&self) -> Result<Vec<ArchiveInfo>, ApiError> {
+        Ok(warren_runtime::lifecycle::list_archives(self.layout()))
+    }
+
+    /// Restores the agent of `archive` (a folder name under `data/agents/_deleted/` or an
+    /// absolute path), as `as_alias` when given.
+    pub async fn restore_agent(
+        &self,
+        archive: &str,
+        as_alias: Option<&str>,
+        dry_run: bool,
+    ) -> Result<LifecycleReport, ApiError> {
+        let (archive, as_alias) = (archive.to_string(), as_alias.map(String::from));
+        self.run_op(
+            move |lc| {
+                Box::pin(async move { lc.restore(&archive, as_alias.as_deref(), dry_run).await })
+            },
+            dry_run,
+        )
+        .await
+    }
+}

@@ -1,0 +1,218 @@
+//! `warren agents rename | delete | archives | restore` as a black box: JSON shape, dry runs,
+//! confirmation, blockers, exit codes, and files on disk.
+
+use crate::common::warren;
+use std::fs;
+use warren_testkit::TestInstall;
+
+const CONFIG: &str = r#"schema_version = 1
+
+[risk_profiles.p]
+level = "supervised"
+
+# The researcher.
+[agents.alice]
+risk_profile = "p"
+delegates = ["bob"]
+
+[agents.bob]
+risk_profile = "p"
+delegates = ["alice"]
+
+[agents.bob.workspace]
+read_memory_from = ["alice"]
+
+[agents.bob.workspace.access]
+alice = "read" # research notes
+
+# Morning digest.
+[cron.digest]
+agent = "alice"
+schedule = "0 7 * * *"
+prompt = "digest"
+"#;
+
+fn install() -> TestInstall {
+    let t = TestInstall::with_config(CONFIG).unwrap();
+    for a in ["alice", "bob"] {
+        let ws = t.layout().default_workspace(a);
+        fs::create_dir_all(&ws).unwrap();
+        fs::write(ws.join("notes.md"), format!("{a}'s notes\n")).unwrap();
+    }
+    t
+}
+
+#[test]
+fn rename_dry_run_then_rename_with_json() {
+    let t = install();
+    let r = warren(
+        t.root(),
+        &["--json", "agents", "rename", "alice", "ann", "--dry-run"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    assert_eq!(v["ok"], true);
+    assert_eq!(v["dry_run"], true);
+    let refs: Vec<&str> = v["plan"]["references"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        refs,
+        [
+            "agents.bob.delegates[0]",
+            "agents.bob.workspace.access.alice",
+            "agents.bob.workspace.read_memory_from[0]",
+            "cron.digest.agent"
+        ]
+    );
+    assert_eq!(
+        t.read_config().unwrap(),
+        CONFIG,
+        "a dry run changes nothing"
+    );
+
+    let r = warren(t.root(), &["--json", "agents", "rename", "alice", "ann"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    assert_eq!(v["ok"], true);
+    assert_eq!(v["warnings"].as_array().unwrap().len(), 0);
+    let text = t.read_config().unwrap();
+    assert!(!text.contains("alice"), "{text}");
+    assert!(text.contains("# The researcher.\n[agents.ann]"), "{text}");
+    assert!(text.contains("ann = \"read\" # research notes"), "{text}");
+    assert_eq!(
+        fs::read_to_string(t.layout().default_workspace("ann").join("notes.md")).unwrap(),
+        "alice's notes\n"
+    );
+    assert!(!t.root().join("agents/alice").exists());
+    let r = warren(t.root(), &["agents", "list"]);
+    assert!(
+        r.stdout.contains("ann") && !r.stdout.contains("alice"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn rename_errors_have_codes() {
+    let t = install();
+    let r = warren(
+        t.root(),
+        &["--json", "agents", "rename", "alice", "Bad_Name"],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(r.json()["error"]["code"], "invalid_argument");
+    assert!(r.stderr.contains("`Bad_Name`"), "{}", r.stderr);
+    let r = warren(t.root(), &["--json", "agents", "rename", "alice", "bob"]);
+    assert_eq!(r.code, 1);
+    assert_eq!(r.json()["error"]["code"], "already_exists");
+    let r = warren(t.root(), &["agents", "rename", "zed", "zoe"]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("agent `zed` does not exist"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(t.read_config().unwrap(), CONFIG);
+}
+
+#[test]
+fn delete_needs_yes_without_a_terminal_and_lists_blockers() {
+    let t = install();
+    let r = warren(t.root(), &["agents", "delete", "bob"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("without --yes"), "{}", r.stderr);
+    assert_eq!(t.read_config().unwrap(), CONFIG);
+
+    let r = warren(t.root(), &["--json", "agents", "delete", "alice", "--yes"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let v = r.json();
+    assert_eq!(v["error"]["code"], "denied");
+    assert!(
+        v["error"]["details"][0]
+            .as_str()
+            .unwrap()
+            .contains("cron.digest.agent"),
+        "{v}"
+    );
+    let r = warren(t.root(), &["agents", "delete", "alice", "--dry-run"]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stdout.contains("BLOCKED by cron.digest.agent"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(t.read_config().unwrap(), CONFIG);
+}
+
+#[test]
+fn delete_archives_restore_round_trip() {
+    let t = install();
+    let r = warren(t.root(), &["--json", "agents", "delete", "bob", "--yes"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    assert_eq!(v["ok"], true);
+    let archive = std::path::PathBuf::from(v["archive"].as_str().unwrap());
+    assert!(archive.starts_with(t.layout().deleted_dir()));
+    let name = archive.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name.starts_with("bob-") && name.ends_with('Z'), "{name}");
+    for f in [
+        "manifest.json",
+        "config-entry.toml",
+        "workspace/notes.md",
+        "cascade/memory.json",
+        "cascade/sessions.json",
+        "cascade/usage.json",
+        "cascade/receipts.json",
+        "cascade/cron.json",
+    ] {
+        assert!(archive.join(f).exists(), "{f} missing");
+    }
+    let entry = fs::read_to_string(archive.join("config-entry.toml")).unwrap();
+    assert!(
+        entry.contains("alice = \"read\" # research notes"),
+        "{entry}"
+    );
+    let text = t.read_config().unwrap();
+    assert!(!text.contains("bob"), "{text}");
+
+    let r = warren(t.root(), &["--json", "agents", "archives"]);
+    assert_eq!(r.code, 0);
+    let list = r.json();
+    assert_eq!(list[0]["name"], name.as_str());
+    assert_eq!(list[0]["manifest"]["alias"], "bob");
+    let r = warren(t.root(), &["agents", "archives"]);
+    assert!(r.stdout.contains(&name), "{}", r.stdout);
+
+    let r = warren(
+        t.root(),
+        &["agents", "create", "bob", "--risk-profile", "p"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = warren(t.root(), &["--json", "agents", "restore", &name]);
+    assert_eq!(r.code, 1);
+    assert_eq!(r.json()["error"]["code"], "already_exists");
+    let r = warren(
+        t.root(),
+        &["--json", "agents", "restore", &name, "--as", "bert"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.json()["ok"], true);
+    assert_eq!(
+        fs::read_to_string(t.layout().default_workspace("bert").join("notes.md")).unwrap(),
+        "bob's notes\n"
+    );
+    let text = t.read_config().unwrap();
+    assert!(text.contains("[agents.bert]"), "{text}");
+    assert!(text.contains("alice = \"read\" # research notes"), "{text}");
+    assert!(
+        !archive.exists(),
+        "the archive is removed after a complete restore"
+    );
+    let r = warren(t.root(), &["--json", "agents", "restore", &name]);
+    assert_eq!(r.code, 1);
+    assert_eq!(r.json()["error"]["code"], "not_found");
+}
