@@ -110,7 +110,7 @@ impl AcpSessions {
             let fresh = beat.is_some_and(|b| now - b <= limit);
             let running = pid
                 .and_then(|p| u32::try_from(p).ok())
-                .is_some_and(|p| alive(p));
+                .is_some_and(alive);
             if fresh && running {
                 continue;
             }
