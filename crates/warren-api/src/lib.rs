@@ -7,12 +7,14 @@ mod config_ops;
 mod errors;
 pub mod lifecycle;
 pub mod logging;
+pub mod memory;
 pub mod policy;
 mod run;
 mod secrets;
 mod serve;
 
 pub use errors::{config_error, host_error};
+pub use memory::{ForgottenMemory, MemoryItem, StoredMemory};
 pub use run::{RunRequest, RunResult};
 pub use secrets::SecretEntry;
 pub use serve::ServeReport;

@@ -36,6 +36,9 @@ enum Command {
     /// List, show, create agents.
     #[command(subcommand)]
     Agents(commands::agents::Cmd),
+    /// Store, recall, list and forget an agent's memory.
+    #[command(subcommand)]
+    Memory(commands::memory::Cmd),
     /// Store, list and remove secrets (API keys).
     #[command(subcommand)]
     Secrets(commands::secrets::Cmd),
@@ -85,6 +88,7 @@ fn main() -> ExitCode {
         Command::Init(a) => commands::init::run(&ctx, a),
         Command::Config(c) => commands::config::run(&ctx, c),
         Command::Agents(c) => commands::agents::run(&ctx, c),
+        Command::Memory(c) => commands::memory::run(&ctx, c),
         Command::Secrets(c) => commands::secrets::run(&ctx, c),
         Command::Receipts(c) => commands::receipts::run(&ctx, c),
         Command::Run(a) => commands::run::run(&ctx, a),

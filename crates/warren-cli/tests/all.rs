@@ -4,6 +4,7 @@
 mod common;
 mod config_cli;
 mod lifecycle_cli;
+mod memory_cli;
 mod policy_cli;
 mod run_cli;
 mod secrets_cli;
