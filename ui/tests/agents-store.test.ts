@@ -106,6 +106,18 @@ describe("AgentsStore", () => {
     expect(store.error?.code).toBe("invalid_config");
     expect(store.error?.details).toHaveLength(2);
     expect(store.agents).toEqual([]);
+    expect(store.install?.config_path).toBe("/home/w/config.toml");
+  });
+
+  it("keeps showing the list while a reload is in flight", async () => {
+    const { api } = fakeApi([agent("alice")], [ollama]);
+    const store = new AgentsStore(api);
+    await store.load();
+    const reload = store.load();
+    expect(store.state).toBe("ready");
+    expect(store.agents.map((a) => a.alias)).toEqual(["alice"]);
+    await reload;
+    expect(store.state).toBe("ready");
   });
 
   it("turns a thrown non-API value into an internal error", async () => {

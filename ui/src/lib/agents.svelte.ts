@@ -56,13 +56,15 @@ export class AgentsStore {
   async load(): Promise<void> {
     if (this.state !== "ready") this.state = "loading";
     this.error = null;
+    // The install is shown even when the config cannot be loaded (it names the file to fix).
+    const install = this.#api.installInfo().then(unwrap);
+    install.then((i) => (this.install = i)).catch(() => {});
     try {
-      const [install, agents, providers] = await Promise.all([
-        this.#api.installInfo().then(unwrap),
+      const [, agents, providers] = await Promise.all([
+        install,
         this.#api.listAgents().then(unwrap),
         this.#api.providers().then(unwrap),
       ]);
-      this.install = install;
       this.agents = [...agents].sort((a, b) => a.alias.localeCompare(b.alias));
       this.providers = providers;
       this.state = "ready";
