@@ -97,9 +97,8 @@ mod bindings {
 
     /// The TypeScript exporter settings of `ui/src/bindings.ts`.
     fn typescript() -> specta_typescript::Typescript {
-        specta_typescript::Typescript::default().header(
-            "// Generated from src-tauri/commands.rs by tauri-specta; do not edit.",
-        )
+        specta_typescript::Typescript::default()
+            .header("// Generated from src-tauri/commands.rs by tauri-specta; do not edit.")
     }
 
     /// `ui/src/bindings.ts` must be what the commands generate today. Run with

@@ -1,7 +1,7 @@
 //! The Agents screen: a hand-written three-agent install, the first start with no config, and
 //! creating an agent from the form (inline validation, then the file on disk).
 
-use crate::harness::{launch, rss_kib, comm};
+use crate::harness::{comm, launch, rss_kib};
 use crate::{block_on, serial};
 use fantoccini::Locator;
 use std::path::Path;
@@ -63,11 +63,7 @@ async fn listed_aliases(d: &crate::harness::Desktop) -> Vec<String> {
 }
 
 /// Waits until `css`'s text satisfies `ok`, returning the last text seen.
-async fn wait_text(
-    d: &crate::harness::Desktop,
-    css: &str,
-    ok: impl Fn(&str) -> bool,
-) -> String {
+async fn wait_text(d: &crate::harness::Desktop, css: &str, ok: impl Fn(&str) -> bool) -> String {
     let deadline = Instant::now() + crate::harness::UI_TIMEOUT;
     loop {
         let text = d.wait_for(css).await.text().await.unwrap_or_default();
@@ -83,7 +79,8 @@ fn agents_screen_lists_a_three_agent_install_and_creates_an_agent() {
     let _serial = serial();
     block_on(async {
         let started = Instant::now();
-        let d = launch(|home| std::fs::write(home.join("config.toml"), THREE_AGENTS).unwrap()).await;
+        let d =
+            launch(|home| std::fs::write(home.join("config.toml"), THREE_AGENTS).unwrap()).await;
         assert_eq!(listed_aliases(&d).await, ["alice", "bob", "carol"]);
         let cold = started.elapsed();
         eprintln!(
@@ -93,10 +90,17 @@ fn agents_screen_lists_a_three_agent_install_and_creates_an_agent() {
             d.session_started.as_millis()
         );
         if let Some(pid) = d.backend_pid() {
-            eprintln!("figure: backend RSS, 3 agents, window open: {} KiB", rss_kib(pid).unwrap_or(0));
+            eprintln!(
+                "figure: backend RSS, 3 agents, window open: {} KiB",
+                rss_kib(pid).unwrap_or(0)
+            );
         }
         for pid in d.other_pids() {
-            eprintln!("figure: {} RSS: {} KiB", comm(pid), rss_kib(pid).unwrap_or(0));
+            eprintln!(
+                "figure: {} RSS: {} KiB",
+                comm(pid),
+                rss_kib(pid).unwrap_or(0)
+            );
         }
 
         // Columns come from the config: profile, provider, memory backend, enabled state.
@@ -120,7 +124,10 @@ fn agents_screen_lists_a_three_agent_install_and_creates_an_agent() {
         let msg = wait_text(&d, "[data-testid=alias-error]", |t| t.contains("__")).await;
         assert!(msg.contains("`__`"), "inline alias error: {msg:?}");
         let submit = d.wait_for("[data-testid=create-submit]").await;
-        assert!(!submit.is_enabled().await.unwrap(), "submit enabled for a bad alias");
+        assert!(
+            !submit.is_enabled().await.unwrap(),
+            "submit enabled for a bad alias"
+        );
         d.screenshot("agents-create-invalid").await;
 
         alias.clear().await.unwrap();
@@ -129,12 +136,21 @@ fn agents_screen_lists_a_three_agent_install_and_creates_an_agent() {
         submit.click().await.unwrap();
         let ok = wait_text(&d, "[data-testid=create-ok]", |t| t.contains("writer")).await;
         assert!(ok.contains("writer"), "create confirmation: {ok:?}");
-        assert_eq!(listed_aliases(&d).await, ["alice", "bob", "carol", "writer"]);
+        assert_eq!(
+            listed_aliases(&d).await,
+            ["alice", "bob", "carol", "writer"]
+        );
         d.screenshot("agents-created").await;
 
         let on_disk = std::fs::read_to_string(d.home.join("config.toml")).unwrap();
-        assert!(on_disk.contains("[agents.writer]"), "config after create:\n{on_disk}");
-        assert!(on_disk.contains("# The writer drafts text."), "comment lost:\n{on_disk}");
+        assert!(
+            on_disk.contains("[agents.writer]"),
+            "config after create:\n{on_disk}"
+        );
+        assert!(
+            on_disk.contains("# The writer drafts text."),
+            "comment lost:\n{on_disk}"
+        );
         assert!(d.home.join("agents/writer/workspace").is_dir());
         d.close().await;
     });
@@ -149,16 +165,46 @@ fn first_start_creates_the_default_install_and_says_how_to_connect_a_provider() 
         let config = d.home.join("config.toml");
         let text = std::fs::read_to_string(&config)
             .unwrap_or_else(|e| panic!("{} not created: {e}", config.display()));
-        assert!(text.contains("[agents.assistant]"), "default config:\n{text}");
-        assert!(text.contains("risk_profile = \"balanced\""), "default config:\n{text}");
+        assert!(
+            text.contains("[agents.assistant]"),
+            "default config:\n{text}"
+        );
+        assert!(
+            text.contains("risk_profile = \"balanced\""),
+            "default config:\n{text}"
+        );
 
-        let row = d.wait_for("[data-alias=assistant]").await.text().await.unwrap();
+        let row = d
+            .wait_for("[data-alias=assistant]")
+            .await
+            .text()
+            .await
+            .unwrap();
         assert!(row.contains("balanced") && row.contains("ollama.local") && row.contains("sqlite"));
-        let hint = d.wait_for("[data-testid=provider-hint]").await.text().await.unwrap();
-        assert!(hint.contains("No hosted model provider is connected yet"), "hint: {hint}");
-        assert!(hint.contains("[providers.models.openai.main]"), "hint: {hint}");
-        assert!(hint.contains(&config.display().to_string()), "hint names the file: {hint}");
-        let created = d.wait_for("[data-testid=created-default]").await.text().await.unwrap();
+        let hint = d
+            .wait_for("[data-testid=provider-hint]")
+            .await
+            .text()
+            .await
+            .unwrap();
+        assert!(
+            hint.contains("No hosted model provider is connected yet"),
+            "hint: {hint}"
+        );
+        assert!(
+            hint.contains("[providers.models.openai.main]"),
+            "hint: {hint}"
+        );
+        assert!(
+            hint.contains(&config.display().to_string()),
+            "hint names the file: {hint}"
+        );
+        let created = d
+            .wait_for("[data-testid=created-default]")
+            .await
+            .text()
+            .await
+            .unwrap();
         assert!(created.contains("created a default install"), "{created}");
         d.screenshot("agents-first-start").await;
         d.close().await;
@@ -170,15 +216,22 @@ fn an_invalid_config_is_shown_with_every_error() {
     let _serial = serial();
     block_on(async {
         let d = launch(|home| {
-            let bad = THREE_AGENTS.replace("risk_profile = \"locked_down\"", "risk_profile = \"nope\"");
+            let bad =
+                THREE_AGENTS.replace("risk_profile = \"locked_down\"", "risk_profile = \"nope\"");
             std::fs::write(home.join("config.toml"), bad).unwrap();
         })
         .await;
         let err = wait_text(&d, "[data-testid=load-error]", |t| t.contains("nope")).await;
-        assert!(err.contains("agents.bob.risk_profile"), "error panel: {err}");
+        assert!(
+            err.contains("agents.bob.risk_profile"),
+            "error panel: {err}"
+        );
         d.screenshot("agents-invalid-config").await;
         let untouched = std::fs::read_to_string(d.home.join("config.toml")).unwrap();
-        assert!(untouched.contains("\"nope\""), "the app must not rewrite an invalid config");
+        assert!(
+            untouched.contains("\"nope\""),
+            "the app must not rewrite an invalid config"
+        );
         assert!(!Path::new(&d.home.join("config.toml.tmp")).exists());
         d.close().await;
     });

@@ -24,6 +24,8 @@ pub struct Desktop {
     pub session_started: Duration,
     /// The install root given to the app as `WARREN_HOME`.
     pub home: PathBuf,
+    /// The X display the window is on.
+    pub display: String,
     procs: Procs,
 }
 
@@ -69,7 +71,12 @@ pub fn pids_with_env(entry: &str) -> Vec<u32> {
 fn parent_of(pid: u32) -> Option<u32> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // Fields after the command name (which may contain spaces) start after the last ')'.
-    stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()
+    stat.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
 }
 
 /// Kills (by PID) every process marked with `marker`, children before their parents, so each
@@ -123,13 +130,24 @@ fn spawn_or_hint(cmd: &mut Command, what: &str) -> Child {
 fn start_xvfb() -> (Child, String) {
     let mut child = spawn_or_hint(
         Command::new("Xvfb")
-            .args(["-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
+            .args([
+                "-displayfd",
+                "1",
+                "-screen",
+                "0",
+                "1280x800x24",
+                "-nolisten",
+                "tcp",
+            ])
             .stdout(Stdio::piped())
             .stderr(Stdio::null()),
         "Xvfb",
     );
     let mut line = String::new();
-    let stdout = child.stdout.take().unwrap_or_else(|| panic!("Xvfb has no stdout"));
+    let stdout = child
+        .stdout
+        .take()
+        .unwrap_or_else(|| panic!("Xvfb has no stdout"));
     BufReader::new(stdout)
         .read_line(&mut line)
         .unwrap_or_else(|e| panic!("reading Xvfb's display number: {e}"));
@@ -163,7 +181,12 @@ pub async fn launch(prepare: impl FnOnce(&Path)) -> Desktop {
     let xdg = procs.scratch.path().join("xdg");
     let driver = spawn_or_hint(
         Command::new("tauri-driver")
-            .args(["--port", &port.to_string(), "--native-port", &native_port.to_string()])
+            .args([
+                "--port",
+                &port.to_string(),
+                "--native-port",
+                &native_port.to_string(),
+            ])
             .env("DISPLAY", &display)
             .env("WARREN_HOME", &home)
             .env("WARREN_LOG", "warn")
@@ -182,7 +205,10 @@ pub async fn launch(prepare: impl FnOnce(&Path)) -> Desktop {
     procs.driver = Some(driver);
     let deadline = Instant::now() + Duration::from_secs(15);
     while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "tauri-driver did not listen on {port}");
+        assert!(
+            Instant::now() < deadline,
+            "tauri-driver did not listen on {port}"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 
@@ -201,6 +227,7 @@ pub async fn launch(prepare: impl FnOnce(&Path)) -> Desktop {
         client,
         session_started: started.elapsed(),
         home,
+        display,
         procs,
     }
 }
@@ -226,21 +253,29 @@ impl Desktop {
         }
     }
 
-    /// Saves a PNG of the window into `target/screenshots/<name>.png` and returns its path.
+    /// Saves a PNG of the display into `target/screenshots/<name>.png` and returns its path.
+    /// ImageMagick's `import` grabs the X display: WebKitWebDriver's own screenshot never
+    /// answers when compositing is disabled under Xvfb.
     pub async fn screenshot(&self, name: &str) -> PathBuf {
-        let png = self
-            .client
-            .screenshot()
-            .await
-            .unwrap_or_else(|e| panic!("screenshot failed: {e}"));
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
             .parent()
             .unwrap_or_else(|| Path::new("target"))
             .join("screenshots");
         std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
         let path = dir.join(format!("{name}.png"));
-        std::fs::write(&path, png).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        eprintln!("screenshot: {}", path.display());
+        let status = tokio::process::Command::new("import")
+            .args(["-display", &self.display, "-window", "root"])
+            .arg(&path)
+            .status()
+            .await;
+        match status {
+            Ok(s) if s.success() => eprintln!("screenshot: {}", path.display()),
+            Ok(s) => panic!("`import` failed ({s}) taking {}", path.display()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                panic!("ImageMagick's `import` is not installed: {SETUP_HINT}")
+            }
+            Err(e) => panic!("running `import`: {e}"),
+        }
         path
     }
 

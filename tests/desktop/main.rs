@@ -13,7 +13,9 @@ static SERIAL: Mutex<()> = Mutex::new(());
 
 /// Desktop tests share the machine's two cores and WebKit's startup; run them one at a time.
 pub fn serial() -> MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Runs an async test body on a fresh runtime.
