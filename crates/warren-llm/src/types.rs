@@ -23,6 +23,11 @@ pub struct ChatRequest {
     /// 4096 is sent).
     #[serde(default)]
     pub max_tokens: Option<u32>,
+    /// Offer `tools` (so a history holding tool calls stays valid) but forbid calling them:
+    /// `tool_choice: "none"` (OpenAI), `{"type": "none"}` (Anthropic); Ollama, which has no
+    /// such control, gets no tools. Used for the summary call at the iteration cap.
+    #[serde(default)]
+    pub forbid_tool_calls: bool,
     /// Stream the response (SSE / NDJSON). True by default; false asks for one JSON body.
     #[serde(default = "default_stream")]
     pub stream: bool,
@@ -40,6 +45,7 @@ impl ChatRequest {
             messages,
             tools: Vec::new(),
             single_tool: false,
+            forbid_tool_calls: false,
             max_tokens: None,
             stream: true,
         }

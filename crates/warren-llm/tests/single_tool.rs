@@ -65,7 +65,33 @@ async fn control_absent_without_tools(f: ProviderFamily) {
     assert!(body.get("tools").is_none());
 }
 
+async fn forbidding_tool_calls_keeps_tools_but_says_none(f: ProviderFamily) {
+    let fake = fake(f);
+    fake.push(Reply::text("summary"));
+    let mut req = with_tools();
+    req.single_tool = true;
+    req.forbid_tool_calls = true;
+    let (res, _) = chat(&providers().route_of(vec![entry(&fake, "main")]), &req).await;
+    assert_eq!(res.unwrap().text, "summary");
+    let body = fake.requests()[0].body.clone();
+    match f {
+        ProviderFamily::Openai => {
+            assert_eq!(control(&body), (None, Some(&json!("none"))));
+            assert_eq!(body["tools"].as_array().map(Vec::len), Some(2));
+        }
+        ProviderFamily::Anthropic => {
+            assert_eq!(control(&body), (None, Some(&json!({"type": "none"}))));
+            assert_eq!(body["tools"].as_array().map(Vec::len), Some(2));
+        }
+        ProviderFamily::Ollama => assert!(
+            body.get("tools").is_none(),
+            "ollama cannot forbid: no tools"
+        ),
+    }
+}
+
 per_family!(
+    forbidding_tool_calls_keeps_tools_but_says_none,
     control_present_when_asked,
     control_absent_in_batch_mode,
     control_absent_when_overridden_off,

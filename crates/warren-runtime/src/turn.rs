@@ -358,13 +358,13 @@ async fn turn_body(
                 ),
             ));
         }
-        let mut req = ChatRequest::new(system.clone(), history.clone());
+        let mut req = ChatRequest::new(system.clone(), history.clone()).with_tools(specs.clone());
         if at_cap {
+            req.forbid_tool_calls = true;
             req.messages.push(Message::user(format!(
                 "You have reached the limit of {max_iter} tool rounds for this turn. Do not call tools; summarise what was done and what remains."
             )));
         } else {
-            req.tools = specs.clone();
             req.single_tool = single_tool;
         }
         let response = {

@@ -385,9 +385,9 @@ async fn iteration_cap_makes_one_last_call_without_tools() {
     let reqs = fake.requests();
     assert_eq!(reqs.len(), 3);
     assert!(reqs[0].body.get("tools").is_some());
-    assert!(
-        reqs[2].body.get("tools").is_none(),
-        "the summary call must carry no tools"
+    assert_eq!(
+        reqs[2].body["tool_choice"], "none",
+        "the summary call must forbid tool calls"
     );
 }
 

@@ -76,7 +76,9 @@ pub(crate) fn body(entry: &ProviderEntry, req: &ChatRequest) -> Value {
             .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
             .collect();
         b.insert("tools".into(), tools.into());
-        if req.single_tool && entry.single_tool_control {
+        if req.forbid_tool_calls {
+            b.insert("tool_choice".into(), json!({"type": "none"}));
+        } else if req.single_tool && entry.single_tool_control {
             b.insert(
                 "tool_choice".into(),
                 json!({"type": "auto", "disable_parallel_tool_use": true}),

@@ -38,7 +38,7 @@ pub(crate) fn body(entry: &ProviderEntry, req: &ChatRequest) -> Value {
     let mut b = Map::new();
     b.insert("model".into(), entry.model.as_str().into());
     b.insert("messages".into(), messages.into());
-    if !req.tools.is_empty() {
+    if !req.tools.is_empty() && !req.forbid_tool_calls {
         let tools: Vec<Value> = req
             .tools
             .iter()

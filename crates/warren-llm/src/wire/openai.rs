@@ -59,7 +59,9 @@ pub(crate) fn body(entry: &ProviderEntry, req: &ChatRequest) -> Value {
             })
             .collect();
         b.insert("tools".into(), tools.into());
-        if req.single_tool && entry.single_tool_control {
+        if req.forbid_tool_calls {
+            b.insert("tool_choice".into(), "none".into());
+        } else if req.single_tool && entry.single_tool_control {
             b.insert("parallel_tool_calls".into(), false.into());
         }
     }
