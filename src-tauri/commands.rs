@@ -90,6 +90,9 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
 }
 
 #[cfg(test)]
+mod ipc_tests;
+
+#[cfg(test)]
 mod bindings {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 

@@ -1,0 +1,190 @@
+//! The commands over Tauri's mock runtime (no display): real installs in temp dirs, answers
+//! and errors exactly as the window receives them through IPC.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use super::*;
+use serde_json::{json, Value};
+use tauri::ipc::{CallbackFn, InvokeBody};
+use tauri::test::{get_ipc_response, mock_builder, mock_context, noop_assets, INVOKE_KEY};
+use tauri::webview::InvokeRequest;
+use warren_config::InstallLayout;
+
+const TWO_AGENTS: &str = r#"# kept comment
+schema_version = 1
+
+[agents.alice]
+risk_profile = "balanced"
+
+[agents.bob]
+risk_profile = "balanced"
+model_provider = "ollama.local"
+
+[risk_profiles.balanced]
+level = "supervised"
+
+[providers.models.ollama.local]
+model = "llama3.2"
+"#;
+
+struct Ipc {
+    _app: tauri::App<tauri::test::MockRuntime>,
+    webview: tauri::WebviewWindow<tauri::test::MockRuntime>,
+    dir: tempfile::TempDir,
+}
+
+impl Ipc {
+    /// An app on an install whose config.toml is `config` (none when `None`).
+    fn on(config: Option<&str>) -> Ipc {
+        let dir = tempfile::tempdir().unwrap();
+        if let Some(text) = config {
+            std::fs::write(dir.path().join("config.toml"), text).unwrap();
+        }
+        let layout = InstallLayout::new(dir.path());
+        let start = Ok(InstallInfo {
+            root: dir.path().display().to_string(),
+            config_path: layout.config_path().display().to_string(),
+            created_default: false,
+        });
+        let app = mock_builder()
+            .manage(Core {
+                warren: Warren::open(layout),
+                start,
+            })
+            .invoke_handler(tauri::generate_handler![
+                install_info,
+                list_agents,
+                show_agent,
+                create_agent,
+                providers,
+                check_alias
+            ])
+            .build(mock_context(noop_assets()))
+            .unwrap();
+        let webview = tauri::WebviewWindowBuilder::new(&app, "main", Default::default())
+            .build()
+            .unwrap();
+        Ipc {
+            _app: app,
+            webview,
+            dir,
+        }
+    }
+
+    /// Invokes `cmd` with `args`; `Ok(json)` or the error value the window would get.
+    fn call(&self, cmd: &str, args: Value) -> Result<Value, Value> {
+        get_ipc_response(
+            &self.webview,
+            InvokeRequest {
+                cmd: cmd.into(),
+                callback: CallbackFn(0),
+                error: CallbackFn(1),
+                url: "tauri://localhost".parse().unwrap(),
+                body: InvokeBody::Json(args),
+                headers: Default::default(),
+                invoke_key: INVOKE_KEY.to_string(),
+            },
+        )
+        .map(|b| b.deserialize::<Value>().unwrap())
+    }
+}
+
+#[test]
+fn list_agents_returns_every_agent_with_its_fields() {
+    let ipc = Ipc::on(Some(TWO_AGENTS));
+    let agents = ipc.call("list_agents", json!({})).unwrap();
+    let aliases: Vec<&str> = agents
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["alias"].as_str().unwrap())
+        .collect();
+    assert_eq!(aliases, ["alice", "bob"]);
+    assert_eq!(agents[1]["model_provider"], "ollama.local");
+    assert_eq!(agents[1]["memory_backend"], "sqlite");
+    assert_eq!(agents[0]["runtime_profile"], Value::Null);
+}
+
+#[test]
+fn an_invalid_config_is_an_invalid_config_error_with_every_issue() {
+    let bad = TWO_AGENTS
+        .replace(
+            "[agents.bob]\nrisk_profile = \"balanced\"",
+            "[agents.bob]\nrisk_profile = \"nope\"",
+        )
+        .replace("[agents.alice]\n", "[agents.alice]\nbogus_key = 1\n");
+    let ipc = Ipc::on(Some(&bad));
+    let err = ipc.call("list_agents", json!({})).unwrap_err();
+    assert_eq!(err["code"], "invalid_config", "{err}");
+    let details: Vec<&str> = err["details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_str().unwrap())
+        .collect();
+    assert_eq!(details.len(), 2, "{details:?}");
+    assert!(details
+        .iter()
+        .any(|d| d.contains("agents.bob.risk_profile")));
+    assert!(details.iter().any(|d| d.contains("agents.alice")));
+}
+
+#[test]
+fn a_missing_config_is_not_found() {
+    let ipc = Ipc::on(None);
+    let err = ipc.call("providers", json!({})).unwrap_err();
+    assert_eq!(err["code"], "not_found", "{err}");
+}
+
+#[test]
+fn create_agent_saves_the_file_and_refuses_a_taken_alias() {
+    let ipc = Ipc::on(Some(TWO_AGENTS));
+    let req = |alias: &str| {
+        json!({ "req": { "alias": alias, "risk_profile": "balanced", "runtime_profile": null,
+                         "model_provider": "ollama.local", "memory_backend": "markdown" } })
+    };
+    let made = ipc.call("create_agent", req("carol")).unwrap();
+    assert_eq!(made["alias"], "carol");
+    assert_eq!(made["memory_backend"], "markdown");
+    let text = std::fs::read_to_string(ipc.dir.path().join("config.toml")).unwrap();
+    assert!(text.starts_with("# kept comment\n"), "{text}");
+    assert!(text.contains("[agents.carol]"), "{text}");
+
+    let err = ipc.call("create_agent", req("alice")).unwrap_err();
+    assert_eq!(err["code"], "already_exists", "{err}");
+    let err = ipc.call("create_agent", req("Bad-Name")).unwrap_err();
+    assert_eq!(err["code"], "invalid_argument", "{err}");
+    let after = std::fs::read_to_string(ipc.dir.path().join("config.toml")).unwrap();
+    assert_eq!(after, text, "a refused create must not touch the file");
+}
+
+#[test]
+fn check_alias_reports_the_alias_rule() {
+    let ipc = Ipc::on(Some(TWO_AGENTS));
+    assert_eq!(
+        ipc.call("check_alias", json!({ "alias": "ok_name" })),
+        Ok(Value::Null)
+    );
+    let err = ipc
+        .call("check_alias", json!({ "alias": "a__b" }))
+        .unwrap_err();
+    assert_eq!(err["code"], "invalid_argument");
+    assert!(err["message"].as_str().unwrap().contains("__"), "{err}");
+    let err = ipc
+        .call("check_alias", json!({ "alias": "default" }))
+        .unwrap_err();
+    assert!(
+        err["message"].as_str().unwrap().contains("reserved"),
+        "{err}"
+    );
+}
+
+#[test]
+fn show_agent_of_an_unknown_alias_is_not_found() {
+    let ipc = Ipc::on(Some(TWO_AGENTS));
+    let err = ipc
+        .call("show_agent", json!({ "alias": "zed" }))
+        .unwrap_err();
+    assert_eq!(err["code"], "not_found", "{err}");
+    let bob = ipc.call("show_agent", json!({ "alias": "bob" })).unwrap();
+    assert_eq!(bob["summary"]["alias"], "bob");
+}
