@@ -104,17 +104,17 @@ const MIGRATIONS: &[&str] = &[
     "CREATE INDEX IF NOT EXISTS actions_agent_time ON actions(agent_id, time_ms)",
 ];
 
-/// Opens (creating when missing) the sessions database in WAL mode and applies migrations.
-pub async fn open_sessions_db(path: &Path) -> Result<SqlitePool, DbError> {
-    let err = |source| DbError::Open {
-        path: path.to_path_buf(),
-        source,
-    };
+/// Opens (creating when missing) a SQLite database of the runtime in WAL mode and applies
+/// `migrations` in order (each idempotent). Used for sessions.db and cron.db.
+pub async fn open_sqlite(
+    path: &Path,
+    migrations: &[&str],
+    max_connections: u32,
+) -> Result<SqlitePool, sqlx::Error> {
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| err(sqlx::Error::Io(e)))?;
+        std::fs::create_dir_all(dir).map_err(sqlx::Error::Io)?;
     }
-    let opts = SqliteConnectOptions::from_str("sqlite://")
-        .map_err(err)?
+    let opts = SqliteConnectOptions::from_str("sqlite://")?
         .filename(path)
         .create_if_missing(true)
         .journal_mode(SqliteJournalMode::Wal)
@@ -122,14 +122,23 @@ pub async fn open_sessions_db(path: &Path) -> Result<SqlitePool, DbError> {
         .foreign_keys(true)
         .busy_timeout(std::time::Duration::from_secs(5));
     let pool = SqlitePoolOptions::new()
-        .max_connections(4)
+        .max_connections(max_connections)
         .connect_with(opts)
-        .await
-        .map_err(err)?;
-    for m in MIGRATIONS {
-        sqlx::query(m).execute(&pool).await.map_err(err)?;
+        .await?;
+    for m in migrations {
+        sqlx::query(m).execute(&pool).await?;
     }
     Ok(pool)
+}
+
+/// Opens (creating when missing) the sessions database and applies its migrations.
+pub async fn open_sessions_db(path: &Path) -> Result<SqlitePool, DbError> {
+    open_sqlite(path, MIGRATIONS, 4)
+        .await
+        .map_err(|source| DbError::Open {
+            path: path.to_path_buf(),
+            source,
+        })
 }
 
 /// The stable id of an agent in the sessions database, created on first use.

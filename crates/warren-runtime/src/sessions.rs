@@ -281,16 +281,7 @@ impl SessionStore {
 
     /// Stores one event of a turn.
     pub async fn append_event(&self, event: &TurnEvent) -> Result<(), DbError> {
-        let body = serde_json::to_string(event)
-            .map_err(|e| DbError::Query(sqlx::Error::Encode(Box::new(e))))?;
-        sqlx::query("INSERT INTO events (turn_id, seq, type, body) VALUES (?, ?, ?, ?)")
-            .bind(&event.turn_id)
-            .bind(i64::from(event.seq))
-            .bind(event.kind.type_name())
-            .bind(body)
-            .execute(&self.pool)
-            .await?;
-        Ok(())
+        self.append_events(std::slice::from_ref(event)).await
     }
 
     /// Stores several events in one transaction.
