@@ -1,7 +1,7 @@
 //! The Agents screen: a hand-written three-agent install, the first start with no config, and
 //! creating an agent from the form (inline validation, then the file on disk).
 
-use crate::harness::{comm, launch, rss_kib};
+use crate::harness::{comm, launch, rss_anon_kib, rss_kib};
 use crate::{block_on, serial};
 use fantoccini::Locator;
 use std::path::Path;
@@ -233,6 +233,46 @@ fn an_invalid_config_is_shown_with_every_error() {
             "the app must not rewrite an invalid config"
         );
         assert!(!Path::new(&d.home.join("config.toml.tmp")).exists());
+        d.close().await;
+    });
+}
+
+#[test]
+fn figures_twenty_agents_cold_start_and_backend_rss() {
+    let _serial = serial();
+    block_on(async {
+        let mut config = String::from(
+            "schema_version = 1\n[risk_profiles.balanced]\nlevel = \"supervised\"\n\
+             [providers.models.ollama.local]\nmodel = \"llama3.2\"\n",
+        );
+        let aliases: Vec<String> = (1..=20).map(|i| format!("agent_{i:02}")).collect();
+        for a in &aliases {
+            config.push_str(&format!(
+                "[agents.{a}]\nrisk_profile = \"balanced\"\nmodel_provider = \"ollama.local\"\n"
+            ));
+        }
+        let started = Instant::now();
+        let d = launch(|home| std::fs::write(home.join("config.toml"), &config).unwrap()).await;
+        assert_eq!(listed_aliases(&d).await, aliases);
+        let cold = started.elapsed();
+        // Let the window settle before reading memory.
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let pid = d.backend_pid().expect("backend process not found");
+        eprintln!(
+            "figure: 20 agents: cold start to Agents screen {} ms; backend RSS idle {} KiB \
+             ({} KiB anonymous)",
+            cold.as_millis(),
+            rss_kib(pid).unwrap_or(0),
+            rss_anon_kib(pid).unwrap_or(0)
+        );
+        for p in d.other_pids() {
+            eprintln!(
+                "figure: 20 agents: {} RSS {} KiB",
+                comm(p),
+                rss_kib(p).unwrap_or(0)
+            );
+        }
+        d.screenshot("agents-twenty").await;
         d.close().await;
     });
 }

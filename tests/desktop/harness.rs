@@ -97,8 +97,17 @@ fn kill_leaves_first(marker: &str) {
 
 /// Resident set size of a process in KiB, from /proc.
 pub fn rss_kib(pid: u32) -> Option<u64> {
+    status_kib(pid, "VmRSS:")
+}
+
+/// The anonymous (private, not shared-library) part of the resident set, in KiB.
+pub fn rss_anon_kib(pid: u32) -> Option<u64> {
+    status_kib(pid, "RssAnon:")
+}
+
+fn status_kib(pid: u32, key: &str) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let line = status.lines().find(|l| l.starts_with(key))?;
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
@@ -217,12 +226,22 @@ pub async fn launch(prepare: impl FnOnce(&Path)) -> Desktop {
         "tauri:options".into(),
         serde_json::json!({ "application": app }),
     );
+    // tauri-driver listens before WebKitWebDriver behind it does: retry a refused session.
     let started = Instant::now();
-    let client = ClientBuilder::new(HttpConnector::new())
-        .capabilities(caps)
-        .connect(&format!("http://127.0.0.1:{port}"))
-        .await
-        .unwrap_or_else(|e| panic!("WebDriver session on the app failed: {e}"));
+    let deadline = started + Duration::from_secs(20);
+    let client = loop {
+        let attempt = ClientBuilder::new(HttpConnector::new())
+            .capabilities(caps.clone())
+            .connect(&format!("http://127.0.0.1:{port}"))
+            .await;
+        match attempt {
+            Ok(c) => break c,
+            Err(e) if Instant::now() > deadline => {
+                panic!("WebDriver session on the app failed: {e}")
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    };
     Desktop {
         client,
         session_started: started.elapsed(),
