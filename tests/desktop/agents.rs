@@ -118,6 +118,17 @@ fn agents_screen_lists_a_three_agent_install_and_creates_an_agent() {
             .is_err());
         d.screenshot("agents-three").await;
 
+        // A row opens the agent's details, read through show_agent.
+        d.wait_for("[data-alias=alice] [data-testid=agent-open]")
+            .await
+            .click()
+            .await
+            .unwrap();
+        let want = d.home.join("agents/alice/workspace").display().to_string();
+        let ws = wait_text(&d, "[data-testid=detail-workspace]", |t| t == want).await;
+        assert_eq!(ws, want);
+        d.screenshot("agents-detail").await;
+
         // Inline alias validation comes from the backend's alias rules.
         let alias = d.wait_for("[data-testid=create-alias]").await;
         alias.send_keys("bad__alias").await.unwrap();

@@ -50,6 +50,20 @@ function serve(backend: Backend) {
         backend.agents.push(a);
         return a;
       }
+      case "show_agent": {
+        const alias = (args as { alias: string }).alias;
+        const a = backend.agents.find((x) => x.alias === alias);
+        if (!a) throw { code: "not_found", message: `agent \`${alias}\` does not exist` } satisfies ApiError;
+        return {
+          summary: a,
+          delegates: ["bob"],
+          workspace_grants: [{ agent: "bob", access: "read", categories: null }],
+          memory_grants: [{ agent: "bob", access: "memory", categories: ["core"] }],
+          unrestricted_filesystem: false,
+          cron_jobs: [],
+          referenced_by: ["agents.bob.delegates"],
+        };
+      }
       default:
         throw { code: "internal", message: `unexpected command ${cmd}` } satisfies ApiError;
     }
@@ -150,5 +164,22 @@ describe("Agents screen", () => {
       req: { alias: "writer", risk_profile: "balanced", runtime_profile: null, model_provider: null, memory_backend: null },
     });
     expect(screen.getByTestId("create-ok").textContent).toContain("writer");
+  });
+
+  it("opens an agent's details from its row: workspace, grants and references", async () => {
+    backend.agents = [summary("alice"), summary("bob")];
+    backend.providers = [ollama];
+    serve(backend);
+    render(App);
+    await rows();
+    await fireEvent.click(screen.getAllByTestId("agent-open")[0]);
+    const detail = await screen.findByTestId("agent-detail");
+    await waitFor(() => expect(screen.getByTestId("detail-workspace").textContent).toBe("/w/agents/alice/workspace"));
+    expect(detail.textContent).toContain("bob: read");
+    expect(detail.textContent).toContain("bob (core)");
+    expect(screen.getByTestId("detail-referenced-by").textContent).toContain("agents.bob.delegates");
+    expect(backend.invoked.find((c) => c.cmd === "show_agent")?.args).toEqual({ alias: "alice" });
+    await fireEvent.click(screen.getByLabelText("Close details"));
+    expect(screen.queryByTestId("agent-detail")).toBeNull();
   });
 });

@@ -61,6 +61,20 @@ function fakeApi(agents: AgentSummary[], providers: ProviderSummary[]) {
       agents.push(created);
       return ok(created);
     },
+    showAgent: async (alias: string) => {
+      calls.push(`showAgent:${alias}`);
+      const a = agents.find((x) => x.alias === alias);
+      if (!a) return fail("not_found", `agent \`${alias}\` does not exist`);
+      return ok({
+        summary: a,
+        delegates: [],
+        workspace_grants: [],
+        memory_grants: [],
+        unrestricted_filesystem: false,
+        cron_jobs: [],
+        referenced_by: [],
+      });
+    },
     checkAlias: async (alias: string) => {
       calls.push(`checkAlias:${alias}`);
       return alias.includes("__") ? fail("invalid_argument", "alias must not contain `__`") : ok(null);
@@ -148,5 +162,18 @@ describe("AgentsStore", () => {
     const store = new AgentsStore(fakeApi([], []).api);
     expect(await store.checkAlias("a__b")).toBe("alias must not contain `__`");
     expect(await store.checkAlias("ok_name")).toBeNull();
+  });
+
+  it("opens an agent's detail, reports an unknown one, and closes", async () => {
+    const store = new AgentsStore(fakeApi([agent("alice")], [ollama]).api);
+    await store.load();
+    await store.select("alice");
+    expect(store.detail?.summary.workspace).toBe("/home/w/agents/alice/workspace");
+    await store.select("ghost");
+    expect(store.detail).toBeNull();
+    expect(store.detailError?.code).toBe("not_found");
+    await store.select(null);
+    expect(store.selected).toBeNull();
+    expect(store.detailError).toBeNull();
   });
 });

@@ -3,6 +3,7 @@
 
 import {
   commands,
+  type AgentDetail,
   type AgentSummary,
   type ApiError,
   type CreateAgentRequest,
@@ -19,7 +20,7 @@ export type LoadState = "idle" | "loading" | "ready" | "error";
 /** The commands the store calls; tests and the app pass the generated `commands`. */
 export type AgentsApi = Pick<
   typeof commands,
-  "installInfo" | "listAgents" | "providers" | "createAgent" | "checkAlias"
+  "installInfo" | "listAgents" | "providers" | "createAgent" | "checkAlias" | "showAgent"
 >;
 
 function unwrap<T>(r: Result<T, ApiError>): T {
@@ -41,6 +42,11 @@ export class AgentsStore {
   providers = $state<ProviderSummary[]>([]);
   state = $state<LoadState>("idle");
   error = $state<ApiError | null>(null);
+
+  /** The agent opened in the detail panel, and its detail once loaded. */
+  selected = $state<string | null>(null);
+  detail = $state<AgentDetail | null>(null);
+  detailError = $state<ApiError | null>(null);
 
   /** True when no hosted provider is configured: only local Ollama routes (or none at all). */
   needsProvider = $derived(this.providers.every((p) => p.family === "ollama"));
@@ -71,6 +77,20 @@ export class AgentsStore {
     } catch (e) {
       this.error = toApiError(e);
       this.state = "error";
+    }
+  }
+
+  /** Opens an agent's detail panel (or closes it when `alias` is null). */
+  async select(alias: string | null): Promise<void> {
+    this.selected = alias;
+    this.detail = null;
+    this.detailError = null;
+    if (alias === null) return;
+    try {
+      const detail = unwrap(await this.#api.showAgent(alias));
+      if (this.selected === alias) this.detail = detail;
+    } catch (e) {
+      if (this.selected === alias) this.detailError = toApiError(e);
     }
   }
 
