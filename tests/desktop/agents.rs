@@ -287,3 +287,37 @@ fn figures_twenty_agents_cold_start_and_backend_rss() {
         d.close().await;
     });
 }
+
+#[test]
+fn a_second_launch_hands_over_to_the_running_window_and_exits() {
+    let _serial = serial();
+    block_on(async {
+        let d = crate::harness::launch_with(true, |home| {
+            std::fs::write(home.join("config.toml"), THREE_AGENTS).unwrap()
+        })
+        .await;
+        assert_eq!(listed_aliases(&d).await, ["alice", "bob", "carol"]);
+
+        let mut second = d.second_instance();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let status = loop {
+            if let Some(status) = second.try_wait().unwrap() {
+                break Some(status);
+            }
+            if Instant::now() > deadline {
+                break None;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        if status.is_none() {
+            let _ = second.kill();
+            let _ = second.wait();
+        }
+        let status = status.expect("the second instance kept running instead of handing over");
+        assert!(status.success(), "second instance exited with {status}");
+
+        // The first window is still there and still answers.
+        assert_eq!(listed_aliases(&d).await, ["alice", "bob", "carol"]);
+        d.close().await;
+    });
+}

@@ -26,6 +26,8 @@ pub struct Desktop {
     pub home: PathBuf,
     /// The X display the window is on.
     pub display: String,
+    /// The app's `DBUS_SESSION_BUS_ADDRESS` (`disabled:` when it has none).
+    pub bus_address: String,
     procs: Procs,
 }
 
@@ -33,6 +35,7 @@ pub struct Desktop {
 struct Procs {
     xvfb: Option<Child>,
     driver: Option<Child>,
+    bus: Option<Child>,
     /// Scratch dir holding the install and the app's XDG dirs; its path marks our processes.
     scratch: TempDir,
 }
@@ -42,7 +45,10 @@ impl Drop for Procs {
         // The app, WebKitWebDriver and WebKit's helpers inherit our WARREN_HOME: find them by it.
         let marker = format!("WARREN_HOME={}", self.scratch.path().join("home").display());
         kill_leaves_first(&marker);
-        for child in [self.driver.take(), self.xvfb.take()].into_iter().flatten() {
+        for child in [self.driver.take(), self.bus.take(), self.xvfb.take()]
+            .into_iter()
+            .flatten()
+        {
             let mut child = child;
             let _ = child.kill();
             let _ = child.wait();
@@ -165,9 +171,37 @@ fn start_xvfb() -> (Child, String) {
     (child, format!(":{display}"))
 }
 
+/// Starts a private D-Bus session bus and returns it with its address.
+fn start_session_bus() -> (Child, String) {
+    let mut child = spawn_or_hint(
+        Command::new("dbus-daemon")
+            .args(["--session", "--nofork", "--print-address=1"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null()),
+        "dbus-daemon",
+    );
+    let mut line = String::new();
+    let stdout = child
+        .stdout
+        .take()
+        .unwrap_or_else(|| panic!("dbus-daemon has no stdout"));
+    BufReader::new(stdout)
+        .read_line(&mut line)
+        .unwrap_or_else(|e| panic!("reading the bus address: {e}"));
+    let address = line.trim().to_string();
+    assert!(!address.is_empty(), "dbus-daemon did not print its address");
+    (child, address)
+}
+
 /// Sets up a scratch install, Xvfb and tauri-driver, then opens the app under WebDriver.
-/// `prepare` fills the install root (it exists and is empty when called).
+/// `prepare` fills the install root (it exists and is empty when called). The app gets no
+/// session bus, so single-instance and the tray never reach a real desktop session.
 pub async fn launch(prepare: impl FnOnce(&Path)) -> Desktop {
+    launch_with(false, prepare).await
+}
+
+/// Like [`launch`]; with `session_bus` the app gets a private D-Bus session bus of its own.
+pub async fn launch_with(session_bus: bool, prepare: impl FnOnce(&Path)) -> Desktop {
     let app = PathBuf::from(env!("CARGO_BIN_EXE_warren-desktop"));
     let scratch = tempfile::Builder::new()
         .prefix("warren-desktop-test")
@@ -179,11 +213,19 @@ pub async fn launch(prepare: impl FnOnce(&Path)) -> Desktop {
     let mut procs = Procs {
         xvfb: None,
         driver: None,
+        bus: None,
         scratch,
     };
 
     let (xvfb, display) = start_xvfb();
     procs.xvfb = Some(xvfb);
+    let bus_address = if session_bus {
+        let (bus, address) = start_session_bus();
+        procs.bus = Some(bus);
+        address
+    } else {
+        "disabled:".to_string()
+    };
 
     let port = free_port();
     let native_port = free_port();
@@ -201,8 +243,7 @@ pub async fn launch(prepare: impl FnOnce(&Path)) -> Desktop {
             .env("WARREN_LOG", "warn")
             .env("WEBKIT_DISABLE_COMPOSITING_MODE", "1")
             .env("NO_AT_BRIDGE", "1")
-            // No session bus: single-instance and the tray stay out of the way of a real desktop.
-            .env("DBUS_SESSION_BUS_ADDRESS", "disabled:")
+            .env("DBUS_SESSION_BUS_ADDRESS", &bus_address)
             .env("XDG_DATA_HOME", xdg.join("data"))
             .env("XDG_CONFIG_HOME", xdg.join("config"))
             .env("XDG_CACHE_HOME", xdg.join("cache"))
@@ -247,6 +288,7 @@ pub async fn launch(prepare: impl FnOnce(&Path)) -> Desktop {
         session_started: started.elapsed(),
         home,
         display,
+        bus_address,
         procs,
     }
 }
@@ -314,6 +356,26 @@ impl Desktop {
             .into_iter()
             .filter(|p| Some(*p) != backend)
             .collect()
+    }
+
+    /// Starts a second `warren-desktop` with the first one's environment (not under WebDriver).
+    pub fn second_instance(&self) -> Child {
+        let xdg = self.procs.scratch.path().join("xdg");
+        Command::new(env!("CARGO_BIN_EXE_warren-desktop"))
+            .env("DISPLAY", &self.display)
+            .env("WARREN_HOME", &self.home)
+            .env("WARREN_LOG", "warn")
+            .env("WEBKIT_DISABLE_COMPOSITING_MODE", "1")
+            .env("NO_AT_BRIDGE", "1")
+            .env("DBUS_SESSION_BUS_ADDRESS", &self.bus_address)
+            .env("XDG_DATA_HOME", xdg.join("data"))
+            .env("XDG_CONFIG_HOME", xdg.join("config"))
+            .env("XDG_CACHE_HOME", xdg.join("cache"))
+            .env_remove("WAYLAND_DISPLAY")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting a second instance: {e}"))
     }
 
     /// Ends the WebDriver session (closing the app), then stops Xvfb and tauri-driver.
