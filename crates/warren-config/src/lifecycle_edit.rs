@@ -115,10 +115,7 @@ fn edit_memory_grants(item: &mut Item, old: &str, new: Option<&str>) -> usize {
 
 /// Re-keys (or removes) `old` in a table or inline table, keeping the order of the keys.
 fn edit_key(item: &mut Item, old: &str, new: Option<&str>) -> usize {
-    let rename = |k: Key| match new {
-        Some(new) => Some(Key::new(new).with_leaf_decor(k.leaf_decor().clone())),
-        None => None,
-    };
+    let rename = |k: Key| new.map(|new| Key::new(new).with_leaf_decor(k.leaf_decor().clone()));
     match item {
         Item::Table(t) => {
             if !t.contains_key(old) {
@@ -531,6 +528,25 @@ enabled = false
         );
         assert!(out.contains("agent = \"ann\""), "{out}");
         crate::parse_config(&out).unwrap();
+    }
+
+    #[test]
+    fn generic_edits_refuse_agent_tables_and_point_to_the_lifecycle() {
+        let mut d = ConfigDocument::parse(CFG).unwrap();
+        for err in [
+            d.remove(&["agents", "alice"]).unwrap_err(),
+            d.remove(&["agents"]).unwrap_err(),
+            d.set_value(&["agents", "ann"], toml_edit::Value::from("x"))
+                .unwrap_err(),
+        ] {
+            assert!(matches!(err, DocumentError::LifecycleOnly { .. }), "{err}");
+            let msg = err.to_string();
+            assert!(
+                msg.contains("warren agents rename") && msg.contains("warren agents delete"),
+                "{msg}"
+            );
+        }
+        assert_eq!(d.to_string(), CFG, "nothing changed");
     }
 
     #[test]

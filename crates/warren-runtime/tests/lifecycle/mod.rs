@@ -4,4 +4,5 @@
 mod delete;
 mod faults;
 mod fixture;
+mod markdown;
 mod rename;
