@@ -16,7 +16,6 @@ fn main() -> anyhow::Result<()> {
     let layout = InstallLayout::new(root);
     let stderr_filter = std::env::var("WARREN_LOG").unwrap_or_else(|_| "info".into());
     let _logs = warren_api::logging::init_logging(&stderr_filter, Some(&layout.logs_dir()));
-    let session_bus = std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_some();
 
     let warren = Warren::open(layout.clone());
     let start = warren
@@ -41,8 +40,8 @@ fn main() -> anyhow::Result<()> {
         }))
         .manage(Core { warren, start })
         .invoke_handler(bindings.invoke_handler())
-        .setup(move |app| {
-            tray::install(app, session_bus)?;
+        .setup(|app| {
+            tray::install(app)?;
             Ok(())
         })
         .on_window_event(tray::on_window_event)

@@ -12,13 +12,31 @@ const ICON_IDLE: &[u8] = include_bytes!("../icons/tray-idle.png");
 
 /// Whether closing the window hides it (the tray keeps the app reachable) or quits.
 pub struct CloseBehaviour {
-    /// True when a tray icon was created and a desktop session can show it.
+    /// True when a tray icon was created and a tray host shows it.
     pub to_tray: bool,
 }
 
-/// Creates the tray icon with its menu. `session_bus` says whether a desktop session bus
-/// exists; without one no tray host can show the icon, so closing the window quits instead.
-pub fn install<R: Runtime>(app: &App<R>, session_bus: bool) -> tauri::Result<()> {
+/// Whether a StatusNotifier host (what draws tray icons on Linux desktops) owns its name on
+/// the session bus. GNOME without the AppIndicator extension, or no session bus, has none.
+fn tray_host_present() -> bool {
+    let Ok(bus) = zbus::blocking::Connection::session() else {
+        return false;
+    };
+    bus.call_method(
+        Some("org.freedesktop.DBus"),
+        "/org/freedesktop/DBus",
+        Some("org.freedesktop.DBus"),
+        "NameHasOwner",
+        &("org.kde.StatusNotifierWatcher",),
+    )
+    .ok()
+    .and_then(|reply| reply.body().deserialize::<bool>().ok())
+    .unwrap_or(false)
+}
+
+/// Creates the tray icon with its menu. Closing the window hides it into the tray only when a
+/// tray host can show the icon; otherwise closing the window quits.
+pub fn install<R: Runtime>(app: &App<R>) -> tauri::Result<()> {
     let show = MenuItem::with_id(app, "show", "Show Warren", true, None::<&str>)?;
     let quit = MenuItem::with_id(app, "quit", "Quit Warren", true, None::<&str>)?;
     let menu = Menu::with_items(app, &[&show, &PredefinedMenuItem::separator(app)?, &quit])?;
@@ -34,12 +52,20 @@ pub fn install<R: Runtime>(app: &App<R>, session_bus: bool) -> tauri::Result<()>
         })
         .build(app);
     let to_tray = match built {
-        Ok(_) => session_bus,
+        Ok(_) => tray_host_present(),
         Err(e) => {
             tracing::warn!("tray icon unavailable, closing the window quits: {e}");
             false
         }
     };
+    if to_tray {
+        tracing::info!(
+            to_tray,
+            "a tray host shows the icon: closing the window hides it"
+        );
+    } else {
+        tracing::info!(to_tray, "no tray host: closing the window quits");
+    }
     app.manage(CloseBehaviour { to_tray });
     Ok(())
 }

@@ -292,7 +292,7 @@ fn figures_twenty_agents_cold_start_and_backend_rss() {
 fn a_second_launch_hands_over_to_the_running_window_and_exits() {
     let _serial = serial();
     block_on(async {
-        let d = crate::harness::launch_with(true, |home| {
+        let d = crate::harness::launch_with(crate::harness::Bus::Private, |home| {
             std::fs::write(home.join("config.toml"), THREE_AGENTS).unwrap()
         })
         .await;
@@ -318,6 +318,68 @@ fn a_second_launch_hands_over_to_the_running_window_and_exits() {
 
         // The first window is still there and still answers.
         assert_eq!(listed_aliases(&d).await, ["alice", "bob", "carol"]);
+        d.close().await;
+    });
+}
+
+/// Asks the window to close the way a window manager's close button does: through Tauri's
+/// close request, which the app may intercept. (WebDriver's own "close window" tears the
+/// webview down directly and never asks the app.)
+async fn request_close(d: &crate::harness::Desktop) {
+    let _ = d
+        .client
+        .execute(
+            "window.__TAURI_INTERNALS__.invoke('plugin:window|close', { label: 'main' }); return true;",
+            vec![],
+        )
+        .await;
+}
+
+#[test]
+fn closing_the_window_without_a_tray_host_quits_the_app() {
+    let _serial = serial();
+    block_on(async {
+        // A session bus, but no StatusNotifier host on it: nothing could show the tray icon.
+        let d = crate::harness::launch_with(crate::harness::Bus::Private, |home| {
+            std::fs::write(home.join("config.toml"), THREE_AGENTS).unwrap()
+        })
+        .await;
+        assert_eq!(listed_aliases(&d).await, ["alice", "bob", "carol"]);
+        let pid = d.backend_pid().expect("backend process not found");
+        request_close(&d).await;
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while crate::harness::rss_kib(pid).is_some() && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert!(
+            crate::harness::rss_kib(pid).is_none(),
+            "the app kept running after its window was closed with no tray to return to"
+        );
+        d.close().await;
+    });
+}
+
+#[test]
+fn closing_the_window_with_a_tray_host_keeps_the_app_running() {
+    let _serial = serial();
+    block_on(async {
+        let d = crate::harness::launch_with(crate::harness::Bus::PrivateWithTrayHost, |home| {
+            std::fs::write(home.join("config.toml"), THREE_AGENTS).unwrap()
+        })
+        .await;
+        assert_eq!(listed_aliases(&d).await, ["alice", "bob", "carol"]);
+        let pid = d.backend_pid().expect("backend process not found");
+        request_close(&d).await;
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        let logs: String = std::fs::read_dir(d.home.join("logs"))
+            .unwrap()
+            .flatten()
+            .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+            .collect();
+        assert!(
+            crate::harness::rss_kib(pid).is_some(),
+            "closing the window quit the app although the tray can bring it back; logs:\n{logs}"
+        );
         d.close().await;
     });
 }

@@ -36,12 +36,15 @@ struct Procs {
     xvfb: Option<Child>,
     driver: Option<Child>,
     bus: Option<Child>,
+    /// Holds `org.kde.StatusNotifierWatcher` on the private bus while it lives.
+    tray_host: Option<zbus::blocking::Connection>,
     /// Scratch dir holding the install and the app's XDG dirs; its path marks our processes.
     scratch: TempDir,
 }
 
 impl Drop for Procs {
     fn drop(&mut self) {
+        self.tray_host.take();
         // The app, WebKitWebDriver and WebKit's helpers inherit our WARREN_HOME: find them by it.
         let marker = format!("WARREN_HOME={}", self.scratch.path().join("home").display());
         kill_leaves_first(&marker);
@@ -193,15 +196,27 @@ fn start_session_bus() -> (Child, String) {
     (child, address)
 }
 
+/// The D-Bus session the app runs in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bus {
+    /// No session bus (`DBUS_SESSION_BUS_ADDRESS=disabled:`).
+    None,
+    /// A private session bus with nothing else on it.
+    Private,
+    /// A private session bus on which the test owns `org.kde.StatusNotifierWatcher`, as a
+    /// desktop that shows tray icons does.
+    PrivateWithTrayHost,
+}
+
 /// Sets up a scratch install, Xvfb and tauri-driver, then opens the app under WebDriver.
 /// `prepare` fills the install root (it exists and is empty when called). The app gets no
 /// session bus, so single-instance and the tray never reach a real desktop session.
 pub async fn launch(prepare: impl FnOnce(&Path)) -> Desktop {
-    launch_with(false, prepare).await
+    launch_with(Bus::None, prepare).await
 }
 
-/// Like [`launch`]; with `session_bus` the app gets a private D-Bus session bus of its own.
-pub async fn launch_with(session_bus: bool, prepare: impl FnOnce(&Path)) -> Desktop {
+/// Like [`launch`], in the given D-Bus session.
+pub async fn launch_with(bus: Bus, prepare: impl FnOnce(&Path)) -> Desktop {
     let app = PathBuf::from(env!("CARGO_BIN_EXE_warren-desktop"));
     let scratch = tempfile::Builder::new()
         .prefix("warren-desktop-test")
@@ -214,18 +229,26 @@ pub async fn launch_with(session_bus: bool, prepare: impl FnOnce(&Path)) -> Desk
         xvfb: None,
         driver: None,
         bus: None,
+        tray_host: None,
         scratch,
     };
 
     let (xvfb, display) = start_xvfb();
     procs.xvfb = Some(xvfb);
-    let bus_address = if session_bus {
-        let (bus, address) = start_session_bus();
-        procs.bus = Some(bus);
-        address
-    } else {
+    let bus_address = if bus == Bus::None {
         "disabled:".to_string()
+    } else {
+        let (child, address) = start_session_bus();
+        procs.bus = Some(child);
+        address
     };
+    if bus == Bus::PrivateWithTrayHost {
+        let host = zbus::blocking::connection::Builder::address(bus_address.as_str())
+            .and_then(|b| b.name("org.kde.StatusNotifierWatcher"))
+            .and_then(|b| b.build())
+            .unwrap_or_else(|e| panic!("owning the tray host name on the private bus: {e}"));
+        procs.tray_host = Some(host);
+    }
 
     let port = free_port();
     let native_port = free_port();
