@@ -17,7 +17,7 @@ fn main() -> anyhow::Result<()> {
     let stderr_filter = std::env::var("WARREN_LOG").unwrap_or_else(|_| "info".into());
     let _logs = warren_api::logging::init_logging(&stderr_filter, Some(&layout.logs_dir()));
 
-    let warren = Warren::open(layout.clone());
+    let warren = Warren::open_with_env(layout.clone(), warren_api::HostEnv::from_process());
     let start = warren
         .ensure_default_install()
         .map(|created_default| InstallInfo {
