@@ -1,6 +1,7 @@
 //! Integration tests of the runtime state against real files.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod acp;
 mod cron;
 mod delegation;
 mod host;
