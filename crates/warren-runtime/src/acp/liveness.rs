@@ -108,9 +108,7 @@ impl AcpSessions {
                 .and_then(|b| DateTime::parse_from_rfc3339(b).ok())
                 .map(|b| b.with_timezone(&Utc));
             let fresh = beat.is_some_and(|b| now - b <= limit);
-            let running = pid
-                .and_then(|p| u32::try_from(p).ok())
-                .is_some_and(alive);
+            let running = pid.and_then(|p| u32::try_from(p).ok()).is_some_and(alive);
             if fresh && running {
                 continue;
             }
