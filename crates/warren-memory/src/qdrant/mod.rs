@@ -2,6 +2,7 @@
 //! carries the owner; recall asks with an `agent_id` filter, over-fetches when category grants
 //! apply, and post-filters by payload. Agents' alias → UUID map lives in `<collection>_agents`.
 
+mod admin;
 pub mod logic;
 
 use std::collections::HashMap;
@@ -143,7 +144,7 @@ impl QdrantStore {
         Ok(())
     }
 
-    fn err(&self, operation: &'static str) -> impl Fn(String) -> MemoryError + '_ {
+    pub(crate) fn err(&self, operation: &'static str) -> impl Fn(String) -> MemoryError + '_ {
         move |reason| MemoryError::Backend {
             backend: BACKEND,
             location: self.location.clone(),
@@ -191,7 +192,7 @@ impl QdrantStore {
         }
     }
 
-    async fn set_agent(&self, alias: &str, id: Uuid) -> Result<(), MemoryError> {
+    pub(crate) async fn set_agent(&self, alias: &str, id: Uuid) -> Result<(), MemoryError> {
         let mut payload = Map::new();
         payload.insert("alias".into(), Value::from(alias));
         payload.insert("agent_id".into(), Value::from(id.to_string()));
@@ -212,7 +213,11 @@ impl QdrantStore {
         Ok(())
     }
 
-    async fn upsert(&self, rows: &[MemoryEntry], op: &'static str) -> Result<(), MemoryError> {
+    pub(crate) async fn upsert(
+        &self,
+        rows: &[MemoryEntry],
+        op: &'static str,
+    ) -> Result<(), MemoryError> {
         if rows.is_empty() {
             return Ok(());
         }
@@ -566,58 +571,6 @@ impl MemoryStore for QdrantStore {
         agent_id: Uuid,
         rows: &[MemoryEntry],
     ) -> Result<ImportReport, MemoryError> {
-        let id = match self.lookup_agent(alias).await? {
-            Some(a) if a.id == agent_id => agent_id,
-            Some(a) if self.count_for_agent(&a).await? > 0 => {
-                return Err(MemoryError::AliasTaken {
-                    backend: BACKEND,
-                    location: self.location.clone(),
-                    alias: alias.to_string(),
-                })
-            }
-            _ => {
-                let held = self
-                    .client
-                    .get_points(GetPointsBuilder::new(
-                        &self.agents,
-                        vec![PointId::from(agent_id.to_string())],
-                    ))
-                    .await
-                    .map_err(|e| self.err("import")(e.to_string()))?;
-                let id = if held.result.is_empty() {
-                    agent_id
-                } else {
-                    Uuid::new_v4()
-                };
-                self.set_agent(alias, id).await?;
-                id
-            }
-        };
-        let me = AgentRef {
-            id,
-            alias: alias.to_string(),
-        };
-        let mut fresh = Vec::new();
-        let mut skipped = 0u64;
-        for r in rows {
-            if self.get_for_agent(&me, &r.key).await?.is_some() {
-                skipped += 1;
-                continue;
-            }
-            fresh.push(MemoryEntry {
-                id: point_id(&id, &r.key),
-                agent_id: id,
-                agent: alias.to_string(),
-                score: None,
-                ..r.clone()
-            });
-        }
-        self.upsert(&fresh, "import").await?;
-        Ok(ImportReport {
-            agent_id: id,
-            kept_agent_id: id == agent_id,
-            imported: fresh.len() as u64,
-            skipped,
-        })
+        self.import_rows(alias, agent_id, rows).await
     }
 }

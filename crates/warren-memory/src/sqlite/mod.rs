@@ -1,6 +1,7 @@
 //! The SQLite backend: one install-wide file (WAL), `agents` + `memories` tables, FTS5 BM25
 //! recall with the agent scope evaluated inside the FTS index.
 
+mod admin;
 mod rows;
 pub mod schema;
 
@@ -93,7 +94,7 @@ impl SqliteStore {
         &self.pool
     }
 
-    fn err(&self, operation: &'static str) -> impl Fn(sqlx::Error) -> MemoryError + '_ {
+    pub(crate) fn err(&self, operation: &'static str) -> impl Fn(sqlx::Error) -> MemoryError + '_ {
         move |e| MemoryError::Backend {
             backend: BACKEND,
             location: self.path.display().to_string(),
@@ -111,7 +112,7 @@ impl SqliteStore {
         }
     }
 
-    fn taken(&self, alias: &str) -> MemoryError {
+    pub(crate) fn taken(&self, alias: &str) -> MemoryError {
         MemoryError::AliasTaken {
             backend: BACKEND,
             location: self.path.display().to_string(),
@@ -151,7 +152,7 @@ impl SqliteStore {
             .map_err(self.bad_row("recall"))
     }
 
-    async fn agent_row_count(
+    pub(crate) async fn agent_row_count(
         conn: &mut sqlx::SqliteConnection,
         id: &str,
     ) -> Result<i64, sqlx::Error> {
@@ -513,97 +514,6 @@ impl MemoryStore for SqliteStore {
         agent_id: Uuid,
         rows: &[MemoryEntry],
     ) -> Result<ImportReport, MemoryError> {
-        let op = "import";
-        let mut tx = self.pool.begin().await.map_err(self.err(op))?;
-        let existing: Option<String> = sqlx::query_scalar("SELECT id FROM agents WHERE alias = ?")
-            .bind(alias)
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(self.err(op))?;
-        let wanted = agent_id.to_string();
-        let mut id = None;
-        if let Some(existing) = existing {
-            if existing == wanted {
-                id = Some(agent_id);
-            } else if Self::agent_row_count(&mut tx, &existing)
-                .await
-                .map_err(self.err(op))?
-                > 0
-            {
-                tx.rollback().await.map_err(self.err(op))?;
-                return Err(self.taken(alias));
-            } else {
-                sqlx::query("DELETE FROM agents WHERE id = ?")
-                    .bind(&existing)
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(self.err(op))?;
-            }
-        }
-        let id = match id {
-            Some(id) => id,
-            None => {
-                let holder: Option<String> =
-                    sqlx::query_scalar("SELECT alias FROM agents WHERE id = ?")
-                        .bind(&wanted)
-                        .fetch_optional(&mut *tx)
-                        .await
-                        .map_err(self.err(op))?;
-                let id = if holder.is_none() {
-                    agent_id
-                } else {
-                    Uuid::new_v4()
-                };
-                sqlx::query("INSERT INTO agents (id, alias, created_at) VALUES (?, ?, ?)")
-                    .bind(id.to_string())
-                    .bind(alias)
-                    .bind(format_ts(Utc::now()))
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(self.err(op))?;
-                id
-            }
-        };
-        let (mut imported, mut skipped) = (0u64, 0u64);
-        for r in rows {
-            let taken: Option<i64> = sqlx::query_scalar("SELECT seq FROM memories WHERE id = ?")
-                .bind(r.id.to_string())
-                .fetch_optional(&mut *tx)
-                .await
-                .map_err(self.err(op))?;
-            let row_id = if taken.is_some() {
-                Uuid::new_v4()
-            } else {
-                r.id
-            };
-            let done = sqlx::query(
-                "INSERT INTO memories (id, agent_id, key, content, category, session_id, importance, created_at, updated_at) \
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent_id, key) DO NOTHING",
-            )
-            .bind(row_id.to_string())
-            .bind(id.to_string())
-            .bind(&r.key)
-            .bind(&r.content)
-            .bind(&r.category)
-            .bind(&r.session_id)
-            .bind(r.importance)
-            .bind(format_ts(r.created_at))
-            .bind(format_ts(r.updated_at))
-            .execute(&mut *tx)
-            .await
-            .map_err(self.err(op))?;
-            if done.rows_affected() > 0 {
-                imported += 1;
-            } else {
-                skipped += 1;
-            }
-        }
-        tx.commit().await.map_err(self.err(op))?;
-        Ok(ImportReport {
-            agent_id: id,
-            kept_agent_id: id == agent_id,
-            imported,
-            skipped,
-        })
+        self.import_rows(alias, agent_id, rows).await
     }
 }
