@@ -6,7 +6,7 @@ use crate::{errors::config_error, Warren};
 use std::sync::Arc;
 use warren_runtime::cron::CronStore;
 pub use warren_runtime::lifecycle::{ArchiveInfo, LifecycleReport, ResumeOutcome};
-use warren_runtime::lifecycle::{CronJobsState, Lifecycle, LifecycleError, RunOptions};
+use warren_runtime::lifecycle::{CronJobsState, Lifecycle, LifecycleError, Operation, RunOptions};
 use warren_types::{ApiError, ErrorCode};
 
 pub use warren_runtime::lifecycle::{Manifest, Plan};
@@ -98,6 +98,7 @@ impl Warren {
             > + Send
             + 'static,
         dry_run: bool,
+        own: impl Fn(&Operation) -> bool + Send + 'static,
     ) -> Result<LifecycleReport, ApiError> {
         self.load()?;
         let svc = self.lifecycle().await?;
@@ -106,7 +107,7 @@ impl Warren {
                 let notes = if dry_run {
                     Vec::new()
                 } else {
-                    resumed_notes(&lc.resume_pending().await)
+                    resumed_notes(&lc.resume_pending_where(|op| !own(op)).await)
                 };
                 (notes, op(lc).await)
             })
@@ -128,10 +129,12 @@ impl Warren {
         force: bool,
     ) -> Result<LifecycleReport, ApiError> {
         let (old, new) = (old.to_string(), new.to_string());
+        let (o, n) = (old.clone(), new.clone());
         let opts = RunOptions { dry_run, force };
         self.run_op(
             move |lc| Box::pin(async move { lc.rename(&old, &new, opts).await }),
             dry_run,
+            move |op| matches!(op, Operation::Rename(j) if j.old == o && j.new == n),
         )
         .await
     }
@@ -144,10 +147,12 @@ impl Warren {
         force: bool,
     ) -> Result<LifecycleReport, ApiError> {
         let alias = alias.to_string();
+        let a = alias.clone();
         let opts = RunOptions { dry_run, force };
         self.run_op(
             move |lc| Box::pin(async move { lc.delete(&alias, opts).await }),
             dry_run,
+            move |op| matches!(op, Operation::Delete(j) if j.alias == a),
         )
         .await
     }
@@ -166,11 +171,13 @@ impl Warren {
         dry_run: bool,
     ) -> Result<LifecycleReport, ApiError> {
         let (archive, as_alias) = (archive.to_string(), as_alias.map(String::from));
+        let name = archive.clone();
         self.run_op(
             move |lc| {
                 Box::pin(async move { lc.restore(&archive, as_alias.as_deref(), dry_run).await })
             },
             dry_run,
+            move |op| matches!(op, Operation::Restore(j) if j.archive.ends_with(&name)),
         )
         .await
     }

@@ -216,3 +216,37 @@ fn delete_archives_restore_round_trip() {
     assert_eq!(r.code, 1);
     assert_eq!(r.json()["error"]["code"], "not_found");
 }
+
+#[test]
+fn an_interrupted_delete_is_finished_by_running_the_command_again() {
+    use std::sync::Arc;
+    use warren_runtime::host::Host;
+    use warren_runtime::lifecycle::{InterruptAfter, Lifecycle, LifecycleError, RunOptions};
+    let t = install();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let host = Arc::new(Host::open(t.layout(), Default::default()).await.unwrap());
+        let lc = Lifecycle::for_host(host).with_hook(Arc::new(InterruptAfter::new(4)));
+        let opts = RunOptions {
+            dry_run: false,
+            force: false,
+        };
+        let err = lc.delete("bob", opts).await.unwrap_err();
+        assert!(matches!(err, LifecycleError::Interrupted { .. }), "{err}");
+    });
+    let journal: Vec<_> = fs::read_dir(t.layout().journal_dir()).unwrap().collect();
+    assert_eq!(journal.len(), 1, "the interrupted delete is journaled");
+    assert!(!t.read_config().unwrap().contains("[agents.bob]"));
+    let r = warren(t.root(), &["agents", "archives"]);
+    assert!(r.stdout.contains("a delete in progress"), "{}", r.stdout);
+
+    let r = warren(t.root(), &["--json", "agents", "delete", "bob", "--yes"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(v["plan"]["resumed"], true, "{v}");
+    let archive = std::path::PathBuf::from(v["archive"].as_str().unwrap());
+    assert!(archive.join("manifest.json").exists());
+    assert!(archive.join("workspace/notes.md").exists());
+    assert_eq!(fs::read_dir(t.layout().journal_dir()).unwrap().count(), 0);
+}

@@ -249,9 +249,19 @@ impl Lifecycle {
     /// Finishes every unfinished journal entry (on start, and before each operation), or
     /// reports why it cannot be finished.
     pub async fn resume_pending(&self) -> Vec<ResumeOutcome> {
+        self.resume_pending_where(|_| true).await
+    }
+
+    /// [`Lifecycle::resume_pending`] for the entries whose operation `pred` accepts (a command
+    /// about to run leaves its own interrupted run to itself, so it can answer with it).
+    pub async fn resume_pending_where(
+        &self,
+        pred: impl Fn(&Operation) -> bool,
+    ) -> Vec<ResumeOutcome> {
         let mut out = Vec::new();
         for item in self.journal().pending() {
             let entry = match item {
+                Ok(e) if !pred(&e.op) => continue,
                 Ok(e) => e,
                 Err(e) => {
                     out.push(ResumeOutcome {
