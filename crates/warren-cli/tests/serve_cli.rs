@@ -284,7 +284,11 @@ async fn a_killed_acp_process_leaves_an_ended_session() {
     assert!(live.is_empty(), "{live:?}");
     assert!(acp_row(t.root(), &session).await.1.is_some());
     let again = acp
-        .reap(std::time::SystemTime::now().into(), HEARTBEAT_TIMEOUT, &process_alive)
+        .reap(
+            std::time::SystemTime::now().into(),
+            HEARTBEAT_TIMEOUT,
+            &process_alive,
+        )
         .await
         .unwrap();
     assert!(again.is_empty(), "ended once");
