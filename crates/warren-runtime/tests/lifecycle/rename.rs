@@ -222,3 +222,45 @@ async fn rerunning_a_finished_rename_converges_and_custom_workspaces_stay() {
     assert!(again.ok && again.plan.resumed, "{again:?}");
     assert_eq!(snapshot(root).await, after);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn force_cancels_the_running_turn_and_renames() {
+    use warren_testkit::fake_llm::{FakeLlm, Reply};
+    let fake = FakeLlm::start(warren_types::ProviderFamily::Openai).unwrap();
+    fake.script([Reply::text("slow answer").delay(Duration::from_secs(30))]);
+    let t = warren_testkit::TestInstall::with_config(&format!(
+        "[risk_profiles.p]\nlevel = \"supervised\"\n\n[agents.slow]\nrisk_profile = \"p\"\nmodel_provider = \"openai.m\"\n\n{}",
+        fake.config_block("m")
+    ))
+    .unwrap();
+    let host = Arc::new(
+        warren_runtime::host::Host::open(t.layout(), Default::default())
+            .await
+            .unwrap(),
+    );
+    let h = host.clone();
+    let turn = tokio::spawn(async move { h.run("slow", None, "think", "user", None).await });
+    // Wait until the turn holds the agent's slot.
+    for _ in 0..500 {
+        match host.quiesce("slow", Duration::from_millis(5), false).await {
+            Some(g) => drop(g),
+            None => break,
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let lc = warren_runtime::lifecycle::Lifecycle::for_host(host.clone())
+        .with_busy_wait(Duration::from_millis(300));
+    let busy = lc.rename("slow", "quick", GO).await.unwrap_err();
+    assert!(matches!(busy, LifecycleError::Busy { .. }), "{busy}");
+    let forced = RunOptions {
+        dry_run: false,
+        force: true,
+    };
+    let started = std::time::Instant::now();
+    let r = lc.rename("slow", "quick", forced).await.unwrap();
+    assert!(r.ok, "{r:?}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let outcome = turn.await.unwrap().unwrap();
+    assert_eq!(outcome.status, warren_runtime::turn::TurnStatus::Cancelled);
+    assert!(t.read_config().unwrap().contains("[agents.quick]"));
+}
