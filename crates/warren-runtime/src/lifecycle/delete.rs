@@ -8,7 +8,7 @@ use super::files::{
 use super::journal::{DeleteJob, JournalEntry, Operation};
 use super::owned::AgentState;
 use super::plan::{LifecycleReport, Manifest, Plan, PlannedMove, PlannedReference};
-use super::{Lifecycle, LifecycleError, RunOptions, ACP_LIVE_WINDOW_SECS};
+use super::{Lifecycle, LifecycleError, RunOptions};
 use crate::owned_state as db;
 use warren_config::{references_to, ConfigDocument, ConfigError, RefStrength};
 use warren_types::Config;
@@ -40,11 +40,18 @@ impl Lifecycle {
             })
             .collect();
         if let Some(id) = db::agent_id_of(&self.pool, alias).await? {
-            let since = self.clock.now() - chrono::Duration::seconds(ACP_LIVE_WINDOW_SECS);
-            for s in
-                db::live_acp_sessions(&self.pool, &id, &crate::sessions::rfc3339(since)).await?
-            {
-                blockers.push(format!("live ACP session {s}"));
+            // Live = not ended, a fresh heartbeat, and its serving process still exists (a
+            // crashed client never blocks; `warren acp` reaps such sessions).
+            let window = chrono::Duration::from_std(crate::acp::HEARTBEAT_TIMEOUT)
+                .unwrap_or(chrono::Duration::seconds(15));
+            let since = crate::sessions::rfc3339(self.clock.now() - window);
+            for (s, pid) in db::live_acp_sessions(&self.pool, &id, &since).await? {
+                let running = pid
+                    .and_then(|p| u32::try_from(p).ok())
+                    .is_none_or(crate::acp::process_alive);
+                if running {
+                    blockers.push(format!("live ACP session {s}"));
+                }
             }
         }
         Ok(blockers)

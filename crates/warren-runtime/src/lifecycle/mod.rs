@@ -37,8 +37,6 @@ use crate::host::Host;
 
 /// How long a running turn is awaited before `agent_busy` (SPEC §8).
 pub const BUSY_WAIT: Duration = Duration::from_secs(30);
-/// An ACP session that heartbeated this recently (and has not ended) is live.
-pub const ACP_LIVE_WINDOW_SECS: i64 = 60;
 
 /// Stops new turns of an agent while an operation runs.
 #[async_trait]

@@ -104,14 +104,14 @@ pub async fn counts(pool: &SqlitePool, id: &str) -> Result<(u64, u64, u64), DbEr
 }
 
 /// ACP sessions of an agent id that have not ended and heartbeated at or after `since`
-/// (RFC 3339): each is `"<session id> (<title>)"`.
+/// (RFC 3339): `(description, pid)` with the description `"<session id> (<title>)"`.
 pub async fn live_acp_sessions(
     pool: &SqlitePool,
     id: &str,
     since: &str,
-) -> Result<Vec<String>, DbError> {
+) -> Result<Vec<(String, Option<i64>)>, DbError> {
     let rows = sqlx::query(
-        "SELECT id, title FROM sessions WHERE agent_id = ? AND kind = 'acp' AND ended_at IS NULL
+        "SELECT id, title, pid FROM sessions WHERE agent_id = ? AND kind = 'acp' AND ended_at IS NULL
          AND heartbeat_at IS NOT NULL AND heartbeat_at >= ? ORDER BY id",
     )
     .bind(id)
@@ -120,7 +120,12 @@ pub async fn live_acp_sessions(
     .await?;
     Ok(rows
         .iter()
-        .map(|r| format!("{} ({})", r.get::<String, _>(0), r.get::<String, _>(1)))
+        .map(|r| {
+            (
+                format!("{} ({})", r.get::<String, _>(0), r.get::<String, _>(1)),
+                r.get::<Option<i64>, _>(2),
+            )
+        })
         .collect())
 }
 

@@ -115,10 +115,13 @@ async fn delete_refuses_hard_references_and_live_acp_sessions_listing_each() {
         .await
         .unwrap();
     let beat = warren_runtime::sessions::rfc3339(Utc::now());
-    sqlx::query("INSERT INTO sessions (id, agent_id, kind, title, created_at, updated_at, heartbeat_at, pid) VALUES ('acp-1', ?, 'acp', 'editor', ?, ?, ?, 4242)")
+    sqlx::query("INSERT INTO sessions (id, agent_id, kind, title, created_at, updated_at, heartbeat_at, pid) VALUES ('acp-1', ?, 'acp', 'editor', ?, ?, ?, ?)")
+        .bind(&bob).bind(&beat).bind(&beat).bind(&beat).bind(i64::from(std::process::id()))
+        .execute(&pool).await.unwrap();
+    // Neither a dead serving process nor a stale heartbeat blocks.
+    sqlx::query("INSERT INTO sessions (id, agent_id, kind, title, created_at, updated_at, heartbeat_at, pid) VALUES ('acp-dead', ?, 'acp', 'crashed', ?, ?, ?, 2147483646)")
         .bind(&bob).bind(&beat).bind(&beat).bind(&beat)
         .execute(&pool).await.unwrap();
-    // A crashed client's stale session does not block.
     sqlx::query("INSERT INTO sessions (id, agent_id, kind, title, created_at, updated_at, heartbeat_at) VALUES ('acp-old', ?, 'acp', 'gone', '2020-01-01T00:00:00Z', '2020-01-01T00:00:00Z', '2020-01-01T00:00:00Z')")
         .bind(&bob)
         .execute(&pool).await.unwrap();
