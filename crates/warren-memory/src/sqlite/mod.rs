@@ -458,13 +458,13 @@ impl MemoryStore for SqliteStore {
         qb.push_bind(agent_id.to_string());
         if let Some(c) = after {
             let ts = format_ts(c.created_at);
-            qb.push(" AND (m.created_at > ");
-            qb.push_bind(ts.clone());
-            qb.push(" OR (m.created_at = ");
+            // A row-value comparison is an index range on (agent_id, created_at, id); the
+            // equivalent OR form makes SQLite rescan the agent's rows for every page.
+            qb.push(" AND (m.created_at, m.id) > (");
             qb.push_bind(ts);
-            qb.push(" AND m.id > ");
+            qb.push(", ");
             qb.push_bind(c.id.to_string());
-            qb.push("))");
+            qb.push(")");
         }
         qb.push(" ORDER BY m.created_at, m.id LIMIT ");
         qb.push_bind(i64::try_from(limit).unwrap_or(i64::MAX));
