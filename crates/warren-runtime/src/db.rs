@@ -131,9 +131,12 @@ pub async fn open_sqlite(
     Ok(pool)
 }
 
-/// Opens (creating when missing) the sessions database and applies its migrations.
+/// Opens (creating when missing) the sessions database and applies its migrations. One
+/// connection per process: writers (turns, the event writer, receipts) then queue in the pool
+/// instead of meeting SQLite's lock and sleeping in its busy handler, which cost milliseconds
+/// per tool round. Other processes still coordinate through the busy timeout.
 pub async fn open_sessions_db(path: &Path) -> Result<SqlitePool, DbError> {
-    open_sqlite(path, MIGRATIONS, 4)
+    open_sqlite(path, MIGRATIONS, 1)
         .await
         .map_err(|source| DbError::Open {
             path: path.to_path_buf(),
