@@ -8,10 +8,8 @@ use crate::db::agent_id;
 use crate::sessions::rfc3339;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Row, SqlitePool};
 use std::path::Path;
-use std::str::FromStr;
 
 const MIGRATIONS: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS jobs (
@@ -143,28 +141,12 @@ fn parse_time(s: &str) -> Option<DateTime<Utc>> {
 impl CronStore {
     /// Opens (creating when missing) `path` and migrates it; `agents` is the sessions pool.
     pub async fn open(path: &Path, agents: SqlitePool) -> Result<Self, CronError> {
-        let err = |source| CronError::Open {
-            path: path.to_path_buf(),
-            source,
-        };
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| err(sqlx::Error::Io(e)))?;
-        }
-        let opts = SqliteConnectOptions::from_str("sqlite://")
-            .map_err(err)?
-            .filename(path)
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Normal)
-            .busy_timeout(std::time::Duration::from_secs(5));
-        let pool = SqlitePoolOptions::new()
-            .max_connections(2)
-            .connect_with(opts)
+        let pool = crate::db::open_sqlite(path, MIGRATIONS, 2)
             .await
-            .map_err(err)?;
-        for m in MIGRATIONS {
-            sqlx::query(m).execute(&pool).await.map_err(err)?;
-        }
+            .map_err(|source| CronError::Open {
+                path: path.to_path_buf(),
+                source,
+            })?;
         Ok(CronStore { pool, agents })
     }
 
