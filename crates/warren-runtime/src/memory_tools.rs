@@ -4,43 +4,15 @@
 use serde_json::{json, Value};
 use std::sync::Arc;
 use warren_memory::{Memory, NewMemory, RecallQuery};
-use warren_tools::{CallCheck, Tool, ToolContext, ToolError, ToolSpec};
+use warren_tools::{Args, CallCheck, Tool, ToolContext, ToolError, ToolSpec};
 
-fn arg_err(field: &str, message: &str) -> ToolError {
-    ToolError::InvalidArgument {
-        field: field.to_string(),
-        message: message.to_string(),
+/// A required string argument without NUL bytes (memory keys and contents are stored as text).
+fn text<'a>(a: &Args<'a>, field: &str) -> Result<&'a str, ToolError> {
+    let s = a.string(field)?;
+    if s.contains('\0') {
+        return Err(ToolError::arg(field, "contains a NUL byte"));
     }
-}
-
-fn object<'a>(
-    args: &'a Value,
-    known: &[&str],
-) -> Result<&'a serde_json::Map<String, Value>, ToolError> {
-    let map = args
-        .as_object()
-        .ok_or_else(|| arg_err("(arguments)", "must be a JSON object"))?;
-    if let Some(k) = map.keys().find(|k| !known.contains(&k.as_str())) {
-        return Err(arg_err(
-            k,
-            &format!("unknown argument (expected one of: {})", known.join(", ")),
-        ));
-    }
-    Ok(map)
-}
-
-fn string<'a>(
-    map: &'a serde_json::Map<String, Value>,
-    field: &str,
-    required: bool,
-) -> Result<Option<&'a str>, ToolError> {
-    match map.get(field) {
-        None | Some(Value::Null) if required => Err(arg_err(field, "is required")),
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) if s.contains('\0') => Err(arg_err(field, "contains a NUL byte")),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(_) => Err(arg_err(field, "must be a string")),
-    }
+    Ok(s)
 }
 
 fn memory_error(e: warren_memory::MemoryError) -> ToolError {
@@ -85,15 +57,15 @@ struct MemoryStoreTool {
 
 impl MemoryStoreTool {
     fn parse(args: &Value) -> Result<NewMemory, ToolError> {
-        let m = object(args, &["key", "content", "category"])?;
-        let key = string(m, "key", true)?.unwrap_or_default();
+        let a = Args::new(args, &["key", "content", "category"])?;
+        let key = text(&a, "key")?;
         if key.trim().is_empty() || key.len() > 256 {
-            return Err(arg_err("key", "must be 1 to 256 characters"));
+            return Err(ToolError::arg("key", "must be 1 to 256 characters"));
         }
         Ok(NewMemory {
             key: key.to_string(),
-            content: string(m, "content", true)?.unwrap_or_default().to_string(),
-            category: string(m, "category", false)?.unwrap_or("core").to_string(),
+            content: text(&a, "content")?.to_string(),
+            category: a.opt_string("category")?.unwrap_or("core").to_string(),
             session_id: None,
             importance: 0.5,
         })
@@ -131,16 +103,14 @@ struct MemoryRecallTool {
 
 impl MemoryRecallTool {
     fn parse(args: &Value) -> Result<RecallQuery, ToolError> {
-        let m = object(args, &["query", "limit"])?;
-        let limit = match m.get("limit") {
-            None | Some(Value::Null) => 10,
-            Some(v) => v
-                .as_u64()
-                .filter(|n| (1..=100).contains(n))
-                .ok_or_else(|| arg_err("limit", "must be an integer from 1 to 100"))?,
+        let a = Args::new(args, &["query", "limit"])?;
+        let limit = match a.opt_u64("limit")? {
+            None => 10,
+            Some(n) if (1..=100).contains(&n) => n,
+            Some(_) => return Err(ToolError::arg("limit", "must be an integer from 1 to 100")),
         };
         Ok(RecallQuery {
-            query: string(m, "query", true)?.unwrap_or_default().to_string(),
+            query: text(&a, "query")?.to_string(),
             limit: usize::try_from(limit).unwrap_or(10),
             category: None,
             session: None,
@@ -192,13 +162,12 @@ impl Tool for MemoryForgetTool {
         }
     }
     fn check(&self, args: &Value, _ctx: &ToolContext) -> Result<CallCheck, ToolError> {
-        let m = object(args, &["key"])?;
-        string(m, "key", true)?;
+        text(&Args::new(args, &["key"])?, "key")?;
         Ok(checked(true))
     }
     fn execute(&self, args: &Value, _ctx: &ToolContext) -> Result<Value, ToolError> {
-        let m = object(args, &["key"])?;
-        let key = string(m, "key", true)?.unwrap_or_default();
+        let a = Args::new(args, &["key"])?;
+        let key = text(&a, "key")?;
         let removed = block(&self.handle, self.memory.forget(key)).map_err(memory_error)?;
         Ok(json!({"key": key, "removed": removed}))
     }

@@ -191,7 +191,8 @@ impl ToolError {
         }
     }
 
-    pub(crate) fn arg(field: &str, message: impl Into<String>) -> Self {
+    /// An `invalid_argument` error naming the argument.
+    pub fn arg(field: &str, message: impl Into<String>) -> Self {
         ToolError::InvalidArgument {
             field: field.to_string(),
             message: message.into(),

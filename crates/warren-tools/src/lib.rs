@@ -2,7 +2,7 @@
 //! `glob_search`, `content_search`, `shell`. Every call goes through [`Registry::invoke`]: the
 //! policy, autonomy and risk gates, the action budget and the approval hook, then execution.
 
-mod args;
+pub mod args;
 pub mod error;
 pub mod files;
 pub mod gate;
@@ -10,6 +10,7 @@ pub mod search;
 pub mod shell;
 pub mod tool;
 
+pub use args::Args;
 pub use error::ToolError;
 pub use gate::Registry;
 pub use tool::{
