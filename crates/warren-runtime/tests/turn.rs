@@ -635,3 +635,88 @@ async fn approvals_approve_deny_and_no_one_to_ask() {
         "hello"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_tools_store_recall_and_reject_bad_arguments_and_recall_is_injected() {
+    let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+    fake.script([
+        Reply::tool_call(
+            "memory_store",
+            json!({"key": "colour", "content": "favourite colour is teal"}),
+        ),
+        Reply::tool_call("memory_recall", json!({"query": "teal"})),
+        Reply::tool_call("memory_store", json!({"key": 5, "content": "x"})),
+        Reply::text("noted"),
+        Reply::text("teal, as remembered"),
+    ]);
+    let s = setup(&config(
+        "yolo",
+        "max_tool_iterations = 5",
+        "openai.main",
+        &fake.config_block("main"),
+    ))
+    .await;
+    let out = s
+        .host
+        .run("alice", None, "remember my colour", "user", None)
+        .await
+        .unwrap();
+    assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
+    let reqs = fake.requests();
+    let tool_msg = |i: usize| -> String {
+        let msgs = reqs[i].body["messages"].as_array().unwrap();
+        msgs.iter().rev().find(|m| m["role"] == "tool").unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert!(tool_msg(1).contains("colour"), "{}", tool_msg(1));
+    assert!(
+        tool_msg(2).contains("favourite colour is teal"),
+        "recall result: {}",
+        tool_msg(2)
+    );
+    assert!(
+        tool_msg(3).contains("invalid_argument") && tool_msg(3).contains("key"),
+        "{}",
+        tool_msg(3)
+    );
+    // The row is in the agent's SQLite memory, under alice.
+    let db = sqlx::SqlitePool::connect(&format!(
+        "sqlite://{}",
+        s.ws.parent()
+            .unwrap()
+            .parent()
+            .unwrap()
+            .parent()
+            .unwrap()
+            .join("data/memory/memory.db")
+            .display()
+    ))
+    .await
+    .unwrap();
+    let rows: Vec<(String, String)> = sqlx::query_as(
+        "SELECT a.alias, m.content FROM memories m JOIN agents a ON a.id = m.agent_id",
+    )
+    .fetch_all(&db)
+    .await
+    .unwrap();
+    assert_eq!(
+        rows,
+        vec![("alice".to_string(), "favourite colour is teal".to_string())]
+    );
+    // The next turn starts with the recalled row in its system prompt.
+    s.host
+        .run("alice", None, "what colour do I like? teal?", "user", None)
+        .await
+        .unwrap();
+    let system = fake.requests()[4].body["messages"][0].clone();
+    assert_eq!(system["role"], "system");
+    assert!(
+        system["content"]
+            .as_str()
+            .unwrap()
+            .contains("favourite colour is teal"),
+        "{system}"
+    );
+}
