@@ -57,6 +57,44 @@ impl<'a> Args<'a> {
         Ok(s)
     }
 
+    /// An optional boolean (`null` counts as absent).
+    pub fn opt_bool(&self, field: &str) -> Result<Option<bool>, ToolError> {
+        match self.map.get(field) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(other) => Err(ToolError::arg(
+                field,
+                format!("must be a boolean, got {}", kind(other)),
+            )),
+        }
+    }
+
+    /// An optional array of path strings (each non-empty, no NUL byte).
+    pub fn opt_paths(&self, field: &str) -> Result<Option<Vec<&'a str>>, ToolError> {
+        match self.map.get(field) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Array(items)) => items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| match v {
+                    Value::String(s) => {
+                        check_path(&format!("{field}[{i}]"), s)?;
+                        Ok(s.as_str())
+                    }
+                    other => Err(ToolError::arg(
+                        &format!("{field}[{i}]"),
+                        format!("must be a string, got {}", kind(other)),
+                    )),
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(Some),
+            Some(other) => Err(ToolError::arg(
+                field,
+                format!("must be an array of strings, got {}", kind(other)),
+            )),
+        }
+    }
+
     /// An optional non-negative integer.
     pub fn opt_u64(&self, field: &str) -> Result<Option<u64>, ToolError> {
         match self.map.get(field) {

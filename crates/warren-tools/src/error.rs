@@ -108,6 +108,55 @@ pub enum ToolError {
     /// The call was cancelled; its process group was killed.
     #[error("cancelled")]
     Cancelled,
+    /// No git repository at the path, searching up to the authorized root only.
+    #[error("{path} is not in a git repository (searched up to {boundary}, the authorized root)")]
+    NotARepository {
+        /// The directory asked about.
+        path: PathBuf,
+        /// Where the search stopped.
+        boundary: PathBuf,
+    },
+    /// Git metadata (`.git` file, gitdir, commondir, worktree metadata) is a symbolic link or
+    /// passes through one; it is refused without being followed.
+    #[error("git metadata {path} ({what}) is a symbolic link; refused without following it")]
+    GitSymlink {
+        /// The symbolic link.
+        path: PathBuf,
+        /// What the metadata is (`.git`, `gitdir named by ...`, ...).
+        what: String,
+    },
+    /// Git metadata is malformed or resolves somewhere it may not.
+    #[error("git metadata {path}: {reason}")]
+    GitMetadata {
+        /// The metadata file or directory.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A git write operation under `[runtime] kind = "docker"`: git does not enter the
+    /// container, so it is refused before any process starts.
+    #[error("git_operations `{operation}` is refused: [runtime] kind = \"docker\" runs commands in a container that git does not enter; git write operations are refused there (use the shell tool inside the container)")]
+    GitWriteInContainer {
+        /// The refused operation.
+        operation: String,
+    },
+    /// A needed object is not in the repository (for instance a partial clone's promised
+    /// object); Warren never fetches it.
+    #[error("{repo}: {detail}; the object is not in the repository (a partial clone's missing object?) and Warren never fetches objects: transports are disabled")]
+    GitMissingObject {
+        /// The repository.
+        repo: PathBuf,
+        /// libgit2's message (names the object).
+        detail: String,
+    },
+    /// libgit2 failed.
+    #[error("git: {repo}: {message}")]
+    Git {
+        /// The repository.
+        repo: PathBuf,
+        /// What failed.
+        message: String,
+    },
     /// A filesystem operation failed.
     #[error("{path}: {source}")]
     Io {
@@ -154,6 +203,12 @@ impl ToolError {
             ToolError::Timeout(_) => "timeout",
             ToolError::Cancelled => "cancelled",
             ToolError::Io { .. } => "io",
+            ToolError::NotARepository { .. } => "not_a_repository",
+            ToolError::GitSymlink { .. } => "git_metadata_symlink",
+            ToolError::GitMetadata { .. } => "git_metadata",
+            ToolError::GitWriteInContainer { .. } => "git_write_in_container",
+            ToolError::GitMissingObject { .. } => "git_missing_object",
+            ToolError::Git { .. } => "git_error",
         }
     }
 

@@ -4,6 +4,7 @@
 
 use crate::error::ToolError;
 use crate::files::{FileEdit, FileRead, FileWrite};
+use crate::git::GitOperations;
 use crate::search::{ContentSearch, GlobSearch};
 use crate::shell::Shell;
 use crate::tool::{ApprovalDecision, ApprovalRequest, Approver, Tool, ToolContext, ToolSpec};
@@ -17,7 +18,7 @@ pub struct Registry {
 
 impl Registry {
     /// The built-in tools of this crate: file_read, file_write, file_edit, glob_search,
-    /// content_search, shell.
+    /// content_search, shell, git_operations.
     pub fn builtin() -> Self {
         Registry {
             tools: vec![
@@ -27,6 +28,7 @@ impl Registry {
                 Box::new(GlobSearch),
                 Box::new(ContentSearch),
                 Box::new(Shell),
+                Box::new(GitOperations),
             ],
         }
     }

@@ -50,7 +50,10 @@ impl Shell {
 
 /// Reads a pipe to the end, keeping at most `cap` bytes (the rest is drained so the child never
 /// blocks on a full pipe). Returns the kept bytes and whether anything was dropped.
-fn capture(mut r: impl Read + Send + 'static, cap: usize) -> JoinHandle<(Vec<u8>, bool)> {
+pub(crate) fn capture(
+    mut r: impl Read + Send + 'static,
+    cap: usize,
+) -> JoinHandle<(Vec<u8>, bool)> {
     std::thread::spawn(move || {
         let mut kept = Vec::new();
         let mut dropped = false;
@@ -90,7 +93,7 @@ fn piped(cmd: &mut Command) {
         .stderr(Stdio::piped());
 }
 
-fn kill_group(child: &mut Child, container: Option<&str>) {
+pub(crate) fn kill_group(child: &mut Child, container: Option<&str>) {
     if let Some(name) = container {
         // The docker client going away does not stop the container: kill it by name.
         let _ = Command::new("docker")

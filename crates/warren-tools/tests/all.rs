@@ -4,5 +4,7 @@
 mod files;
 mod fixture;
 mod gates;
+mod git;
+mod gitrepo;
 mod search;
 mod shell;

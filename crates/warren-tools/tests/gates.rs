@@ -138,7 +138,8 @@ fn tool_lists_filter_calls_and_specs() {
             "file_write",
             "file_edit",
             "glob_search",
-            "content_search"
+            "content_search",
+            "git_operations"
         ]
     );
     for s in &specs {

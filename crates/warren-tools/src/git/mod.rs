@@ -1,0 +1,192 @@
+//! `git_operations` (SPEC §3): reads in-process through libgit2, writes through the `git`
+//! program inside the agent's sandbox. Before either, the repository is found without leaving
+//! the authorized root and its metadata verified through the policy ([`meta`]); under a docker
+//! runtime every write is refused before any process starts.
+
+pub mod meta;
+pub mod read;
+pub mod request;
+pub mod write;
+
+use crate::error::ToolError;
+use crate::tool::{CallCheck, Tool, ToolContext, ToolSpec};
+use meta::Location;
+use request::{Operation, Request};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use warren_policy::{Access, SecurityPolicy};
+
+/// `git_operations {operation, path?, ...}`.
+pub struct GitOperations;
+
+/// Refuses a write operation under a container runtime: git does not enter the container.
+fn refuse_in_container(policy: &SecurityPolicy, op: Operation) -> Result<(), ToolError> {
+    if op.is_write() && policy.container.is_some() {
+        return Err(ToolError::GitWriteInContainer {
+            operation: op.name().to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// Finds and verifies the repository of a call.
+fn locate(policy: &SecurityPolicy, req: &Request<'_>) -> Result<Location, ToolError> {
+    let path = req
+        .path
+        .map(PathBuf::from)
+        .unwrap_or_else(|| policy.workspace.clone());
+    meta::locate(policy, &path, meta::accesses(req.operation.is_write()))
+}
+
+/// Resolves `worktree_path` for `worktree_add` (a new directory the agent may read and write)
+/// and `worktree_remove` (a linked worktree of this repository, verified for Read and Write).
+fn worktree_target(
+    policy: &SecurityPolicy,
+    loc: &Location,
+    req: &Request<'_>,
+) -> Result<Option<PathBuf>, ToolError> {
+    let Some(raw) = req.worktree_path else {
+        return Ok(None);
+    };
+    let rw = meta::accesses(true);
+    let path = meta::authorize_all(policy, Path::new(raw), rw, None)?;
+    match req.operation {
+        Operation::WorktreeAdd => {
+            if let Ok(mut entries) = std::fs::read_dir(&path) {
+                if entries.next().is_some() {
+                    return Err(ToolError::arg(
+                        "worktree_path",
+                        format!("{} exists and is not empty", path.display()),
+                    ));
+                }
+            } else if std::fs::symlink_metadata(&path).is_ok() {
+                return Err(ToolError::arg(
+                    "worktree_path",
+                    format!("{} exists and is not a directory", path.display()),
+                ));
+            }
+            Ok(Some(path))
+        }
+        Operation::WorktreeRemove => {
+            let listed = read::worktree_list(policy, loc, rw);
+            let found = listed
+                .iter()
+                .any(|w| w.loc.is_linked() && w.loc.workdir == path);
+            if !found {
+                return Err(ToolError::arg(
+                    "worktree_path",
+                    format!(
+                        "{} is not a linked worktree of {} whose metadata is verifiable for read and write",
+                        path.display(),
+                        loc.commondir.display()
+                    ),
+                ));
+            }
+            Ok(Some(path))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// Checks everything a write touches and returns the targets of the git command.
+fn write_targets(
+    policy: &SecurityPolicy,
+    loc: &Location,
+    req: &Request<'_>,
+) -> Result<write::Targets, ToolError> {
+    let rw = meta::accesses(true);
+    let paths = read::repo_relative(policy, loc, "paths", &req.paths, rw)?;
+    let worktree = worktree_target(policy, loc, req)?;
+    let branch_exists = match (req.operation, req.branch) {
+        (Operation::WorktreeAdd, Some(b)) => {
+            let repo = read::open(loc)?;
+            let exists = repo.find_branch(b, git2::BranchType::Local).is_ok();
+            exists
+        }
+        _ => false,
+    };
+    Ok(write::Targets {
+        paths,
+        worktree,
+        branch_exists,
+    })
+}
+
+impl Tool for GitOperations {
+    fn name(&self) -> &'static str {
+        "git_operations"
+    }
+
+    fn spec(&self) -> ToolSpec {
+        let ops: Vec<&str> = Operation::ALL.iter().map(|o| o.name()).collect();
+        ToolSpec {
+            name: self.name(),
+            description: "Git in a repository you may access. Reads: status, diff, log, branch, stash_list, worktree_list. Writes (need read-write access; run in your sandbox): add, commit, checkout, branch_create, branch_delete, stash_push, stash_pop, stash_drop, worktree_add, worktree_remove, worktree_prune. No network operations.",
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "operation": {"type": "string", "enum": ops},
+                    "path": {"type": "string", "description": "Repository or worktree directory (default: your workspace)"},
+                    "files": {"type": "array", "items": {"type": "string"}, "description": "diff: only these files (relative to the working tree)"},
+                    "cached": {"type": "boolean", "description": "diff: staged changes instead of unstaged ones"},
+                    "limit": {"type": "integer", "minimum": 1, "description": "log: number of commits (default 20)"},
+                    "paths": {"type": "array", "items": {"type": "string"}, "description": "add, stash_push: paths relative to the working tree"},
+                    "message": {"type": "string", "description": "commit, stash_push: the message"},
+                    "branch": {"type": "string", "description": "checkout, branch_create, branch_delete, worktree_add: branch name"},
+                    "worktree_path": {"type": "string", "description": "worktree_add, worktree_remove: the worktree directory"},
+                    "index": {"type": "integer", "minimum": 0, "description": "stash_pop, stash_drop: stash entry (default 0)"}
+                },
+                "required": ["operation"],
+                "additionalProperties": false
+            }),
+        }
+    }
+
+    fn check(&self, args: &Value, ctx: &ToolContext) -> Result<CallCheck, ToolError> {
+        let req = Request::parse(args)?;
+        refuse_in_container(&ctx.policy, req.operation)?;
+        let loc = locate(&ctx.policy, &req)?;
+        if req.operation.is_write() {
+            write_targets(&ctx.policy, &loc, &req)?;
+        } else {
+            read::repo_relative(&ctx.policy, &loc, "files", &req.files, &[Access::Read])?;
+        }
+        Ok(CallCheck {
+            side_effects: req.operation.is_write(),
+            risk: None,
+            reasons: Vec::new(),
+        })
+    }
+
+    fn execute(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let req = Request::parse(args)?;
+        let policy = &ctx.policy;
+        refuse_in_container(policy, req.operation)?;
+        let loc = locate(policy, &req)?;
+        if !req.operation.is_write() {
+            let mut v = read::run(policy, &loc, &req, ctx.limits.max_output_bytes)?;
+            v["operation"] = json!(req.operation.name());
+            v["repository"] = json!(loc.workdir.display().to_string());
+            return Ok(v);
+        }
+        let targets = write_targets(policy, &loc, &req)?;
+        let argv = write::git_args(&loc, &req, &targets)?;
+        let out = write::run_git(ctx, &loc, &argv)?;
+        let mut v = json!({
+            "operation": req.operation.name(),
+            "repository": loc.workdir.display().to_string(),
+            "stdout": out.stdout,
+            "stderr": out.stderr,
+            "sandbox": out.sandbox,
+        });
+        if matches!(req.operation, Operation::Commit | Operation::Checkout) {
+            if let Ok(repo) = read::open(&loc) {
+                if let Ok(h) = repo.head() {
+                    v["branch"] = json!(h.shorthand());
+                    v["head"] = json!(h.target().map(|o| o.to_string()));
+                }
+            }
+        }
+        Ok(v)
+    }
+}
