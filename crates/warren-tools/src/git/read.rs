@@ -9,7 +9,7 @@ use super::request::Request;
 use crate::error::ToolError;
 use git2::{
     BranchType, Delta, DiffOptions, ErrorClass, ErrorCode, Patch, Repository, RepositoryOpenFlags,
-    Sort, Status, StatusOptions,
+    Status, StatusOptions, StatusShow,
 };
 use serde_json::{json, Value};
 use std::ffi::OsStr;
@@ -110,7 +110,7 @@ pub fn run(
     let mut repo = open(loc)?;
     let err = |e| git_error(&loc.workdir, e);
     match req.operation {
-        Op::Status => status(&repo).map_err(err),
+        Op::Status => status(loc, &repo),
         Op::Diff => diff(policy, loc, &repo, req, max_bytes),
         Op::Log => log(&repo, req.limit).map_err(err),
         Op::Branch => branches(&repo).map_err(err),
@@ -164,14 +164,75 @@ fn worktree_state(s: Status) -> &'static str {
     }
 }
 
-fn status(repo: &Repository) -> Result<Value, git2::Error> {
-    let mut opts = StatusOptions::new();
-    opts.include_untracked(true)
-        .recurse_untracked_dirs(false)
-        .include_ignored(false)
-        .exclude_submodules(true)
-        .renames_head_to_index(true);
-    let statuses = repo.statuses(Some(&mut opts))?;
+/// One side of the status: `(path, flags, renamed from)` per entry.
+type Side = Vec<(String, Status, Option<String>)>;
+
+fn status_side(repo: &Repository, opts: &mut StatusOptions) -> Result<Side, git2::Error> {
+    let statuses = repo.statuses(Some(opts))?;
+    Ok(statuses
+        .iter()
+        .map(|e| {
+            let s = e.status();
+            let renamed = e
+                .head_to_index()
+                .filter(|_| s.contains(Status::INDEX_RENAMED))
+                .and_then(|d| {
+                    let old = d.old_file().path()?.to_string_lossy().into_owned();
+                    let new = d.new_file().path()?.to_string_lossy().into_owned();
+                    Some((new, old))
+                });
+            match renamed {
+                Some((new, old)) => (new, s, Some(old)),
+                None => (lossy(e.path_bytes()), s, None),
+            }
+        })
+        .collect())
+}
+
+/// HEAD against the index and the index against the working tree, computed at the same time
+/// (each side through its own handle on the verified repository), then merged by path.
+fn status(loc: &Location, repo: &Repository) -> Result<Value, ToolError> {
+    let err = |e| git_error(&loc.workdir, e);
+    let (staged, unstaged) = std::thread::scope(|scope| {
+        let staged = scope.spawn(|| {
+            let r = open(loc)?;
+            let mut o = StatusOptions::new();
+            o.show(StatusShow::Index)
+                .exclude_submodules(true)
+                .renames_head_to_index(true);
+            status_side(&r, &mut o).map_err(err)
+        });
+        let mut o = StatusOptions::new();
+        o.show(StatusShow::Workdir)
+            .include_untracked(true)
+            .recurse_untracked_dirs(false)
+            .include_ignored(false)
+            .exclude_submodules(true);
+        let unstaged = status_side(repo, &mut o).map_err(err);
+        let staged = staged.join().unwrap_or_else(|_| {
+            Err(ToolError::Git {
+                repo: loc.workdir.clone(),
+                message: "the status of the index failed unexpectedly".into(),
+            })
+        });
+        (staged, unstaged)
+    });
+    let mut merged: std::collections::BTreeMap<String, (Status, Option<String>)> =
+        std::collections::BTreeMap::new();
+    for (path, s, from) in staged?.into_iter().chain(unstaged?) {
+        let e = merged.entry(path).or_insert((Status::empty(), None));
+        e.0 |= s;
+        if from.is_some() {
+            e.1 = from;
+        }
+    }
+    status_json(repo, merged).map_err(err)
+}
+
+fn status_json(
+    repo: &Repository,
+    merged: std::collections::BTreeMap<String, (Status, Option<String>)>,
+) -> Result<Value, git2::Error> {
     let index = repo.index()?;
     let mut conflicts = std::collections::BTreeMap::new();
     if index.has_conflicts() {
@@ -195,9 +256,7 @@ fn status(repo: &Repository) -> Result<Value, git2::Error> {
         }
     }
     let mut entries = Vec::new();
-    for e in statuses.iter() {
-        let s = e.status();
-        let path = lossy(e.path_bytes());
+    for (path, (s, from)) in merged {
         if s.contains(Status::CONFLICTED) {
             entries.push(json!({
                 "path": path,
@@ -212,13 +271,8 @@ fn status(repo: &Repository) -> Result<Value, git2::Error> {
             "index": index_state(s),
             "worktree": worktree_state(s),
         });
-        if s.contains(Status::INDEX_RENAMED) {
-            if let Some(d) = e.head_to_index() {
-                if let (Some(old), Some(new)) = (d.old_file().path(), d.new_file().path()) {
-                    entry["from"] = json!(old.to_string_lossy());
-                    entry["path"] = json!(new.to_string_lossy());
-                }
-            }
+        if let Some(old) = from {
+            entry["from"] = json!(old);
         }
         entries.push(entry);
     }
@@ -414,8 +468,8 @@ fn log(repo: &Repository, limit: usize) -> Result<Value, git2::Error> {
     let Some(head) = head else {
         return Ok(json!({"commits": []}));
     };
+    // git's default order (reverse chronological), produced incrementally: no full walk.
     let mut walk = repo.revwalk()?;
-    walk.set_sorting(Sort::TIME)?;
     walk.push(head)?;
     let mut commits = Vec::new();
     for id in walk.take(limit) {
