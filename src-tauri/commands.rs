@@ -1,9 +1,13 @@
 //! The typed commands the window calls. Each one calls one `warren-api` function and returns
 //! its result; the TypeScript side is generated into `ui/src/bindings.ts` (see `bindings`).
 
+mod lifecycle;
+mod live;
+
 use serde::Serialize;
 use specta::Type;
 use tauri::State;
+use warren_api::live::Live;
 use warren_api::Warren;
 use warren_types::{
     AgentDetail, AgentSummary, ApiError, CreateAgentRequest, ErrorCode, ProviderSummary,
@@ -15,6 +19,8 @@ pub struct Core {
     pub warren: Warren,
     /// The outcome of the first-start install, shown by the Agents screen.
     pub start: Result<InstallInfo, ApiError>,
+    /// The live view the bridge task feeds (see `events.rs`).
+    pub live: Live,
 }
 
 /// Where the install lives and whether this start created it.
@@ -86,6 +92,28 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             create_agent,
             providers,
             check_alias,
+            live::live_subscribe,
+            live::live_unsubscribe,
+            live::live_snapshot,
+            live::agent_statuses,
+            live::pending_approvals,
+            live::answer_approval,
+            live::send_prompt,
+            live::cancel_turn,
+            live::agent_meters,
+            live::runtime_status,
+            live::agent_turns,
+            live::turn_events,
+            lifecycle::rename_agent,
+            lifecycle::delete_agent,
+            lifecycle::list_archives,
+            lifecycle::restore_agent,
+        ])
+        .events(tauri_specta::collect_events![
+            crate::events::AgentsChanged,
+            crate::events::AgentStatusChanged,
+            crate::events::ApprovalsChanged,
+            crate::events::BudgetAlert,
         ])
 }
 

@@ -3,6 +3,7 @@
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 mod commands;
+mod events;
 mod tray;
 
 use anyhow::Context;
@@ -38,9 +39,15 @@ fn main() -> anyhow::Result<()> {
         .plugin(tauri_plugin_single_instance::init(|app, _argv, _cwd| {
             tray::show_main_window(app)
         }))
-        .manage(Core { warren, start })
+        .manage(Core {
+            warren,
+            start,
+            live: warren_api::live::Live::new(),
+        })
         .invoke_handler(bindings.invoke_handler())
-        .setup(|app| {
+        .setup(move |app| {
+            bindings.mount_events(app);
+            events::spawn_bridge(app.handle());
             tray::install(app)?;
             Ok(())
         })

@@ -49,6 +49,7 @@ impl Ipc {
             .manage(Core {
                 warren: Warren::open(layout),
                 start,
+                live: Live::new(),
             })
             .invoke_handler(tauri::generate_handler![
                 install_info,

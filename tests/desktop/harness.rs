@@ -243,10 +243,17 @@ pub async fn launch_with(bus: Bus, prepare: impl FnOnce(&Path)) -> Desktop {
         address
     };
     if bus == Bus::PrivateWithTrayHost {
-        let host = zbus::blocking::connection::Builder::address(bus_address.as_str())
-            .and_then(|b| b.name("org.kde.StatusNotifierWatcher"))
-            .and_then(|b| b.build())
-            .unwrap_or_else(|e| panic!("owning the tray host name on the private bus: {e}"));
+        // zbus's blocking API runs its own runtime when built with tokio support, which may
+        // not start inside the test's runtime: connect from a plain thread.
+        let address = bus_address.clone();
+        let host = std::thread::spawn(move || {
+            zbus::blocking::connection::Builder::address(address.as_str())
+                .and_then(|b| b.name("org.kde.StatusNotifierWatcher"))
+                .and_then(|b| b.build())
+        })
+        .join()
+        .unwrap_or_else(|_| panic!("the D-Bus connection thread panicked"))
+        .unwrap_or_else(|e| panic!("owning the tray host name on the private bus: {e}"));
         procs.tray_host = Some(host);
     }
 
@@ -335,6 +342,32 @@ impl Desktop {
                 Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
             }
         }
+    }
+
+    /// Waits until the text of `css` satisfies `ok` and returns it; panics with the last text
+    /// seen (and a screenshot) at the deadline.
+    pub async fn wait_text(&self, css: &str, ok: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + UI_TIMEOUT;
+        loop {
+            let text = self.wait_for(css).await.text().await.unwrap_or_default();
+            if ok(&text) {
+                return text;
+            }
+            if Instant::now() > deadline {
+                self.screenshot("timeout").await;
+                panic!("`{css}` never showed the expected text; last: {text:?}");
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Clicks the element matching `css` once it is there.
+    pub async fn click(&self, css: &str) {
+        self.wait_for(css)
+            .await
+            .click()
+            .await
+            .unwrap_or_else(|e| panic!("clicking `{css}`: {e}"));
     }
 
     /// Saves a PNG of the display into `target/screenshots/<name>.png` and returns its path.

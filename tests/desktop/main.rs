@@ -6,6 +6,8 @@
 
 mod agents;
 mod harness;
+mod lifecycle;
+mod live;
 
 use std::sync::{Mutex, MutexGuard};
 
@@ -21,6 +23,17 @@ pub fn serial() -> MutexGuard<'static, ()> {
 /// Runs an async test body on a fresh runtime.
 pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(f)
+}
+
+/// Runs an async test body on a multi-threaded runtime (a fake provider server lives in the
+/// test process and must answer while the test waits on the window).
+pub fn block_on_mt<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
         .enable_all()
         .build()
         .unwrap()

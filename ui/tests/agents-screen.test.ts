@@ -64,10 +64,26 @@ function serve(backend: Backend) {
           referenced_by: ["agents.bob.delegates"],
         };
       }
+      case "agent_statuses":
+      case "pending_approvals":
+      case "list_archives":
+        return [];
+      case "runtime_status":
+        return {
+          state: "running",
+          problem: null,
+          agents: backend.agents.length,
+          working: 0,
+          error: 0,
+          idle: backend.agents.length,
+          pending_approvals: 0,
+          spent_today_cents: 0,
+          budget_today_cents: 500,
+        };
       default:
         throw { code: "internal", message: `unexpected command ${cmd}` } satisfies ApiError;
     }
-  });
+  }, { shouldMockEvents: true });
 }
 
 const ollama: ProviderSummary = { reference: "ollama.local", family: "ollama", model: "llama3.2", uri: "http://127.0.0.1:11434", has_key_source: false };

@@ -2,10 +2,13 @@
 //! functions and render their results; errors are [`ApiError`] with a stable code.
 
 mod acp;
+mod activity;
 mod agents;
 mod config_ops;
 mod errors;
 pub mod lifecycle;
+pub mod lifecycle_view;
+pub mod live;
 pub mod logging;
 pub mod memory;
 pub mod policy;
@@ -13,6 +16,7 @@ mod run;
 mod secrets;
 mod serve;
 
+pub use activity::{AgentMeters, RuntimeStatus, TurnSummary};
 pub use errors::{config_error, host_error};
 pub use memory::{ForgottenMemory, MemoryItem, StoredMemory};
 pub use run::{RunRequest, RunResult};

@@ -1,0 +1,196 @@
+//! What the desktop's meters, status strip and turn history show: spend and actions against
+//! each agent's budgets, the runtime's counts, and the stored turns with their events.
+
+use crate::live::{runtime_profile_of, AgentStatus, Live};
+use crate::Warren;
+use serde::{Deserialize, Serialize};
+use warren_types::{ApiError, ErrorCode, TurnEvent};
+
+fn storage(e: impl std::fmt::Display) -> ApiError {
+    ApiError::new(ErrorCode::Storage, e.to_string())
+}
+
+/// An agent's budgets and what it used of them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct AgentMeters {
+    /// The agent.
+    pub agent: String,
+    /// Tool rounds allowed per turn.
+    pub max_tool_iterations: u32,
+    /// Provider spend today (UTC), in US cents.
+    pub cost_today_cents: f64,
+    /// `max_cost_per_day_cents`.
+    pub max_cost_per_day_cents: u32,
+    /// Side-effecting actions in the last hour.
+    pub actions_last_hour: u32,
+    /// `max_actions_per_hour`.
+    pub max_actions_per_hour: u32,
+}
+
+/// The status strip: the runtime, agent counts, approvals waiting and today's spend.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct RuntimeStatus {
+    /// `running`, or `unavailable` when the runtime could not open (see `problem`).
+    pub state: String,
+    /// Why the runtime is unavailable.
+    pub problem: Option<String>,
+    /// Agents in the config.
+    pub agents: u32,
+    /// Agents running a turn (including those waiting for approval).
+    pub working: u32,
+    /// Agents whose last turn failed.
+    pub error: u32,
+    /// Agents neither working nor in error.
+    pub idle: u32,
+    /// Approval requests waiting.
+    pub pending_approvals: u32,
+    /// Spend of every agent today (UTC), in US cents.
+    pub spent_today_cents: f64,
+    /// The sum of the agents' `max_cost_per_day_cents`.
+    pub budget_today_cents: f64,
+}
+
+/// One stored turn, for the history list.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct TurnSummary {
+    /// Turn id.
+    pub id: String,
+    /// Session id.
+    pub session_id: String,
+    /// `user`, `cron`, `acp`, `delegate`.
+    pub trigger: String,
+    /// The prompt.
+    pub prompt: String,
+    /// `running`, `completed`, `failed`, `cancelled`.
+    pub status: String,
+    /// Start time (RFC 3339).
+    pub started_at: String,
+}
+
+/// How many stored turns the history lists.
+const HISTORY_TURNS: usize = 50;
+
+impl Warren {
+    /// The agent's budgets and what it used of them (today's spend, actions in the last hour).
+    pub async fn agent_meters(&self, agent: &str) -> Result<AgentMeters, ApiError> {
+        let cfg = self.load()?.config;
+        if !cfg.agents.contains_key(agent) {
+            return Err(ApiError::new(
+                ErrorCode::NotFound,
+                format!("agent `{agent}` does not exist"),
+            ));
+        }
+        let rp = runtime_profile_of(&cfg, agent);
+        let host = self.host().await?;
+        let kit = host.kit();
+        let now = kit.clock.now();
+        let cost = host
+            .sessions()
+            .cost_today_cents(agent, now.into())
+            .await
+            .map_err(storage)?;
+        let actions = kit.ledger.used(agent, now).map_err(storage)?;
+        Ok(AgentMeters {
+            agent: agent.to_string(),
+            max_tool_iterations: rp.max_tool_iterations,
+            cost_today_cents: cost,
+            max_cost_per_day_cents: rp.max_cost_per_day_cents,
+            actions_last_hour: actions,
+            max_actions_per_hour: rp.max_actions_per_hour,
+        })
+    }
+
+    /// The status strip's figures, with agent statuses from `live`.
+    pub async fn runtime_status(&self, live: &Live) -> Result<RuntimeStatus, ApiError> {
+        let cfg = self.load()?.config;
+        let host = match self.host().await {
+            Ok(h) => h,
+            Err(e) => {
+                return Ok(RuntimeStatus {
+                    state: "unavailable".into(),
+                    problem: Some(e.message),
+                    agents: u32::try_from(cfg.agents.len()).unwrap_or(u32::MAX),
+                    working: 0,
+                    error: 0,
+                    idle: 0,
+                    pending_approvals: 0,
+                    spent_today_cents: 0.0,
+                    budget_today_cents: 0.0,
+                })
+            }
+        };
+        let now = host.kit().clock.now().into();
+        let statuses = live.statuses();
+        let status_of = |a: &str| {
+            statuses
+                .iter()
+                .find(|s| s.agent == a)
+                .map_or(AgentStatus::Idle, |s| s.status)
+        };
+        let (mut working, mut error, mut idle) = (0, 0, 0);
+        let (mut spent, mut budget) = (0.0, 0.0);
+        for alias in cfg.agents.keys() {
+            match status_of(alias) {
+                AgentStatus::Working | AgentStatus::WaitingForApproval => working += 1,
+                AgentStatus::Error => error += 1,
+                AgentStatus::Idle => idle += 1,
+            }
+            spent += host
+                .sessions()
+                .cost_today_cents(alias, now)
+                .await
+                .map_err(storage)?;
+            budget += f64::from(runtime_profile_of(&cfg, alias).max_cost_per_day_cents);
+        }
+        Ok(RuntimeStatus {
+            state: "running".into(),
+            problem: None,
+            agents: u32::try_from(cfg.agents.len()).unwrap_or(u32::MAX),
+            working,
+            error,
+            idle,
+            pending_approvals: u32::try_from(live.pending_approvals().len()).unwrap_or(u32::MAX),
+            spent_today_cents: spent,
+            budget_today_cents: budget,
+        })
+    }
+
+    /// The agent's stored turns, newest first (at most 50).
+    pub async fn agent_turns(&self, agent: &str) -> Result<Vec<TurnSummary>, ApiError> {
+        let host = self.host().await?;
+        let sessions = host
+            .sessions()
+            .list_sessions(Some(agent))
+            .await
+            .map_err(storage)?;
+        let mut out = Vec::new();
+        for s in sessions {
+            for t in host.sessions().turns(&s.id).await.map_err(storage)? {
+                out.push(TurnSummary {
+                    id: t.id,
+                    session_id: t.session_id,
+                    trigger: t.trigger,
+                    prompt: t.prompt,
+                    status: t.status,
+                    started_at: t.started_at,
+                });
+            }
+        }
+        out.sort_by(|a, b| b.started_at.cmp(&a.started_at));
+        out.truncate(HISTORY_TURNS);
+        Ok(out)
+    }
+
+    /// The stored events of one turn, in order (to replay it).
+    pub async fn turn_events(&self, turn_id: &str) -> Result<Vec<TurnEvent>, ApiError> {
+        self.host()
+            .await?
+            .sessions()
+            .turn_events(turn_id)
+            .await
+            .map_err(storage)
+    }
+}

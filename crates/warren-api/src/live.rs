@@ -1,0 +1,567 @@
+//! The live view of a running install (SPEC §9.2, the desktop's Live screen): one bridge folds
+//! the host's event stream into a frame stream per agent with its own gap-free `seq`, the
+//! agents' statuses, the approvals waiting and budget alerts. A front-end subscribes to an
+//! agent and gets a snapshot in the same step, so no frame falls between the two; coarse
+//! changes go to one callback.
+
+use crate::Warren;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+use warren_types::{ApiError, Config, EventKind, RuntimeProfile, TurnEvent};
+
+/// Frames kept per agent for snapshots (the current turn's); older ones are dropped and the
+/// snapshot says so.
+pub const MAX_BUFFERED_FRAMES: usize = 20_000;
+
+/// How often the bridge looks at `config.toml` to notice agents added, renamed or removed by
+/// anyone (this window, the CLI, an editor).
+const CONFIG_POLL: Duration = Duration::from_millis(700);
+
+/// What an agent is doing now.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum AgentStatus {
+    /// No turn runs.
+    #[default]
+    Idle,
+    /// A turn runs.
+    Working,
+    /// A turn waits for someone to answer an approval request.
+    WaitingForApproval,
+    /// The last turn failed.
+    Error,
+}
+
+/// One event of an agent's live stream.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct LiveFrame {
+    /// The agent whose stream this is.
+    pub agent: String,
+    /// Position in the agent's stream since the app started: from 1, without gaps, across
+    /// turns (the event's own `seq` counts within its turn).
+    pub seq: u32,
+    /// The runtime event.
+    pub event: TurnEvent,
+}
+
+/// An agent's stream as of now: what a view shows before applying newer frames.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct LiveSnapshot {
+    /// The agent.
+    pub agent: String,
+    /// Its status.
+    pub status: AgentStatus,
+    /// The `seq` of the last frame published for the agent (0: none yet). Frames at or below
+    /// it are in `frames` or belong to earlier turns; a view drops them.
+    pub last_seq: u32,
+    /// The frames of the agent's current (or last) turn, oldest first.
+    pub frames: Vec<LiveFrame>,
+    /// True when the turn's earliest frames were dropped from the buffer.
+    pub truncated: bool,
+}
+
+/// One approval request waiting for an answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct PendingApprovalView {
+    /// The agent.
+    pub agent: String,
+    /// The turn.
+    pub turn_id: String,
+    /// The tool call id (what an answer names).
+    pub call_id: String,
+    /// The tool.
+    pub tool: String,
+    /// Its arguments as JSON text.
+    pub arguments: String,
+    /// Why it needs approval.
+    pub reason: String,
+    /// When it was asked (RFC 3339).
+    pub requested_at: String,
+}
+
+/// An agent and its status.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct AgentStatusEntry {
+    /// The agent.
+    pub agent: String,
+    /// Its status.
+    pub status: AgentStatus,
+}
+
+/// How close an agent is to its daily cost budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum BudgetLevel {
+    /// At least 80% of `max_cost_per_day_cents` is spent.
+    Warning,
+    /// The budget is spent: further provider calls fail until tomorrow (UTC).
+    Exceeded,
+}
+
+/// A coarse change front-ends show without following a stream.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StateChange {
+    /// `config.toml` changed: the agent list (or a profile) may differ.
+    AgentsChanged,
+    /// An agent's status changed.
+    Status(AgentStatusEntry),
+    /// The approvals waiting changed; this is the whole list now.
+    Approvals(Vec<PendingApprovalView>),
+    /// An agent's spend today crossed a budget level.
+    Budget {
+        /// The agent whose budget it is.
+        agent: String,
+        /// The level crossed.
+        level: BudgetLevel,
+        /// Spent today (UTC), in US cents.
+        spent_cents: f64,
+        /// `max_cost_per_day_cents`.
+        budget_cents: u32,
+    },
+}
+
+/// Receives an agent's frames; returns false once it is gone (it is then forgotten).
+pub type FrameSink = Box<dyn Fn(&LiveFrame) -> bool + Send + Sync>;
+
+#[derive(Default)]
+struct AgentLive {
+    next_seq: u32,
+    frames: VecDeque<LiveFrame>,
+    truncated: bool,
+    status: AgentStatus,
+    sinks: Vec<(u32, FrameSink)>,
+}
+
+#[derive(Default)]
+struct LiveState {
+    agents: HashMap<String, AgentLive>,
+    pending: BTreeMap<String, PendingApprovalView>,
+    /// Per budget agent: the UTC day and the highest level already announced that day.
+    alerted: HashMap<String, (String, BudgetLevel)>,
+    next_sink: u32,
+}
+
+/// The live view's shared state: fed by [`Live::run`], read by subscribers and snapshots.
+#[derive(Clone, Default)]
+pub struct Live {
+    state: Arc<Mutex<LiveState>>,
+}
+
+/// Whether an event changes the approvals waiting.
+fn touches_approvals(kind: &EventKind) -> bool {
+    matches!(
+        kind,
+        EventKind::ApprovalRequested { .. } | EventKind::ApprovalResolved { .. }
+    ) || kind.is_terminal()
+}
+
+/// The status an event moves its agent to, if it moves it.
+fn status_after(kind: &EventKind) -> Option<AgentStatus> {
+    match kind {
+        EventKind::TurnStarted { .. } | EventKind::ApprovalResolved { .. } => {
+            Some(AgentStatus::Working)
+        }
+        EventKind::ApprovalRequested { .. } => Some(AgentStatus::WaitingForApproval),
+        EventKind::TurnCompleted { .. } | EventKind::TurnCancelled {} => Some(AgentStatus::Idle),
+        EventKind::TurnFailed { .. } => Some(AgentStatus::Error),
+        _ => None,
+    }
+}
+
+/// The runtime profile an agent runs under (the defaults when it names none).
+pub fn runtime_profile_of(config: &Config, agent: &str) -> RuntimeProfile {
+    config
+        .agents
+        .get(agent)
+        .and_then(|a| a.runtime_profile.as_ref())
+        .and_then(|p| config.runtime_profiles.get(p))
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// The level `spent` reaches against `budget`, if any.
+pub fn budget_level(spent_cents: f64, budget_cents: u32) -> Option<BudgetLevel> {
+    let budget = f64::from(budget_cents);
+    if spent_cents >= budget {
+        Some(BudgetLevel::Exceeded)
+    } else if spent_cents >= budget * 0.8 {
+        Some(BudgetLevel::Warning)
+    } else {
+        None
+    }
+}
+
+fn config_stamp(path: &std::path::Path) -> Option<(SystemTime, u64)> {
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.modified().ok()?, m.len()))
+}
+
+impl Live {
+    /// An empty live view (fed once [`Live::run`] runs).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, LiveState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Subscribes `sink` to `agent`'s frames and returns the snapshot taken in the same step:
+    /// every frame with a `seq` above the snapshot's `last_seq` goes to the sink, every other
+    /// one is in the snapshot or older. Returns the subscription id.
+    pub fn subscribe(&self, agent: &str, sink: FrameSink) -> (u32, LiveSnapshot) {
+        let mut st = self.lock();
+        st.next_sink = st.next_sink.wrapping_add(1);
+        let id = st.next_sink;
+        let a = st.agents.entry(agent.to_string()).or_default();
+        a.sinks.push((id, sink));
+        (id, snapshot_of(agent, a))
+    }
+
+    /// Ends a subscription.
+    pub fn unsubscribe(&self, id: u32) {
+        for a in self.lock().agents.values_mut() {
+            a.sinks.retain(|(i, _)| *i != id);
+        }
+    }
+
+    /// The agent's stream as of now.
+    pub fn snapshot(&self, agent: &str) -> LiveSnapshot {
+        let st = self.lock();
+        match st.agents.get(agent) {
+            Some(a) => snapshot_of(agent, a),
+            None => snapshot_of(agent, &AgentLive::default()),
+        }
+    }
+
+    /// The status of every agent seen by the runtime since the app started (others are idle).
+    pub fn statuses(&self) -> Vec<AgentStatusEntry> {
+        let st = self.lock();
+        let mut v: Vec<_> = st
+            .agents
+            .iter()
+            .map(|(agent, a)| AgentStatusEntry {
+                agent: agent.clone(),
+                status: a.status,
+            })
+            .collect();
+        v.sort_by(|a, b| a.agent.cmp(&b.agent));
+        v
+    }
+
+    /// The approval requests waiting now, oldest first.
+    pub fn pending_approvals(&self) -> Vec<PendingApprovalView> {
+        let mut v: Vec<_> = self.lock().pending.values().cloned().collect();
+        v.sort_by(|a, b| a.requested_at.cmp(&b.requested_at));
+        v
+    }
+
+    /// Folds one runtime event in: the agent's next frame goes to its buffer and subscribers,
+    /// and the coarse changes it causes are returned.
+    pub fn fold(&self, event: TurnEvent) -> Vec<StateChange> {
+        let mut changes = Vec::new();
+        let mut st = self.lock();
+        let agent = event.agent.clone();
+        let approvals = touches_approvals(&event.kind);
+        match &event.kind {
+            EventKind::ApprovalRequested {
+                id,
+                tool,
+                arguments,
+                reason,
+            } => {
+                st.pending.insert(
+                    id.clone(),
+                    PendingApprovalView {
+                        agent: agent.clone(),
+                        turn_id: event.turn_id.clone(),
+                        call_id: id.clone(),
+                        tool: tool.clone(),
+                        arguments: arguments.clone(),
+                        reason: reason.clone(),
+                        requested_at: event.time.clone(),
+                    },
+                );
+            }
+            EventKind::ApprovalResolved { id, .. } => {
+                st.pending.remove(id);
+            }
+            k if k.is_terminal() => st.pending.retain(|_, p| p.turn_id != event.turn_id),
+            _ => {}
+        }
+        let a = st.agents.entry(agent.clone()).or_default();
+        if let Some(s) = status_after(&event.kind) {
+            if s != a.status {
+                a.status = s;
+                changes.push(StateChange::Status(AgentStatusEntry {
+                    agent: agent.clone(),
+                    status: s,
+                }));
+            }
+        }
+        if matches!(event.kind, EventKind::TurnStarted { .. }) {
+            a.frames.clear();
+            a.truncated = false;
+        }
+        a.next_seq += 1;
+        let frame = LiveFrame {
+            agent,
+            seq: a.next_seq,
+            event,
+        };
+        a.sinks.retain(|(_, sink)| sink(&frame));
+        a.frames.push_back(frame);
+        if a.frames.len() > MAX_BUFFERED_FRAMES {
+            a.frames.pop_front();
+            a.truncated = true;
+        }
+        if approvals {
+            let mut v: Vec<_> = st.pending.values().cloned().collect();
+            v.sort_by(|a, b| a.requested_at.cmp(&b.requested_at));
+            changes.push(StateChange::Approvals(v));
+        }
+        changes
+    }
+
+    /// Records the spend of `agent` after a usage event and returns a budget alert when it
+    /// crossed a level not yet announced today.
+    fn budget_check(
+        &self,
+        agent: &str,
+        day: &str,
+        spent_cents: f64,
+        budget_cents: u32,
+    ) -> Option<StateChange> {
+        let level = budget_level(spent_cents, budget_cents)?;
+        let mut st = self.lock();
+        let seen = st.alerted.get(agent);
+        if seen.is_some_and(|(d, l)| d == day && *l >= level) {
+            return None;
+        }
+        st.alerted
+            .insert(agent.to_string(), (day.to_string(), level));
+        Some(StateChange::Budget {
+            agent: agent.to_string(),
+            level,
+            spent_cents,
+            budget_cents,
+        })
+    }
+
+    /// The one bridge: subscribes to the runtime's event hub and folds every event in, and
+    /// watches `config.toml`; every coarse change goes to `on_change`. Runs until the host's
+    /// hub closes.
+    pub async fn run(&self, warren: &Warren, on_change: impl Fn(StateChange)) {
+        let host = match warren.host().await {
+            Ok(h) => h,
+            Err(e) => {
+                tracing::error!("the live view cannot follow the runtime: {e}");
+                return;
+            }
+        };
+        let mut events = host.subscribe();
+        let config = warren.layout().config_path();
+        let mut stamp = config_stamp(&config);
+        let mut tick = tokio::time::interval(CONFIG_POLL);
+        loop {
+            tokio::select! {
+                ev = events.recv() => {
+                    let Some(ev) = ev else { break };
+                    let usage_of = match (&ev.kind, &ev.parent) {
+                        (EventKind::Usage { .. }, Some(p)) => Some(p.agent.clone()),
+                        (EventKind::Usage { .. }, None) => Some(ev.agent.clone()),
+                        _ => None,
+                    };
+                    for c in self.fold(ev) {
+                        on_change(c);
+                    }
+                    if let Some(agent) = usage_of {
+                        if let Some(c) = self.usage_alert(warren, &agent).await {
+                            on_change(c);
+                        }
+                    }
+                }
+                _ = tick.tick() => {
+                    let now = config_stamp(&config);
+                    if now != stamp {
+                        stamp = now;
+                        on_change(StateChange::AgentsChanged);
+                    }
+                }
+            }
+        }
+    }
+
+    async fn usage_alert(&self, warren: &Warren, agent: &str) -> Option<StateChange> {
+        let cfg = warren.load().ok()?.config;
+        let budget = runtime_profile_of(&cfg, agent).max_cost_per_day_cents;
+        let host = warren.host().await.ok()?;
+        let now: chrono::DateTime<chrono::Utc> = host.kit().clock.now().into();
+        let spent = host.sessions().cost_today_cents(agent, now).await.ok()?;
+        self.budget_check(agent, &now.format("%Y-%m-%d").to_string(), spent, budget)
+    }
+}
+
+fn snapshot_of(agent: &str, a: &AgentLive) -> LiveSnapshot {
+    LiveSnapshot {
+        agent: agent.to_string(),
+        status: a.status,
+        last_seq: a.next_seq,
+        frames: a.frames.iter().cloned().collect(),
+        truncated: a.truncated,
+    }
+}
+
+impl Warren {
+    /// Answers a waiting approval request of a turn run with the host's broker. A request
+    /// announced a moment ago may not be parked yet: it is retried for up to two seconds.
+    /// False when nothing waits under `call_id`.
+    pub async fn answer_approval(
+        &self,
+        call_id: &str,
+        decision: warren_types::ApprovalDecision,
+        message: Option<String>,
+    ) -> Result<bool, ApiError> {
+        let host = self.host().await?;
+        let answer = crate::approval::ApprovalAnswer {
+            decision,
+            message: message.filter(|m| !m.trim().is_empty()),
+            no_one_to_ask: false,
+        };
+        for _ in 0..40 {
+            if host.approvals().answer(call_id, answer.clone()) {
+                return Ok(true);
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Ok(false)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn ev(agent: &str, turn: &str, seq: u32, kind: EventKind) -> TurnEvent {
+        TurnEvent {
+            turn_id: turn.into(),
+            agent: agent.into(),
+            seq,
+            time: format!("2026-01-01T00:00:{seq:02}Z"),
+            kind,
+            parent: None,
+        }
+    }
+
+    fn started(agent: &str, turn: &str) -> TurnEvent {
+        ev(
+            agent,
+            turn,
+            1,
+            EventKind::TurnStarted {
+                session_id: "s".into(),
+                trigger: "user".into(),
+                prompt: "hi".into(),
+            },
+        )
+    }
+
+    #[test]
+    fn frames_get_a_gap_free_seq_per_agent_across_turns() {
+        let live = Live::new();
+        live.fold(started("a", "t1"));
+        live.fold(ev("b", "u1", 1, EventKind::TurnCancelled {}));
+        live.fold(ev(
+            "a",
+            "t1",
+            2,
+            EventKind::TurnCompleted { text: "x".into() },
+        ));
+        live.fold(started("a", "t2"));
+        let snap = live.snapshot("a");
+        assert_eq!(snap.last_seq, 3);
+        assert_eq!(snap.frames.len(), 1, "a new turn starts a new buffer");
+        assert_eq!(snap.frames[0].seq, 3);
+        assert_eq!(live.snapshot("b").last_seq, 1);
+    }
+
+    #[test]
+    fn a_subscriber_gets_exactly_the_frames_after_its_snapshot() {
+        let live = Live::new();
+        live.fold(started("a", "t1"));
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let sink_got = got.clone();
+        let (_, snap) = live.subscribe(
+            "a",
+            Box::new(move |f| {
+                sink_got.lock().unwrap().push(f.seq);
+                true
+            }),
+        );
+        live.fold(ev("a", "t1", 2, EventKind::TextDelta { text: "hi".into() }));
+        assert_eq!(snap.last_seq, 1);
+        assert_eq!(*got.lock().unwrap(), vec![2]);
+    }
+
+    #[test]
+    fn statuses_and_pending_approvals_follow_the_events() {
+        let live = Live::new();
+        let c = live.fold(started("a", "t1"));
+        assert!(c.contains(&StateChange::Status(AgentStatusEntry {
+            agent: "a".into(),
+            status: AgentStatus::Working
+        })));
+        let c = live.fold(ev(
+            "a",
+            "t1",
+            2,
+            EventKind::ApprovalRequested {
+                id: "c1".into(),
+                tool: "file_write".into(),
+                arguments: "{}".into(),
+                reason: "asks".into(),
+            },
+        ));
+        assert!(matches!(&c[1], StateChange::Approvals(v) if v.len() == 1 && v[0].call_id == "c1"));
+        assert_eq!(live.statuses()[0].status, AgentStatus::WaitingForApproval);
+        live.fold(ev(
+            "a",
+            "t1",
+            3,
+            EventKind::TurnFailed {
+                code: "x".into(),
+                message: "y".into(),
+            },
+        ));
+        assert!(
+            live.pending_approvals().is_empty(),
+            "a finished turn waits for nothing"
+        );
+        assert_eq!(live.statuses()[0].status, AgentStatus::Error);
+    }
+
+    #[test]
+    fn a_budget_level_is_announced_once_a_day() {
+        let live = Live::new();
+        assert_eq!(live.budget_check("a", "d1", 10.0, 100), None);
+        assert!(live.budget_check("a", "d1", 85.0, 100).is_some());
+        assert_eq!(live.budget_check("a", "d1", 90.0, 100), None);
+        assert!(matches!(
+            live.budget_check("a", "d1", 100.0, 100),
+            Some(StateChange::Budget {
+                level: BudgetLevel::Exceeded,
+                ..
+            })
+        ));
+        assert!(live.budget_check("a", "d2", 85.0, 100).is_some());
+    }
+}

@@ -1,0 +1,60 @@
+//! Rename, delete (plan, then archive) and restore from the Agents screen, through the same
+//! lifecycle service as `warren agents`. Each calls one `warren-api` function.
+
+use super::Core;
+use tauri::State;
+use warren_api::lifecycle_view::{ArchiveView, LifecycleOutcome};
+use warren_types::ApiError;
+
+/// Renames agent `old` to `new_alias` (`dry_run`: only the plan). A running turn makes it
+/// `agent_busy`.
+#[tauri::command]
+#[specta::specta]
+pub async fn rename_agent(
+    core: State<'_, Core>,
+    old: String,
+    new_alias: String,
+    dry_run: bool,
+) -> Result<LifecycleOutcome, ApiError> {
+    core.warren
+        .rename_agent(&old, &new_alias, dry_run, false)
+        .await
+        .map(Into::into)
+}
+
+/// Deletes agent `alias` into an archive (`dry_run`: only the plan, with its blockers).
+#[tauri::command]
+#[specta::specta]
+pub async fn delete_agent(
+    core: State<'_, Core>,
+    alias: String,
+    dry_run: bool,
+) -> Result<LifecycleOutcome, ApiError> {
+    core.warren
+        .delete_agent(&alias, dry_run, false)
+        .await
+        .map(Into::into)
+}
+
+/// The deletion archives, newest last.
+#[tauri::command]
+#[specta::specta]
+pub async fn list_archives(core: State<'_, Core>) -> Result<Vec<ArchiveView>, ApiError> {
+    core.warren
+        .list_archives()
+        .map(|v| v.into_iter().map(Into::into).collect())
+}
+
+/// Restores the agent of `archive`, as `as_alias` when given.
+#[tauri::command]
+#[specta::specta]
+pub async fn restore_agent(
+    core: State<'_, Core>,
+    archive: String,
+    as_alias: Option<String>,
+) -> Result<LifecycleOutcome, ApiError> {
+    core.warren
+        .restore_agent(&archive, as_alias.as_deref(), false)
+        .await
+        .map(Into::into)
+}

@@ -1,0 +1,284 @@
+//! The Live and Approvals screens against a fake OpenAI server: a prompt streams a turn into
+//! the timeline, a pending `file_write` waits on its card, and the answer given in the window
+//! decides what lands on disk. Meters, the status strip, budget alerts, replay and abort are
+//! read from the same window.
+
+use crate::harness::{launch, Desktop};
+use crate::{block_on_mt, serial};
+use fantoccini::Locator;
+use serde_json::json;
+use std::time::Duration;
+use warren_testkit::fake_llm::{FakeLlm, Reply};
+use warren_types::ProviderFamily;
+
+/// One supervised agent on the fake server; 1,000 USD per million tokens in and 2,000 out, so
+/// each default reply (10 in, 5 out) costs 2 cents; the daily budget is `budget_cents`.
+fn config(fake: &FakeLlm, budget_cents: u32) -> String {
+    format!(
+        r#"# Live view test install.
+schema_version = 1
+
+[agents.writer]
+risk_profile = "sup"
+runtime_profile = "tight"
+model_provider = "openai.fake"
+
+[risk_profiles.sup]
+level = "supervised"
+
+[runtime_profiles.tight]
+max_tool_iterations = 4
+max_cost_per_day_cents = {budget_cents}
+
+{}input_cost_per_mtok = 1000.0
+output_cost_per_mtok = 2000.0
+"#,
+        fake.config_block("fake")
+    )
+}
+
+async fn open_live(d: &Desktop, agent: &str) {
+    d.click(&format!("[data-alias={agent}] [data-testid=agent-live]"))
+        .await;
+    d.wait_for(&format!("[data-testid=live-screen][data-agent={agent}]"))
+        .await;
+    d.wait_for("[data-testid=meters]").await;
+}
+
+async fn send(d: &Desktop, prompt: &str) {
+    let input = d.wait_for("[data-testid=live-prompt]").await;
+    input.send_keys(prompt).await.unwrap();
+    d.click("[data-testid=live-send]").await;
+}
+
+/// The text of the last element matching `css`.
+async fn last_text(d: &Desktop, css: &str) -> String {
+    let all = d.client.find_all(Locator::Css(css)).await.unwrap();
+    match all.last() {
+        Some(e) => e.text().await.unwrap_or_default(),
+        None => String::new(),
+    }
+}
+
+#[test]
+fn approving_a_pending_file_write_in_the_timeline_writes_the_file() {
+    let _serial = serial();
+    block_on_mt(async {
+        let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+        fake.script([
+            Reply::text_and_calls(
+                "I will write it.",
+                [(
+                    "file_write",
+                    json!({"path": "notes.txt", "content": "hello from the window"}),
+                )],
+            ),
+            Reply::text("I wrote notes.txt for you."),
+        ]);
+        // Two replies spend 4 cents of a 3-cent budget: the second one crosses it.
+        let cfg = config(&fake, 3);
+        let d = launch(|home| std::fs::write(home.join("config.toml"), &cfg).unwrap()).await;
+        open_live(&d, "writer").await;
+        d.wait_text("[data-testid=meter-iterations]", |t| t == "0 / 4")
+            .await;
+        send(&d, "write notes.txt").await;
+
+        // The call waits on its card; the agent, the nav badge and the strip say so.
+        let card = "[data-testid=tool-card][data-tool=file_write][data-state=waiting]";
+        d.wait_for(card).await;
+        let args = d
+            .wait_text(&format!("{card} [data-testid=tool-args]"), |t| {
+                t.contains("notes.txt")
+            })
+            .await;
+        assert!(args.contains("hello from the window"), "arguments: {args}");
+        d.wait_text("[data-testid=live-status]", |t| t == "waiting for approval")
+            .await;
+        d.wait_text("[data-testid=nav-approvals-count]", |t| t == "1")
+            .await;
+        d.wait_text("[data-testid=strip-pending]", |t| {
+            t.contains("1 approval waiting")
+        })
+        .await;
+        let text = d
+            .wait_text("[data-testid=text-item]", |t| {
+                t.contains("I will write it.")
+            })
+            .await;
+        assert_eq!(text, "I will write it.");
+        assert!(
+            !d.home.join("agents/writer/workspace/notes.txt").exists(),
+            "the file exists before the call was approved"
+        );
+        d.screenshot("live-approval-pending").await;
+
+        d.click(&format!("{card} [data-testid=approve-once]")).await;
+        d.wait_for("[data-testid=turn][data-state=completed]").await;
+        let written =
+            std::fs::read_to_string(d.home.join("agents/writer/workspace/notes.txt")).unwrap();
+        assert_eq!(written, "hello from the window");
+
+        // The card shows the result; the timeline the streamed answer and each request's usage.
+        let done = "[data-testid=tool-card][data-tool=file_write][data-state=ok]";
+        let decision = d
+            .wait_text(&format!("{done} [data-testid=tool-decision]"), |t| {
+                !t.is_empty()
+            })
+            .await;
+        assert_eq!(decision, "approved once");
+        let output = d
+            .wait_text(&format!("{done} [data-testid=tool-output]"), |t| {
+                !t.is_empty()
+            })
+            .await;
+        assert!(output.contains("notes.txt"), "tool output: {output}");
+        assert_eq!(
+            last_text(&d, "[data-testid=text-item]").await,
+            "I wrote notes.txt for you."
+        );
+        let usage = d
+            .wait_text("[data-testid=turn-usage]", |t| t.contains("20 in"))
+            .await;
+        assert!(
+            usage.contains("2 rounds") && usage.contains("10 out"),
+            "{usage}"
+        );
+        assert!(usage.contains("$0.0400"), "turn cost: {usage}");
+        let per_request = last_text(&d, "[data-testid=model-usage]").await;
+        assert!(per_request.contains("10 in / 5 out"), "{per_request}");
+        d.wait_text("[data-testid=meter-iterations]", |t| t == "2 / 4")
+            .await;
+        d.wait_text("[data-testid=meter-cost]", |t| t == "$0.04 / $0.03")
+            .await;
+        d.wait_text("[data-testid=meter-actions]", |t| t.starts_with("1 /"))
+            .await;
+        d.wait_text("[data-testid=live-status]", |t| t == "idle")
+            .await;
+        // The budget crossing arrived as a typed event; the strip totals today's spend.
+        let alert = d
+            .wait_text("[data-testid=budget-alert]", |t| t.contains("writer"))
+            .await;
+        assert!(alert.contains("daily budget spent"), "alert: {alert}");
+        d.wait_text("[data-testid=strip-spend]", |t| {
+            t.starts_with("$0.04 of $0.03")
+        })
+        .await;
+        d.wait_text("[data-testid=strip-pending]", |t| {
+            t.contains("0 approvals waiting")
+        })
+        .await;
+
+        // The provider got the tool result in its second request.
+        let requests = fake.requests();
+        assert_eq!(requests.len(), 2);
+        assert!(
+            requests[1].body.to_string().contains("notes.txt"),
+            "second request: {}",
+            requests[1].body
+        );
+
+        // The stored turn is listed and replays from sessions.db.
+        d.wait_for("[data-testid=history-turn][data-state=completed]")
+            .await;
+        d.screenshot("live-completed").await;
+        d.click("[data-testid=history-turn] [data-testid=replay]")
+            .await;
+        d.wait_for("[data-testid=replay-banner]").await;
+        d.wait_for("[data-testid=tool-card][data-tool=file_write][data-state=ok]")
+            .await;
+        let replayed = last_text(&d, "[data-testid=text-item]").await;
+        assert_eq!(replayed, "I wrote notes.txt for you.");
+        d.screenshot("live-replay").await;
+        d.close().await;
+    });
+}
+
+#[test]
+fn deny_with_a_reason_writes_nothing_and_the_inbox_and_abort_work() {
+    let _serial = serial();
+    block_on_mt(async {
+        let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+        fake.script([
+            Reply::tool_call("file_write", json!({"path": "denied.txt", "content": "no"})),
+            Reply::text("Understood, I did not write it."),
+            Reply::tool_call("file_write", json!({"path": "inbox.txt", "content": "yes"})),
+            Reply::text("Wrote inbox.txt."),
+            // A slow answer, aborted from the window.
+            Reply::text("one two three four five six seven eight nine ten eleven twelve")
+                .frame_delay(Duration::from_millis(400)),
+        ]);
+        let cfg = config(&fake, 500);
+        let d = launch(|home| std::fs::write(home.join("config.toml"), &cfg).unwrap()).await;
+        let workspace = d.home.join("agents/writer/workspace");
+        open_live(&d, "writer").await;
+
+        // Deny with a reason: nothing is written and the model is told why.
+        send(&d, "write denied.txt").await;
+        let card = "[data-testid=tool-card][data-tool=file_write][data-state=waiting]";
+        d.wait_for(card).await;
+        d.wait_for(&format!("{card} [data-testid=deny-reason]"))
+            .await
+            .send_keys("not today")
+            .await
+            .unwrap();
+        d.click(&format!("{card} [data-testid=deny]")).await;
+        d.wait_for("[data-testid=turn][data-state=completed]").await;
+        let decision = d
+            .wait_text(
+                "[data-testid=tool-card][data-state=denied] [data-testid=tool-decision]",
+                |t| !t.is_empty(),
+            )
+            .await;
+        assert_eq!(decision, "denied: not today");
+        assert!(!workspace.join("denied.txt").exists());
+        let second = fake.requests()[1].body.to_string();
+        assert!(
+            second.contains("the user denied this call: not today"),
+            "second request: {second}"
+        );
+        d.screenshot("live-denied").await;
+
+        // The next call is answered from the Approvals inbox, for the session.
+        send(&d, "write inbox.txt").await;
+        d.wait_text("[data-testid=nav-approvals-count]", |t| t == "1")
+            .await;
+        d.click("[data-testid=nav-approvals]").await;
+        let row = "[data-testid=approval-row][data-agent=writer]";
+        let text = d.wait_text(row, |t| t.contains("inbox.txt")).await;
+        assert!(text.contains("file_write"), "inbox row: {text}");
+        d.screenshot("approvals-inbox").await;
+        d.click(&format!("{row} [data-testid=approve-session]"))
+            .await;
+        d.wait_for("[data-testid=approvals-empty]").await;
+        let deadline = std::time::Instant::now() + crate::harness::UI_TIMEOUT;
+        while !workspace.join("inbox.txt").exists() && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(
+            std::fs::read_to_string(workspace.join("inbox.txt")).unwrap(),
+            "yes"
+        );
+
+        // Back on the agent's live view: the second turn finished; a third is aborted.
+        d.click("[data-testid=nav-live]").await;
+        d.wait_for("[data-testid=tool-card][data-tool=file_write][data-state=ok]")
+            .await;
+        send(&d, "count slowly").await;
+        d.wait_text("[data-testid=live-status]", |t| t == "working")
+            .await;
+        d.wait_for("[data-testid=text-item]").await;
+        d.click("[data-testid=live-abort]").await;
+        d.wait_for("[data-testid=turn][data-state=cancelled]").await;
+        d.wait_text("[data-testid=live-status]", |t| t == "idle")
+            .await;
+        let partial = last_text(&d, "[data-testid=text-item]").await;
+        assert!(
+            !partial.contains("twelve"),
+            "the turn streamed to its end although it was aborted: {partial}"
+        );
+        d.wait_for("[data-testid=history-turn][data-state=cancelled]")
+            .await;
+        d.screenshot("live-aborted").await;
+        d.close().await;
+    });
+}

@@ -1,0 +1,185 @@
+// The Live screen's state for one agent: its frame stream (subscribe + snapshot), meters,
+// stored turns and replay, the chat prompt, approvals and abort, all through the typed commands.
+
+import { Channel } from "@tauri-apps/api/core";
+import {
+  commands,
+  type AgentMeters,
+  type ApiError,
+  type ApprovalDecision,
+  type LiveFrame,
+  type TurnSummary,
+} from "../bindings";
+import { toApiError } from "./agents.svelte";
+import { emptyStream, onFrame, onSnapshot, replay, type Stream, type Timeline } from "./timeline";
+
+export type LiveApi = Pick<
+  typeof commands,
+  | "liveSubscribe"
+  | "liveUnsubscribe"
+  | "sendPrompt"
+  | "answerApproval"
+  | "cancelTurn"
+  | "agentMeters"
+  | "agentTurns"
+  | "turnEvents"
+>;
+
+type Ok<T> = { status: "ok"; data: T } | { status: "error"; error: ApiError };
+
+function unwrap<T>(r: Ok<T>): T {
+  if (r.status === "error") throw r.error;
+  return r.data;
+}
+
+/** Makes the channel frames arrive on; the app uses Tauri's `Channel`. */
+export type ChannelFactory = (onmessage: (f: LiveFrame) => void) => Channel<LiveFrame>;
+
+const tauriChannel: ChannelFactory = (onmessage) => {
+  const c = new Channel<LiveFrame>();
+  c.onmessage = onmessage;
+  return c;
+};
+
+export class LiveStore {
+  agent = $state<string | null>(null);
+  stream = $state<Stream>(emptyStream());
+  meters = $state<AgentMeters | null>(null);
+  history = $state<TurnSummary[]>([]);
+  /** A stored turn being replayed instead of the live stream. */
+  replaying = $state<{ turn: TurnSummary; timeline: Timeline } | null>(null);
+  /** The chat session prompts continue (the last turn's). */
+  session = $state<string | null>(null);
+  sending = $state(false);
+  error = $state<ApiError | null>(null);
+
+  /** True while the agent's latest turn runs. */
+  running = $derived.by(() => {
+    const turns = this.stream.timeline.turns;
+    return turns.length > 0 && turns[turns.length - 1].state === "running";
+  });
+
+  #api: LiveApi;
+  #channel: ChannelFactory;
+  #subscription: number | null = null;
+  #generation = 0;
+
+  constructor(api: LiveApi = commands, channel: ChannelFactory = tauriChannel) {
+    this.#api = api;
+    this.#channel = channel;
+  }
+
+  /** Follows `agent`'s stream (ending the previous subscription). */
+  async open(agent: string): Promise<void> {
+    await this.close();
+    const generation = ++this.#generation;
+    this.agent = agent;
+    this.stream = emptyStream();
+    this.replaying = null;
+    this.session = null;
+    this.error = null;
+    const stream = this.stream;
+    const channel = this.#channel((f) => {
+      if (generation === this.#generation) onFrame(stream, f);
+      if (f.event.type === "usage" || f.event.type === "tool_result" || f.event.type === "turn_completed") {
+        void this.refreshMeters();
+      }
+    });
+    try {
+      const sub = unwrap(await this.#api.liveSubscribe(agent, channel));
+      if (generation !== this.#generation) {
+        void this.#api.liveUnsubscribe(sub.id);
+        return;
+      }
+      this.#subscription = sub.id;
+      onSnapshot(stream, sub.snapshot);
+      const last = stream.timeline.turns[stream.timeline.turns.length - 1];
+      this.session = last?.session_id ?? null;
+    } catch (e) {
+      this.error = toApiError(e);
+    }
+    await Promise.all([this.refreshMeters(), this.refreshHistory()]);
+  }
+
+  /** Stops following the stream. */
+  async close(): Promise<void> {
+    this.#generation++;
+    const id = this.#subscription;
+    this.#subscription = null;
+    if (id !== null) await this.#api.liveUnsubscribe(id).catch(() => {});
+  }
+
+  async refreshMeters(): Promise<void> {
+    const agent = this.agent;
+    if (!agent) return;
+    try {
+      const m = unwrap(await this.#api.agentMeters(agent));
+      if (this.agent === agent) this.meters = m;
+    } catch {
+      if (this.agent === agent) this.meters = null;
+    }
+  }
+
+  async refreshHistory(): Promise<void> {
+    const agent = this.agent;
+    if (!agent) return;
+    try {
+      const h = unwrap(await this.#api.agentTurns(agent));
+      if (this.agent === agent) this.history = h;
+    } catch (e) {
+      if (this.agent === agent) this.error = toApiError(e);
+    }
+  }
+
+  /** Runs `prompt` as a turn (continuing the current session); the stream shows it. */
+  async send(prompt: string): Promise<void> {
+    const agent = this.agent;
+    if (!agent || prompt.trim() === "") return;
+    this.sending = true;
+    this.error = null;
+    this.replaying = null;
+    try {
+      const r = unwrap(await this.#api.sendPrompt({ agent, session: this.session, prompt }));
+      if (this.agent === agent) this.session = r.session;
+    } catch (e) {
+      if (this.agent === agent) this.error = toApiError(e);
+    } finally {
+      this.sending = false;
+    }
+    await Promise.all([this.refreshMeters(), this.refreshHistory()]);
+  }
+
+  /** Answers a pending approval of this agent. */
+  async answer(callId: string, decision: ApprovalDecision, message: string | null): Promise<void> {
+    try {
+      const found = unwrap(await this.#api.answerApproval(callId, decision, message));
+      if (!found) this.error = { code: "not_found", message: "that approval request is no longer waiting" };
+    } catch (e) {
+      this.error = toApiError(e);
+    }
+  }
+
+  /** Cancels the running turn. */
+  async abort(): Promise<void> {
+    if (!this.agent) return;
+    try {
+      unwrap(await this.#api.cancelTurn(this.agent));
+    } catch (e) {
+      this.error = toApiError(e);
+    }
+  }
+
+  /** Replays a stored turn from its events (null: back to the live stream). */
+  async replay(turn: TurnSummary | null): Promise<void> {
+    if (turn === null) {
+      this.replaying = null;
+      return;
+    }
+    try {
+      const events = unwrap(await this.#api.turnEvents(turn.id));
+      this.replaying = { turn, timeline: replay(events) };
+    } catch (e) {
+      this.error = toApiError(e);
+    }
+  }
+}

@@ -1,0 +1,315 @@
+// The turn timeline: a pure reducer from runtime events (live frames or stored events) to
+// turns with their items, and the stream logic around it: frames that arrive before the
+// snapshot are held, frames the snapshot already holds are dropped, and a gap in `seq` leaves
+// a visible "frames lost" marker.
+
+import type { ApprovalDecision, LiveFrame, LiveSnapshot, TurnEvent } from "../bindings";
+
+/** A provider request and, once its usage arrives, tokens, cost and latency. */
+export interface ModelItem {
+  kind: "model";
+  key: number;
+  route_entry: string;
+  attempt: number;
+  iteration: number;
+  time: string;
+  input_tokens: number | null;
+  output_tokens: number | null;
+  cost_usd: number | null;
+  latency_ms: number | null;
+}
+
+/** Streamed assistant text. */
+export interface TextItem {
+  kind: "text";
+  key: number;
+  text: string;
+}
+
+/** Where a tool call stands. */
+export type ToolState = "running" | "waiting" | "ok" | "failed" | "denied";
+
+/** A tool call with its approval and result. */
+export interface ToolItem {
+  kind: "tool";
+  key: number;
+  id: string;
+  name: string;
+  arguments: string;
+  state: ToolState;
+  reason: string | null;
+  decision: ApprovalDecision | null;
+  message: string | null;
+  duration_ms: number | null;
+  output: string | null;
+  receipt_id: string | null;
+}
+
+/** A notice from the runtime. */
+export interface NoticeItem {
+  kind: "notice";
+  key: number;
+  code: string;
+  message: string;
+}
+
+/** Frames that never reached the view. */
+export interface LostItem {
+  kind: "lost";
+  key: number;
+  count: number;
+}
+
+export type Item = ModelItem | TextItem | ToolItem | NoticeItem | LostItem;
+
+export type TurnState = "running" | "completed" | "failed" | "cancelled";
+
+/** One turn as the timeline shows it. */
+export interface Turn {
+  turn_id: string;
+  session_id: string | null;
+  trigger: string | null;
+  prompt: string | null;
+  started: string;
+  state: TurnState;
+  final_text: string | null;
+  error: { code: string; message: string } | null;
+  items: Item[];
+  /** The highest tool round reached. */
+  iterations: number;
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: number;
+}
+
+/** Turns, oldest first. */
+export interface Timeline {
+  turns: Turn[];
+  /** Frames lost in total (each loss also leaves a marker in its turn). */
+  lost: number;
+  nextKey: number;
+}
+
+export function emptyTimeline(): Timeline {
+  return { turns: [], lost: 0, nextKey: 1 };
+}
+
+function turnFor(t: Timeline, ev: TurnEvent): Turn {
+  let turn = t.turns.find((x) => x.turn_id === ev.turn_id);
+  if (!turn) {
+    turn = {
+      turn_id: ev.turn_id,
+      session_id: null,
+      trigger: null,
+      prompt: null,
+      started: ev.time,
+      state: "running",
+      final_text: null,
+      error: null,
+      items: [],
+      iterations: 0,
+      input_tokens: 0,
+      output_tokens: 0,
+      cost_usd: 0,
+    };
+    t.turns.push(turn);
+  }
+  return turn;
+}
+
+function toolItem(turn: Turn, id: string): ToolItem | undefined {
+  for (let i = turn.items.length - 1; i >= 0; i--) {
+    const it = turn.items[i];
+    if (it.kind === "tool" && it.id === id) return it;
+  }
+  return undefined;
+}
+
+function lastModel(turn: Turn): ModelItem | undefined {
+  for (let i = turn.items.length - 1; i >= 0; i--) {
+    const it = turn.items[i];
+    if (it.kind === "model") return it;
+  }
+  return undefined;
+}
+
+/** Applies one runtime event to the timeline (mutating it). */
+export function applyEvent(t: Timeline, ev: TurnEvent): void {
+  const turn = turnFor(t, ev);
+  const key = t.nextKey++;
+  switch (ev.type) {
+    case "turn_started":
+      turn.session_id = ev.session_id;
+      turn.trigger = ev.trigger;
+      turn.prompt = ev.prompt;
+      turn.started = ev.time;
+      break;
+    case "model_request":
+      turn.iterations = Math.max(turn.iterations, ev.iteration);
+      turn.items.push({
+        kind: "model",
+        key,
+        route_entry: ev.route_entry,
+        attempt: ev.attempt,
+        iteration: ev.iteration,
+        time: ev.time,
+        input_tokens: null,
+        output_tokens: null,
+        cost_usd: null,
+        latency_ms: null,
+      });
+      break;
+    case "text_delta": {
+      const last = turn.items[turn.items.length - 1];
+      if (last && last.kind === "text") last.text += ev.text;
+      else turn.items.push({ kind: "text", key, text: ev.text });
+      break;
+    }
+    case "tool_call":
+      turn.items.push({
+        kind: "tool",
+        key,
+        id: ev.id,
+        name: ev.name,
+        arguments: ev.arguments,
+        state: "running",
+        reason: null,
+        decision: null,
+        message: null,
+        duration_ms: null,
+        output: null,
+        receipt_id: null,
+      });
+      break;
+    case "approval_requested": {
+      const tool = toolItem(turn, ev.id);
+      if (tool) {
+        tool.state = "waiting";
+        tool.reason = ev.reason;
+      }
+      break;
+    }
+    case "approval_resolved": {
+      const tool = toolItem(turn, ev.id);
+      if (tool) {
+        tool.decision = ev.decision;
+        tool.message = ev.message;
+        tool.state = ev.decision === "deny" ? "denied" : "running";
+      }
+      break;
+    }
+    case "tool_result": {
+      const tool = toolItem(turn, ev.id);
+      if (tool) {
+        if (tool.state !== "denied") tool.state = ev.ok ? "ok" : "failed";
+        tool.duration_ms = ev.duration_ms;
+        tool.output = ev.output;
+        tool.receipt_id = ev.receipt_id;
+      }
+      break;
+    }
+    case "usage": {
+      turn.input_tokens += ev.input_tokens;
+      turn.output_tokens += ev.output_tokens;
+      turn.cost_usd += ev.cost_usd ?? 0;
+      const model = lastModel(turn);
+      if (model && model.input_tokens === null) {
+        model.input_tokens = ev.input_tokens;
+        model.output_tokens = ev.output_tokens;
+        model.cost_usd = ev.cost_usd ?? 0;
+        const ms = Date.parse(ev.time) - Date.parse(model.time);
+        model.latency_ms = Number.isFinite(ms) ? Math.max(0, ms) : null;
+      }
+      break;
+    }
+    case "notice":
+      turn.items.push({ kind: "notice", key, code: ev.code, message: ev.message });
+      break;
+    case "turn_completed":
+      turn.state = "completed";
+      turn.final_text = ev.text;
+      break;
+    case "turn_failed":
+      turn.state = "failed";
+      turn.error = { code: ev.code, message: ev.message };
+      break;
+    case "turn_cancelled":
+      turn.state = "cancelled";
+      for (const it of turn.items) {
+        if (it.kind === "tool" && (it.state === "running" || it.state === "waiting")) it.state = "failed";
+      }
+      break;
+  }
+}
+
+/** A timeline rebuilt from stored events (replay of an earlier turn). */
+export function replay(events: TurnEvent[]): Timeline {
+  const t = emptyTimeline();
+  for (const ev of events) applyEvent(t, ev);
+  return t;
+}
+
+function markLost(t: Timeline, count: number): void {
+  t.lost += count;
+  const turn = t.turns[t.turns.length - 1];
+  const item: LostItem = { kind: "lost", key: t.nextKey++, count };
+  if (turn) turn.items.push(item);
+  else
+    t.turns.push({
+      turn_id: "",
+      session_id: null,
+      trigger: null,
+      prompt: null,
+      started: "",
+      state: "running",
+      final_text: null,
+      error: null,
+      items: [item],
+      iterations: 0,
+      input_tokens: 0,
+      output_tokens: 0,
+      cost_usd: 0,
+    });
+}
+
+/** An agent's live stream as a view holds it. */
+export interface Stream {
+  /** False until the snapshot arrived; frames are held until then. */
+  synced: boolean;
+  /** The `seq` of the last frame applied (or held by the snapshot). */
+  lastSeq: number;
+  held: LiveFrame[];
+  timeline: Timeline;
+}
+
+export function emptyStream(): Stream {
+  return { synced: false, lastSeq: 0, held: [], timeline: emptyTimeline() };
+}
+
+/** Takes one frame from the channel (mutating the stream). */
+export function onFrame(s: Stream, f: LiveFrame): void {
+  if (!s.synced) {
+    s.held.push(f);
+    return;
+  }
+  if (f.seq <= s.lastSeq) return;
+  if (f.seq > s.lastSeq + 1) markLost(s.timeline, f.seq - s.lastSeq - 1);
+  s.lastSeq = f.seq;
+  applyEvent(s.timeline, f.event);
+}
+
+/** Applies the snapshot taken when the view subscribed, then the frames held meanwhile. */
+export function onSnapshot(s: Stream, snap: LiveSnapshot): void {
+  s.timeline = emptyTimeline();
+  for (const f of snap.frames) applyEvent(s.timeline, f.event);
+  const first = s.timeline.turns[0];
+  if (snap.truncated && first) {
+    // The buffer dropped the turn's earliest frames: say so where they would have been.
+    first.items.unshift({ kind: "lost", key: s.timeline.nextKey++, count: 0 });
+  }
+  s.lastSeq = snap.last_seq;
+  s.synced = true;
+  const held = s.held;
+  s.held = [];
+  for (const f of held) onFrame(s, f);
+}
