@@ -145,6 +145,8 @@ pub struct DoctorReport {
     pub bubblewrap_problem: Option<String>,
     /// Per agent.
     pub agents: Vec<AgentSandboxReport>,
+    /// Where user secrets (API keys) are kept, or why the store cannot be opened.
+    pub secrets: String,
 }
 
 fn policy_error(e: PolicyError) -> ApiError {
@@ -372,6 +374,10 @@ impl Warren {
             bubblewrap: support.bwrap.as_ref().map(|p| p.display().to_string()),
             bubblewrap_problem: support.bwrap_problem.clone(),
             agents,
+            secrets: match self.secret_backend() {
+                Ok(b) => b.description,
+                Err(e) => format!("unavailable: {}", e.message),
+            },
         })
     }
 }

@@ -3,6 +3,7 @@
 use crate::Warren;
 use serde::Serialize;
 use warren_runtime::db::open_sessions_db;
+use warren_runtime::keyring::{open_user_secrets, UserSecrets};
 use warren_runtime::receipts::{ReceiptLog, Verification};
 use warren_runtime::secrets::{FileSecretStore, SecretError, SecretRef, SecretStore};
 use warren_types::{ApiError, ErrorCode};
@@ -11,7 +12,9 @@ fn secret_error(e: SecretError) -> ApiError {
     let code = match &e {
         SecretError::InvalidName { .. } => ErrorCode::InvalidArgument,
         SecretError::Io { .. } => ErrorCode::Io,
-        SecretError::InsecureKey { .. } | SecretError::Corrupt { .. } => ErrorCode::Storage,
+        SecretError::InsecureKey { .. } | SecretError::Corrupt { .. } | SecretError::Backend(_) => {
+            ErrorCode::Storage
+        }
     };
     ApiError::new(code, e.to_string())
 }
@@ -26,12 +29,34 @@ pub struct SecretEntry {
     pub agent: Option<String>,
     /// The name inside the namespace.
     pub name: String,
+    /// Where it is kept: `keyring` (desktop Secret Service) or `file` (encrypted file).
+    pub store: String,
+}
+
+/// The backend user secrets are kept in.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct SecretBackend {
+    /// `keyring` or `file`.
+    pub backend: String,
+    /// Where exactly, and why the keyring is not used when it is not.
+    pub description: String,
 }
 
 impl Warren {
-    /// The install's secret store.
-    pub fn secret_store(&self) -> FileSecretStore {
-        FileSecretStore::for_install(self.layout())
+    /// The store API keys and other user secrets go to: the desktop keyring when one answers
+    /// on the session bus, else the encrypted file (`WARREN_SECRET_BACKEND` overrides).
+    pub fn secret_store(&self) -> Result<UserSecrets, ApiError> {
+        open_user_secrets(self.layout(), &self.env.vars).map_err(secret_error)
+    }
+
+    /// Where user secrets are kept, for `warren doctor` and the Settings screen.
+    pub fn secret_backend(&self) -> Result<SecretBackend, ApiError> {
+        let s = self.secret_store()?;
+        Ok(SecretBackend {
+            backend: s.backend().to_string(),
+            description: s.describe(),
+        })
     }
 
     fn secret_ref(&self, name: &str, agent: Option<&str>) -> Result<SecretRef, ApiError> {
@@ -65,26 +90,28 @@ impl Warren {
             ));
         }
         let r = self.secret_ref(name, agent)?;
-        self.secret_store().set(&r, value).map_err(secret_error)?;
-        Ok(entry(&r))
+        let store = self.secret_store()?;
+        store.set(&r, value).map_err(secret_error)?;
+        Ok(entry(&r, store.backend()))
     }
 
     /// Every secret name.
     pub fn list_secrets(&self) -> Result<Vec<SecretEntry>, ApiError> {
         Ok(self
-            .secret_store()
-            .list()
+            .secret_store()?
+            .list_located()
             .map_err(secret_error)?
             .iter()
-            .map(entry)
+            .map(|(r, store)| entry(r, store))
             .collect())
     }
 
     /// Removes a secret; `not_found` when it was not set.
     pub fn remove_secret(&self, name: &str, agent: Option<&str>) -> Result<SecretEntry, ApiError> {
         let r = self.secret_ref(name, agent)?;
-        if self.secret_store().remove(&r).map_err(secret_error)? {
-            Ok(entry(&r))
+        let store = self.secret_store()?;
+        if store.remove(&r).map_err(secret_error)? {
+            Ok(entry(&r, store.backend()))
         } else {
             Err(ApiError::new(
                 ErrorCode::NotFound,
@@ -98,7 +125,7 @@ impl Warren {
         let pool = open_sessions_db(&self.layout().sessions_db())
             .await
             .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
-        let log = ReceiptLog::new(pool, &self.secret_store())
+        let log = ReceiptLog::new(pool, &FileSecretStore::for_install(self.layout()))
             .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
         log.verify(agent)
             .await
@@ -106,7 +133,7 @@ impl Warren {
     }
 }
 
-fn entry(r: &SecretRef) -> SecretEntry {
+fn entry(r: &SecretRef, store: &str) -> SecretEntry {
     SecretEntry {
         reference: r.to_string(),
         agent: match &r.scope {
@@ -114,5 +141,6 @@ fn entry(r: &SecretRef) -> SecretEntry {
             warren_runtime::secrets::SecretScope::Install => None,
         },
         name: r.name.clone(),
+        store: store.to_string(),
     }
 }

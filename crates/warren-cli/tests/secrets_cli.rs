@@ -98,3 +98,61 @@ fn receipts_verify_detects_an_edited_record() {
     .json();
     assert_eq!(v["ok"], false);
 }
+
+#[test]
+fn secrets_go_to_the_desktop_keyring_when_one_answers() {
+    let kr = warren_testkit::keyring::TestKeyring::start().unwrap();
+    let t = TestInstall::with_config(&config_with_agents(&["bob"])).unwrap();
+    let with_bus = |args: &[&str], stdin: Option<&str>| -> crate::common::Run {
+        let mut c = warren_cmd(t.root());
+        c.env("DBUS_SESSION_BUS_ADDRESS", kr.address())
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        let mut input = child.stdin.take().unwrap();
+        if let Some(v) = stdin {
+            input.write_all(v.as_bytes()).unwrap();
+        }
+        drop(input);
+        child.wait_with_output().unwrap().into()
+    };
+    let r = with_bus(
+        &["secrets", "set", "OPENAI_API_KEY", "--agent", "bob"],
+        Some("sk-kr"),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("desktop keyring"), "{}", r.stdout);
+    assert!(!t.root().join("data/secrets.enc").exists());
+
+    let list = with_bus(&["--json", "secrets", "list"], None).json();
+    assert_eq!(list[0]["reference"], "agent:bob/OPENAI_API_KEY");
+    assert_eq!(list[0]["store"], "keyring");
+    let doctor = with_bus(&["--json", "doctor"], None).json();
+    assert!(
+        doctor["secrets"]
+            .as_str()
+            .unwrap()
+            .contains("desktop keyring"),
+        "{doctor}"
+    );
+
+    // Without the session bus the keyring's secrets are not visible, and forcing it is an error
+    // naming the cause.
+    let r = warren(t.root(), &["--json", "secrets", "list"]);
+    assert_eq!(r.json().as_array().unwrap().len(), 0);
+    let r = warren_cmd(t.root())
+        .env("WARREN_SECRET_BACKEND", "keyring")
+        .args(["secrets", "list"])
+        .output()
+        .unwrap();
+    assert_eq!(r.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(err.contains("WARREN_SECRET_BACKEND=keyring"), "{err}");
+
+    let r = with_bus(&["secrets", "rm", "OPENAI_API_KEY", "--agent", "bob"], None);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let list = with_bus(&["--json", "secrets", "list"], None).json();
+    assert!(list.as_array().unwrap().is_empty());
+}

@@ -5,8 +5,9 @@
 use crate::approval::{ApprovalBroker, AsyncApprover};
 use crate::db::{open_sessions_db, DbError};
 use crate::events::EventHub;
+use crate::keyring::{open_user_secrets, UserSecrets};
 use crate::receipts::{ReceiptError, ReceiptLog};
-use crate::secrets::{FileSecretStore, SecretRef, SecretStore};
+use crate::secrets::{FileSecretStore, SecretError, SecretRef, SecretStore};
 use crate::sessions::{SessionKind, SessionStore};
 use crate::turn::{run_turn, TurnEnv, TurnInput, TurnOutcome};
 use crate::turn_kit::TurnKit;
@@ -76,6 +77,9 @@ pub enum HostError {
     /// The sessions database failed.
     #[error(transparent)]
     Db(#[from] DbError),
+    /// The secret store could not be opened.
+    #[error("secret store: {0}")]
+    Secrets(#[from] SecretError),
     /// The receipt log failed.
     #[error(transparent)]
     Receipts(#[from] ReceiptError),
@@ -84,9 +88,14 @@ pub enum HostError {
     UnknownSession(String),
 }
 
+/// How long a key read from the secret store is reused before it is read again (a keyring
+/// read is a D-Bus round trip with its own encrypted session).
+const KEY_CACHE_TTL: std::time::Duration = std::time::Duration::from_secs(60);
+
 struct SecretKeys {
     vars: BTreeMap<String, String>,
-    secrets: Arc<FileSecretStore>,
+    secrets: UserSecrets,
+    cache: Mutex<HashMap<String, (std::time::Instant, String)>>,
 }
 
 impl KeyResolver for SecretKeys {
@@ -94,8 +103,24 @@ impl KeyResolver for SecretKeys {
         match source {
             KeySource::Env(name) => self.vars.get(name).cloned(),
             KeySource::Secret(reference) => {
+                let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+                if let Some((at, v)) = cache.get(reference) {
+                    if at.elapsed() < KEY_CACHE_TTL {
+                        return Some(v.clone());
+                    }
+                }
                 let r = SecretRef::parse(reference).ok()?;
-                self.secrets.get(&r).ok().flatten()
+                match self.secrets.get(&r) {
+                    Ok(Some(v)) => {
+                        cache.insert(reference.clone(), (std::time::Instant::now(), v.clone()));
+                        Some(v)
+                    }
+                    Ok(None) => None,
+                    Err(e) => {
+                        tracing::warn!(secret = %reference, error = %e, "secret store read failed");
+                        None
+                    }
+                }
             }
         }
     }
@@ -141,11 +166,22 @@ impl Host {
         clock: Arc<dyn Clock>,
     ) -> Result<Self, HostError> {
         let pool = open_sessions_db(&layout.sessions_db()).await?;
-        let secrets = Arc::new(FileSecretStore::for_install(&layout));
-        let receipts = Arc::new(ReceiptLog::new(pool.clone(), secrets.as_ref())?);
+        // The receipt key is install state, kept in the encrypted file so that every process
+        // (desktop, `warren serve` without a desktop session) verifies the same chain.
+        let receipts = Arc::new(ReceiptLog::new(
+            pool.clone(),
+            &FileSecretStore::for_install(&layout),
+        )?);
+        let user_secrets = {
+            let (layout, vars) = (layout.clone(), env.vars.clone());
+            tokio::task::spawn_blocking(move || open_user_secrets(&layout, &vars))
+                .await
+                .map_err(|e| SecretError::Backend(format!("secret store: {e}")))??
+        };
         let providers = Providers::new(Arc::new(SecretKeys {
             vars: env.vars.clone(),
-            secrets,
+            secrets: user_secrets,
+            cache: Mutex::new(HashMap::new()),
         }))?;
         let sandbox = SandboxSupport::probe(env.path_var().as_deref());
         Ok(Host {

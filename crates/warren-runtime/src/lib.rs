@@ -8,6 +8,7 @@ pub mod db;
 pub mod delegate;
 pub mod events;
 pub mod host;
+pub mod keyring;
 pub mod lifecycle;
 pub mod memory_tools;
 pub mod owned_state;

@@ -44,6 +44,9 @@ pub enum SecretError {
         /// Its mode.
         mode: u32,
     },
+    /// The keyring backend failed or is not usable.
+    #[error("{0}")]
+    Backend(String),
     /// The encrypted file does not decrypt with the key (tampered, or the key changed).
     #[error("secret store {path} cannot be decrypted (corrupted, or its key file was replaced)")]
     Corrupt {

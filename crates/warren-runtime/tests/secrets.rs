@@ -60,3 +60,237 @@ fn tampering_and_loose_key_permissions_fail_closed() {
     );
     assert!(e.to_string().contains("chmod 600"));
 }
+
+mod keyring {
+    use std::collections::{BTreeMap, HashMap};
+    use warren_runtime::keyring::{open_user_secrets, KeyringStore};
+    use warren_runtime::secrets::{FileSecretStore, SecretError, SecretRef, SecretStore};
+    use warren_testkit::keyring::TestKeyring;
+    use warren_testkit::TestInstall;
+
+    fn vars(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    /// Reads an item straight from the Secret Service, the way another keyring client would.
+    fn raw_lookup(kr: &TestKeyring, install: &std::path::Path, name: &str) -> Option<String> {
+        let addr = kr.address().to_string();
+        let install = install.to_string_lossy().into_owned();
+        let name = name.to_string();
+        std::thread::spawn(move || {
+            let conn = zbus::blocking::connection::Builder::address(addr.as_str())
+                .unwrap()
+                .build()
+                .unwrap();
+            let ss = secret_service::blocking::SecretService::connect_with_existing(
+                secret_service::EncryptionType::Dh,
+                conn,
+            )
+            .unwrap();
+            let found = ss
+                .search_items(HashMap::from([
+                    ("application", "warren"),
+                    ("warren-install", install.as_str()),
+                    ("warren-secret", name.as_str()),
+                ]))
+                .unwrap();
+            found
+                .unlocked
+                .first()
+                .map(|i| String::from_utf8(i.get_secret().unwrap()).unwrap())
+        })
+        .join()
+        .unwrap()
+    }
+
+    #[test]
+    fn keyring_holds_user_secrets_and_nothing_reaches_the_file() {
+        let kr = TestKeyring::start().unwrap();
+        let t = TestInstall::empty().unwrap();
+        let env = vars(&[("DBUS_SESSION_BUS_ADDRESS", kr.address())]);
+        let s = open_user_secrets(&t.layout(), &env).unwrap();
+        assert_eq!(s.backend(), "keyring", "{}", s.describe());
+
+        let global = SecretRef::parse("OPENAI_API_KEY").unwrap();
+        let scoped = SecretRef::parse("agent:bob/OPENAI_API_KEY").unwrap();
+        s.set(&global, "sk-global-kr").unwrap();
+        s.set(&scoped, "sk-bob-kr").unwrap();
+        // Replacing keeps one item.
+        s.set(&scoped, "sk-bob-kr-2").unwrap();
+
+        assert_eq!(s.get(&global).unwrap().as_deref(), Some("sk-global-kr"));
+        assert_eq!(s.get(&scoped).unwrap().as_deref(), Some("sk-bob-kr-2"));
+        assert_eq!(s.list().unwrap(), vec![global.clone(), scoped.clone()]);
+        // Another client of the same Secret Service sees the items under Warren's attributes.
+        assert_eq!(
+            raw_lookup(&kr, t.root(), "agent:bob/OPENAI_API_KEY").as_deref(),
+            Some("sk-bob-kr-2")
+        );
+        // The encrypted file was never written.
+        assert!(!t.root().join("data/secrets.enc").exists());
+
+        // A second process (new connection) reads the same values; another install does not.
+        let s2 = open_user_secrets(&t.layout(), &env).unwrap();
+        assert_eq!(s2.get(&global).unwrap().as_deref(), Some("sk-global-kr"));
+        let other = TestInstall::empty().unwrap();
+        let s3 = open_user_secrets(&other.layout(), &env).unwrap();
+        assert_eq!(s3.get(&global).unwrap(), None);
+        assert!(s3.list().unwrap().is_empty());
+
+        assert!(s2.remove(&global).unwrap());
+        assert!(!s2.remove(&global).unwrap());
+        assert_eq!(s.get(&global).unwrap(), None);
+        assert_eq!(raw_lookup(&kr, t.root(), "OPENAI_API_KEY"), None);
+    }
+
+    #[test]
+    fn secrets_stored_in_the_file_before_the_keyring_keep_working_and_move_on_set() {
+        let kr = TestKeyring::start().unwrap();
+        let t = TestInstall::empty().unwrap();
+        let file = FileSecretStore::for_install(&t.layout());
+        let old = SecretRef::parse("ANTHROPIC_KEY").unwrap();
+        file.set(&old, "from-file").unwrap();
+
+        let env = vars(&[("DBUS_SESSION_BUS_ADDRESS", kr.address())]);
+        let s = open_user_secrets(&t.layout(), &env).unwrap();
+        assert_eq!(s.get(&old).unwrap().as_deref(), Some("from-file"));
+        assert_eq!(s.list().unwrap(), vec![old.clone()]);
+
+        s.set(&old, "now-in-keyring").unwrap();
+        assert_eq!(
+            file.get(&old).unwrap(),
+            None,
+            "the stale file copy is removed"
+        );
+        assert_eq!(
+            raw_lookup(&kr, t.root(), "ANTHROPIC_KEY").as_deref(),
+            Some("now-in-keyring")
+        );
+        // rm removes it everywhere.
+        file.set(&old, "stale").unwrap();
+        assert!(s.remove(&old).unwrap());
+        assert_eq!(s.get(&old).unwrap(), None);
+        assert_eq!(file.get(&old).unwrap(), None);
+    }
+
+    #[test]
+    fn backend_choice_without_a_keyring() {
+        let t = TestInstall::empty().unwrap();
+        // No session bus: the encrypted file, saying why.
+        let s = open_user_secrets(&t.layout(), &vars(&[])).unwrap();
+        assert_eq!(s.backend(), "file");
+        assert!(
+            s.fallback_reason()
+                .unwrap()
+                .contains("DBUS_SESSION_BUS_ADDRESS"),
+            "{:?}",
+            s.fallback_reason()
+        );
+        let r = SecretRef::parse("K").unwrap();
+        s.set(&r, "v").unwrap();
+        assert!(t.root().join("data/secrets.enc").exists());
+
+        // A bus with no Secret Service on it: still the file, naming the failure.
+        let bus = TestBusOnly::start();
+        let env = vars(&[("DBUS_SESSION_BUS_ADDRESS", bus.address.as_str())]);
+        let s = open_user_secrets(&t.layout(), &env).unwrap();
+        assert_eq!(s.backend(), "file");
+        assert!(s.describe().contains("desktop keyring"), "{}", s.describe());
+
+        // Forcing the keyring refuses to fall back.
+        let mut forced = env.clone();
+        forced.insert("WARREN_SECRET_BACKEND".into(), "keyring".into());
+        let e = open_user_secrets(&t.layout(), &forced).err().unwrap();
+        assert!(matches!(e, SecretError::Backend(_)));
+        assert!(
+            e.to_string().contains("WARREN_SECRET_BACKEND=keyring"),
+            "{e}"
+        );
+
+        // A typo in the choice is named.
+        let bad = vars(&[("WARREN_SECRET_BACKEND", "kering")]);
+        let e = open_user_secrets(&t.layout(), &bad).err().unwrap();
+        assert!(e.to_string().contains("`kering`"), "{e}");
+    }
+
+    #[test]
+    fn forcing_the_file_never_asks_the_keyring() {
+        let kr = TestKeyring::start().unwrap();
+        let t = TestInstall::empty().unwrap();
+        let env = vars(&[
+            ("DBUS_SESSION_BUS_ADDRESS", kr.address()),
+            ("WARREN_SECRET_BACKEND", "file"),
+        ]);
+        let s = open_user_secrets(&t.layout(), &env).unwrap();
+        assert_eq!(s.backend(), "file");
+        let r = SecretRef::parse("K").unwrap();
+        s.set(&r, "v").unwrap();
+        assert_eq!(raw_lookup(&kr, t.root(), "K"), None);
+        assert_eq!(
+            FileSecretStore::for_install(&t.layout())
+                .get(&r)
+                .unwrap()
+                .as_deref(),
+            Some("v")
+        );
+        // The keyring store on its own reports what it is.
+        let k = KeyringStore::connect(Some(kr.address().to_string()), t.root()).unwrap();
+        assert!(k.describe().contains(kr.address()));
+    }
+
+    #[test]
+    fn a_locked_keyring_is_never_prompted_for() {
+        let kr = TestKeyring::start().unwrap();
+        let t = TestInstall::empty().unwrap();
+        let env = vars(&[("DBUS_SESSION_BUS_ADDRESS", kr.address())]);
+        let s = open_user_secrets(&t.layout(), &env).unwrap();
+        let r = SecretRef::parse("K").unwrap();
+        s.set(&r, "in-keyring").unwrap();
+        kr.lock().unwrap();
+
+        // Reading through an open handle: a clear error, no prompt, no hang.
+        let e = s.get(&r).unwrap_err();
+        assert!(e.to_string().contains("desktop keyring"), "{e}");
+        // A new start uses the file and says why; forcing the keyring is refused.
+        let s2 = open_user_secrets(&t.layout(), &env).unwrap();
+        assert_eq!(s2.backend(), "file");
+        assert!(
+            s2.fallback_reason().unwrap().contains("locked"),
+            "{:?}",
+            s2.fallback_reason()
+        );
+        let mut forced = env.clone();
+        forced.insert("WARREN_SECRET_BACKEND".into(), "keyring".into());
+        let e = open_user_secrets(&t.layout(), &forced).err().unwrap();
+        assert!(e.to_string().contains("locked"), "{e}");
+    }
+
+    /// A private bus with nothing on it (no service is started on demand).
+    struct TestBusOnly {
+        child: std::process::Child,
+        address: String,
+        _dir: tempfile::TempDir,
+    }
+
+    impl TestBusOnly {
+        fn start() -> Self {
+            let dir = tempfile::tempdir().unwrap();
+            let (child, address) = warren_testkit::keyring::private_bus(dir.path()).unwrap();
+            TestBusOnly {
+                child,
+                address,
+                _dir: dir,
+            }
+        }
+    }
+
+    impl Drop for TestBusOnly {
+        fn drop(&mut self) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}

@@ -1,6 +1,7 @@
 //! Test support: hermetic installs in temp folders, with a config written from text.
 
 pub mod fake_llm;
+pub mod keyring;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -17,6 +17,7 @@ pub fn run(ctx: &Ctx) -> ExitCode {
             (None, Some(why)) => format!("bubblewrap:  unavailable ({why})\n"),
             (None, None) => "bubblewrap:  unavailable\n".to_string(),
         });
+        t.push_str(&format!("secrets:     {}\n", r.secrets));
         for a in &r.agents {
             let s = &a.sandbox;
             t.push_str(&format!(

@@ -49,15 +49,21 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
     match cmd {
         Cmd::Set { name, agent } => {
             let r = read_value().and_then(|v| ctx.warren.set_secret(&name, agent.as_deref(), &v));
-            ctx.out
-                .result(r, |e| format!("stored secret `{}`", e.reference))
+            ctx.out.result(r, |e| {
+                let place = if e.store == "keyring" {
+                    "the desktop keyring"
+                } else {
+                    "the encrypted file"
+                };
+                format!("stored secret `{}` in {place}", e.reference)
+            })
         }
         Cmd::List => ctx.out.result(ctx.warren.list_secrets(), |v| {
             if v.is_empty() {
                 "no secrets".into()
             } else {
                 v.iter()
-                    .map(|e| e.reference.clone())
+                    .map(|e| format!("{:<40} {}", e.reference, e.store))
                     .collect::<Vec<_>>()
                     .join("\n")
             }
