@@ -126,6 +126,8 @@ pub fn verify_worktree(
     workdir: &Path,
     access: &[Access],
 ) -> Result<Location, ToolError> {
+    // The whole working tree is what git reads (and, for writes, changes).
+    authorize_all(policy, workdir, access, Some("working tree"))?;
     let dotgit = workdir.join(".git");
     let meta = std::fs::symlink_metadata(&dotgit).map_err(|e| ToolError::io(&dotgit, e))?;
     if meta.file_type().is_symlink() {
