@@ -3,6 +3,7 @@
 
 mod lifecycle;
 mod live;
+mod profiles;
 
 use serde::Serialize;
 use specta::Type;
@@ -80,9 +81,9 @@ pub async fn check_alias(alias: String) -> Result<(), ApiError> {
         .map_err(|e| ApiError::new(ErrorCode::InvalidArgument, e.to_string()))
 }
 
-/// The command set, for the invoke handler and for generating the bindings.
-pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
-    tauri_specta::Builder::<tauri::Wry>::new()
+/// The command and event set, for the invoke handler, the event registry and the bindings.
+pub fn specta_builder<R: tauri::Runtime>() -> tauri_specta::Builder<R> {
+    tauri_specta::Builder::<R>::new()
         // DTOs serialize and deserialize alike: one TypeScript type each.
         .disable_serde_phases()
         .commands(tauri_specta::collect_commands![
@@ -108,6 +109,10 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             lifecycle::delete_agent,
             lifecycle::list_archives,
             lifecycle::restore_agent,
+            profiles::list_profiles,
+            profiles::preview_profile_edit,
+            profiles::save_profile_edit,
+            profiles::delete_profile,
         ])
         .events(tauri_specta::collect_events![
             crate::events::AgentsChanged,
@@ -139,7 +144,7 @@ mod bindings {
         let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("ui/src/bindings.ts");
         let dir = tempfile::tempdir().unwrap();
         let fresh = dir.path().join("bindings.ts");
-        super::specta_builder()
+        super::specta_builder::<tauri::Wry>()
             .export(typescript(), &fresh)
             .unwrap();
         let fresh_text = std::fs::read_to_string(&fresh).unwrap();

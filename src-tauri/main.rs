@@ -34,7 +34,7 @@ fn main() -> anyhow::Result<()> {
         Err(e) => tracing::error!("first-start setup failed: {e}"),
     }
 
-    let bindings = commands::specta_builder();
+    let bindings = commands::specta_builder::<tauri::Wry>();
     tauri::Builder::default()
         .plugin(tauri_plugin_single_instance::init(|app, _argv, _cwd| {
             tray::show_main_window(app)

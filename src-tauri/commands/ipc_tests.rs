@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 use tauri::ipc::{CallbackFn, InvokeBody};
 use tauri::test::{get_ipc_response, mock_builder, mock_context, noop_assets, INVOKE_KEY};
 use tauri::webview::InvokeRequest;
+use tauri::Manager;
 use warren_config::InstallLayout;
 
 const TWO_AGENTS: &str = r#"# kept comment
@@ -57,10 +58,22 @@ impl Ipc {
                 show_agent,
                 create_agent,
                 providers,
-                check_alias
+                check_alias,
+                live::answer_approval,
+                live::agent_meters,
+                live::agent_statuses,
+                live::pending_approvals,
+                live::runtime_status,
+                lifecycle::rename_agent,
+                lifecycle::delete_agent,
+                profiles::save_profile_edit,
+                profiles::delete_profile,
+                profiles::list_profiles,
             ])
             .build(mock_context(noop_assets()))
             .unwrap();
+        specta_builder::<tauri::test::MockRuntime>().mount_events(&app);
+        crate::events::spawn_bridge(app.handle());
         let webview = tauri::WebviewWindowBuilder::new(&app, "main", Default::default())
             .build()
             .unwrap();
@@ -188,4 +201,156 @@ fn show_agent_of_an_unknown_alias_is_not_found() {
     assert_eq!(err["code"], "not_found", "{err}");
     let bob = ipc.call("show_agent", json!({ "alias": "bob" })).unwrap();
     assert_eq!(bob["summary"]["alias"], "bob");
+}
+
+#[test]
+fn live_and_lifecycle_commands_map_their_errors() {
+    let ipc = Ipc::on(Some(TWO_AGENTS));
+    let err = ipc
+        .call("agent_meters", json!({ "agent": "zed" }))
+        .unwrap_err();
+    assert_eq!(err["code"], "not_found", "{err}");
+    let m = ipc.call("agent_meters", json!({ "agent": "bob" })).unwrap();
+    assert_eq!(m["max_tool_iterations"], 10);
+    assert_eq!(m["cost_today_cents"], 0.0);
+    // Nothing waits under an unknown call id: an answer finds nothing.
+    let found = ipc
+        .call(
+            "answer_approval",
+            json!({ "callId": "nope", "decision": "approve_once", "message": null }),
+        )
+        .unwrap();
+    assert_eq!(found, false);
+    let err = ipc
+        .call(
+            "rename_agent",
+            json!({ "old": "alice", "newAlias": "bob", "dryRun": false }),
+        )
+        .unwrap_err();
+    assert_eq!(err["code"], "already_exists", "{err}");
+    let plan = ipc
+        .call("delete_agent", json!({ "alias": "alice", "dryRun": true }))
+        .unwrap();
+    assert_eq!(plan["dry_run"], true);
+    assert_eq!(plan["plan"]["alias"], "alice");
+    assert!(ipc.dir.path().join("config.toml").exists());
+    let text = std::fs::read_to_string(ipc.dir.path().join("config.toml")).unwrap();
+    assert!(
+        text.contains("[agents.alice]"),
+        "a dry run changed the config"
+    );
+}
+
+#[test]
+fn profile_commands_refuse_invalid_values_and_profiles_in_use() {
+    let ipc = Ipc::on(Some(TWO_AGENTS));
+    let before = std::fs::read_to_string(ipc.dir.path().join("config.toml")).unwrap();
+    let err = ipc
+        .call(
+            "save_profile_edit",
+            json!({ "edit": { "kind": "risk", "name": "balanced",
+                              "changes": [{ "field": "level", "value": "reckless" }] } }),
+        )
+        .unwrap_err();
+    assert_eq!(err["code"], "invalid_config", "{err}");
+    assert!(
+        err["details"][0]
+            .as_str()
+            .unwrap()
+            .contains("risk_profiles.balanced.level"),
+        "{err}"
+    );
+    let err = ipc
+        .call(
+            "delete_profile",
+            json!({ "kind": "risk", "name": "balanced" }),
+        )
+        .unwrap_err();
+    assert_eq!(err["code"], "denied", "{err}");
+    assert_eq!(err["details"], json!(["alice", "bob"]));
+    let after = std::fs::read_to_string(ipc.dir.path().join("config.toml")).unwrap();
+    assert_eq!(after, before, "a refused edit touched the file");
+    let saved = ipc
+        .call(
+            "save_profile_edit",
+            json!({ "edit": { "kind": "risk", "name": "balanced",
+                              "changes": [{ "field": "level", "value": "full" }] } }),
+        )
+        .unwrap();
+    assert_eq!(saved["risk"]["level"], "full");
+    assert_eq!(saved["used_by"], json!(["alice", "bob"]));
+    let text = std::fs::read_to_string(ipc.dir.path().join("config.toml")).unwrap();
+    assert!(text.starts_with("# kept comment\n"), "{text}");
+}
+
+#[test]
+fn runtime_events_are_bridged_to_typed_window_events() {
+    use std::sync::mpsc;
+    use tauri::Listener;
+    let ipc = Ipc::on(Some(TWO_AGENTS));
+    let (tx, rx) = mpsc::channel::<String>();
+    let status_tx = tx.clone();
+    ipc.webview.listen_any("agent-status-changed", move |e| {
+        let _ = status_tx.send(format!("status {}", e.payload()));
+    });
+    ipc.webview.listen_any("approvals-changed", move |e| {
+        let _ = tx.send(format!("approvals {}", e.payload()));
+    });
+    let core = ipc.webview.state::<Core>();
+    let host = tauri::async_runtime::block_on(core.warren.host()).unwrap();
+    // The bridge subscribes to the hub once the host is open; publish until it hears.
+    let ev = |seq: u32, kind: warren_types::EventKind| warren_types::TurnEvent {
+        turn_id: "t1".into(),
+        agent: "alice".into(),
+        seq,
+        time: "2026-01-01T00:00:00Z".into(),
+        kind,
+        parent: None,
+    };
+    let mut got = Vec::new();
+    for _ in 0..100 {
+        host.kit().hub.publish(&ev(
+            1,
+            warren_types::EventKind::TurnStarted {
+                session_id: "s".into(),
+                trigger: "user".into(),
+                prompt: "hi".into(),
+            },
+        ));
+        if let Ok(m) = rx.recv_timeout(std::time::Duration::from_millis(50)) {
+            got.push(m);
+            break;
+        }
+    }
+    host.kit().hub.publish(&ev(
+        2,
+        warren_types::EventKind::ApprovalRequested {
+            id: "c1".into(),
+            tool: "file_write".into(),
+            arguments: "{}".into(),
+            reason: "asks".into(),
+        },
+    ));
+    while let Ok(m) = rx.recv_timeout(std::time::Duration::from_secs(2)) {
+        got.push(m);
+        if got.len() == 3 {
+            break;
+        }
+    }
+    assert_eq!(
+        got[0], r#"status {"agent":"alice","status":"working"}"#,
+        "{got:?}"
+    );
+    assert!(
+        got.iter()
+            .any(|m| m.starts_with("approvals ") && m.contains(r#""call_id":"c1""#)),
+        "{got:?}"
+    );
+    assert!(
+        got.iter()
+            .any(|m| m == r#"status {"agent":"alice","status":"waiting_for_approval"}"#),
+        "{got:?}"
+    );
+    let pending = ipc.call("pending_approvals", json!({})).unwrap();
+    assert_eq!(pending[0]["tool"], "file_write");
 }

@@ -56,6 +56,14 @@ export const commands = {
 	listArchives: () => typedError<ArchiveView[], ApiError>(__TAURI_INVOKE("list_archives")),
 	/**  Restores the agent of `archive`, as `as_alias` when given. */
 	restoreAgent: (archive: string, asAlias: string | null) => typedError<LifecycleOutcome, ApiError>(__TAURI_INVOKE("restore_agent", { archive, asAlias })),
+	/**  Every risk and runtime profile with the agents using it. */
+	listProfiles: () => typedError<ProfileView[], ApiError>(__TAURI_INVOKE("list_profiles")),
+	/**  What saving `edit` would change, and the validator's findings; writes nothing. */
+	previewProfileEdit: (edit: ProfileEdit) => typedError<ProfilePreview, ApiError>(__TAURI_INVOKE("preview_profile_edit", { edit })),
+	/**  Saves `edit` when the config still validates (comments are kept). */
+	saveProfileEdit: (edit: ProfileEdit) => typedError<ProfileView, ApiError>(__TAURI_INVOKE("save_profile_edit", { edit })),
+	/**  Removes a profile that no agent uses. */
+	deleteProfile: (kind: ProfileKind, name: string) => typedError<null, ApiError>(__TAURI_INVOKE("delete_profile", { kind, name })),
 };
 
 /** Events */
@@ -192,6 +200,15 @@ export type ArchiveView = {
 	problem: string | null,
 };
 
+/**  Autonomy level of a risk profile. */
+export type AutonomyLevel = 
+/**  No side effects at all. */
+"readonly" | 
+/**  Asks before risky actions. */
+"supervised" | 
+/**  Never asks. */
+"full";
+
 /**  An agent's spend today crossed 80% of its daily budget, or all of it. */
 export type BudgetAlert = {
 	/**  The agent whose budget it is. */
@@ -210,6 +227,18 @@ export type BudgetLevel =
 "warning" | 
 /**  The budget is spent: further provider calls fail until tomorrow (UTC). */
 "exceeded";
+
+/**  One finding of `warren config validate`. */
+export type ConfigIssue = {
+	/**  Dotted path. */
+	path: string,
+	/**  What is wrong. */
+	message: string,
+	/**  1-based line, when known. */
+	line: number | null,
+	/**  1-based column, when known. */
+	column: number | null,
+};
 
 /**  How many items of one owned-state kind. */
 export type CountView = {
@@ -231,6 +260,21 @@ export type CreateAgentRequest = {
 	model_provider: string | null,
 	/**  Memory backend override. */
 	memory_backend: MemoryBackendKind | null,
+};
+
+/**  Whether a risk profile allows delegation. */
+export type DelegationMode = 
+/**  No `delegate` tool. */
+"forbidden" | 
+/**  `delegate` allowed. */
+"allow";
+
+/**  One line of a diff of `config.toml`. */
+export type DiffLine = {
+	/**  `same` (context), `add`, `remove` or `gap` (unchanged lines left out). */
+	kind: string,
+	/**  The line's text. */
+	text: string,
 };
 
 /**  Stable machine-readable error codes. Front-ends match on these, never on message text. */
@@ -352,6 +396,25 @@ export type EventParent = {
 	/**  The parent agent. */
 	agent: string,
 };
+
+/**  One field to set (or, with no value, to remove so its default applies). */
+export type FieldChange = {
+	/**  The key inside the profile table, e.g. `single_tool_rounds`. */
+	field: string,
+	/**  The new value; none removes the key. */
+	value: FieldValue | null,
+};
+
+/**  A value a profile field can take. */
+export type FieldValue = 
+/**  `true` / `false`. */
+boolean | 
+/**  A number (whole numbers are written as TOML integers). */
+number | null | 
+/**  Text (also what a number field holds when what was typed is not a number). */
+string | 
+/**  A list of text. */
+string[];
 
 /**  One grant as shown by `warren agents show`. */
 export type GrantSummary = {
@@ -490,6 +553,45 @@ export type PlanView = {
 	resumed: boolean,
 };
 
+/**  An edit of one profile (a new name creates the profile). */
+export type ProfileEdit = {
+	/**  Risk or runtime. */
+	kind: ProfileKind,
+	/**  The profile's name. */
+	name: string,
+	/**  The fields that change. */
+	changes: FieldChange[],
+};
+
+/**  Which kind of profile. */
+export type ProfileKind = 
+/**  `[risk_profiles.<name>]`. */
+"risk" | 
+/**  `[runtime_profiles.<name>]`. */
+"runtime";
+
+/**  What saving an edit would do. */
+export type ProfilePreview = {
+	/**  The changed lines of `config.toml`, with two lines of context. */
+	diff: DiffLine[],
+	/**  The validator's findings on the edited config (saving is refused while any exist). */
+	errors: ConfigIssue[],
+};
+
+/**  One profile with its effective values and the agents that use it. */
+export type ProfileView = {
+	/**  Risk or runtime. */
+	kind: ProfileKind,
+	/**  The profile's name. */
+	name: string,
+	/**  Agents whose `risk_profile` / `runtime_profile` names it. */
+	used_by: string[],
+	/**  The effective values of a risk profile (defaults filled in). */
+	risk: RiskProfile | null,
+	/**  The effective values of a runtime profile (defaults filled in). */
+	runtime: RuntimeProfile | null,
+};
+
 /**  LLM provider families and their wire protocols. */
 export type ProviderFamily = 
 /**  OpenAI Chat Completions. */
@@ -525,6 +627,38 @@ export type ReferenceView = {
 	action: string,
 };
 
+/**  `[risk_profiles.<p>]`. */
+export type RiskProfile = {
+	/**  Autonomy level. */
+	level?: AutonomyLevel,
+	/**  Confine file access to the workspace and grants. */
+	workspace_only?: boolean,
+	/**  Commands the shell tool may run (`"*"` = any). */
+	allowed_commands?: string[],
+	/**  Paths always denied (`~` expanded). */
+	forbidden_paths?: string[],
+	/**  Extra read-write roots. */
+	allowed_roots?: string[],
+	/**  Ask before medium-risk shell commands. */
+	require_approval_for_medium_risk?: boolean,
+	/**  Block high-risk shell commands. */
+	block_high_risk_commands?: boolean,
+	/**  Tools that never ask. */
+	auto_approve?: string[],
+	/**  Tools that always ask (wins over `auto_approve`). */
+	always_ask?: string[],
+	/**  Tools offered to the model (empty = all). */
+	allowed_tools?: string[],
+	/**  Tools never offered. */
+	excluded_tools?: string[],
+	/**  OS sandbox for child processes. */
+	sandbox?: SandboxKind,
+	/**  Environment variables passed to shell commands. */
+	shell_env_passthrough?: string[],
+	/**  Whether the `delegate` tool may be used. */
+	delegation?: DelegationMode,
+};
+
 /**  What to run. */
 export type RunRequest = {
 	/**  The agent. */
@@ -551,6 +685,28 @@ export type RunResult = {
 	error_message: string | null,
 };
 
+/**  `[runtime_profiles.<p>]`. */
+export type RuntimeProfile = {
+	/**  Tool rounds per turn. */
+	max_tool_iterations?: number,
+	/**  Run an admitted batch of tool calls concurrently. */
+	parallel_tools?: boolean,
+	/**  At most one tool call per provider response. */
+	single_tool_rounds?: boolean,
+	/**  Side-effecting actions per hour (0 = none). */
+	max_actions_per_hour?: number,
+	/**  Provider spend per day, in US cents. */
+	max_cost_per_day_cents?: number,
+	/**  Shell command timeout. */
+	shell_timeout_secs?: number,
+	/**  Whole-turn timeout. */
+	turn_timeout_secs?: number,
+	/**  Maximum delegation depth. */
+	max_delegation_depth?: number,
+	/**  Context window cap. */
+	max_context_tokens?: number | null,
+};
+
 /**  The status strip: the runtime, agent counts, approvals waiting and today's spend. */
 export type RuntimeStatus = {
 	/**  `running`, or `unavailable` when the runtime could not open (see `problem`). */
@@ -572,6 +728,17 @@ export type RuntimeStatus = {
 	/**  The sum of the agents' `max_cost_per_day_cents`. */
 	budget_today_cents: number | null,
 };
+
+/**  Sandbox choice. */
+export type SandboxKind = 
+/**  Best available: landlock, then bubblewrap, then none. */
+"auto" | 
+/**  Linux Landlock LSM. */
+"landlock" | 
+/**  bubblewrap mount namespaces. */
+"bubblewrap" | 
+/**  No OS confinement. */
+"none";
 
 /**  One event of a turn. */
 export type TurnEvent = {

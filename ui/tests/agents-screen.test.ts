@@ -67,6 +67,7 @@ function serve(backend: Backend) {
       case "agent_statuses":
       case "pending_approvals":
       case "list_archives":
+      case "list_profiles":
         return [];
       case "runtime_status":
         return {

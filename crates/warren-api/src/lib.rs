@@ -12,6 +12,7 @@ pub mod live;
 pub mod logging;
 pub mod memory;
 pub mod policy;
+pub mod profiles;
 mod run;
 mod secrets;
 mod serve;

@@ -1,0 +1,343 @@
+//! Risk and runtime profile editing (SPEC §1.1, the desktop's Profiles screen): list profiles
+//! with the agents using them, preview an edit (the real validator's findings and a diff of
+//! the file), save it (only the changed keys are written, so comments and layout stay), and
+//! delete a profile no agent references.
+
+use crate::{errors::config_error, Warren};
+use serde::{Deserialize, Serialize};
+use warren_config::{parse_config, ConfigDocument, ConfigError, DocumentError};
+use warren_types::{ApiError, Config, ConfigIssue, ErrorCode, RiskProfile, RuntimeProfile};
+
+/// Which kind of profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum ProfileKind {
+    /// `[risk_profiles.<name>]`.
+    Risk,
+    /// `[runtime_profiles.<name>]`.
+    Runtime,
+}
+
+impl ProfileKind {
+    fn section(self) -> &'static str {
+        match self {
+            ProfileKind::Risk => "risk_profiles",
+            ProfileKind::Runtime => "runtime_profiles",
+        }
+    }
+}
+
+/// One profile with its effective values and the agents that use it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ProfileView {
+    /// Risk or runtime.
+    pub kind: ProfileKind,
+    /// The profile's name.
+    pub name: String,
+    /// Agents whose `risk_profile` / `runtime_profile` names it.
+    pub used_by: Vec<String>,
+    /// The effective values of a risk profile (defaults filled in).
+    pub risk: Option<RiskProfile>,
+    /// The effective values of a runtime profile (defaults filled in).
+    pub runtime: Option<RuntimeProfile>,
+}
+
+/// One field to set (or, with no value, to remove so its default applies).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct FieldChange {
+    /// The key inside the profile table, e.g. `single_tool_rounds`.
+    pub field: String,
+    /// The new value; none removes the key.
+    pub value: Option<FieldValue>,
+}
+
+/// A value a profile field can take.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(untagged)]
+pub enum FieldValue {
+    /// `true` / `false`.
+    Bool(bool),
+    /// A number (whole numbers are written as TOML integers).
+    Number(f64),
+    /// Text (also what a number field holds when what was typed is not a number).
+    Text(String),
+    /// A list of text.
+    List(Vec<String>),
+}
+
+/// An edit of one profile (a new name creates the profile).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ProfileEdit {
+    /// Risk or runtime.
+    pub kind: ProfileKind,
+    /// The profile's name.
+    pub name: String,
+    /// The fields that change.
+    pub changes: Vec<FieldChange>,
+}
+
+/// One line of a diff of `config.toml`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct DiffLine {
+    /// `same` (context), `add`, `remove` or `gap` (unchanged lines left out).
+    pub kind: String,
+    /// The line's text.
+    pub text: String,
+}
+
+/// What saving an edit would do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ProfilePreview {
+    /// The changed lines of `config.toml`, with two lines of context.
+    pub diff: Vec<DiffLine>,
+    /// The validator's findings on the edited config (saving is refused while any exist).
+    pub errors: Vec<ConfigIssue>,
+}
+
+fn invalid(message: impl Into<String>) -> ApiError {
+    ApiError::new(ErrorCode::InvalidArgument, message)
+}
+
+fn profile_name_ok(name: &str) -> Result<(), ApiError> {
+    warren_types::validate_alias(name).map_err(|e| invalid(format!("profile name `{name}`: {e}")))
+}
+
+/// Writes `v` at `path` as its TOML value.
+fn set_field(doc: &mut ConfigDocument, path: &[&str], v: &FieldValue) -> Result<(), ApiError> {
+    let done = match v {
+        FieldValue::Bool(b) => doc.set_value(path, (*b).into()),
+        // Whole numbers in i64's range are TOML integers (the validator then checks the range
+        // of the field, e.g. that a count is not negative).
+        FieldValue::Number(n) if n.fract() == 0.0 && n.abs() < 9.0e15 => {
+            #[allow(clippy::cast_possible_truncation)]
+            let i = *n as i64;
+            doc.set_value(path, i.into())
+        }
+        FieldValue::Number(n) => doc.set_value(path, (*n).into()),
+        FieldValue::Text(s) => doc.set_value(path, s.as_str().into()),
+        FieldValue::List(items) => doc.set_value(
+            path,
+            ConfigDocument::string_array(items.iter().map(String::as_str)),
+        ),
+    };
+    done.map_err(|e| invalid(e.to_string()))
+}
+
+fn apply(doc: &mut ConfigDocument, edit: &ProfileEdit) -> Result<(), ApiError> {
+    profile_name_ok(&edit.name)?;
+    let section = edit.kind.section();
+    for c in &edit.changes {
+        let path = [section, edit.name.as_str(), c.field.as_str()];
+        match &c.value {
+            Some(v) => set_field(doc, &path, v)?,
+            None => {
+                doc.remove(&path).map_err(|e| invalid(e.to_string()))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn used_by(cfg: &Config, kind: ProfileKind, name: &str) -> Vec<String> {
+    cfg.agents
+        .iter()
+        .filter(|(_, a)| match kind {
+            ProfileKind::Risk => a.risk_profile == name,
+            ProfileKind::Runtime => a.runtime_profile.as_deref() == Some(name),
+        })
+        .map(|(alias, _)| alias.clone())
+        .collect()
+}
+
+fn view(cfg: &Config, kind: ProfileKind, name: &str) -> Option<ProfileView> {
+    let (risk, runtime) = match kind {
+        ProfileKind::Risk => (Some(cfg.risk_profiles.get(name)?.clone()), None),
+        ProfileKind::Runtime => (None, Some(cfg.runtime_profiles.get(name)?.clone())),
+    };
+    Some(ProfileView {
+        kind,
+        name: name.to_string(),
+        used_by: used_by(cfg, kind, name),
+        risk,
+        runtime,
+    })
+}
+
+/// The changed lines of `new` against `old` with `context` unchanged lines around each change
+/// (a line diff by longest common subsequence; config files are small).
+pub fn line_diff(old: &str, new: &str, context: usize) -> Vec<DiffLine> {
+    let a: Vec<&str> = old.lines().collect();
+    let b: Vec<&str> = new.lines().collect();
+    let (n, m) = (a.len(), b.len());
+    let mut lcs = vec![vec![0u32; m + 1]; n + 1];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            lcs[i][j] = if a[i] == b[j] {
+                lcs[i + 1][j + 1] + 1
+            } else {
+                lcs[i + 1][j].max(lcs[i][j + 1])
+            };
+        }
+    }
+    let mut all: Vec<(&str, &str)> = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    while i < n || j < m {
+        if i < n && j < m && a[i] == b[j] {
+            all.push(("same", a[i]));
+            i += 1;
+            j += 1;
+        } else if i < n && (j == m || lcs[i + 1][j] >= lcs[i][j + 1]) {
+            all.push(("remove", a[i]));
+            i += 1;
+        } else {
+            all.push(("add", b[j]));
+            j += 1;
+        }
+    }
+    let changed: Vec<usize> = (0..all.len()).filter(|k| all[*k].0 != "same").collect();
+    let near = |k: usize| changed.iter().any(|c| c.abs_diff(k) <= context);
+    let mut out = Vec::new();
+    let mut skipped = false;
+    for (k, (kind, text)) in all.iter().enumerate() {
+        if near(k) {
+            if skipped && !out.is_empty() {
+                out.push(DiffLine {
+                    kind: "gap".into(),
+                    text: "…".into(),
+                });
+            }
+            skipped = false;
+            out.push(DiffLine {
+                kind: (*kind).to_string(),
+                text: (*text).to_string(),
+            });
+        } else {
+            skipped = true;
+        }
+    }
+    out
+}
+
+fn issue(i: &warren_config::Issue) -> ConfigIssue {
+    ConfigIssue {
+        path: i.path.clone(),
+        message: i.message.clone(),
+        line: i.line.and_then(|l| u32::try_from(l).ok()),
+        column: i.column.and_then(|c| u32::try_from(c).ok()),
+    }
+}
+
+impl Warren {
+    /// Every risk and runtime profile with its effective values and the agents using it.
+    pub fn list_profiles(&self) -> Result<Vec<ProfileView>, ApiError> {
+        let cfg = self.load()?.config;
+        let risk = cfg
+            .risk_profiles
+            .keys()
+            .filter_map(|n| view(&cfg, ProfileKind::Risk, n));
+        let runtime = cfg
+            .runtime_profiles
+            .keys()
+            .filter_map(|n| view(&cfg, ProfileKind::Runtime, n));
+        Ok(risk.chain(runtime).collect())
+    }
+
+    /// What saving `edit` would change in `config.toml`, and what the validator says about
+    /// the result. Nothing is written.
+    pub fn preview_profile_edit(&self, edit: &ProfileEdit) -> Result<ProfilePreview, ApiError> {
+        let path = self.layout().config_path();
+        let old = std::fs::read_to_string(&path).map_err(|e| {
+            ApiError::new(ErrorCode::Io, format!("reading {}: {e}", path.display()))
+        })?;
+        let mut doc = ConfigDocument::parse(&old)
+            .map_err(|e| ApiError::new(ErrorCode::InvalidConfig, e.to_string()))?;
+        apply(&mut doc, edit)?;
+        let new = doc.to_string();
+        let errors = match parse_config(&new) {
+            Ok(_) => Vec::new(),
+            Err(errs) => errs.issues.iter().map(issue).collect(),
+        };
+        Ok(ProfilePreview {
+            diff: line_diff(&old, &new, 2),
+            errors,
+        })
+    }
+
+    /// Saves `edit` when the whole config still validates (only the changed keys are written;
+    /// comments stay). Otherwise nothing is written and every finding is in the error.
+    pub fn save_profile_edit(&self, edit: &ProfileEdit) -> Result<ProfileView, ApiError> {
+        let mut refused = None;
+        let result = self.store.edit(|doc, _| {
+            apply(doc, edit).map_err(|e| {
+                refused = Some(e.clone());
+                ConfigError::Edit(DocumentError::Syntax(e.message))
+            })
+        });
+        let ((), cfg) = match (result, refused) {
+            (Err(_), Some(e)) => return Err(e),
+            (r, _) => r.map_err(config_error)?,
+        };
+        tracing::info!(profile = %edit.name, kind = ?edit.kind, "profile saved");
+        view(&cfg, edit.kind, &edit.name)
+            .ok_or_else(|| ApiError::new(ErrorCode::Internal, "profile missing after saving it"))
+    }
+
+    /// Removes a profile no agent uses; a profile still referenced is refused with the agents
+    /// that use it.
+    pub fn delete_profile(&self, kind: ProfileKind, name: &str) -> Result<(), ApiError> {
+        let cfg = self.load()?.config;
+        if view(&cfg, kind, name).is_none() {
+            return Err(ApiError::new(
+                ErrorCode::NotFound,
+                format!("{} `{name}` does not exist", kind.section()),
+            ));
+        }
+        let users = used_by(&cfg, kind, name);
+        if !users.is_empty() {
+            return Err(ApiError::new(
+                ErrorCode::Denied,
+                format!(
+                    "{} `{name}` is used by {}; point them at another profile first",
+                    kind.section(),
+                    users.join(", ")
+                ),
+            )
+            .with_details(users));
+        }
+        self.store
+            .edit(|doc, _| {
+                doc.remove(&[kind.section(), name])
+                    .map(|_| ())
+                    .map_err(ConfigError::Edit)
+            })
+            .map_err(config_error)?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_diff_shows_changed_lines_with_context_and_gaps() {
+        let old = "a\nb\nc\nd\ne\nf\ng\nh\n";
+        let new = "a\nb\nc\nd\nE\nf\ng\nh\n";
+        let d = line_diff(old, new, 1);
+        let kinds: Vec<&str> = d.iter().map(|l| l.kind.as_str()).collect();
+        assert_eq!(kinds, ["same", "remove", "add", "same"]);
+        assert_eq!(d[1].text, "e");
+        assert_eq!(d[2].text, "E");
+        let d = line_diff("x\n1\n2\n3\n4\ny\n", "X\n1\n2\n3\n4\nY\n", 0);
+        let kinds: Vec<&str> = d.iter().map(|l| l.kind.as_str()).collect();
+        assert_eq!(kinds, ["remove", "add", "gap", "remove", "add"]);
+    }
+}

@@ -1,0 +1,45 @@
+//! The Profiles screen's commands: list, preview (validator findings and a diff), save and
+//! delete risk and runtime profiles. Each calls one `warren-api` function.
+
+use super::Core;
+use tauri::State;
+use warren_api::profiles::{ProfileEdit, ProfileKind, ProfilePreview, ProfileView};
+use warren_types::ApiError;
+
+/// Every risk and runtime profile with the agents using it.
+#[tauri::command]
+#[specta::specta]
+pub async fn list_profiles(core: State<'_, Core>) -> Result<Vec<ProfileView>, ApiError> {
+    core.warren.list_profiles()
+}
+
+/// What saving `edit` would change, and the validator's findings; writes nothing.
+#[tauri::command]
+#[specta::specta]
+pub async fn preview_profile_edit(
+    core: State<'_, Core>,
+    edit: ProfileEdit,
+) -> Result<ProfilePreview, ApiError> {
+    core.warren.preview_profile_edit(&edit)
+}
+
+/// Saves `edit` when the config still validates (comments are kept).
+#[tauri::command]
+#[specta::specta]
+pub async fn save_profile_edit(
+    core: State<'_, Core>,
+    edit: ProfileEdit,
+) -> Result<ProfileView, ApiError> {
+    core.warren.save_profile_edit(&edit)
+}
+
+/// Removes a profile that no agent uses.
+#[tauri::command]
+#[specta::specta]
+pub async fn delete_profile(
+    core: State<'_, Core>,
+    kind: ProfileKind,
+    name: String,
+) -> Result<(), ApiError> {
+    core.warren.delete_profile(kind, &name)
+}

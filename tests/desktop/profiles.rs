@@ -1,0 +1,146 @@
+//! The Profiles screen: a runtime profile edited in the window is written to config.toml with
+//! its comments intact; an invalid value shows the validator's message and saves nothing; a
+//! profile still in use cannot be deleted, an unused one can.
+
+use crate::harness::launch;
+use crate::{block_on, serial};
+use fantoccini::Locator;
+
+const CONFIG: &str = r#"# Profiles test install.
+schema_version = 1
+
+[agents.alice]
+risk_profile = "balanced"
+runtime_profile = "standard"
+
+[agents.bob]
+risk_profile = "balanced"
+
+# Asks before anything with side effects.
+[risk_profiles.balanced]
+level = "supervised"
+
+[risk_profiles.spare]
+level = "readonly"
+
+# Ten rounds is plenty for chat.
+[runtime_profiles.standard]
+max_tool_iterations = 10 # keep in sync with the docs
+"#;
+
+#[test]
+fn editing_a_runtime_profile_keeps_comments_and_invalid_values_save_nothing() {
+    let _serial = serial();
+    block_on(async {
+        let d = launch(|home| std::fs::write(home.join("config.toml"), CONFIG).unwrap()).await;
+        let config = d.home.join("config.toml");
+        d.click("[data-testid=nav-profiles]").await;
+        let used = d
+            .wait_text(
+                "[data-testid=profile-item][data-kind=risk][data-name=balanced] [data-testid=profile-used-by]",
+                |t| !t.is_empty(),
+            )
+            .await;
+        assert_eq!(used, "used by 2 agents");
+        let used = d
+            .wait_text(
+                "[data-testid=profile-item][data-kind=runtime][data-name=standard] [data-testid=profile-used-by]",
+                |t| !t.is_empty(),
+            )
+            .await;
+        assert_eq!(used, "used by 1 agent");
+
+        // Turn on single-tool rounds: the diff shows the one added line, saving writes it.
+        d.click("[data-testid=profile-item][data-kind=runtime][data-name=standard] [data-testid=profile-open]")
+            .await;
+        d.click("[data-testid=field-single_tool_rounds]").await;
+        let diff = d
+            .wait_text("[data-testid=profile-diff]", |t| {
+                t.contains("+ single_tool_rounds = true")
+            })
+            .await;
+        assert!(!diff.contains("- "), "nothing is removed: {diff}");
+        d.screenshot("profiles-diff").await;
+        assert_eq!(
+            std::fs::read_to_string(&config).unwrap(),
+            CONFIG,
+            "the preview wrote the file"
+        );
+        d.click("[data-testid=profile-save]").await;
+        d.wait_text("[data-testid=profile-saved]", |t| t.contains("standard"))
+            .await;
+        let saved = std::fs::read_to_string(&config).unwrap();
+        assert!(saved.contains("single_tool_rounds = true"), "{saved}");
+        for comment in [
+            "# Profiles test install.",
+            "# Ten rounds is plenty for chat.",
+            "max_tool_iterations = 10 # keep in sync with the docs",
+            "# Asks before anything with side effects.",
+        ] {
+            assert!(saved.contains(comment), "lost `{comment}`:\n{saved}");
+        }
+
+        // A negative round count: the validator's message shows inline and nothing is saved.
+        let field = d.wait_for("[data-testid=field-max_tool_iterations]").await;
+        field.clear().await.unwrap();
+        field.send_keys("-1").await.unwrap();
+        let msg = d
+            .wait_text(
+                "[data-field=max_tool_iterations] [data-testid=field-error]",
+                |t| !t.is_empty(),
+            )
+            .await;
+        let issues = d
+            .wait_text("[data-testid=profile-issues]", |t| !t.is_empty())
+            .await;
+        assert!(
+            issues.contains("runtime_profiles.standard.max_tool_iterations"),
+            "{issues}"
+        );
+        assert!(issues.contains(&msg), "{issues} / {msg}");
+        d.screenshot("profiles-invalid").await;
+        d.click("[data-testid=profile-save]").await;
+        let err = d
+            .wait_text("[data-testid=profile-error]", |t| !t.is_empty())
+            .await;
+        assert!(err.contains("invalid_config"), "{err}");
+        assert_eq!(
+            std::fs::read_to_string(&config).unwrap(),
+            saved,
+            "an invalid edit changed the file"
+        );
+
+        // A profile in use cannot be deleted; an unused one can.
+        d.click("[data-testid=profile-item][data-kind=risk][data-name=balanced] [data-testid=profile-delete]")
+            .await;
+        let err = d
+            .wait_text("[data-testid=profile-error]", |t| t.contains("used by"))
+            .await;
+        assert!(err.contains("alice, bob"), "{err}");
+        assert!(std::fs::read_to_string(&config)
+            .unwrap()
+            .contains("[risk_profiles.balanced]"));
+        d.click("[data-testid=profile-item][data-kind=risk][data-name=spare] [data-testid=profile-delete]")
+            .await;
+        let deadline = std::time::Instant::now() + crate::harness::UI_TIMEOUT;
+        while d
+            .client
+            .find(Locator::Css("[data-testid=profile-item][data-name=spare]"))
+            .await
+            .is_ok()
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "spare is still listed"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        let after = std::fs::read_to_string(&config).unwrap();
+        assert!(!after.contains("[risk_profiles.spare]"), "{after}");
+        assert!(
+            after.contains("# Ten rounds is plenty for chat."),
+            "{after}"
+        );
+        d.close().await;
+    });
+}

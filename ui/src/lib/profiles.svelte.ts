@@ -1,0 +1,213 @@
+// The Profiles screen: every field of risk and runtime profiles (SPEC §1.1) as a form, the
+// changed fields as an edit, a preview from the backend (the real validator's findings and a
+// diff of config.toml), save and delete.
+
+import {
+  commands,
+  type ApiError,
+  type ConfigIssue,
+  type DiffLine,
+  type FieldChange,
+  type ProfileKind,
+  type ProfileView,
+} from "../bindings";
+import { toApiError } from "./agents.svelte";
+
+export type ProfilesApi = Pick<
+  typeof commands,
+  "listProfiles" | "previewProfileEdit" | "saveProfileEdit" | "deleteProfile"
+>;
+
+type Ok<T> = { status: "ok"; data: T } | { status: "error"; error: ApiError };
+
+function unwrap<T>(r: Ok<T>): T {
+  if (r.status === "error") throw r.error;
+  return r.data;
+}
+
+export type FieldType = "bool" | "number" | "optional_number" | "list" | { options: string[] };
+
+export interface FieldSpec {
+  key: string;
+  label: string;
+  type: FieldType;
+  help: string;
+}
+
+export const RISK_FIELDS: FieldSpec[] = [
+  { key: "level", label: "Autonomy level", type: { options: ["readonly", "supervised", "full"] }, help: "readonly: no side effects; supervised: asks; full: never asks" },
+  { key: "workspace_only", label: "Workspace only", type: "bool", help: "confine file access to the workspace and grants" },
+  { key: "allowed_commands", label: "Allowed commands", type: "list", help: "commands the shell tool may run, one per line (* = any)" },
+  { key: "forbidden_paths", label: "Forbidden paths", type: "list", help: "always denied (~ expanded)" },
+  { key: "allowed_roots", label: "Allowed roots", type: "list", help: "extra read-write roots" },
+  { key: "require_approval_for_medium_risk", label: "Ask for medium-risk commands", type: "bool", help: "" },
+  { key: "block_high_risk_commands", label: "Block high-risk commands", type: "bool", help: "" },
+  { key: "auto_approve", label: "Auto-approve tools", type: "list", help: "tools that never ask" },
+  { key: "always_ask", label: "Always ask tools", type: "list", help: "tools that always ask (wins over auto-approve)" },
+  { key: "allowed_tools", label: "Allowed tools", type: "list", help: "tools offered to the model (empty = all)" },
+  { key: "excluded_tools", label: "Excluded tools", type: "list", help: "tools never offered" },
+  { key: "sandbox", label: "Sandbox", type: { options: ["auto", "landlock", "bubblewrap", "none"] }, help: "OS confinement of child processes" },
+  { key: "shell_env_passthrough", label: "Shell environment passthrough", type: "list", help: "variable names passed to shell commands" },
+  { key: "delegation", label: "Delegation", type: { options: ["forbidden", "allow"] }, help: "whether the delegate tool may be used" },
+];
+
+export const RUNTIME_FIELDS: FieldSpec[] = [
+  { key: "max_tool_iterations", label: "Max tool rounds per turn", type: "number", help: "" },
+  { key: "parallel_tools", label: "Parallel tools", type: "bool", help: "run an admitted batch concurrently" },
+  { key: "single_tool_rounds", label: "Single-tool rounds", type: "bool", help: "at most one tool call per provider response" },
+  { key: "max_actions_per_hour", label: "Max actions per hour", type: "number", help: "0 = no side-effecting actions" },
+  { key: "max_cost_per_day_cents", label: "Max cost per day (cents)", type: "number", help: "enforced before every provider call" },
+  { key: "shell_timeout_secs", label: "Shell timeout (s)", type: "number", help: "" },
+  { key: "turn_timeout_secs", label: "Turn timeout (s)", type: "number", help: "" },
+  { key: "max_delegation_depth", label: "Max delegation depth", type: "number", help: "" },
+  { key: "max_context_tokens", label: "Max context tokens", type: "optional_number", help: "empty = no cap" },
+];
+
+export type Draft = Record<string, string | boolean>;
+
+export function fieldsOf(kind: ProfileKind): FieldSpec[] {
+  return kind === "risk" ? RISK_FIELDS : RUNTIME_FIELDS;
+}
+
+/** The form values of a profile: text for numbers and lists (one item a line). */
+export function draftOf(p: ProfileView): Draft {
+  const values = (p.risk ?? p.runtime ?? {}) as Record<string, unknown>;
+  const d: Draft = {};
+  for (const f of fieldsOf(p.kind)) {
+    const v = values[f.key];
+    if (f.type === "bool") d[f.key] = Boolean(v);
+    else if (f.type === "list") d[f.key] = Array.isArray(v) ? v.join("\n") : "";
+    else d[f.key] = v === null || v === undefined ? "" : String(v);
+  }
+  return d;
+}
+
+/** The fields of `draft` that differ from `original`, as the edit to send. A number field that
+ *  does not hold a number is sent as typed, so the validator names the problem. */
+export function changesOf(kind: ProfileKind, original: Draft, draft: Draft): FieldChange[] {
+  const out: FieldChange[] = [];
+  for (const f of fieldsOf(kind)) {
+    const before = original[f.key];
+    const after = draft[f.key];
+    if (before === after) continue;
+    if (f.type === "bool") out.push({ field: f.key, value: Boolean(after) });
+    else if (f.type === "list")
+      out.push({
+        field: f.key,
+        value: String(after)
+          .split("\n")
+          .map((s) => s.trim())
+          .filter((s) => s !== ""),
+      });
+    else if (f.type === "number" || f.type === "optional_number") {
+      const text = String(after).trim();
+      if (text === "" && f.type === "optional_number") out.push({ field: f.key, value: null });
+      else out.push({ field: f.key, value: /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : text });
+    } else out.push({ field: f.key, value: String(after) });
+  }
+  return out;
+}
+
+export class ProfilesStore {
+  profiles = $state<ProfileView[]>([]);
+  selected = $state<{ kind: ProfileKind; name: string } | null>(null);
+  original = $state<Draft>({});
+  draft = $state<Draft>({});
+  diff = $state<DiffLine[]>([]);
+  issues = $state<ConfigIssue[]>([]);
+  error = $state<ApiError | null>(null);
+  saved = $state<string | null>(null);
+  busy = $state(false);
+
+  current = $derived(
+    this.selected ? (this.profiles.find((p) => p.kind === this.selected?.kind && p.name === this.selected?.name) ?? null) : null,
+  );
+  changes = $derived(this.selected ? changesOf(this.selected.kind, this.original, this.draft) : []);
+
+  #api: ProfilesApi;
+  #previewSeq = 0;
+
+  constructor(api: ProfilesApi = commands) {
+    this.#api = api;
+  }
+
+  async load(): Promise<void> {
+    try {
+      this.profiles = unwrap(await this.#api.listProfiles());
+      this.error = null;
+    } catch (e) {
+      this.error = toApiError(e);
+    }
+  }
+
+  open(kind: ProfileKind, name: string): void {
+    const p = this.profiles.find((x) => x.kind === kind && x.name === name);
+    if (!p) return;
+    this.selected = { kind, name };
+    this.original = draftOf(p);
+    this.draft = draftOf(p);
+    this.diff = [];
+    this.issues = [];
+    this.error = null;
+    this.saved = null;
+  }
+
+  /** Asks the backend what saving the current draft would do. */
+  async preview(): Promise<void> {
+    const sel = this.selected;
+    if (!sel) return;
+    const seq = ++this.#previewSeq;
+    const changes = this.changes;
+    if (changes.length === 0) {
+      this.diff = [];
+      this.issues = [];
+      return;
+    }
+    try {
+      const p = unwrap(await this.#api.previewProfileEdit({ kind: sel.kind, name: sel.name, changes }));
+      if (seq !== this.#previewSeq) return;
+      this.diff = p.diff;
+      this.issues = p.errors;
+      this.error = null;
+    } catch (e) {
+      if (seq === this.#previewSeq) this.error = toApiError(e);
+    }
+  }
+
+  /** The validator's findings on one field of the selected profile. */
+  issuesFor(key: string): ConfigIssue[] {
+    const sel = this.selected;
+    if (!sel) return [];
+    const prefix = `${sel.kind === "risk" ? "risk_profiles" : "runtime_profiles"}.${sel.name}.${key}`;
+    return this.issues.filter((i) => i.path === prefix || i.path.startsWith(`${prefix}.`) || i.path.startsWith(`${prefix}[`));
+  }
+
+  async save(): Promise<void> {
+    const sel = this.selected;
+    if (!sel) return;
+    this.busy = true;
+    this.saved = null;
+    try {
+      unwrap(await this.#api.saveProfileEdit({ kind: sel.kind, name: sel.name, changes: this.changes }));
+      this.error = null;
+      await this.load();
+      this.open(sel.kind, sel.name);
+      this.saved = sel.name;
+    } catch (e) {
+      this.error = toApiError(e);
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  async remove(kind: ProfileKind, name: string): Promise<void> {
+    try {
+      unwrap(await this.#api.deleteProfile(kind, name));
+      this.error = null;
+      if (this.selected?.kind === kind && this.selected.name === name) this.selected = null;
+      await this.load();
+    } catch (e) {
+      this.error = toApiError(e);
+    }
+  }
+}

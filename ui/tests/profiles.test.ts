@@ -1,0 +1,78 @@
+import { describe, expect, it } from "vitest";
+import type { ProfileView } from "../src/bindings";
+import { changesOf, draftOf } from "../src/lib/profiles.svelte";
+
+const standard: ProfileView = {
+  kind: "runtime",
+  name: "standard",
+  used_by: ["alice"],
+  risk: null,
+  runtime: {
+    max_tool_iterations: 10,
+    parallel_tools: false,
+    single_tool_rounds: false,
+    max_actions_per_hour: 20,
+    max_cost_per_day_cents: 500,
+    shell_timeout_secs: 60,
+    turn_timeout_secs: 600,
+    max_delegation_depth: 1,
+    max_context_tokens: null,
+  },
+};
+
+describe("profile edits", () => {
+  it("an untouched form is no edit", () => {
+    expect(changesOf("runtime", draftOf(standard), draftOf(standard))).toEqual([]);
+  });
+
+  it("sends only the changed fields, numbers as numbers and anything else as typed", () => {
+    const draft = draftOf(standard);
+    draft.single_tool_rounds = true;
+    draft.max_tool_iterations = "-1";
+    draft.shell_timeout_secs = "ten";
+    draft.max_context_tokens = "8000";
+    expect(changesOf("runtime", draftOf(standard), draft)).toEqual([
+      { field: "max_tool_iterations", value: -1 },
+      { field: "single_tool_rounds", value: true },
+      { field: "shell_timeout_secs", value: "ten" },
+      { field: "max_context_tokens", value: 8000 },
+    ]);
+    const cleared = { ...draft, max_context_tokens: "" };
+    expect(changesOf("runtime", { ...draftOf(standard), max_context_tokens: "8000" }, cleared)).toContainEqual({
+      field: "max_context_tokens",
+      value: null,
+    });
+  });
+
+  it("lists are one item a line, blank lines dropped", () => {
+    const balanced: ProfileView = {
+      kind: "risk",
+      name: "balanced",
+      used_by: [],
+      runtime: null,
+      risk: {
+        level: "supervised",
+        workspace_only: true,
+        allowed_commands: ["ls", "cat"],
+        forbidden_paths: [],
+        allowed_roots: [],
+        require_approval_for_medium_risk: true,
+        block_high_risk_commands: true,
+        auto_approve: [],
+        always_ask: [],
+        allowed_tools: [],
+        excluded_tools: [],
+        sandbox: "auto",
+        shell_env_passthrough: [],
+        delegation: "forbidden",
+      },
+    };
+    const original = draftOf(balanced);
+    expect(original.allowed_commands).toBe("ls\ncat");
+    const draft = { ...original, allowed_commands: "ls\n\n git \n", level: "full" };
+    expect(changesOf("risk", original, draft)).toEqual([
+      { field: "level", value: "full" },
+      { field: "allowed_commands", value: ["ls", "git"] },
+    ]);
+  });
+});
