@@ -43,6 +43,13 @@ pub struct BudgetAlert {
 }
 
 fn emit<R: Runtime>(app: &AppHandle<R>, change: StateChange) {
+    if matches!(change, StateChange::Status(_) | StateChange::Approvals(_)) {
+        if let Some(core) = app.try_state::<Core>() {
+            let state =
+                crate::tray::tray_state(&core.live.statuses(), core.live.pending_approvals().len());
+            crate::tray::reflect(app, &state);
+        }
+    }
     let sent = match change {
         StateChange::AgentsChanged => AgentsChanged {}.emit(app),
         StateChange::Status(s) => AgentStatusChanged {

@@ -4,11 +4,79 @@
 use tauri::menu::{Menu, MenuItem, PredefinedMenuItem};
 use tauri::tray::TrayIconBuilder;
 use tauri::{image::Image, App, AppHandle, Manager, Runtime, Window, WindowEvent};
+use warren_api::live::{AgentStatus, AgentStatusEntry};
 
 /// The label of the one window.
 pub const MAIN_WINDOW: &str = "main";
 
+const TRAY_ID: &str = "warren";
 const ICON_IDLE: &[u8] = include_bytes!("../icons/tray-idle.png");
+const ICON_WORKING: &[u8] = include_bytes!("../icons/tray-working.png");
+const ICON_APPROVAL: &[u8] = include_bytes!("../icons/tray-approval.png");
+const ICON_ERROR: &[u8] = include_bytes!("../icons/tray-error.png");
+
+/// What the tray shows: the icon for the most pressing state, the tooltip and the menu lines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrayState {
+    /// `idle`, `working`, `approval` or `error`.
+    pub icon: &'static str,
+    /// The tooltip with the counts.
+    pub tooltip: String,
+    /// The status line of the menu.
+    pub status_line: String,
+    /// The approvals entry of the menu.
+    pub approvals_line: String,
+}
+
+/// The tray state for these agent statuses and this many approvals waiting: an approval wins
+/// over an error, an error over work, work over idle.
+pub fn tray_state(statuses: &[AgentStatusEntry], pending: usize) -> TrayState {
+    let count = |s: AgentStatus| statuses.iter().filter(|e| e.status == s).count();
+    let working = count(AgentStatus::Working) + count(AgentStatus::WaitingForApproval);
+    let errors = count(AgentStatus::Error);
+    let icon = if pending > 0 {
+        "approval"
+    } else if errors > 0 {
+        "error"
+    } else if working > 0 {
+        "working"
+    } else {
+        "idle"
+    };
+    let status_line = format!("{working} working, {errors} in error");
+    TrayState {
+        icon,
+        tooltip: format!("Warren: {status_line}, {pending} approvals waiting"),
+        approvals_line: format!("Approvals ({pending})"),
+        status_line,
+    }
+}
+
+/// The menu entries whose text follows the runtime.
+struct TrayItems<R: Runtime> {
+    status: MenuItem<R>,
+    approvals: MenuItem<R>,
+}
+
+/// Shows `state` on the tray icon and its menu (nothing happens when there is no tray).
+pub fn reflect<R: Runtime>(app: &AppHandle<R>, state: &TrayState) {
+    let bytes = match state.icon {
+        "approval" => ICON_APPROVAL,
+        "error" => ICON_ERROR,
+        "working" => ICON_WORKING,
+        _ => ICON_IDLE,
+    };
+    if let Some(tray) = app.tray_by_id(TRAY_ID) {
+        if let Ok(image) = Image::from_bytes(bytes) {
+            let _ = tray.set_icon(Some(image));
+        }
+        let _ = tray.set_tooltip(Some(&state.tooltip));
+    }
+    if let Some(items) = app.try_state::<TrayItems<R>>() {
+        let _ = items.status.set_text(&state.status_line);
+        let _ = items.approvals.set_text(&state.approvals_line);
+    }
+}
 
 /// Whether closing the window hides it (the tray keeps the app reachable) or quits.
 pub struct CloseBehaviour {
@@ -38,15 +106,40 @@ fn tray_host_present() -> bool {
 /// tray host can show the icon; otherwise closing the window quits.
 pub fn install<R: Runtime>(app: &App<R>) -> tauri::Result<()> {
     let show = MenuItem::with_id(app, "show", "Show Warren", true, None::<&str>)?;
+    let initial = tray_state(&[], 0);
+    let status = MenuItem::with_id(app, "status", &initial.status_line, false, None::<&str>)?;
+    let approvals = MenuItem::with_id(
+        app,
+        "approvals",
+        &initial.approvals_line,
+        true,
+        None::<&str>,
+    )?;
     let quit = MenuItem::with_id(app, "quit", "Quit Warren", true, None::<&str>)?;
-    let menu = Menu::with_items(app, &[&show, &PredefinedMenuItem::separator(app)?, &quit])?;
-    let built = TrayIconBuilder::with_id("warren")
+    let menu = Menu::with_items(
+        app,
+        &[
+            &show,
+            &status,
+            &approvals,
+            &PredefinedMenuItem::separator(app)?,
+            &quit,
+        ],
+    )?;
+    app.manage(TrayItems { status, approvals });
+    let built = TrayIconBuilder::with_id(TRAY_ID)
         .icon(Image::from_bytes(ICON_IDLE)?)
         .tooltip("Warren")
         .menu(&menu)
         .show_menu_on_left_click(true)
         .on_menu_event(|app, event| match event.id.as_ref() {
             "show" => show_main_window(app),
+            "approvals" => {
+                show_main_window(app);
+                if let Some(w) = app.get_webview_window(MAIN_WINDOW) {
+                    let _ = w.eval("location.hash = '#approvals'");
+                }
+            }
             "quit" => app.exit(0),
             _ => {}
         })
@@ -89,5 +182,39 @@ pub fn on_window_event<R: Runtime>(window: &Window<R>, event: &WindowEvent) {
             api.prevent_close();
             let _ = window.hide();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(agent: &str, status: AgentStatus) -> AgentStatusEntry {
+        AgentStatusEntry {
+            agent: agent.into(),
+            status,
+        }
+    }
+
+    #[test]
+    fn the_most_pressing_state_picks_the_icon() {
+        assert_eq!(tray_state(&[], 0).icon, "idle");
+        let busy = [
+            entry("a", AgentStatus::Working),
+            entry("b", AgentStatus::Idle),
+        ];
+        assert_eq!(tray_state(&busy, 0).icon, "working");
+        let failed = [
+            entry("a", AgentStatus::Working),
+            entry("b", AgentStatus::Error),
+        ];
+        assert_eq!(tray_state(&failed, 0).icon, "error");
+        let s = tray_state(&failed, 2);
+        assert_eq!(s.icon, "approval");
+        assert_eq!(s.approvals_line, "Approvals (2)");
+        assert_eq!(
+            s.tooltip,
+            "Warren: 1 working, 1 in error, 2 approvals waiting"
+        );
     }
 }
