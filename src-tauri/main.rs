@@ -4,6 +4,7 @@
 
 mod commands;
 mod events;
+mod shutdown;
 mod tray;
 
 use anyhow::Context;
@@ -51,7 +52,14 @@ fn main() -> anyhow::Result<()> {
             tray::install(app)?;
             Ok(())
         })
+        .manage(shutdown::Quitting::default())
         .on_window_event(tray::on_window_event)
-        .run(tauri::generate_context!())
-        .context("running the desktop app")
+        .build(tauri::generate_context!())
+        .context("starting the desktop app")?
+        .run(|app, event| {
+            if let tauri::RunEvent::ExitRequested { api, .. } = &event {
+                shutdown::on_exit_requested(app, api);
+            }
+        });
+    Ok(())
 }

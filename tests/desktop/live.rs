@@ -38,11 +38,22 @@ output_cost_per_mtok = 2000.0
 }
 
 async fn open_live(d: &Desktop, agent: &str) {
-    d.click(&format!("[data-alias={agent}] [data-testid=agent-live]"))
-        .await;
-    d.wait_for(&format!("[data-testid=live-screen][data-agent={agent}]"))
-        .await;
-    d.wait_for("[data-testid=meters]").await;
+    let screen = format!("[data-testid=live-screen][data-agent={agent}]");
+    // A click that lands while the list is re-rendered after its first load may be lost:
+    // click again until the Live screen shows.
+    for _ in 0..5 {
+        d.click(&format!("[data-alias={agent}] [data-testid=agent-live]"))
+            .await;
+        let deadline = std::time::Instant::now() + Duration::from_secs(3);
+        while std::time::Instant::now() < deadline {
+            if d.client.find(Locator::Css(&screen)).await.is_ok() {
+                d.wait_for("[data-testid=meters]").await;
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    d.wait_for(&screen).await;
 }
 
 async fn send(d: &Desktop, prompt: &str) {
@@ -326,6 +337,69 @@ fn figures_the_timeline_keeps_up_with_a_fast_stream() {
             last as f64 / elapsed.as_secs_f64(),
             WORDS
         );
+        d.close().await;
+    });
+}
+
+/// Copies a directory tree (an install, to start a second app on what the first one left).
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn quitting_during_a_turn_records_it_as_cancelled() {
+    let _serial = serial();
+    block_on_mt(async {
+        let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+        let words: Vec<String> = (0..200).map(|i| format!("w{i}")).collect();
+        fake.push(Reply::text(&words.join(" ")).frame_delay(Duration::from_millis(100)));
+        let cfg = config(&fake, 500);
+        // No tray host: closing the window quits the app.
+        let d = crate::harness::launch_with(crate::harness::Bus::Private, |home| {
+            std::fs::write(home.join("config.toml"), &cfg).unwrap()
+        })
+        .await;
+        open_live(&d, "writer").await;
+        send(&d, "a long answer").await;
+        d.wait_text("[data-testid=live-status]", |t| t == "working")
+            .await;
+        d.wait_for("[data-testid=text-item]").await;
+        let pid = d.backend_pid().expect("backend process not found");
+        let _ = d
+            .client
+            .execute(
+                "window.__TAURI_INTERNALS__.invoke('plugin:window|close', { label: 'main' }); return true;",
+                vec![],
+            )
+            .await;
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while crate::harness::rss_kib(pid).is_some() && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert!(
+            crate::harness::rss_kib(pid).is_none(),
+            "the app kept running after its window was closed"
+        );
+        let kept = tempfile::tempdir().unwrap();
+        copy_tree(&d.home, kept.path());
+        d.close().await;
+
+        // A second start on the same install lists the turn as cancelled, not running.
+        let d = launch(|home| copy_tree(kept.path(), home)).await;
+        open_live(&d, "writer").await;
+        let row = d
+            .wait_text("[data-testid=history-turn]", |t| !t.is_empty())
+            .await;
+        assert!(row.contains("cancelled"), "stored turn: {row}");
         d.close().await;
     });
 }

@@ -446,6 +446,42 @@ impl Warren {
     }
 }
 
+impl Warren {
+    /// Cancels every turn `live` sees running (the app is quitting) and waits, up to `wait`,
+    /// until each has ended and been recorded. Returns the agents whose turns were cancelled.
+    pub async fn cancel_running_turns(&self, live: &Live, wait: Duration) -> Vec<String> {
+        let running: Vec<String> = live
+            .statuses()
+            .into_iter()
+            .filter(|s| {
+                matches!(
+                    s.status,
+                    AgentStatus::Working | AgentStatus::WaitingForApproval
+                )
+            })
+            .map(|s| s.agent)
+            .collect();
+        if running.is_empty() {
+            return running;
+        }
+        let Ok(host) = self.host().await else {
+            return Vec::new();
+        };
+        for agent in &running {
+            host.cancel(agent);
+        }
+        let deadline = tokio::time::Instant::now() + wait;
+        for agent in &running {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            // The turn lock is released once the turn's end is stored.
+            if host.quiesce(agent, left, false).await.is_none() {
+                tracing::warn!(agent = %agent, "a cancelled turn did not end before quitting");
+            }
+        }
+        running
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
