@@ -1014,3 +1014,120 @@ fn autonomy_gates_apply_writes_have_side_effects() {
     .unwrap_err();
     assert_eq!(err.code(), "budget_exhausted", "{err}");
 }
+
+#[test]
+fn repository_config_cannot_point_reads_outside_the_grants() {
+    let fx = Fixture::new(FAMILY);
+    let ctx = fx.ctx("alice");
+    let repo = fx.ws("alice").join("cfg");
+    init(&repo);
+    commit(&repo, &[("a.txt", "a\n")], "first");
+    let erin = fx.ws("erin");
+    fx.write(&erin.join("patterns"), "secret-guess\n");
+    // The operator's global config may point anywhere.
+    std::fs::write(
+        fx.home.join(".gitconfig"),
+        format!(
+            "[core]\n\texcludesFile = {}\n",
+            erin.join("patterns").display()
+        ),
+    )
+    .unwrap();
+    ok(&ctx, json!({"operation": "status", "path": "cfg"}));
+    // The repository's own config may not.
+    for (key, value) in [
+        ("core.excludesFile", p(&erin.join("patterns"))),
+        ("core.attributesFile", p(&erin.join("patterns"))),
+        ("include.path", p(&erin.join("patterns"))),
+        ("includeIf.gitdir:/.path", p(&erin.join("patterns"))),
+    ] {
+        git(&repo, &["config", key, &value]);
+        let err = op(&ctx, json!({"operation": "status", "path": "cfg"})).unwrap_err();
+        assert_eq!(err.rule(), Some("outside_workspace"), "{key}: {err}");
+        let msg = err.to_string();
+        assert!(msg.contains(&p(&erin.join("patterns"))), "{msg}");
+        assert!(msg.contains(&key.to_ascii_lowercase()), "{msg}");
+        git(&repo, &["config", "--unset", key]);
+    }
+    // Inside the grants is fine (a relative include is relative to the git directory).
+    std::fs::write(
+        repo.join(".git/extra.cfg"),
+        "[core]\n\tignoreCase = false\n",
+    )
+    .unwrap();
+    git(&repo, &["config", "include.path", "extra.cfg"]);
+    ok(&ctx, json!({"operation": "status", "path": "cfg"}));
+}
+
+/// Porcelain v1 letters for the tool's states.
+fn letter(state: &str) -> char {
+    match state {
+        "added" => 'A',
+        "modified" => 'M',
+        "deleted" => 'D',
+        "renamed" => 'R',
+        "typechange" => 'T',
+        "untracked" => '?',
+        _ => ' ',
+    }
+}
+
+#[test]
+fn status_agrees_with_git_status_across_directories() {
+    let fx = Fixture::new(FAMILY);
+    let ctx = fx.ctx("alice");
+    let repo = fx.ws("alice").join("many");
+    init(&repo);
+    let mut files: Vec<(String, String)> = Vec::new();
+    for dir in ["a", "b", "c", "d0", "d1", "d2", "z"] {
+        for i in 0..4 {
+            files.push((format!("{dir}/f{i}.txt"), format!("{dir} {i}\n")));
+        }
+    }
+    files.push(("ROOT".into(), "root\n".into()));
+    files.push(("top.txt".into(), "top\n".into()));
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    commit(&repo, &refs, "many");
+    std::fs::write(repo.join("a/f0.txt"), "changed\n").unwrap();
+    std::fs::write(repo.join("b/f0.txt"), "staged\n").unwrap();
+    git(&repo, &["add", "b/f0.txt"]);
+    std::fs::write(repo.join("b/f0.txt"), "staged then changed\n").unwrap();
+    std::fs::remove_dir_all(repo.join("c")).unwrap();
+    git(&repo, &["mv", "d1/f1.txt", "d1/moved.txt"]);
+    std::fs::remove_file(repo.join("d2/f2.txt")).unwrap();
+    std::os::unix::fs::symlink("elsewhere", repo.join("d2/f2.txt")).unwrap();
+    fx.write(&repo.join("new/x.txt"), "x");
+    fx.write(&repo.join("new/y.txt"), "y");
+    fx.write(&repo.join("UNTRACKED"), "u");
+    fx.write(&repo.join("e/staged.txt"), "s");
+    git(&repo, &["add", "e/staged.txt"]);
+    git(&repo, &["rm", "-q", "top.txt"]);
+    std::fs::write(repo.join("z/f3.txt"), "z changed\n").unwrap();
+
+    let mut expected: Vec<String> = git(&repo, &["status", "--porcelain"])
+        .lines()
+        .map(str::to_string)
+        .collect();
+    expected.sort();
+    let v = ok(&ctx, json!({"operation": "status", "path": "many"}));
+    let mut got: Vec<String> = v["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let x = letter(e["index"].as_str().unwrap());
+            let y = letter(e["worktree"].as_str().unwrap());
+            let path = e["path"].as_str().unwrap();
+            match e["from"].as_str() {
+                Some(from) => format!("{x}{y} {from} -> {path}"),
+                None => format!("{x}{y} {path}"),
+            }
+        })
+        .collect();
+    got.sort();
+    assert!(expected.len() >= 12, "{expected:?}");
+    assert_eq!(got, expected);
+}

@@ -99,7 +99,7 @@ fn write_targets(
     let worktree = worktree_target(policy, loc, req)?;
     let branch_exists = match (req.operation, req.branch) {
         (Operation::WorktreeAdd, Some(b)) => {
-            let repo = read::open(loc)?;
+            let repo = read::open(policy, loc)?;
             let exists = repo.find_branch(b, git2::BranchType::Local).is_ok();
             exists
         }
@@ -180,7 +180,7 @@ impl Tool for GitOperations {
             "sandbox": out.sandbox,
         });
         if matches!(req.operation, Operation::Commit | Operation::Checkout) {
-            if let Ok(repo) = read::open(&loc) {
+            if let Ok(repo) = read::open(policy, &loc) {
                 if let Ok(h) = repo.head() {
                     v["branch"] = json!(h.shorthand());
                     v["head"] = json!(h.target().map(|o| o.to_string()));

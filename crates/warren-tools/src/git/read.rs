@@ -44,8 +44,9 @@ pub fn git_error(repo: &Path, e: git2::Error) -> ToolError {
 }
 
 /// Opens exactly the verified repository (no search, no environment), and checks that libgit2
-/// resolved the same git directory, common directory and working tree.
-pub fn open(loc: &Location) -> Result<Repository, ToolError> {
+/// resolved the same git directory, common directory and working tree, and that the files the
+/// repository's own config points reads at are readable through the policy.
+pub fn open(policy: &SecurityPolicy, loc: &Location) -> Result<Repository, ToolError> {
     allow_partial_clones();
     let repo = Repository::open_ext(
         &loc.workdir,
@@ -70,7 +71,61 @@ pub fn open(loc: &Location) -> Result<Repository, ToolError> {
             ),
         });
     }
+    verify_config_files(policy, loc, &repo)?;
     Ok(repo)
+}
+
+/// Config keys naming files that libgit2 reads for the operations here.
+fn names_a_read_file(name: &str) -> bool {
+    name == "include.path"
+        || (name.starts_with("includeif.") && name.ends_with(".path"))
+        || name == "core.excludesfile"
+        || name == "core.attributesfile"
+}
+
+/// The repository's own config (not the user's global or system config, which the operator
+/// controls) may not make reads look at files outside the agent's read grants: included config
+/// files, an excludes file (whose patterns `status` would reveal), an attributes file.
+fn verify_config_files(
+    policy: &SecurityPolicy,
+    loc: &Location,
+    repo: &Repository,
+) -> Result<(), ToolError> {
+    let config = repo.config().map_err(|e| git_error(&loc.workdir, e))?;
+    let entries = config
+        .entries(None)
+        .map_err(|e| git_error(&loc.workdir, e))?;
+    let mut found = Vec::new();
+    entries
+        .for_each(|e| {
+            let own = matches!(
+                e.level(),
+                git2::ConfigLevel::Local | git2::ConfigLevel::Worktree | git2::ConfigLevel::App
+            );
+            // A name without `=` has no value (a boolean true); value() would panic.
+            if !own || !e.has_value() {
+                return;
+            }
+            if let (Some(name), Some(value)) = (e.name(), e.value()) {
+                let name = name.to_ascii_lowercase();
+                if names_a_read_file(&name) {
+                    found.push((name, value.to_string()));
+                }
+            }
+        })
+        .map_err(|e| git_error(&loc.workdir, e))?;
+    for (name, value) in found {
+        let path = if value.starts_with('/') || value.starts_with('~') {
+            std::path::PathBuf::from(&value)
+        } else if name.starts_with("include") {
+            loc.commondir.join(&value)
+        } else {
+            loc.workdir.join(&value)
+        };
+        let what = format!("`{name}` in the repository's config");
+        meta::authorize_all(policy, &path, &[Access::Read], Some(&what))?;
+    }
+    Ok(())
 }
 
 /// `{branch, head, detached}` of a repository's HEAD.
@@ -107,10 +162,10 @@ pub fn run(
     max_bytes: usize,
 ) -> Result<Value, ToolError> {
     use super::request::Operation as Op;
-    let mut repo = open(loc)?;
+    let mut repo = open(policy, loc)?;
     let err = |e| git_error(&loc.workdir, e);
     match req.operation {
-        Op::Status => status(loc, &repo),
+        Op::Status => status(policy, loc, &repo),
         Op::Diff => diff(policy, loc, &repo, req, max_bytes),
         Op::Log => log(&repo, req.limit).map_err(err),
         Op::Branch => branches(&repo).map_err(err),
@@ -191,11 +246,13 @@ fn status_side(repo: &Repository, opts: &mut StatusOptions) -> Result<Side, git2
 
 /// HEAD against the index and the index against the working tree, computed at the same time
 /// (each side through its own handle on the verified repository), then merged by path.
-fn status(loc: &Location, repo: &Repository) -> Result<Value, ToolError> {
+/// HEAD against the index and the index against the working tree, computed at the same time
+/// (each side through its own handle on the verified repository), then merged by path.
+fn status(policy: &SecurityPolicy, loc: &Location, repo: &Repository) -> Result<Value, ToolError> {
     let err = |e| git_error(&loc.workdir, e);
     let (staged, unstaged) = std::thread::scope(|scope| {
         let staged = scope.spawn(|| {
-            let r = open(loc)?;
+            let r = open(policy, loc)?;
             let mut o = StatusOptions::new();
             o.show(StatusShow::Index)
                 .exclude_submodules(true)
@@ -559,7 +616,7 @@ pub fn worktree_list(policy: &SecurityPolicy, loc: &Location, access: &[Access])
     }
     locs.into_iter()
         .map(|l| {
-            let (branch, head) = match open(&l) {
+            let (branch, head) = match open(policy, &l) {
                 Ok(r) => {
                     let (b, h, _) = head_info(&r);
                     (b, h)
