@@ -1,0 +1,115 @@
+import { describe, expect, it } from "vitest";
+import type { Channel } from "@tauri-apps/api/core";
+import type { LiveFrame, LiveSubscription, TurnEvent } from "../src/bindings";
+import { LiveStore, type LiveApi } from "../src/lib/live.svelte";
+import { RuntimeStore, type RuntimeApi, type RuntimeEvents } from "../src/lib/runtime.svelte";
+
+const ok = <T>(data: T) => ({ status: "ok" as const, data });
+
+function event(seq: number, kind: Record<string, unknown> & { type: string }): TurnEvent {
+  return { turn_id: "t1", agent: "alice", seq, time: "2026-01-01T00:00:00Z", ...kind } as unknown as TurnEvent;
+}
+
+const frame = (seq: number, kind: Record<string, unknown> & { type: string }): LiveFrame => ({
+  agent: "alice",
+  seq,
+  event: event(seq, kind),
+});
+
+describe("the live store", () => {
+  it("frames that beat the subscribe answer are applied once, after the snapshot", async () => {
+    let push: (f: LiveFrame) => void = () => {};
+    const api = {
+      liveSubscribe: async (): Promise<{ status: "ok"; data: LiveSubscription }> => {
+        // The channel delivers seq 2 and 3 before the command answers with a snapshot up to 2.
+        push(frame(2, { type: "text_delta", text: "a" }));
+        push(frame(3, { type: "text_delta", text: "b" }));
+        return ok({
+          id: 7,
+          snapshot: {
+            agent: "alice",
+            status: "working",
+            last_seq: 2,
+            truncated: false,
+            frames: [
+              frame(1, { type: "turn_started", session_id: "s1", trigger: "user", prompt: "hi" }),
+              frame(2, { type: "text_delta", text: "a" }),
+            ],
+          },
+        });
+      },
+      liveUnsubscribe: async () => ok(null),
+      agentMeters: async () =>
+        ok({ agent: "alice", max_tool_iterations: 10, cost_today_cents: 0, max_cost_per_day_cents: 500, actions_last_hour: 0, max_actions_per_hour: 20 }),
+      agentTurns: async () => ok([]),
+      sendPrompt: async () => ok({ turn_id: "t1", session: "s1", status: "completed", text: "", error_code: null, error_message: null }),
+      answerApproval: async () => ok(true),
+      cancelTurn: async () => ok(true),
+      turnEvents: async () => ok([]),
+    } as unknown as LiveApi;
+    const store = new LiveStore(api, (onmessage) => {
+      push = onmessage;
+      return {} as Channel<LiveFrame>;
+    });
+    await store.open("alice");
+    push(frame(4, { type: "text_delta", text: "c" }));
+    const turn = store.stream.timeline.turns[0];
+    const text = turn.items[0];
+    expect(text.kind === "text" && text.text).toBe("abc");
+    expect(store.stream.lastSeq).toBe(4);
+    expect(store.stream.timeline.lost).toBe(0);
+    expect(store.session).toBe("s1");
+    expect(store.running).toBe(true);
+    // A frame after a gap leaves a marker.
+    push(frame(7, { type: "turn_completed", text: "abc" }));
+    expect(store.stream.timeline.lost).toBe(2);
+    expect(store.running).toBe(false);
+  });
+});
+
+describe("the runtime store", () => {
+  it("follows status and approval events after loading the current state", async () => {
+    const handlers: Record<string, (e: { payload: unknown }) => void> = {};
+    const listen = (name: string) => ({
+      listen: async (cb: (e: { payload: unknown }) => void) => {
+        handlers[name] = cb;
+        return () => {};
+      },
+    });
+    const ev = {
+      agentStatusChanged: listen("status"),
+      approvalsChanged: listen("approvals"),
+      budgetAlert: listen("budget"),
+      agentsChanged: listen("agents"),
+    } as unknown as RuntimeEvents;
+    let strips = 0;
+    const api = {
+      agentStatuses: async () => ok([{ agent: "alice", status: "idle" }]),
+      pendingApprovals: async () => ok([]),
+      runtimeStatus: async () => {
+        strips++;
+        return ok({ state: "running", problem: null, agents: 1, working: 0, error: 0, idle: 1, pending_approvals: 0, spent_today_cents: 0, budget_today_cents: 500 });
+      },
+      answerApproval: async () => ok(true),
+    } as unknown as RuntimeApi;
+    const store = new RuntimeStore(api, ev);
+    let reloaded = 0;
+    store.onAgentsChanged = () => reloaded++;
+    await store.start();
+    expect(store.statusOf("alice")).toBe("idle");
+    expect(store.statusOf("bob")).toBe("idle");
+    handlers.status({ payload: { agent: "alice", status: "waiting_for_approval" } });
+    handlers.approvals({
+      payload: {
+        pending: [{ agent: "alice", turn_id: "t1", call_id: "c1", tool: "file_write", arguments: "{}", reason: "r", requested_at: "x" }],
+      },
+    });
+    handlers.agents({ payload: {} });
+    handlers.budget({ payload: { agent: "alice", level: "warning", spent_cents: 400, budget_cents: 500 } });
+    expect(store.statusOf("alice")).toBe("waiting_for_approval");
+    expect(store.pending.map((p) => p.call_id)).toEqual(["c1"]);
+    expect(reloaded).toBe(1);
+    expect(store.alerts).toHaveLength(1);
+    expect(strips).toBeGreaterThan(1);
+  });
+});
