@@ -1131,3 +1131,44 @@ fn status_agrees_with_git_status_across_directories() {
     assert!(expected.len() >= 12, "{expected:?}");
     assert_eq!(got, expected);
 }
+
+#[test]
+fn commit_works_under_bubblewrap_too() {
+    let text = FAMILY.replace("sandbox = \"landlock\"", "sandbox = \"bubblewrap\"");
+    let fx = Fixture::new(&text);
+    let ctx = fx.ctx("alice");
+    if ctx.sandbox.bwrap.is_none() {
+        eprintln!(
+            "skipped: bubblewrap unusable here: {}",
+            ctx.sandbox.bwrap_problem.clone().unwrap_or_default()
+        );
+        return;
+    }
+    let ws = fx.ws("alice");
+    let repo = ws.join("bw");
+    init(&repo);
+    commit(&repo, &[("a.txt", "a\n")], "first");
+    let inside = ws.join("marker-inside");
+    let outside = fx.root.join("marker-outside");
+    script(
+        &repo.join(".git/hooks/post-commit"),
+        &format!(
+            "echo ran >> '{}'\necho ran >> '{}' 2>/dev/null\nexit 0",
+            inside.display(),
+            outside.display()
+        ),
+    );
+    std::fs::write(repo.join("a.txt"), "b\n").unwrap();
+    ok(
+        &ctx,
+        json!({"operation": "add", "path": "bw", "paths": ["a.txt"]}),
+    );
+    let v = ok(
+        &ctx,
+        json!({"operation": "commit", "path": "bw", "message": "under bwrap"}),
+    );
+    assert_eq!(v["sandbox"], "bubblewrap");
+    assert_eq!(gitrepo::count(&repo), 2);
+    assert!(inside.exists());
+    assert!(!outside.exists());
+}
