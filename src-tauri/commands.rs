@@ -113,6 +113,7 @@ pub fn specta_builder<R: tauri::Runtime>() -> tauri_specta::Builder<R> {
             profiles::preview_profile_edit,
             profiles::save_profile_edit,
             profiles::delete_profile,
+            profiles::create_profile,
         ])
         .events(tauri_specta::collect_events![
             crate::events::AgentsChanged,

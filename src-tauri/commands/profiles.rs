@@ -43,3 +43,14 @@ pub async fn delete_profile(
 ) -> Result<(), ApiError> {
     core.warren.delete_profile(kind, &name)
 }
+
+/// Adds a profile with default values.
+#[tauri::command]
+#[specta::specta]
+pub async fn create_profile(
+    core: State<'_, Core>,
+    kind: ProfileKind,
+    name: String,
+) -> Result<ProfileView, ApiError> {
+    core.warren.create_profile(kind, &name)
+}

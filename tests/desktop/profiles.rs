@@ -110,6 +110,40 @@ fn editing_a_runtime_profile_keeps_comments_and_invalid_values_save_nothing() {
             "an invalid edit changed the file"
         );
 
+        // A new runtime profile: written with one explicit key; a taken name is refused.
+        d.wait_for("[data-testid=profile-new-name]")
+            .await
+            .send_keys("fast")
+            .await
+            .unwrap();
+        d.click("[data-testid=profile-new-submit]").await;
+        let used = d
+            .wait_text(
+                "[data-testid=profile-item][data-kind=runtime][data-name=fast] [data-testid=profile-used-by]",
+                |t| !t.is_empty(),
+            )
+            .await;
+        assert_eq!(used, "used by 0 agents");
+        d.wait_for("[data-testid=profile-form][data-name=fast]")
+            .await;
+        let with_fast = std::fs::read_to_string(&config).unwrap();
+        assert!(
+            with_fast.contains("[runtime_profiles.fast]\nmax_tool_iterations = 10"),
+            "{with_fast}"
+        );
+        assert!(with_fast.contains("# Ten rounds is plenty for chat."));
+        d.wait_for("[data-testid=profile-new-name]")
+            .await
+            .send_keys("standard")
+            .await
+            .unwrap();
+        d.click("[data-testid=profile-new-submit]").await;
+        d.wait_text("[data-testid=profile-error]", |t| {
+            t.contains("already_exists")
+        })
+        .await;
+        assert_eq!(std::fs::read_to_string(&config).unwrap(), with_fast);
+
         // A profile in use cannot be deleted; an unused one can.
         d.click("[data-testid=profile-item][data-kind=risk][data-name=balanced] [data-testid=profile-delete]")
             .await;

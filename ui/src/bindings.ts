@@ -64,6 +64,8 @@ export const commands = {
 	saveProfileEdit: (edit: ProfileEdit) => typedError<ProfileView, ApiError>(__TAURI_INVOKE("save_profile_edit", { edit })),
 	/**  Removes a profile that no agent uses. */
 	deleteProfile: (kind: ProfileKind, name: string) => typedError<null, ApiError>(__TAURI_INVOKE("delete_profile", { kind, name })),
+	/**  Adds a profile with default values. */
+	createProfile: (kind: ProfileKind, name: string) => typedError<ProfileView, ApiError>(__TAURI_INVOKE("create_profile", { kind, name })),
 };
 
 /** Events */

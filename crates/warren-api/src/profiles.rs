@@ -289,6 +289,34 @@ impl Warren {
             .ok_or_else(|| ApiError::new(ErrorCode::Internal, "profile missing after saving it"))
     }
 
+    /// Adds a profile with default values (its table gets one explicit key, so the file
+    /// shows it: `level` for a risk profile, `max_tool_iterations` for a runtime profile).
+    pub fn create_profile(&self, kind: ProfileKind, name: &str) -> Result<ProfileView, ApiError> {
+        profile_name_ok(name)?;
+        let cfg = self.load()?.config;
+        if view(&cfg, kind, name).is_some() {
+            return Err(ApiError::new(
+                ErrorCode::AlreadyExists,
+                format!("{} `{name}` already exists", kind.section()),
+            ));
+        }
+        let first = match kind {
+            ProfileKind::Risk => FieldChange {
+                field: "level".into(),
+                value: Some(FieldValue::Text("supervised".into())),
+            },
+            ProfileKind::Runtime => FieldChange {
+                field: "max_tool_iterations".into(),
+                value: Some(FieldValue::Number(10.0)),
+            },
+        };
+        self.save_profile_edit(&ProfileEdit {
+            kind,
+            name: name.to_string(),
+            changes: vec![first],
+        })
+    }
+
     /// Removes a profile no agent uses; a profile still referenced is refused with the agents
     /// that use it.
     pub fn delete_profile(&self, kind: ProfileKind, name: &str) -> Result<(), ApiError> {

@@ -15,7 +15,7 @@ import { toApiError } from "./agents.svelte";
 
 export type ProfilesApi = Pick<
   typeof commands,
-  "listProfiles" | "previewProfileEdit" | "saveProfileEdit" | "deleteProfile"
+  "listProfiles" | "previewProfileEdit" | "saveProfileEdit" | "deleteProfile" | "createProfile"
 >;
 
 type Ok<T> = { status: "ok"; data: T } | { status: "error"; error: ApiError };
@@ -197,6 +197,20 @@ export class ProfilesStore {
       this.error = toApiError(e);
     } finally {
       this.busy = false;
+    }
+  }
+
+  /** Adds a profile with default values and opens it. */
+  async create(kind: ProfileKind, name: string): Promise<boolean> {
+    try {
+      unwrap(await this.#api.createProfile(kind, name));
+      this.error = null;
+      await this.load();
+      this.open(kind, name);
+      return true;
+    } catch (e) {
+      this.error = toApiError(e);
+      return false;
     }
   }
 
