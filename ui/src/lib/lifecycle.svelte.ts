@@ -63,6 +63,8 @@ export class LifecycleStore {
     } finally {
       this.busy = false;
       await Promise.all([this.#agents.load(), this.loadArchives()]);
+      const open = this.#agents.selected;
+      if (open !== null && !this.#agents.agents.some((a) => a.alias === open)) void this.#agents.select(null);
     }
   }
 
