@@ -9,6 +9,7 @@ mod tray;
 
 use anyhow::Context;
 use commands::{Core, InstallInfo};
+use tauri::Manager;
 use warren_api::Warren;
 use warren_config::{resolve_install_root, HomeEnv, InstallLayout};
 
@@ -53,6 +54,14 @@ fn main() -> anyhow::Result<()> {
             Ok(())
         })
         .manage(shutdown::Quitting::default())
+        // A reloaded page has none of the old page's channels: forget their subscriptions.
+        .on_page_load(|webview, payload| {
+            if payload.event() == tauri::webview::PageLoadEvent::Started {
+                if let Some(core) = webview.try_state::<Core>() {
+                    core.live.unsubscribe_all();
+                }
+            }
+        })
         .on_window_event(tray::on_window_event)
         .build(tauri::generate_context!())
         .context("starting the desktop app")?

@@ -233,6 +233,13 @@ impl Live {
         }
     }
 
+    /// Ends every subscription (the window reloaded: its channels are gone).
+    pub fn unsubscribe_all(&self) {
+        for a in self.lock().agents.values_mut() {
+            a.sinks.clear();
+        }
+    }
+
     /// The agent's stream as of now.
     pub fn snapshot(&self, agent: &str) -> LiveSnapshot {
         let st = self.lock();
@@ -546,6 +553,13 @@ mod tests {
         live.fold(ev("a", "t1", 2, EventKind::TextDelta { text: "hi".into() }));
         assert_eq!(snap.last_seq, 1);
         assert_eq!(*got.lock().unwrap(), vec![2]);
+        live.unsubscribe_all();
+        live.fold(ev("a", "t1", 3, EventKind::TextDelta { text: "!".into() }));
+        assert_eq!(
+            *got.lock().unwrap(),
+            vec![2],
+            "a reloaded page's sink still got frames"
+        );
     }
 
     #[test]
