@@ -4,6 +4,7 @@
 mod lifecycle;
 mod live;
 mod profiles;
+mod settings;
 
 use serde::Serialize;
 use specta::Type;
@@ -114,6 +115,13 @@ pub fn specta_builder<R: tauri::Runtime>() -> tauri_specta::Builder<R> {
             profiles::save_profile_edit,
             profiles::delete_profile,
             profiles::create_profile,
+            settings::provider_keys,
+            settings::set_provider_key,
+            settings::secret_backend,
+            settings::sandbox_doctor,
+            settings::desktop_settings,
+            settings::set_start_hidden,
+            settings::set_start_on_login,
         ])
         .events(tauri_specta::collect_events![
             crate::events::AgentsChanged,

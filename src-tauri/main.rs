@@ -51,6 +51,7 @@ fn main() -> anyhow::Result<()> {
             bindings.mount_events(app);
             events::spawn_bridge(app.handle());
             tray::install(app)?;
+            tray::apply_start_hidden(app);
             Ok(())
         })
         .manage(shutdown::Quitting::default())

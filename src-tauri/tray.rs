@@ -163,6 +163,24 @@ pub fn install<R: Runtime>(app: &App<R>) -> tauri::Result<()> {
     Ok(())
 }
 
+/// Hides the main window at start when the user asked to start hidden and the tray can bring
+/// it back (without a tray host the setting is ignored: the app would be unreachable).
+pub fn apply_start_hidden<R: Runtime>(app: &App<R>) {
+    let to_tray = app.try_state::<CloseBehaviour>().is_some_and(|b| b.to_tray);
+    let hidden = app
+        .try_state::<crate::commands::Core>()
+        .and_then(|core| core.warren.desktop_settings().ok())
+        .is_some_and(|s| s.start_hidden);
+    if hidden && to_tray {
+        if let Some(w) = app.get_webview_window(MAIN_WINDOW) {
+            let _ = w.hide();
+            tracing::info!("started hidden: the window opens from the tray");
+        }
+    } else if hidden {
+        tracing::info!("start hidden is on, but no tray host shows the icon: showing the window");
+    }
+}
+
 /// Shows, un-minimises and focuses the main window (tray menu, second launch).
 pub fn show_main_window<R: Runtime>(app: &AppHandle<R>) {
     if let Some(w) = app.get_webview_window(MAIN_WINDOW) {

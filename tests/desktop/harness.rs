@@ -38,6 +38,8 @@ struct Procs {
     bus: Option<Child>,
     /// Holds `org.kde.StatusNotifierWatcher` on the private bus while it lives.
     tray_host: Option<zbus::blocking::Connection>,
+    /// A Secret Service on its own private bus (dropped after the app is gone).
+    keyring: Option<warren_testkit::keyring::TestKeyring>,
     /// Scratch dir holding the install and the app's XDG dirs; its path marks our processes.
     scratch: TempDir,
 }
@@ -56,6 +58,7 @@ impl Drop for Procs {
             let _ = child.kill();
             let _ = child.wait();
         }
+        self.keyring.take();
     }
 }
 
@@ -206,6 +209,8 @@ pub enum Bus {
     /// A private session bus on which the test owns `org.kde.StatusNotifierWatcher`, as a
     /// desktop that shows tray icons does.
     PrivateWithTrayHost,
+    /// A private session bus with a real Secret Service (GNOME Keyring) on it.
+    Keyring,
 }
 
 /// Sets up a scratch install, Xvfb and tauri-driver, then opens the app under WebDriver.
@@ -230,6 +235,7 @@ pub async fn launch_with(bus: Bus, prepare: impl FnOnce(&Path)) -> Desktop {
         driver: None,
         bus: None,
         tray_host: None,
+        keyring: None,
         scratch,
     };
 
@@ -237,6 +243,12 @@ pub async fn launch_with(bus: Bus, prepare: impl FnOnce(&Path)) -> Desktop {
     procs.xvfb = Some(xvfb);
     let bus_address = if bus == Bus::None {
         "disabled:".to_string()
+    } else if bus == Bus::Keyring {
+        let keyring = warren_testkit::keyring::TestKeyring::start()
+            .unwrap_or_else(|e| panic!("starting a test keyring: {e} ({SETUP_HINT})"));
+        let address = keyring.address().to_string();
+        procs.keyring = Some(keyring);
+        address
     } else {
         let (child, address) = start_session_bus();
         procs.bus = Some(child);
@@ -412,6 +424,25 @@ impl Desktop {
             .into_iter()
             .filter(|p| Some(*p) != backend)
             .collect()
+    }
+
+    /// The app's `XDG_CONFIG_HOME`.
+    pub fn xdg_config_home(&self) -> PathBuf {
+        self.procs.scratch.path().join("xdg").join("config")
+    }
+
+    /// The map state of the app's top-level window (`IsViewable`, `IsUnMapped`, …), from
+    /// `xwininfo` on the test's display; `None` when no window is named `Warren`.
+    pub fn window_map_state(&self) -> Option<String> {
+        let out = Command::new("xwininfo")
+            .args(["-display", &self.display, "-name", "Warren"])
+            .output()
+            .unwrap_or_else(|e| panic!("running xwininfo: {e} ({SETUP_HINT})"));
+        String::from_utf8_lossy(&out.stdout).lines().find_map(|l| {
+            l.trim()
+                .strip_prefix("Map State:")
+                .map(|s| s.trim().to_string())
+        })
     }
 
     /// Starts a second `warren-desktop` with the first one's environment (not under WebDriver).

@@ -9,6 +9,7 @@ mod harness;
 mod lifecycle;
 mod live;
 mod profiles;
+mod settings;
 
 use std::sync::{Mutex, MutexGuard};
 

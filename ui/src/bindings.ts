@@ -66,6 +66,20 @@ export const commands = {
 	deleteProfile: (kind: ProfileKind, name: string) => typedError<null, ApiError>(__TAURI_INVOKE("delete_profile", { kind, name })),
 	/**  Adds a profile with default values. */
 	createProfile: (kind: ProfileKind, name: string) => typedError<ProfileView, ApiError>(__TAURI_INVOKE("create_profile", { kind, name })),
+	/**  Every provider route with whether its key is set and where it is kept. */
+	providerKeys: () => typedError<ProviderKeyView[], ApiError>(__TAURI_INVOKE("provider_keys")),
+	/**  Stores (or replaces) the API key of a provider route in the secret store. */
+	setProviderKey: (reference: string, value: string) => typedError<ProviderKeyView, ApiError>(__TAURI_INVOKE("set_provider_key", { reference, value })),
+	/**  Where user secrets are kept: the desktop keyring or the encrypted file. */
+	secretBackend: () => typedError<SecretBackend, ApiError>(__TAURI_INVOKE("secret_backend")),
+	/**  The sandbox support of this machine and the sandbox each agent gets. */
+	sandboxDoctor: () => typedError<DoctorReport, ApiError>(__TAURI_INVOKE("sandbox_doctor")),
+	/**  Start hidden and start on login, as they are now. */
+	desktopSettings: () => typedError<DesktopSettingsView, ApiError>(__TAURI_INVOKE("desktop_settings")),
+	/**  Starts the app with its window hidden (tray only) from the next start on, or not. */
+	setStartHidden: (on: boolean) => typedError<DesktopSettingsView, ApiError>(__TAURI_INVOKE("set_start_hidden", { on })),
+	/**  Writes or removes the autostart entry that starts this app binary on login. */
+	setStartOnLogin: (on: boolean) => typedError<DesktopSettingsView, ApiError>(__TAURI_INVOKE("set_start_on_login", { on })),
 };
 
 /** Events */
@@ -109,6 +123,14 @@ export type AgentMeters = {
 	actions_last_hour: number,
 	/**  `max_actions_per_hour`. */
 	max_actions_per_hour: number,
+};
+
+/**  One agent's line of the doctor report. */
+export type AgentSandboxReport = {
+	/**  The agent. */
+	agent: string,
+	/**  Its sandbox. */
+	sandbox: SandboxView,
 };
 
 /**  What an agent is doing now. */
@@ -271,12 +293,38 @@ export type DelegationMode =
 /**  `delegate` allowed. */
 "allow";
 
+/**  The desktop settings as the Settings screen shows them. */
+export type DesktopSettingsView = {
+	/**  Start with the window hidden (tray only). */
+	start_hidden: boolean,
+	/**  Whether the autostart entry exists. */
+	start_on_login: boolean,
+	/**  `$XDG_CONFIG_HOME/autostart/warren.desktop`. */
+	autostart_path: string,
+	/**  `<install>/data/desktop.json`. */
+	settings_path: string,
+};
+
 /**  One line of a diff of `config.toml`. */
 export type DiffLine = {
 	/**  `same` (context), `add`, `remove` or `gap` (unchanged lines left out). */
 	kind: string,
 	/**  The line's text. */
 	text: string,
+};
+
+/**  What this machine offers and what each agent gets (`warren doctor`). */
+export type DoctorReport = {
+	/**  The kernel's Landlock ABI (0 = none). */
+	landlock_abi: number,
+	/**  The usable `bwrap`, if any. */
+	bubblewrap: string | null,
+	/**  Why bubblewrap is not usable. */
+	bubblewrap_problem: string | null,
+	/**  Per agent. */
+	agents: AgentSandboxReport[],
+	/**  Where user secrets (API keys) are kept, or why the store cannot be opened. */
+	secrets: string,
 };
 
 /**  Stable machine-readable error codes. Front-ends match on these, never on message text. */
@@ -603,6 +651,26 @@ export type ProviderFamily =
 /**  Ollama native chat API. */
 "ollama";
 
+/**  One provider route and the state of its API key (the value itself is never returned). */
+export type ProviderKeyView = {
+	/**  `"family.alias"`. */
+	reference: string,
+	/**  Wire protocol family (`openai`, `anthropic`, `ollama`). */
+	family: string,
+	/**  Vendor model name. */
+	model: string,
+	/**  Effective base URL. */
+	uri: string,
+	/**  The secret reference the route reads its key from, when one is configured. */
+	secret: string | null,
+	/**  The environment variable the route reads its key from, when one is configured. */
+	api_key_env: string | null,
+	/**  Whether a key is there now (the secret is stored, or the variable is set). */
+	key_set: boolean,
+	/**  Where the key is kept: `keyring`, `file` or `env`; `null` when not set. */
+	store: string | null,
+};
+
 /**  One configured provider route entry. */
 export type ProviderSummary = {
 	/**  `"family.alias"`. */
@@ -741,6 +809,28 @@ export type SandboxKind =
 "bubblewrap" | 
 /**  No OS confinement. */
 "none";
+
+/**  The sandbox an agent gets on this machine. */
+export type SandboxView = {
+	/**  As configured: `auto`, `landlock`, `bubblewrap` or `none`. */
+	configured: string,
+	/**  What it runs under: `landlock`, `bubblewrap` or `none`; `null` when unavailable. */
+	effective: string | null,
+	/**  Why that one. */
+	reason: string,
+	/**  Set when the configured sandbox is unavailable (tool calls that need it fail). */
+	error: string | null,
+	/**  Caveats (for example write-only roots under bubblewrap). */
+	notes: string[],
+};
+
+/**  The backend user secrets are kept in. */
+export type SecretBackend = {
+	/**  `keyring` or `file`. */
+	backend: string,
+	/**  Where exactly, and why the keyring is not used when it is not. */
+	description: string,
+};
 
 /**  One event of a turn. */
 export type TurnEvent = {

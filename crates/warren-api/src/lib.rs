@@ -16,12 +16,13 @@ pub mod profiles;
 mod run;
 mod secrets;
 mod serve;
+pub mod settings;
 
 pub use activity::{AgentMeters, RuntimeStatus, TurnSummary};
 pub use errors::{config_error, host_error};
 pub use memory::{ForgottenMemory, MemoryItem, StoredMemory};
 pub use run::{RunRequest, RunResult};
-pub use secrets::SecretEntry;
+pub use secrets::{SecretBackend, SecretEntry};
 pub use serve::ServeReport;
 pub use warren_runtime::receipts::Verification;
 pub use warren_types::{ApiError, ErrorCode};

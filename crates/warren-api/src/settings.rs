@@ -1,0 +1,309 @@
+//! The Settings screen's services: provider API keys (kept in the user secret store, never
+//! returned), and the desktop app's own settings — start hidden (`<install>/data/desktop.json`)
+//! and start on login (an XDG autostart entry).
+
+use crate::Warren;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use warren_runtime::secrets::SecretRef;
+use warren_types::{ApiError, ErrorCode};
+
+/// One provider route and the state of its API key (the value itself is never returned).
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ProviderKeyView {
+    /// `"family.alias"`.
+    pub reference: String,
+    /// Wire protocol family (`openai`, `anthropic`, `ollama`).
+    pub family: String,
+    /// Vendor model name.
+    pub model: String,
+    /// Effective base URL.
+    pub uri: String,
+    /// The secret reference the route reads its key from, when one is configured.
+    pub secret: Option<String>,
+    /// The environment variable the route reads its key from, when one is configured.
+    pub api_key_env: Option<String>,
+    /// Whether a key is there now (the secret is stored, or the variable is set).
+    pub key_set: bool,
+    /// Where the key is kept: `keyring`, `file` or `env`; `null` when not set.
+    pub store: Option<String>,
+}
+
+/// The desktop app's own settings.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct DesktopSettings {
+    /// Start with the window hidden (tray only).
+    #[serde(default)]
+    pub start_hidden: bool,
+}
+
+/// The desktop settings as the Settings screen shows them.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct DesktopSettingsView {
+    /// Start with the window hidden (tray only).
+    pub start_hidden: bool,
+    /// Whether the autostart entry exists.
+    pub start_on_login: bool,
+    /// `$XDG_CONFIG_HOME/autostart/warren.desktop`.
+    pub autostart_path: String,
+    /// `<install>/data/desktop.json`.
+    pub settings_path: String,
+}
+
+fn io_error(what: &str, path: &Path, e: std::io::Error) -> ApiError {
+    ApiError::new(ErrorCode::Io, format!("{what} {}: {e}", path.display()))
+}
+
+/// Quotes an `Exec` argument as the Desktop Entry specification asks.
+fn exec_arg(arg: &str) -> String {
+    let plain = !arg.is_empty()
+        && arg
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@".contains(c));
+    if plain {
+        return arg.to_string();
+    }
+    let mut out = String::from("\"");
+    for c in arg.chars() {
+        if matches!(c, '"' | '`' | '$' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
+    // `%` is a field code in Exec lines: escape it as `%%`.
+    out.replace('%', "%%")
+}
+
+/// The autostart entry for `exec`, opening the install at `install_root` when it is not the
+/// default one.
+pub fn autostart_entry(exec: &Path, install_root: Option<&Path>) -> String {
+    let mut line = String::new();
+    if let Some(root) = install_root {
+        line.push_str("env ");
+        line.push_str(&exec_arg(&format!("WARREN_HOME={}", root.display())));
+        line.push(' ');
+    }
+    line.push_str(&exec_arg(&exec.display().to_string()));
+    format!(
+        "[Desktop Entry]\nType=Application\nName=Warren\nComment=Multi-agent AI runtime\n\
+         Exec={line}\nIcon=warren-desktop\nTerminal=false\nX-GNOME-Autostart-enabled=true\n"
+    )
+}
+
+impl Warren {
+    /// Every provider route with the state of its API key.
+    pub fn provider_keys(&self) -> Result<Vec<ProviderKeyView>, ApiError> {
+        let stored = self.list_secrets()?;
+        Ok(self
+            .providers()?
+            .into_iter()
+            .map(|p| {
+                let cfg_model = self.provider_model(&p.reference);
+                let secret = cfg_model.as_ref().and_then(|m| m.secret.clone());
+                let api_key_env = cfg_model.and_then(|m| m.api_key_env);
+                let in_store = secret.as_ref().and_then(|s| {
+                    let r = SecretRef::parse(s).ok()?.to_string();
+                    stored
+                        .iter()
+                        .find(|e| e.reference == r)
+                        .map(|e| e.store.clone())
+                });
+                let in_env = api_key_env
+                    .as_ref()
+                    .is_some_and(|v| self.env.vars.get(v).is_some_and(|x| !x.is_empty()));
+                let store = in_store.or_else(|| in_env.then(|| "env".to_string()));
+                ProviderKeyView {
+                    family: serde_json::to_value(p.family)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_string))
+                        .unwrap_or_default(),
+                    reference: p.reference,
+                    model: p.model,
+                    uri: p.uri,
+                    secret,
+                    api_key_env,
+                    key_set: store.is_some(),
+                    store,
+                }
+            })
+            .collect())
+    }
+
+    fn provider_model(&self, reference: &str) -> Option<warren_types::ProviderModel> {
+        let cfg = self.load().ok()?.config;
+        cfg.provider(reference).map(|(_, m)| m.clone())
+    }
+
+    /// Stores `value` as the API key of the route `reference` in the user secret store. A route
+    /// without a `secret` entry gets one (`<FAMILY>_<ALIAS>_API_KEY`) written into config.toml
+    /// (comments kept); the key itself never goes into the config.
+    pub fn set_provider_key(
+        &self,
+        reference: &str,
+        value: &str,
+    ) -> Result<ProviderKeyView, ApiError> {
+        let value = value.trim();
+        if value.is_empty() {
+            return Err(ApiError::new(
+                ErrorCode::InvalidArgument,
+                "the API key is empty",
+            ));
+        }
+        let model = self.provider_model(reference).ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::NotFound,
+                format!("provider route `{reference}` does not exist"),
+            )
+        })?;
+        let secret = match model.secret {
+            Some(s) => s,
+            None => {
+                let (family, alias) = reference.split_once('.').ok_or_else(|| {
+                    ApiError::new(
+                        ErrorCode::InvalidArgument,
+                        format!("`{reference}` is not a `family.alias` route"),
+                    )
+                })?;
+                let name = format!("{family}_{alias}_API_KEY").to_ascii_uppercase();
+                self.store
+                    .edit(|doc, _| {
+                        doc.set_value(
+                            &["providers", "models", family, alias, "secret"],
+                            name.as_str().into(),
+                        )
+                        .map_err(Into::into)
+                    })
+                    .map_err(crate::config_error)?;
+                name
+            }
+        };
+        self.set_secret(&secret, None, value)?;
+        tracing::info!(provider = %reference, secret = %secret, "provider key stored");
+        self.provider_keys()?
+            .into_iter()
+            .find(|p| p.reference == reference)
+            .ok_or_else(|| ApiError::new(ErrorCode::Internal, "provider missing after saving"))
+    }
+
+    /// The sandbox report of `warren doctor` for the host facts this handle was opened with.
+    pub fn doctor(&self) -> Result<crate::policy::DoctorReport, ApiError> {
+        self.sandbox_doctor(&crate::policy::HostEnv {
+            home: self.env.home.clone(),
+            vars: self.env.vars.clone(),
+        })
+    }
+
+    fn desktop_settings_path(&self) -> PathBuf {
+        self.layout().data_dir().join("desktop.json")
+    }
+
+    fn autostart_path(&self) -> Result<PathBuf, ApiError> {
+        let vars = &self.env.vars;
+        let config = match vars.get("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
+            Some(dir) => PathBuf::from(dir),
+            None => self
+                .env
+                .home
+                .clone()
+                .or_else(|| vars.get("HOME").map(PathBuf::from))
+                .map(|h| h.join(".config"))
+                .ok_or_else(|| {
+                    ApiError::new(
+                        ErrorCode::InvalidArgument,
+                        "neither XDG_CONFIG_HOME nor HOME is set: no autostart folder",
+                    )
+                })?,
+        };
+        Ok(config.join("autostart").join("warren.desktop"))
+    }
+
+    /// The desktop app's settings; defaults when `desktop.json` does not exist yet.
+    pub fn desktop_settings(&self) -> Result<DesktopSettings, ApiError> {
+        let path = self.desktop_settings_path();
+        match std::fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .map_err(|e| ApiError::new(ErrorCode::Storage, format!("{}: {e}", path.display()))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(DesktopSettings::default()),
+            Err(e) => Err(io_error("reading", &path, e)),
+        }
+    }
+
+    /// The desktop settings and the autostart state, for the Settings screen.
+    pub fn desktop_settings_view(&self) -> Result<DesktopSettingsView, ApiError> {
+        let s = self.desktop_settings()?;
+        let autostart = self.autostart_path()?;
+        Ok(DesktopSettingsView {
+            start_hidden: s.start_hidden,
+            start_on_login: autostart.exists(),
+            autostart_path: autostart.display().to_string(),
+            settings_path: self.desktop_settings_path().display().to_string(),
+        })
+    }
+
+    /// Turns start-hidden on or off (written atomically to `desktop.json`).
+    pub fn set_start_hidden(&self, on: bool) -> Result<DesktopSettingsView, ApiError> {
+        let mut s = self.desktop_settings()?;
+        s.start_hidden = on;
+        let path = self.desktop_settings_path();
+        let text = serde_json::to_vec_pretty(&s)
+            .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
+        std::fs::create_dir_all(self.layout().data_dir())
+            .map_err(|e| io_error("creating", &self.layout().data_dir(), e))?;
+        warren_config::write_atomic(&path, &text).map_err(|e| io_error("writing", &path, e))?;
+        self.desktop_settings_view()
+    }
+
+    /// Writes (or removes) the XDG autostart entry that starts `exec` on login. The entry opens
+    /// this install: when it was chosen through `WARREN_HOME`, the entry sets it too.
+    pub fn set_start_on_login(
+        &self,
+        on: bool,
+        exec: &Path,
+    ) -> Result<DesktopSettingsView, ApiError> {
+        let path = self.autostart_path()?;
+        if on {
+            let root = self
+                .env
+                .vars
+                .contains_key("WARREN_HOME")
+                .then(|| self.layout().root());
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir).map_err(|e| io_error("creating", dir, e))?;
+            }
+            warren_config::write_atomic(&path, autostart_entry(exec, root).as_bytes())
+                .map_err(|e| io_error("writing", &path, e))?;
+        } else {
+            match std::fs::remove_file(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(io_error("removing", &path, e)),
+            }
+        }
+        self.desktop_settings_view()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exec_lines_quote_what_needs_quoting() {
+        let e = autostart_entry(Path::new("/usr/bin/warren-desktop"), None);
+        assert!(e.contains("\nExec=/usr/bin/warren-desktop\n"), "{e}");
+        let e = autostart_entry(
+            Path::new("/opt/my apps/warren-desktop"),
+            Some(Path::new("/home/u/100% warren")),
+        );
+        assert!(
+            e.contains(
+                "\nExec=env \"WARREN_HOME=/home/u/100%% warren\" \"/opt/my apps/warren-desktop\"\n"
+            ),
+            "{e}"
+        );
+    }
+}
