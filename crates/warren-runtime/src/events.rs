@@ -8,6 +8,11 @@ use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 use tokio::task::JoinHandle;
 use warren_types::{EventKind, EventParent, TurnEvent};
 
+/// How long the event writer gathers events before a write (they reach subscribers at once).
+const STORE_WINDOW: std::time::Duration = std::time::Duration::from_millis(20);
+/// The most events written in one go.
+const STORE_BATCH: usize = 1024;
+
 /// Subscribers to the events of every turn run by a host.
 #[derive(Clone, Default)]
 pub struct EventHub {
@@ -76,9 +81,21 @@ impl Emitter {
         let writer = tokio::spawn(async move {
             let mut first_error = None;
             while let Some(ev) = rx.recv().await {
+                // Gather what arrives within a short window (subscribers already have it):
+                // fewer, larger writes leave the database to the turn's own statements.
                 let mut batch = vec![ev];
-                while let Ok(more) = rx.try_recv() {
-                    batch.push(more);
+                let deadline = tokio::time::Instant::now() + STORE_WINDOW;
+                loop {
+                    while let Ok(more) = rx.try_recv() {
+                        batch.push(more);
+                    }
+                    if batch.len() >= STORE_BATCH {
+                        break;
+                    }
+                    match tokio::time::timeout_at(deadline, rx.recv()).await {
+                        Ok(Some(more)) => batch.push(more),
+                        Ok(None) | Err(_) => break,
+                    }
                 }
                 if let Err(e) = store.append_events(&batch).await {
                     tracing::error!("storing turn events failed: {e}");

@@ -140,15 +140,29 @@ impl ReceiptLog {
         args: &serde_json::Value,
         result: &str,
     ) -> Result<Receipt, ReceiptError> {
-        let aid = agent_id(&self.pool, agent).await?;
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let head = sqlx::query("SELECT last_seq, last_mac FROM receipt_heads WHERE agent_id = ?")
-            .bind(&aid)
-            .fetch_optional(&mut *tx)
-            .await?;
-        let (seq, prev_mac) = match head {
-            Some(row) => (row.get::<i64, _>(0) + 1, row.get::<String, _>(1)),
-            None => (1, GENESIS.to_string()),
+        // The agent's id and its chain head in one read.
+        let head = sqlx::query(
+            "SELECT a.id, h.last_seq, h.last_mac FROM agents AS a
+             LEFT JOIN receipt_heads AS h ON h.agent_id = a.id WHERE a.alias = ?",
+        )
+        .bind(agent)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let (aid, seq, prev_mac) = match head {
+            Some(row) => match (
+                row.get::<Option<i64>, _>(1),
+                row.get::<Option<String>, _>(2),
+            ) {
+                (Some(last), Some(mac)) => (row.get::<String, _>(0), last + 1, mac),
+                _ => (row.get::<String, _>(0), 1, GENESIS.to_string()),
+            },
+            None => {
+                // First sight of this agent: create its row outside the transaction, then retry.
+                tx.rollback().await?;
+                agent_id(&self.pool, agent).await?;
+                return Box::pin(self.append(agent, tool, args, result)).await;
+            }
         };
         let mut r = Receipt {
             id: uuid::Uuid::new_v4().to_string(),

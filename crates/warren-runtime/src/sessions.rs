@@ -78,7 +78,22 @@ pub fn rfc3339(t: DateTime<Utc>) -> String {
 #[derive(Clone)]
 pub struct SessionStore {
     pool: SqlitePool,
+    /// Tools approved "for the session", per session, for as long as this process runs.
+    approvals: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, Vec<String>>>>,
+    /// Today's spend per (agent, day) as last read, with this process's usage added since.
+    spend: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<(String, String), Spend>>>,
 }
+
+/// A cached daily spend (see [`SessionStore::cost_today_cents`]).
+#[derive(Clone, Copy)]
+struct Spend {
+    read_at: std::time::Instant,
+    usd: f64,
+}
+
+/// How long a daily spend read from the database is reused. Usage recorded by this process is
+/// added to it at once; usage recorded by another process is seen after at most this long.
+const SPEND_TTL: std::time::Duration = std::time::Duration::from_secs(1);
 
 fn session_row(r: &sqlx::sqlite::SqliteRow) -> SessionInfo {
     SessionInfo {
@@ -95,7 +110,38 @@ fn session_row(r: &sqlx::sqlite::SqliteRow) -> SessionInfo {
 impl SessionStore {
     /// A store over an open sessions database.
     pub fn new(pool: SqlitePool) -> Self {
-        SessionStore { pool }
+        SessionStore {
+            pool,
+            approvals: Default::default(),
+            spend: Default::default(),
+        }
+    }
+
+    fn spend_cache(
+        &self,
+    ) -> std::sync::MutexGuard<'_, std::collections::HashMap<(String, String), Spend>> {
+        self.spend.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The tools the user approved "for the session" in `session_id` (SPEC §6.3). They hold
+    /// for every later turn of that session while this process runs; a restart asks again.
+    pub fn session_approvals(&self, session_id: &str) -> Vec<String> {
+        self.approvals
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(session_id)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// Records the tools approved for the session.
+    pub fn set_session_approvals(&self, session_id: &str, tools: &[String]) {
+        let mut map = self.approvals.lock().unwrap_or_else(|p| p.into_inner());
+        if tools.is_empty() {
+            map.remove(session_id);
+        } else {
+            map.insert(session_id.to_string(), tools.to_vec());
+        }
     }
 
     /// The underlying pool.
@@ -176,30 +222,34 @@ impl SessionStore {
         messages: &[serde_json::Value],
         now: DateTime<Utc>,
     ) -> Result<(), DbError> {
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let next: i64 = sqlx::query_scalar(
-            "SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ?",
-        )
-        .bind(session_id)
-        .fetch_one(&mut *tx)
-        .await?;
-        for (i, m) in messages.iter().enumerate() {
-            sqlx::query(
-                "INSERT INTO messages (session_id, seq, turn_id, body) VALUES (?, ?, ?, ?)",
-            )
-            .bind(session_id)
-            .bind(next + i64::try_from(i).unwrap_or(i64::MAX))
-            .bind(turn_id)
-            .bind(m.to_string())
-            .execute(&mut *tx)
-            .await?;
+        if messages.is_empty() {
+            return Ok(());
         }
+        // One statement: the messages get consecutive `seq` numbers after the session's last,
+        // all or none, without a separate read (each statement is a hop to SQLite's thread).
+        let mut sql = String::from(
+            "INSERT INTO messages (session_id, seq, turn_id, body)
+             SELECT ?1, base.n + v.column1, ?2, v.column2
+             FROM (SELECT COALESCE(MAX(seq), 0) AS n FROM messages WHERE session_id = ?1) AS base,
+                  (VALUES ",
+        );
+        for i in 0..messages.len() {
+            if i > 0 {
+                sql.push_str(", ");
+            }
+            sql.push_str(&format!("({}, ?{})", i + 1, i + 3));
+        }
+        sql.push_str(") AS v");
+        let mut q = sqlx::query(&sql).bind(session_id).bind(turn_id);
+        for m in messages {
+            q = q.bind(m.to_string());
+        }
+        q.execute(&self.pool).await?;
         sqlx::query("UPDATE sessions SET updated_at = ? WHERE id = ?")
             .bind(rfc3339(now))
             .bind(session_id)
-            .execute(&mut *tx)
+            .execute(&self.pool)
             .await?;
-        tx.commit().await?;
         Ok(())
     }
 
@@ -286,17 +336,49 @@ impl SessionStore {
 
     /// Stores several events in one transaction.
     pub async fn append_events(&self, events: &[TurnEvent]) -> Result<(), DbError> {
+        // Multi-row inserts: a statement is a hop to SQLite's thread, a row is not.
+        const ROWS: usize = 256;
+        let mut statements = Vec::new();
+        for chunk in events.chunks(ROWS) {
+            let mut sql = String::from("INSERT INTO events (turn_id, seq, type, body) VALUES ");
+            let mut bodies = Vec::with_capacity(chunk.len());
+            for (i, e) in chunk.iter().enumerate() {
+                sql.push_str(if i == 0 {
+                    "(?, ?, ?, ?)"
+                } else {
+                    ", (?, ?, ?, ?)"
+                });
+                bodies.push(
+                    serde_json::to_string(e)
+                        .map_err(|e| DbError::Query(sqlx::Error::Encode(Box::new(e))))?,
+                );
+            }
+            statements.push((sql, chunk, bodies));
+        }
+        fn query<'q>(
+            sql: &'q str,
+            chunk: &[TurnEvent],
+            bodies: Vec<String>,
+        ) -> sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments<'q>> {
+            let mut q = sqlx::query(sql);
+            for (e, body) in chunk.iter().zip(bodies) {
+                q = q
+                    .bind(e.turn_id.clone())
+                    .bind(i64::from(e.seq))
+                    .bind(e.kind.type_name())
+                    .bind(body);
+            }
+            q
+        }
+        if statements.len() == 1 {
+            if let Some((sql, chunk, bodies)) = statements.pop() {
+                query(&sql, chunk, bodies).execute(&self.pool).await?;
+            }
+            return Ok(());
+        }
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        for event in events {
-            let body = serde_json::to_string(event)
-                .map_err(|e| DbError::Query(sqlx::Error::Encode(Box::new(e))))?;
-            sqlx::query("INSERT INTO events (turn_id, seq, type, body) VALUES (?, ?, ?, ?)")
-                .bind(&event.turn_id)
-                .bind(i64::from(event.seq))
-                .bind(event.kind.type_name())
-                .bind(body)
-                .execute(&mut *tx)
-                .await?;
+        for (sql, chunk, bodies) in statements {
+            query(&sql, chunk, bodies).execute(&mut *tx).await?;
         }
         tx.commit().await?;
         Ok(())
@@ -329,35 +411,62 @@ impl SessionStore {
         cost_usd: f64,
         now: DateTime<Utc>,
     ) -> Result<(), DbError> {
-        let aid = agent_id(&self.pool, agent).await?;
-        sqlx::query(
-            "INSERT INTO usage (agent_id, session_id, turn_id, time, day, provider, input_tokens, output_tokens, cost_usd)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(aid)
-        .bind(session_id)
-        .bind(turn_id)
-        .bind(rfc3339(now))
-        .bind(now.format("%Y-%m-%d").to_string())
-        .bind(provider)
-        .bind(i64::from(input_tokens))
-        .bind(i64::from(output_tokens))
-        .bind(cost_usd)
-        .execute(&self.pool)
-        .await?;
+        // The agent's row is looked up inside the insert (one statement); it is created first
+        // only for an agent seen for the first time.
+        let insert = |q: &'static str, key: String| {
+            sqlx::query(q)
+                .bind(key)
+                .bind(session_id)
+                .bind(turn_id)
+                .bind(rfc3339(now))
+                .bind(now.format("%Y-%m-%d").to_string())
+                .bind(provider)
+                .bind(i64::from(input_tokens))
+                .bind(i64::from(output_tokens))
+                .bind(cost_usd)
+        };
+        if let Some(s) = self
+            .spend_cache()
+            .get_mut(&(agent.to_string(), now.format("%Y-%m-%d").to_string()))
+        {
+            s.usd += cost_usd;
+        }
+        let by_alias = "INSERT INTO usage (agent_id, session_id, turn_id, time, day, provider, input_tokens, output_tokens, cost_usd)
+             SELECT id, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9 FROM agents WHERE alias = ?1";
+        let done = insert(by_alias, agent.to_string())
+            .execute(&self.pool)
+            .await?;
+        if done.rows_affected() == 0 {
+            let aid = agent_id(&self.pool, agent).await?;
+            insert(
+                "INSERT INTO usage (agent_id, session_id, turn_id, time, day, provider, input_tokens, output_tokens, cost_usd)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                aid,
+            )
+            .execute(&self.pool)
+            .await?;
+        }
         Ok(())
     }
 
     /// What the agent spent on the UTC day of `now`, in US cents.
     pub async fn cost_today_cents(&self, agent: &str, now: DateTime<Utc>) -> Result<f64, DbError> {
-        let aid = agent_id(&self.pool, agent).await?;
+        let key = (agent.to_string(), now.format("%Y-%m-%d").to_string());
+        if let Some(s) = self.spend_cache().get(&key) {
+            if s.read_at.elapsed() < SPEND_TTL {
+                return Ok(s.usd * 100.0);
+            }
+        }
+        let read_at = std::time::Instant::now();
         let usd: f64 = sqlx::query_scalar(
-            "SELECT COALESCE(SUM(cost_usd), 0.0) FROM usage WHERE agent_id = ? AND day = ?",
+            "SELECT COALESCE(SUM(u.cost_usd), 0.0) FROM usage AS u JOIN agents AS a ON a.id = u.agent_id
+             WHERE a.alias = ? AND u.day = ?",
         )
-        .bind(aid)
-        .bind(now.format("%Y-%m-%d").to_string())
+        .bind(agent)
+        .bind(&key.1)
         .fetch_one(&self.pool)
         .await?;
+        self.spend_cache().insert(key, Spend { read_at, usd });
         Ok(usd * 100.0)
     }
 

@@ -335,7 +335,7 @@ async fn turn_body(
             ),
         });
     }
-    let mut approved_for_session: Vec<String> = Vec::new();
+    let mut approved_for_session = env.sessions.session_approvals(&input.session_id);
     let max_iter = runtime.max_tool_iterations.max(1);
     for iteration in 1..=max_iter + 1 {
         let at_cap = iteration > max_iter;
@@ -459,6 +459,8 @@ async fn turn_body(
             cancel,
         )
         .await;
+        env.sessions
+            .set_session_approvals(&input.session_id, &approved_for_session);
         let mut round = vec![Message::Assistant {
             text,
             tool_calls: calls.clone(),

@@ -129,3 +129,92 @@ model_provider = "anthropic.b"
     assert_eq!(fb.request_count(), 1);
     assert_eq!(fa.request_count(), 3);
 }
+
+/// "Approve for the session" holds for later turns of that session, and only that session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approve_for_the_session_covers_later_turns_of_that_session_only() {
+    use warren_runtime::approval::FixedApprover;
+    use warren_types::ApprovalDecision;
+    let fa = FakeLlm::start(ProviderFamily::Openai).unwrap();
+    let write = |name: &str| Reply::tool_call("file_write", json!({"path": name, "content": "x"}));
+    fa.script([
+        write("one.txt"),
+        Reply::text("first done"),
+        write("two.txt"),
+        Reply::text("second done"),
+        write("three.txt"),
+        Reply::text("third done"),
+    ]);
+    let text = format!(
+        "[risk_profiles.sup]\nlevel = \"supervised\"\n[agents.alice]\nrisk_profile = \"sup\"\nmodel_provider = \"openai.a\"\n{}",
+        fa.config_block("a")
+    );
+    let t = TestInstall::with_config(&text).unwrap();
+    let env = HostEnv {
+        home: Some(t.root().join("home")),
+        vars: BTreeMap::new(),
+    };
+    let host = Arc::new(Host::open(t.layout(), env).await.unwrap());
+    let session = host
+        .sessions()
+        .create_session(
+            "alice",
+            warren_runtime::sessions::SessionKind::Chat,
+            "s",
+            chrono::Utc::now(),
+        )
+        .await
+        .unwrap()
+        .id;
+    let for_session = ApprovalAnswer {
+        decision: ApprovalDecision::ApproveSession,
+        message: None,
+        no_one_to_ask: false,
+    };
+    let mut rx = host.subscribe();
+    let first = host
+        .run(
+            "alice",
+            Some(&session),
+            "one",
+            "user",
+            Some(Arc::new(FixedApprover(for_session))),
+        )
+        .await
+        .unwrap();
+    assert_eq!(first.status, TurnStatus::Completed);
+
+    // The next turn of the same session is asked nothing: an approver that denies everything
+    // proves no question reached it.
+    let deny_all: Arc<dyn warren_runtime::approval::AsyncApprover> =
+        Arc::new(FixedApprover(ApprovalAnswer::deny(Some("asked".into()))));
+    let second = host
+        .run(
+            "alice",
+            Some(&session),
+            "two",
+            "user",
+            Some(deny_all.clone()),
+        )
+        .await
+        .unwrap();
+    assert_eq!(second.status, TurnStatus::Completed);
+    let ws = t.root().join("agents/alice/workspace");
+    assert!(ws.join("one.txt").exists() && ws.join("two.txt").exists());
+
+    // A new session asks again (and here is denied).
+    let third = host
+        .run("alice", None, "three", "user", Some(deny_all))
+        .await
+        .unwrap();
+    assert_eq!(third.status, TurnStatus::Completed);
+    assert!(!ws.join("three.txt").exists());
+
+    let mut asked = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        if matches!(e.kind, EventKind::ApprovalRequested { .. }) {
+            asked.push(e.turn_id.clone());
+        }
+    }
+    assert_eq!(asked, vec![first.turn_id, third.turn_id]);
+}
