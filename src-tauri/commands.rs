@@ -3,6 +3,7 @@
 
 mod lifecycle;
 mod live;
+mod memory;
 mod profiles;
 mod settings;
 
@@ -115,6 +116,10 @@ pub fn specta_builder<R: tauri::Runtime>() -> tauri_specta::Builder<R> {
             profiles::save_profile_edit,
             profiles::delete_profile,
             profiles::create_profile,
+            memory::memory_recall,
+            memory::memory_page,
+            memory::memory_forget,
+            memory::memory_grants,
             settings::provider_keys,
             settings::set_provider_key,
             settings::secret_backend,

@@ -8,6 +8,7 @@ mod agents;
 mod harness;
 mod lifecycle;
 mod live;
+mod memory;
 mod profiles;
 mod settings;
 

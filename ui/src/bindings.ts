@@ -66,6 +66,14 @@ export const commands = {
 	deleteProfile: (kind: ProfileKind, name: string) => typedError<null, ApiError>(__TAURI_INVOKE("delete_profile", { kind, name })),
 	/**  Adds a profile with default values. */
 	createProfile: (kind: ProfileKind, name: string) => typedError<ProfileView, ApiError>(__TAURI_INVOKE("create_profile", { kind, name })),
+	/**  Ranked recall as `agent` sees it (own rows plus granted ones); empty query = most recent. */
+	memoryRecall: (agent: string, query: string, limit: number) => typedError<MemoryItem[], ApiError>(__TAURI_INVOKE("memory_recall", { agent, query, limit })),
+	/**  One page of `agent`'s own rows, newest first. */
+	memoryPage: (agent: string, offset: number, limit: number) => typedError<MemoryPage, ApiError>(__TAURI_INVOKE("memory_page", { agent, offset, limit })),
+	/**  Removes `agent`'s row with `key` (never another agent's). */
+	memoryForget: (agent: string, key: string) => typedError<ForgottenMemory, ApiError>(__TAURI_INVOKE("memory_forget", { agent, key })),
+	/**  The agent's resolved allowlist: itself, then each granted peer with its categories. */
+	memoryGrants: (agent: string) => typedError<MemoryGrantView[], ApiError>(__TAURI_INVOKE("memory_grants", { agent })),
 	/**  Every provider route with whether its key is set and where it is kept. */
 	providerKeys: () => typedError<ProviderKeyView[], ApiError>(__TAURI_INVOKE("provider_keys")),
 	/**  Stores (or replaces) the API key of a provider route in the secret store. */
@@ -466,6 +474,14 @@ string |
 /**  A list of text. */
 string[];
 
+/**  What `forget` answers. */
+export type ForgottenMemory = {
+	/**  The agent. */
+	agent: string,
+	/**  The removed key. */
+	key: string,
+};
+
 /**  One grant as shown by `warren agents show`. */
 export type GrantSummary = {
 	/**  The sibling's alias. */
@@ -552,6 +568,46 @@ export type MemoryBackendKind =
 "qdrant" | 
 /**  No memory. */
 "none";
+
+/**  One entry of an agent's resolved memory allowlist. */
+export type MemoryGrantView = {
+	/**  The agent whose rows are visible. */
+	agent: string,
+	/**  True for the agent itself (it always sees all of its own rows). */
+	own: boolean,
+	/**  The categories visible; `null` means every category. */
+	categories: string[] | null,
+	/**  For the agent itself: the categories its rows use now. */
+	present_categories: string[],
+};
+
+/**  One memory row as front-ends show it; `--json` prints an array of these. */
+export type MemoryItem = {
+	/**  Alias of the agent owning the row. */
+	agent: string,
+	/**  Key, unique per agent. */
+	key: string,
+	/**  The remembered text. */
+	content: string,
+	/**  Category. */
+	category: string,
+	/**  Session the row was stored in. */
+	session: string | null,
+	/**  Relevance of a keyword recall (higher is better); `null` for lists and empty queries. */
+	score: number | null,
+	/**  First stored, RFC 3339 UTC. */
+	created_at: string,
+};
+
+/**  One page of an agent's own rows, newest first. */
+export type MemoryPage = {
+	/**  The rows of this page. */
+	items: MemoryItem[],
+	/**  The agent's rows in total. */
+	total: number,
+	/**  Offset of the next page, when there is one. */
+	next_offset: number | null,
+};
 
 /**  A directory the operation moves. */
 export type MoveView = {

@@ -11,6 +11,7 @@ pub mod lifecycle_view;
 pub mod live;
 pub mod logging;
 pub mod memory;
+pub mod memory_view;
 pub mod policy;
 pub mod profiles;
 mod run;

@@ -53,7 +53,7 @@ pub fn memory_error(e: MemoryError) -> ApiError {
     ApiError::new(e.code(), e.to_string())
 }
 
-fn item(e: MemoryEntry) -> MemoryItem {
+pub(crate) fn item(e: MemoryEntry) -> MemoryItem {
     MemoryItem {
         agent: e.agent,
         key: e.key,
@@ -68,7 +68,7 @@ fn item(e: MemoryEntry) -> MemoryItem {
 }
 
 impl Warren {
-    async fn memory_of(&self, agent: &str) -> Result<Arc<dyn Memory>, ApiError> {
+    pub(crate) async fn memory_of(&self, agent: &str) -> Result<Arc<dyn Memory>, ApiError> {
         let config = self.load()?.config;
         if !config.agents.contains_key(agent) {
             return Err(ApiError::new(
