@@ -130,3 +130,74 @@ async fn run_failures_exit_1_with_the_code() {
         r.stderr
     );
 }
+
+/// A rename from one process waits for the agent's turn running in another, then renames; two
+/// `warren run` processes for one agent take turns.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_in_another_process_holds_off_a_rename_until_it_ends() {
+    let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+    fake.script([
+        Reply::text("slow answer").delay(std::time::Duration::from_millis(1500)),
+        Reply::text("second answer"),
+    ]);
+    let t = install(&fake);
+    let root = t.root().to_path_buf();
+    let run = {
+        let root = root.clone();
+        tokio::task::spawn_blocking(move || {
+            let r = warren(&root, &["--json", "run", "--agent", "alice", "first"]);
+            (r, std::time::Instant::now())
+        })
+    };
+    // The turn is under way once the provider has its request.
+    let t0 = std::time::Instant::now();
+    while fake.request_count() == 0 {
+        assert!(
+            t0.elapsed().as_secs() < 20,
+            "the turn never called the model"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    // A second turn for the same agent from a third process waits its turn too.
+    let second = {
+        let root = root.clone();
+        tokio::task::spawn_blocking(move || {
+            warren(&root, &["--json", "run", "--agent", "alice", "second"])
+        })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert_eq!(fake.request_count(), 1, "the second turn must wait");
+    let second = second.await.unwrap();
+    assert_eq!(second.code, 0, "{}", second.stderr);
+    let (first, first_done) = run.await.unwrap();
+    assert_eq!(first.code, 0, "{}", first.stderr);
+
+    // Now hold a turn open again and rename meanwhile.
+    fake.script([Reply::text("third").delay(std::time::Duration::from_millis(1500))]);
+    let before = fake.request_count();
+    let run = {
+        let root = root.clone();
+        tokio::task::spawn_blocking(move || {
+            let r = warren(&root, &["--json", "run", "--agent", "alice", "third"]);
+            (r, std::time::Instant::now())
+        })
+    };
+    while fake.request_count() == before {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let rename = tokio::task::spawn_blocking(move || {
+        let r = warren(&root, &["--json", "agents", "rename", "alice", "ann"]);
+        (r, std::time::Instant::now())
+    });
+    let (third, third_done) = run.await.unwrap();
+    let (renamed, rename_done) = rename.await.unwrap();
+    assert_eq!(third.code, 0, "{}", third.stderr);
+    assert_eq!(renamed.code, 0, "{}", renamed.stderr);
+    assert!(
+        rename_done > third_done && third_done > first_done,
+        "the rename finished before the running turn"
+    );
+    // The turn's final answer is in the session that now belongs to `ann`.
+    assert!(t.read_config().unwrap().contains("[agents.ann]"));
+    assert!(t.root().join("agents/ann/workspace").is_dir());
+}

@@ -86,6 +86,9 @@ pub enum HostError {
     /// No such session, or it belongs to another agent.
     #[error("session `{0}` does not exist for this agent")]
     UnknownSession(String),
+    /// The agent's lock file could not be used.
+    #[error("agent lock file: {0}")]
+    Lock(std::io::Error),
 }
 
 /// How long a key read from the secret store is reused before it is read again (a keyring
@@ -135,6 +138,7 @@ struct AgentSlot {
 /// Held while an agent is quiesced (see [`Host::quiesce`]).
 pub struct TurnGate {
     _guard: tokio::sync::OwnedMutexGuard<()>,
+    _file: crate::agent_lock::AgentLock,
 }
 
 /// One host per process (desktop app, `warren serve`, or a one-shot `warren run`).
@@ -292,6 +296,10 @@ impl Host {
     ) -> Result<TurnOutcome, HostError> {
         let slot = self.slot(alias);
         let _turn = slot.turn_lock.lock().await;
+        // Turns of this agent in other processes, and their lifecycle operations, go first.
+        let _cross_process = crate::agent_lock::acquire(&self.layout, alias, None)
+            .await
+            .map_err(HostError::Lock)?;
         let config = load_config(&self.layout)?.config;
         let agent = config
             .agents
@@ -354,10 +362,22 @@ impl Host {
         if force {
             self.cancel(alias);
         }
-        tokio::time::timeout(wait, lock.lock_owned())
-            .await
-            .ok()
-            .map(|g| TurnGate { _guard: g })
+        let start = tokio::time::Instant::now();
+        let guard = tokio::time::timeout(wait, lock.lock_owned()).await.ok()?;
+        // A turn in another process is awaited for the rest of the wait (it cannot be
+        // cancelled from here).
+        let left = wait.saturating_sub(start.elapsed());
+        match crate::agent_lock::acquire(&self.layout, alias, Some(left)).await {
+            Ok(Some(file)) => Some(TurnGate {
+                _guard: guard,
+                _file: file,
+            }),
+            Ok(None) => None,
+            Err(e) => {
+                tracing::error!(agent = %alias, "agent lock file: {e}");
+                None
+            }
+        }
     }
 
     /// Cancels the running turn of `alias`; false when none runs.

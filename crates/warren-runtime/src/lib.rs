@@ -2,6 +2,7 @@
 //! secret store, the sessions database and the per-agent receipt chains.
 
 pub mod acp;
+pub mod agent_lock;
 pub mod approval;
 pub mod cron;
 pub mod db;
