@@ -1,6 +1,7 @@
 //! The typed commands the window calls. Each one calls one `warren-api` function and returns
 //! its result; the TypeScript side is generated into `ui/src/bindings.ts` (see `bindings`).
 
+mod activity;
 mod lifecycle;
 mod live;
 mod memory;
@@ -116,6 +117,9 @@ pub fn specta_builder<R: tauri::Runtime>() -> tauri_specta::Builder<R> {
             profiles::save_profile_edit,
             profiles::delete_profile,
             profiles::create_profile,
+            activity::usage_by_day,
+            activity::tail_logs,
+            activity::open_logs_folder,
             memory::memory_recall,
             memory::memory_page,
             memory::memory_forget,

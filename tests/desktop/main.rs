@@ -4,6 +4,7 @@
 //! (`npm ci && npm run build` in `ui/`). Tests run one at a time: see `serial`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod activity;
 mod agents;
 mod harness;
 mod lifecycle;

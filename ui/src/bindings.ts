@@ -66,6 +66,12 @@ export const commands = {
 	deleteProfile: (kind: ProfileKind, name: string) => typedError<null, ApiError>(__TAURI_INVOKE("delete_profile", { kind, name })),
 	/**  Adds a profile with default values. */
 	createProfile: (kind: ProfileKind, name: string) => typedError<ProfileView, ApiError>(__TAURI_INVOKE("create_profile", { kind, name })),
+	/**  Usage per agent and UTC day for the last `days` days, newest first. */
+	usageByDay: (days: number) => typedError<UsageDay[], ApiError>(__TAURI_INVOKE("usage_by_day", { days })),
+	/**  The newest lines of the JSON logs matching the agent and level filters. */
+	tailLogs: (query: LogQuery) => typedError<LogLine[], ApiError>(__TAURI_INVOKE("tail_logs", { query })),
+	/**  Opens `<install>/logs/` in the file manager; returns the folder. */
+	openLogsFolder: () => typedError<string, ApiError>(__TAURI_INVOKE("open_logs_folder")),
 	/**  Ranked recall as `agent` sees it (own rows plus granted ones); empty query = most recent. */
 	memoryRecall: (agent: string, query: string, limit: number) => typedError<MemoryItem[], ApiError>(__TAURI_INVOKE("memory_recall", { agent, query, limit })),
 	/**  One page of `agent`'s own rows, newest first. */
@@ -554,6 +560,32 @@ export type LiveSubscription = {
 	snapshot: LiveSnapshot,
 };
 
+/**  One log line. */
+export type LogLine = {
+	/**  RFC 3339 time as written. */
+	time: string,
+	/**  `ERROR`, `WARN`, `INFO`, `DEBUG` or `TRACE`. */
+	level: string,
+	/**  The agent the line is about, if any. */
+	agent: string | null,
+	/**  The message. */
+	message: string,
+	/**  The other fields, as `key=value` pairs. */
+	fields: string,
+	/**  The file the line is in. */
+	file: string,
+};
+
+/**  Which lines to return. */
+export type LogQuery = {
+	/**  Only lines whose `agent` field (on the event or its span) is this alias. */
+	agent: string | null,
+	/**  Only lines at this level or more severe: `error`, `warn`, `info`, `debug`, `trace`. */
+	level: string | null,
+	/**  At most this many lines (the newest), 1 to 5000. */
+	limit: number,
+};
+
 /**  Memory backends. */
 export type MemoryBackendKind = 
 /**  Embedded SQLite (default). */
@@ -919,6 +951,22 @@ export type TurnSummary = {
 	status: string,
 	/**  Start time (RFC 3339). */
 	started_at: string,
+};
+
+/**  One agent's usage on one UTC day. */
+export type UsageDay = {
+	/**  `YYYY-MM-DD` (UTC). */
+	day: string,
+	/**  The agent's alias. */
+	agent: string,
+	/**  Provider responses recorded. */
+	requests: number,
+	/**  Input tokens. */
+	input_tokens: number,
+	/**  Output tokens. */
+	output_tokens: number,
+	/**  Cost in US dollars (from the route's prices; 0 when the route has none). */
+	cost_usd: number | null,
 };
 
 /* Tauri Specta runtime */

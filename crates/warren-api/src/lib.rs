@@ -10,6 +10,7 @@ pub mod lifecycle;
 pub mod lifecycle_view;
 pub mod live;
 pub mod logging;
+pub mod logs_view;
 pub mod memory;
 pub mod memory_view;
 pub mod policy;
@@ -18,6 +19,7 @@ mod run;
 mod secrets;
 mod serve;
 pub mod settings;
+pub mod usage;
 
 pub use activity::{AgentMeters, RuntimeStatus, TurnSummary};
 pub use errors::{config_error, host_error};

@@ -68,6 +68,11 @@ impl Warren {
             TurnStatus::Cancelled => ("cancelled", None, None),
             TurnStatus::Failed { code, message } => ("failed", Some(code), Some(message)),
         };
+        if let Some(code) = &code {
+            tracing::warn!(agent = %req.agent, turn = %out.turn_id, trigger, code = %code, "turn failed");
+        } else {
+            tracing::info!(agent = %req.agent, turn = %out.turn_id, trigger, status, "turn ended");
+        }
         Ok(RunResult {
             turn_id: out.turn_id,
             session,
