@@ -6,7 +6,10 @@ use crate::{errors::config_error, Warren};
 use std::sync::Arc;
 use warren_runtime::cron::CronStore;
 pub use warren_runtime::lifecycle::{ArchiveInfo, LifecycleReport, ResumeOutcome};
-use warren_runtime::lifecycle::{CronJobsState, Lifecycle, LifecycleError, Operation, RunOptions};
+use warren_runtime::lifecycle::{
+    CronJobsState, Lifecycle, LifecycleError, Operation, RunOptions, SecretsState,
+};
+use warren_runtime::secrets::FileSecretStore;
 use warren_types::{ApiError, ErrorCode};
 
 pub use warren_runtime::lifecycle::{Manifest, Plan};
@@ -78,8 +81,14 @@ impl Warren {
         let cron = CronStore::open(&self.layout().cron_db(), host.sessions().pool().clone())
             .await
             .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
+        let secrets = Arc::new(SecretsState::new(
+            Arc::new(self.secret_store()?),
+            FileSecretStore::for_install(self.layout()),
+        ));
         Ok(Arc::new(
-            Lifecycle::for_host(host).with_participant(Arc::new(CronJobsState::new(cron))),
+            Lifecycle::for_host(host)
+                .with_participant(Arc::new(CronJobsState::new(cron)))
+                .with_participant(secrets),
         ))
     }
 

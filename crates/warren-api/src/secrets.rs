@@ -74,6 +74,16 @@ impl Warren {
             None => SecretRef::parse(name),
         }
         .map_err(secret_error)
+        .and_then(|r| {
+            if r.is_reserved() {
+                Err(ApiError::new(
+                    ErrorCode::InvalidArgument,
+                    format!("secret name `{r}` is reserved for Warren's own state (names starting with `warren.`)"),
+                ))
+            } else {
+                Ok(r)
+            }
+        })
     }
 
     /// Stores a secret (install-wide, or in an agent's namespace).

@@ -250,3 +250,109 @@ fn an_interrupted_delete_is_finished_by_running_the_command_again() {
     assert!(archive.join("workspace/notes.md").exists());
     assert_eq!(fs::read_dir(t.layout().journal_dir()).unwrap().count(), 0);
 }
+
+/// An agent's own secrets follow it: a rename moves them (and the provider entry that uses one),
+/// a delete archives them sealed (never in plain text) and removes them, a restore brings them
+/// back under the restored alias.
+#[test]
+fn agent_secrets_follow_rename_delete_and_restore() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let without_cron = CONFIG.split("# Morning digest.").next().unwrap();
+    let t = TestInstall::with_config(&format!(
+        "{without_cron}
+[providers.models.openai.main]
+model = \"gpt-test\"
+secret = \"agent:alice/OPENAI_KEY\" # alice's own key
+"
+    ))
+    .unwrap();
+    let set = |args: &[&str], value: &str| {
+        let mut child = crate::common::warren_cmd(t.root())
+            .args(["secrets", "set"])
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(value.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    set(&["OPENAI_KEY", "--agent", "alice"], "sk-alice-secret-value");
+    set(&["SEARCH_TOKEN", "--agent", "alice"], "tok-alice");
+    set(&["OPENAI_KEY", "--agent", "bob"], "sk-bob");
+    let refs = |t: &TestInstall| -> Vec<String> {
+        warren(t.root(), &["--json", "secrets", "list"])
+            .json()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["reference"].as_str().unwrap().to_string())
+            .collect()
+    };
+
+    let r = warren(t.root(), &["--json", "agents", "rename", "alice", "ann"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        refs(&t),
+        [
+            "agent:ann/OPENAI_KEY",
+            "agent:ann/SEARCH_TOKEN",
+            "agent:bob/OPENAI_KEY"
+        ]
+    );
+    let text = t.read_config().unwrap();
+    assert!(
+        text.contains("secret = \"agent:ann/OPENAI_KEY\" # alice's own key"),
+        "{text}"
+    );
+
+    let r = warren(t.root(), &["--json", "agents", "delete", "ann", "--yes"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let archive = std::path::PathBuf::from(r.json()["archive"].as_str().unwrap());
+    let exported = fs::read_to_string(archive.join("cascade/secrets.json")).unwrap();
+    assert!(exported.contains("OPENAI_KEY") && exported.contains("SEARCH_TOKEN"));
+    assert!(
+        !exported.contains("sk-alice-secret-value") && !exported.contains("tok-alice"),
+        "secret values in plain text: {exported}"
+    );
+    let manifest: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(archive.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["exported"]["secrets"], 2);
+    assert_eq!(manifest["purged"]["secrets"], 2);
+    assert_eq!(refs(&t), ["agent:bob/OPENAI_KEY"]);
+
+    let name = archive.file_name().unwrap().to_string_lossy().into_owned();
+    let r = warren(
+        t.root(),
+        &["--json", "agents", "restore", &name, "--as", "cleo"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        refs(&t),
+        [
+            "agent:bob/OPENAI_KEY",
+            "agent:cleo/OPENAI_KEY",
+            "agent:cleo/SEARCH_TOKEN"
+        ]
+    );
+    // The values came back intact.
+    let store = warren_runtime::secrets::FileSecretStore::for_install(&t.layout());
+    use warren_runtime::secrets::SecretStore;
+    let key = warren_runtime::secrets::SecretRef::parse("agent:cleo/OPENAI_KEY").unwrap();
+    assert_eq!(
+        store.get(&key).unwrap().as_deref(),
+        Some("sk-alice-secret-value")
+    );
+}

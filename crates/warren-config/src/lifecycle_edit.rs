@@ -234,6 +234,47 @@ impl ConfigDocument {
                 }
             }
         }
+        if let Some(new) = new {
+            n += self.rewrite_secret_namespace(old, new);
+        }
+        n
+    }
+
+    /// Re-points provider keys kept in an agent's secret namespace (`secret =
+    /// "agent:<old>/NAME"` in `[providers.models.<family>.<alias>]`) to the renamed agent.
+    fn rewrite_secret_namespace(&mut self, old: &str, new: &str) -> usize {
+        let prefix = format!("agent:{old}/");
+        let mut n = 0;
+        let Some(families) = self
+            .doc
+            .get_mut("providers")
+            .and_then(Item::as_table_like_mut)
+            .and_then(|p| p.get_mut("models"))
+            .and_then(Item::as_table_like_mut)
+        else {
+            return 0;
+        };
+        for (_, family) in families.iter_mut() {
+            let Some(entries) = family.as_table_like_mut() else {
+                continue;
+            };
+            for (_, entry) in entries.iter_mut() {
+                let Some(secret) = entry.as_table_like_mut().and_then(|e| e.get_mut("secret"))
+                else {
+                    continue;
+                };
+                let Some(rest) = secret.as_str().and_then(|s| s.strip_prefix(&prefix)) else {
+                    continue;
+                };
+                let renamed = format!("agent:{new}/{rest}");
+                if let Some(v) = secret.as_value_mut() {
+                    let decor = v.decor().clone();
+                    *v = Value::from(renamed);
+                    *v.decor_mut() = decor;
+                    n += 1;
+                }
+            }
+        }
         n
     }
 

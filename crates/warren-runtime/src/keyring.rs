@@ -224,8 +224,11 @@ impl UserSecrets {
     /// Every secret name with the backend holding it (`keyring` wins over `file`).
     pub fn list_located(&self) -> Result<Vec<(SecretRef, &'static str)>, SecretError> {
         let mut all = BTreeMap::new();
+        // `warren.*` names (the receipt key) are install state, not user secrets.
         for r in self.file.list()? {
-            all.insert(r, "file");
+            if !r.is_reserved() {
+                all.insert(r, "file");
+            }
         }
         if let Some(k) = &self.keyring {
             for r in k.list()? {

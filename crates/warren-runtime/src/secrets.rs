@@ -96,6 +96,12 @@ impl SecretRef {
         })
     }
 
+    /// Whether the name is reserved for install state (`warren.*`, such as the receipt key):
+    /// hidden from `warren secrets list` and refused by `set` and `rm`.
+    pub fn is_reserved(&self) -> bool {
+        self.scope == SecretScope::Install && self.name.starts_with("warren.")
+    }
+
     /// Parses `NAME` or `agent:<alias>/NAME`.
     pub fn parse(s: &str) -> Result<Self, SecretError> {
         match s.strip_prefix("agent:") {
@@ -230,6 +236,13 @@ impl FileSecretStore {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
             Err(e) => return Err(Self::io(&self.data_path)(e)),
         };
+        let plain = self.open_with(key, &bytes)?;
+        serde_json::from_slice(&plain).map_err(|_| SecretError::Corrupt {
+            path: self.data_path.clone(),
+        })
+    }
+
+    fn open_with(&self, key: &[u8; 32], bytes: &[u8]) -> Result<Vec<u8>, SecretError> {
         let corrupt = || SecretError::Corrupt {
             path: self.data_path.clone(),
         };
@@ -239,17 +252,12 @@ impl FileSecretStore {
         }
         let (nonce, ct) = rest.split_at(24);
         let cipher = XChaCha20Poly1305::new(key.into());
-        let plain = cipher
+        cipher
             .decrypt(XNonce::from_slice(nonce), ct)
-            .map_err(|_| corrupt())?;
-        serde_json::from_slice(&plain).map_err(|_| corrupt())
+            .map_err(|_| corrupt())
     }
 
-    fn write_map(&self, key: &[u8; 32], map: &BTreeMap<String, String>) -> Result<(), SecretError> {
-        let plain = serde_json::to_vec(map).map_err(|e| SecretError::Io {
-            path: self.data_path.clone(),
-            source: io::Error::other(e.to_string()),
-        })?;
+    fn seal_with(&self, key: &[u8; 32], plain: &[u8]) -> Result<Vec<u8>, SecretError> {
         let mut nonce = [0u8; 24];
         getrandom::fill(&mut nonce).map_err(|e| SecretError::Io {
             path: self.data_path.clone(),
@@ -257,7 +265,7 @@ impl FileSecretStore {
         })?;
         let cipher = XChaCha20Poly1305::new(key.into());
         let ct = cipher
-            .encrypt(XNonce::from_slice(&nonce), plain.as_slice())
+            .encrypt(XNonce::from_slice(&nonce), plain)
             .map_err(|_| SecretError::Corrupt {
                 path: self.data_path.clone(),
             })?;
@@ -265,6 +273,34 @@ impl FileSecretStore {
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&nonce);
         out.extend_from_slice(&ct);
+        Ok(out)
+    }
+
+    /// Encrypts `plain` under this install's key (created on first use), for secrets that
+    /// leave the store, such as a deleted agent's secrets in its archive.
+    pub fn seal(&self, plain: &[u8]) -> Result<Vec<u8>, SecretError> {
+        let _g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        let key = self.key(true)?.ok_or_else(|| SecretError::Corrupt {
+            path: self.key_path.clone(),
+        })?;
+        self.seal_with(&key, plain)
+    }
+
+    /// Decrypts what [`FileSecretStore::seal`] produced with this install's key.
+    pub fn unseal(&self, sealed: &[u8]) -> Result<Vec<u8>, SecretError> {
+        let _g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        let key = self.key(false)?.ok_or_else(|| SecretError::Corrupt {
+            path: self.key_path.clone(),
+        })?;
+        self.open_with(&key, sealed)
+    }
+
+    fn write_map(&self, key: &[u8; 32], map: &BTreeMap<String, String>) -> Result<(), SecretError> {
+        let plain = serde_json::to_vec(map).map_err(|e| SecretError::Io {
+            path: self.data_path.clone(),
+            source: io::Error::other(e.to_string()),
+        })?;
+        let out = self.seal_with(key, &plain)?;
         write_atomic(&self.data_path, &out).map_err(Self::io(&self.data_path))
     }
 }

@@ -15,6 +15,7 @@ pub mod owned;
 pub mod plan;
 mod rename;
 mod restore;
+pub mod secrets_state;
 
 pub use restore::list_archives;
 
@@ -23,6 +24,7 @@ pub use error::LifecycleError;
 pub use journal::{FailExport, InterruptAfter, JournalEntry, NoInterrupt, Operation, StepHook};
 pub use owned::{AgentState, OwnedState, OwnedStateError, SessionsDbKind};
 pub use plan::{ArchiveInfo, LifecycleReport, Manifest, Plan, PlannedMove, PlannedReference};
+pub use secrets_state::SecretsState;
 
 use async_trait::async_trait;
 use journal::Journal;
