@@ -5,6 +5,7 @@ mod activity;
 mod lifecycle;
 mod live;
 mod memory;
+mod pause;
 mod profiles;
 mod settings;
 
@@ -120,6 +121,9 @@ pub fn specta_builder<R: tauri::Runtime>() -> tauri_specta::Builder<R> {
             activity::usage_by_day,
             activity::tail_logs,
             activity::open_logs_folder,
+            pause::paused_agents,
+            pause::set_agent_paused,
+            pause::set_all_paused,
             memory::memory_recall,
             memory::memory_page,
             memory::memory_forget,
@@ -137,6 +141,7 @@ pub fn specta_builder<R: tauri::Runtime>() -> tauri_specta::Builder<R> {
             crate::events::AgentStatusChanged,
             crate::events::ApprovalsChanged,
             crate::events::BudgetAlert,
+            crate::events::PausedChanged,
         ])
 }
 

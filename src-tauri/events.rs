@@ -42,6 +42,13 @@ pub struct BudgetAlert {
     pub budget_cents: u32,
 }
 
+/// Agents were paused or resumed outside the window (the tray's pause all / resume all).
+#[derive(Debug, Clone, Serialize, Type, Event)]
+pub struct PausedChanged {
+    /// The agents paused now.
+    pub paused: Vec<String>,
+}
+
 fn emit<R: Runtime>(app: &AppHandle<R>, change: StateChange) {
     if matches!(change, StateChange::Status(_) | StateChange::Approvals(_)) {
         if let Some(core) = app.try_state::<Core>() {

@@ -115,6 +115,9 @@ pub fn install<R: Runtime>(app: &App<R>) -> tauri::Result<()> {
         true,
         None::<&str>,
     )?;
+    let pause_all = MenuItem::with_id(app, "pause_all", "Pause all agents", true, None::<&str>)?;
+    let resume_all = MenuItem::with_id(app, "resume_all", "Resume all agents", true, None::<&str>)?;
+    let logs = MenuItem::with_id(app, "logs", "Open logs", true, None::<&str>)?;
     let quit = MenuItem::with_id(app, "quit", "Quit Warren", true, None::<&str>)?;
     let menu = Menu::with_items(
         app,
@@ -122,6 +125,10 @@ pub fn install<R: Runtime>(app: &App<R>) -> tauri::Result<()> {
             &show,
             &status,
             &approvals,
+            &PredefinedMenuItem::separator(app)?,
+            &pause_all,
+            &resume_all,
+            &logs,
             &PredefinedMenuItem::separator(app)?,
             &quit,
         ],
@@ -138,6 +145,14 @@ pub fn install<R: Runtime>(app: &App<R>) -> tauri::Result<()> {
                 show_main_window(app);
                 if let Some(w) = app.get_webview_window(MAIN_WINDOW) {
                     let _ = w.eval("location.hash = '#approvals'");
+                }
+            }
+            "pause_all" => set_all_paused(app, true),
+            "resume_all" => set_all_paused(app, false),
+            "logs" => {
+                show_main_window(app);
+                if let Some(w) = app.get_webview_window(MAIN_WINDOW) {
+                    let _ = w.eval("location.hash = '#logs'");
                 }
             }
             "quit" => app.exit(0),
@@ -161,6 +176,29 @@ pub fn install<R: Runtime>(app: &App<R>) -> tauri::Result<()> {
     }
     app.manage(CloseBehaviour { to_tray });
     Ok(())
+}
+
+/// Pauses or resumes every agent (tray menu) and tells the window.
+fn set_all_paused<R: Runtime>(app: &AppHandle<R>, paused: bool) {
+    let app = app.clone();
+    tauri::async_runtime::spawn(async move {
+        let Some(core) = app.try_state::<crate::commands::Core>() else {
+            return;
+        };
+        match core.warren.set_all_paused(paused).await {
+            Ok(list) => {
+                use tauri_specta::Event;
+                if let Err(e) = (crate::events::PausedChanged { paused: list }).emit(&app) {
+                    tracing::warn!("telling the window about paused agents failed: {e}");
+                }
+            }
+            Err(e) => tracing::warn!(
+                "{} all agents failed: {}",
+                if paused { "pausing" } else { "resuming" },
+                e.message
+            ),
+        }
+    });
 }
 
 /// Hides the main window at start when the user asked to start hidden and the tray can bring

@@ -10,6 +10,7 @@ mod harness;
 mod lifecycle;
 mod live;
 mod memory;
+mod pause;
 mod profiles;
 mod settings;
 

@@ -72,6 +72,12 @@ export const commands = {
 	tailLogs: (query: LogQuery) => typedError<LogLine[], ApiError>(__TAURI_INVOKE("tail_logs", { query })),
 	/**  Opens `<install>/logs/` in the file manager; returns the folder. */
 	openLogsFolder: () => typedError<string, ApiError>(__TAURI_INVOKE("open_logs_folder")),
+	/**  The agents paused now. */
+	pausedAgents: () => typedError<string[], ApiError>(__TAURI_INVOKE("paused_agents")),
+	/**  Pauses (`paused = true`) or resumes one agent. */
+	setAgentPaused: (agent: string, paused: boolean) => typedError<string[], ApiError>(__TAURI_INVOKE("set_agent_paused", { agent, paused })),
+	/**  Pauses every agent, or resumes every paused one. */
+	setAllPaused: (paused: boolean) => typedError<string[], ApiError>(__TAURI_INVOKE("set_all_paused", { paused })),
 	/**  Ranked recall as `agent` sees it (own rows plus granted ones); empty query = most recent. */
 	memoryRecall: (agent: string, query: string, limit: number) => typedError<MemoryItem[], ApiError>(__TAURI_INVOKE("memory_recall", { agent, query, limit })),
 	/**  One page of `agent`'s own rows, newest first. */
@@ -102,6 +108,7 @@ export const events = {
 	agentsChanged: makeEvent<AgentsChanged, AgentsChanged>("agents-changed"),
 	approvalsChanged: makeEvent<ApprovalsChanged, ApprovalsChanged>("approvals-changed"),
 	budgetAlert: makeEvent<BudgetAlert, BudgetAlert>("budget-alert"),
+	pausedChanged: makeEvent<PausedChanged, PausedChanged>("paused-changed"),
 };
 
 /* Types */
@@ -355,6 +362,8 @@ export type ErrorCode =
 "denied" | 
 /**  The agent is busy with a turn. */
 "agent_busy" | 
+/**  The agent is paused and runs no new turns. */
+"agent_paused" | 
 /**  The configured sandbox is not available on this machine. */
 "sandbox_unavailable" | 
 /**  A storage backend failed or is unreachable. */
@@ -649,6 +658,12 @@ export type MoveView = {
 	to: string,
 	/**  Whether the source exists now. */
 	exists: boolean,
+};
+
+/**  Agents were paused or resumed outside the window (the tray's pause all / resume all). */
+export type PausedChanged = {
+	/**  The agents paused now. */
+	paused: string[],
 };
 
 /**  One approval request waiting for an answer. */

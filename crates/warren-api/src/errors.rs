@@ -48,6 +48,8 @@ pub fn host_error(e: warren_runtime::host::HostError) -> ApiError {
         H::Policy { .. } => ApiError::new(ErrorCode::Denied, e.to_string()),
         H::Provider(_) => ApiError::new(ErrorCode::InvalidConfig, e.to_string()),
         H::Lock(_) => ApiError::new(ErrorCode::Io, e.to_string()),
+        H::Paused(_) => ApiError::new(ErrorCode::AgentPaused, e.to_string()),
+        H::PauseState(_) => ApiError::new(ErrorCode::Storage, e.to_string()),
         H::Db(_) | H::Receipts(_) | H::Secrets(_) => {
             ApiError::new(ErrorCode::Storage, e.to_string())
         }

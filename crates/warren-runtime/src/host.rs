@@ -89,6 +89,12 @@ pub enum HostError {
     /// The agent's lock file could not be used.
     #[error("agent lock file: {0}")]
     Lock(std::io::Error),
+    /// The agent is paused: it runs no new turns until resumed.
+    #[error("agent `{0}` is paused; resume it to run turns")]
+    Paused(String),
+    /// The paused-agents file (`<install>/data/paused.json`) could not be read or written.
+    #[error("paused agents: {0}")]
+    PauseState(String),
 }
 
 /// How long a key read from the secret store is reused before it is read again (a keyring
@@ -308,6 +314,9 @@ impl Host {
         if !agent.enabled {
             return Err(HostError::Disabled(alias.to_string()));
         }
+        if paused_agents(&self.layout)?.contains(alias) {
+            return Err(HostError::Paused(alias.to_string()));
+        }
         let approver = approver.unwrap_or_else(|| Arc::new(self.broker.clone()));
         let env = self.turn_env(&config, alias, approver).await?;
         let now = self.clock.now().into();
@@ -380,6 +389,37 @@ impl Host {
         }
     }
 
+    /// The agents paused now (read from `<install>/data/paused.json`, so a pause made by
+    /// another process counts too).
+    pub fn paused(&self) -> Result<std::collections::BTreeSet<String>, HostError> {
+        paused_agents(&self.layout)
+    }
+
+    /// Pauses (or resumes) `aliases`: a paused agent's next turn (prompt, cron, ACP) fails with
+    /// [`HostError::Paused`]; a turn already running is not stopped. Persisted atomically;
+    /// returns the agents paused afterwards.
+    pub fn set_paused(
+        &self,
+        aliases: &[String],
+        paused: bool,
+    ) -> Result<std::collections::BTreeSet<String>, HostError> {
+        let mut set = paused_agents(&self.layout)?;
+        for a in aliases {
+            if paused {
+                set.insert(a.clone());
+            } else {
+                set.remove(a);
+            }
+        }
+        let path = paused_path(&self.layout);
+        let text =
+            serde_json::to_vec_pretty(&set).map_err(|e| HostError::PauseState(e.to_string()))?;
+        std::fs::create_dir_all(self.layout.data_dir())
+            .and_then(|()| warren_config::write_atomic(&path, &text))
+            .map_err(|e| HostError::PauseState(format!("writing {}: {e}", path.display())))?;
+        Ok(set)
+    }
+
     /// Cancels the running turn of `alias`; false when none runs.
     pub fn cancel(&self, alias: &str) -> bool {
         let slot = self.slot(alias);
@@ -395,5 +435,24 @@ impl Host {
             }
             None => false,
         }
+    }
+}
+
+fn paused_path(layout: &InstallLayout) -> PathBuf {
+    layout.data_dir().join("paused.json")
+}
+
+/// The paused agents of an install; none when the file does not exist. A file that cannot be
+/// read or parsed is an error (fail closed: no turn runs on an unknown pause state).
+fn paused_agents(layout: &InstallLayout) -> Result<std::collections::BTreeSet<String>, HostError> {
+    let path = paused_path(layout);
+    match std::fs::read(&path) {
+        Ok(bytes) => serde_json::from_slice(&bytes)
+            .map_err(|e| HostError::PauseState(format!("{}: {e}", path.display()))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Default::default()),
+        Err(e) => Err(HostError::PauseState(format!(
+            "reading {}: {e}",
+            path.display()
+        ))),
     }
 }

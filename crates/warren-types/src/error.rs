@@ -19,6 +19,8 @@ pub enum ErrorCode {
     Denied,
     /// The agent is busy with a turn.
     AgentBusy,
+    /// The agent is paused and runs no new turns.
+    AgentPaused,
     /// The configured sandbox is not available on this machine.
     SandboxUnavailable,
     /// A storage backend failed or is unreachable.
@@ -39,6 +41,7 @@ impl ErrorCode {
             ErrorCode::AlreadyExists => "already_exists",
             ErrorCode::Denied => "denied",
             ErrorCode::AgentBusy => "agent_busy",
+            ErrorCode::AgentPaused => "agent_paused",
             ErrorCode::SandboxUnavailable => "sandbox_unavailable",
             ErrorCode::Storage => "storage",
             ErrorCode::Io => "io",
