@@ -69,6 +69,15 @@ impl Ipc {
                 profiles::save_profile_edit,
                 profiles::delete_profile,
                 profiles::list_profiles,
+                settings::provider_keys,
+                settings::set_provider_key,
+                settings::desktop_settings,
+                settings::set_start_hidden,
+                memory::memory_page,
+                activity::usage_by_day,
+                activity::tail_logs,
+                pause::paused_agents,
+                pause::set_agent_paused,
             ])
             .build(mock_context(noop_assets()))
             .unwrap();
@@ -353,4 +362,98 @@ fn runtime_events_are_bridged_to_typed_window_events() {
     );
     let pending = ipc.call("pending_approvals", json!({})).unwrap();
     assert_eq!(pending[0]["tool"], "file_write");
+}
+
+#[test]
+fn settings_memory_usage_logs_and_pause_errors_keep_their_codes() {
+    let ipc = Ipc::on(Some(TWO_AGENTS));
+    let code = |cmd: &str, args: Value| ipc.call(cmd, args).unwrap_err()["code"].clone();
+    assert_eq!(
+        code(
+            "set_agent_paused",
+            json!({ "agent": "zed", "paused": true })
+        ),
+        "not_found"
+    );
+    assert_eq!(
+        code(
+            "set_provider_key",
+            json!({ "reference": "openai.none", "value": "k" })
+        ),
+        "not_found"
+    );
+    assert_eq!(
+        code(
+            "set_provider_key",
+            json!({ "reference": "ollama.local", "value": "  " })
+        ),
+        "invalid_argument"
+    );
+    assert_eq!(
+        code(
+            "memory_page",
+            json!({ "agent": "alice", "offset": 0, "limit": 0 })
+        ),
+        "invalid_argument"
+    );
+    assert_eq!(
+        code("usage_by_day", json!({ "days": 0 })),
+        "invalid_argument"
+    );
+    let q = |level: &str, limit: u32| json!({ "query": { "agent": null, "level": level, "limit": limit } });
+    assert_eq!(code("tail_logs", q("loud", 10)), "invalid_argument");
+    assert_eq!(code("tail_logs", q("info", 0)), "invalid_argument");
+    assert_eq!(ipc.call("tail_logs", q("info", 10)).unwrap(), json!([]));
+}
+
+#[test]
+fn a_provider_key_goes_to_the_secret_store_and_only_its_name_to_the_config() {
+    let ipc = Ipc::on(Some(TWO_AGENTS));
+    let before = ipc.call("provider_keys", json!({})).unwrap();
+    assert_eq!(before[0]["key_set"], false);
+    let view = ipc
+        .call(
+            "set_provider_key",
+            json!({ "reference": "ollama.local", "value": "sk-ipc-secret-value" }),
+        )
+        .unwrap();
+    assert_eq!(view["key_set"], true);
+    assert_eq!(view["store"], "file");
+    assert_eq!(view["secret"], "OLLAMA_LOCAL_API_KEY");
+    assert!(!view.to_string().contains("sk-ipc-secret-value"));
+    let config = std::fs::read_to_string(ipc.dir.path().join("config.toml")).unwrap();
+    assert!(
+        config.contains("secret = \"OLLAMA_LOCAL_API_KEY\""),
+        "{config}"
+    );
+    assert!(config.contains("# kept comment"));
+    assert!(!config.contains("sk-ipc-secret-value"));
+
+    // Start hidden is written to data/desktop.json.
+    let s = ipc.call("set_start_hidden", json!({ "on": true })).unwrap();
+    assert_eq!(s["start_hidden"], true);
+    let file = std::fs::read_to_string(ipc.dir.path().join("data/desktop.json")).unwrap();
+    assert!(file.contains("\"start_hidden\": true"), "{file}");
+    assert_eq!(
+        ipc.call("desktop_settings", json!({})).unwrap()["start_hidden"],
+        true
+    );
+
+    // Pausing is persisted.
+    let paused = ipc
+        .call(
+            "set_agent_paused",
+            json!({ "agent": "bob", "paused": true }),
+        )
+        .unwrap();
+    assert_eq!(paused, json!(["bob"]));
+    let file = std::fs::read_to_string(ipc.dir.path().join("data/paused.json")).unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(&file).unwrap(),
+        json!(["bob"])
+    );
+    assert_eq!(
+        ipc.call("paused_agents", json!({})).unwrap(),
+        json!(["bob"])
+    );
 }

@@ -80,6 +80,8 @@ fn a_paused_agent_runs_no_turns_and_stays_paused_across_restarts() {
         status(&d, "writer", "paused").await;
         status(&d, "other", "idle").await;
         assert_eq!(paused_file(&d.home), vec!["writer".to_string()]);
+        d.wait_text("[data-testid=strip-paused]", |t| t == "1 paused")
+            .await;
         d.screenshot("agents-paused").await;
 
         let out = prompt(&d, "writer").await;

@@ -161,6 +161,13 @@ fn a_key_set_in_settings_goes_to_the_keyring_and_start_settings_persist() {
                 .as_deref()
                 .or(Some("unavailable"))
         );
+        let backend = d
+            .wait_text(
+                "[data-testid=memory-backend-row][data-agent=alice] td:nth-child(2)",
+                |t| !t.is_empty(),
+            )
+            .await;
+        assert_eq!(backend, "sqlite");
         d.screenshot("settings").await;
 
         // Start on login: the autostart entry appears with this binary, then disappears.

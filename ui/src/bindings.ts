@@ -320,8 +320,11 @@ export type DesktopSettingsView = {
 	start_hidden: boolean,
 	/**  Whether the autostart entry exists. */
 	start_on_login: boolean,
-	/**  `$XDG_CONFIG_HOME/autostart/warren.desktop`. */
-	autostart_path: string,
+	/**
+	 *  `$XDG_CONFIG_HOME/autostart/warren.desktop`; `null` when neither `XDG_CONFIG_HOME` nor
+	 *  `HOME` is known (start on login is then unavailable).
+	 */
+	autostart_path: string | null,
 	/**  `<install>/data/desktop.json`. */
 	settings_path: string,
 };

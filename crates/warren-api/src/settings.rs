@@ -47,8 +47,9 @@ pub struct DesktopSettingsView {
     pub start_hidden: bool,
     /// Whether the autostart entry exists.
     pub start_on_login: bool,
-    /// `$XDG_CONFIG_HOME/autostart/warren.desktop`.
-    pub autostart_path: String,
+    /// `$XDG_CONFIG_HOME/autostart/warren.desktop`; `null` when neither `XDG_CONFIG_HOME` nor
+    /// `HOME` is known (start on login is then unavailable).
+    pub autostart_path: Option<String>,
     /// `<install>/data/desktop.json`.
     pub settings_path: String,
 }
@@ -235,11 +236,11 @@ impl Warren {
     /// The desktop settings and the autostart state, for the Settings screen.
     pub fn desktop_settings_view(&self) -> Result<DesktopSettingsView, ApiError> {
         let s = self.desktop_settings()?;
-        let autostart = self.autostart_path()?;
+        let autostart = self.autostart_path().ok();
         Ok(DesktopSettingsView {
             start_hidden: s.start_hidden,
-            start_on_login: autostart.exists(),
-            autostart_path: autostart.display().to_string(),
+            start_on_login: autostart.as_ref().is_some_and(|p| p.exists()),
+            autostart_path: autostart.map(|p| p.display().to_string()),
             settings_path: self.desktop_settings_path().display().to_string(),
         })
     }
