@@ -52,9 +52,7 @@ pub struct PausedChanged {
 fn emit<R: Runtime>(app: &AppHandle<R>, change: StateChange) {
     if matches!(change, StateChange::Status(_) | StateChange::Approvals(_)) {
         if let Some(core) = app.try_state::<Core>() {
-            let state =
-                crate::tray::tray_state(&core.live.statuses(), core.live.pending_approvals().len());
-            crate::tray::reflect(app, &state);
+            reflect_tray(app, &core);
         }
     }
     let sent = match change {
@@ -81,6 +79,46 @@ fn emit<R: Runtime>(app: &AppHandle<R>, change: StateChange) {
     if let Err(e) = sent {
         tracing::warn!("emitting a state change to the window failed: {e}");
     }
+}
+
+/// Shows the runtime's state on the tray: statuses, approvals waiting, agents paused.
+pub fn reflect_tray<R: Runtime>(app: &AppHandle<R>, core: &Core) {
+    let paused = core.warren.paused_now().map(|p| p.len()).unwrap_or(0);
+    let state = crate::tray::tray_state(
+        &core.live.statuses(),
+        core.live.pending_approvals().len(),
+        paused,
+    );
+    crate::tray::reflect(app, &state);
+}
+
+/// Follows `<install>/data/paused.json` (written by the window, the tray or another process on
+/// the install): on a change the window gets `PausedChanged` and the tray its new state.
+pub fn spawn_pause_watch<R: Runtime>(app: &AppHandle<R>) {
+    let app = app.clone();
+    std::thread::spawn(move || {
+        let mut last: Option<Vec<String>> = None;
+        loop {
+            if let Some(core) = app.try_state::<Core>() {
+                if let Ok(now) = core.warren.paused_now() {
+                    if last.as_ref() != Some(&now) {
+                        if last.is_some() {
+                            if let Err(e) = (PausedChanged {
+                                paused: now.clone(),
+                            })
+                            .emit(&app)
+                            {
+                                tracing::warn!("emitting paused agents to the window failed: {e}");
+                            }
+                        }
+                        reflect_tray(&app, &core);
+                        last = Some(now);
+                    }
+                }
+            }
+            std::thread::sleep(std::time::Duration::from_millis(500));
+        }
+    });
 }
 
 /// Starts the one bridge task: it follows the runtime's events for as long as the app runs.

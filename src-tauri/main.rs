@@ -52,6 +52,7 @@ fn main() -> anyhow::Result<()> {
             events::spawn_bridge(app.handle());
             tray::install(app)?;
             tray::apply_start_hidden(app);
+            events::spawn_pause_watch(app.handle());
             Ok(())
         })
         .manage(shutdown::Quitting::default())

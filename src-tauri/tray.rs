@@ -14,11 +14,12 @@ const ICON_IDLE: &[u8] = include_bytes!("../icons/tray-idle.png");
 const ICON_WORKING: &[u8] = include_bytes!("../icons/tray-working.png");
 const ICON_APPROVAL: &[u8] = include_bytes!("../icons/tray-approval.png");
 const ICON_ERROR: &[u8] = include_bytes!("../icons/tray-error.png");
+const ICON_PAUSED: &[u8] = include_bytes!("../icons/tray-paused.png");
 
 /// What the tray shows: the icon for the most pressing state, the tooltip and the menu lines.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TrayState {
-    /// `idle`, `working`, `approval` or `error`.
+    /// `idle`, `working`, `approval`, `error` or `paused`.
     pub icon: &'static str,
     /// The tooltip with the counts.
     pub tooltip: String,
@@ -28,9 +29,10 @@ pub struct TrayState {
     pub approvals_line: String,
 }
 
-/// The tray state for these agent statuses and this many approvals waiting: an approval wins
-/// over an error, an error over work, work over idle.
-pub fn tray_state(statuses: &[AgentStatusEntry], pending: usize) -> TrayState {
+/// The tray state for these agent statuses, this many approvals waiting and this many agents
+/// paused: an approval wins over an error, an error over work, work over a pause, a pause over
+/// idle.
+pub fn tray_state(statuses: &[AgentStatusEntry], pending: usize, paused: usize) -> TrayState {
     let count = |s: AgentStatus| statuses.iter().filter(|e| e.status == s).count();
     let working = count(AgentStatus::Working) + count(AgentStatus::WaitingForApproval);
     let errors = count(AgentStatus::Error);
@@ -40,10 +42,15 @@ pub fn tray_state(statuses: &[AgentStatusEntry], pending: usize) -> TrayState {
         "error"
     } else if working > 0 {
         "working"
+    } else if paused > 0 {
+        "paused"
     } else {
         "idle"
     };
-    let status_line = format!("{working} working, {errors} in error");
+    let mut status_line = format!("{working} working, {errors} in error");
+    if paused > 0 {
+        status_line.push_str(&format!(", {paused} paused"));
+    }
     TrayState {
         icon,
         tooltip: format!("Warren: {status_line}, {pending} approvals waiting"),
@@ -64,6 +71,7 @@ pub fn reflect<R: Runtime>(app: &AppHandle<R>, state: &TrayState) {
         "approval" => ICON_APPROVAL,
         "error" => ICON_ERROR,
         "working" => ICON_WORKING,
+        "paused" => ICON_PAUSED,
         _ => ICON_IDLE,
     };
     if let Some(tray) = app.tray_by_id(TRAY_ID) {
@@ -106,7 +114,7 @@ fn tray_host_present() -> bool {
 /// tray host can show the icon; otherwise closing the window quits.
 pub fn install<R: Runtime>(app: &App<R>) -> tauri::Result<()> {
     let show = MenuItem::with_id(app, "show", "Show Warren", true, None::<&str>)?;
-    let initial = tray_state(&[], 0);
+    let initial = tray_state(&[], 0, 0);
     let status = MenuItem::with_id(app, "status", &initial.status_line, false, None::<&str>)?;
     let approvals = MenuItem::with_id(
         app,
@@ -178,25 +186,20 @@ pub fn install<R: Runtime>(app: &App<R>) -> tauri::Result<()> {
     Ok(())
 }
 
-/// Pauses or resumes every agent (tray menu) and tells the window.
+/// Pauses or resumes every agent (tray menu).
 fn set_all_paused<R: Runtime>(app: &AppHandle<R>, paused: bool) {
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
         let Some(core) = app.try_state::<crate::commands::Core>() else {
             return;
         };
-        match core.warren.set_all_paused(paused).await {
-            Ok(list) => {
-                use tauri_specta::Event;
-                if let Err(e) = (crate::events::PausedChanged { paused: list }).emit(&app) {
-                    tracing::warn!("telling the window about paused agents failed: {e}");
-                }
-            }
-            Err(e) => tracing::warn!(
+        // The pause watch (events.rs) tells the window and updates the icon.
+        if let Err(e) = core.warren.set_all_paused(paused).await {
+            tracing::warn!(
                 "{} all agents failed: {}",
                 if paused { "pausing" } else { "resuming" },
                 e.message
-            ),
+            );
         }
     });
 }
@@ -254,23 +257,28 @@ mod tests {
 
     #[test]
     fn the_most_pressing_state_picks_the_icon() {
-        assert_eq!(tray_state(&[], 0).icon, "idle");
+        assert_eq!(tray_state(&[], 0, 0).icon, "idle");
         let busy = [
             entry("a", AgentStatus::Working),
             entry("b", AgentStatus::Idle),
         ];
-        assert_eq!(tray_state(&busy, 0).icon, "working");
+        assert_eq!(tray_state(&busy, 0, 0).icon, "working");
         let failed = [
             entry("a", AgentStatus::Working),
             entry("b", AgentStatus::Error),
         ];
-        assert_eq!(tray_state(&failed, 0).icon, "error");
-        let s = tray_state(&failed, 2);
+        assert_eq!(tray_state(&failed, 0, 0).icon, "error");
+        let s = tray_state(&failed, 2, 0);
         assert_eq!(s.icon, "approval");
         assert_eq!(s.approvals_line, "Approvals (2)");
         assert_eq!(
             s.tooltip,
             "Warren: 1 working, 1 in error, 2 approvals waiting"
         );
+        let idle = [entry("a", AgentStatus::Idle)];
+        let p = tray_state(&idle, 0, 1);
+        assert_eq!(p.icon, "paused");
+        assert_eq!(p.status_line, "0 working, 0 in error, 1 paused");
+        assert_eq!(tray_state(&busy, 0, 1).icon, "working");
     }
 }

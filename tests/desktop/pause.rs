@@ -131,6 +131,13 @@ fn a_paused_agent_runs_no_turns_and_stays_paused_across_restarts() {
         status(&d, "other", "idle").await;
         assert!(paused_file(&d.home).is_empty());
         assert_eq!(fake.requests().len(), 1);
+
+        // A pause made by another process on the install (here the api in the test) reaches
+        // the open window without a reload.
+        let api = warren_api::Warren::open(warren_config::InstallLayout::new(d.home.clone()));
+        api.set_agent_paused("other", true).await.unwrap();
+        status(&d, "other", "paused").await;
+        status(&d, "writer", "idle").await;
         d.close().await;
     });
 }

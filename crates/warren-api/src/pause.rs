@@ -5,6 +5,15 @@ use crate::{errors::host_error, Warren};
 use warren_types::{ApiError, ErrorCode};
 
 impl Warren {
+    /// The agents paused now, read straight from the install (no host needed): for watchers
+    /// such as the desktop tray.
+    pub fn paused_now(&self) -> Result<Vec<String>, ApiError> {
+        Ok(warren_runtime::host::paused_agents(self.layout())
+            .map_err(host_error)?
+            .into_iter()
+            .collect())
+    }
+
     /// The agents paused now, sorted.
     pub async fn paused_agents(&self) -> Result<Vec<String>, ApiError> {
         let host = self.host().await?;

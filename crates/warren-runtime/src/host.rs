@@ -444,7 +444,9 @@ fn paused_path(layout: &InstallLayout) -> PathBuf {
 
 /// The paused agents of an install; none when the file does not exist. A file that cannot be
 /// read or parsed is an error (fail closed: no turn runs on an unknown pause state).
-fn paused_agents(layout: &InstallLayout) -> Result<std::collections::BTreeSet<String>, HostError> {
+pub fn paused_agents(
+    layout: &InstallLayout,
+) -> Result<std::collections::BTreeSet<String>, HostError> {
     let path = paused_path(layout);
     match std::fs::read(&path) {
         Ok(bytes) => serde_json::from_slice(&bytes)
