@@ -48,17 +48,18 @@ async fn prompt(d: &Desktop, agent: &str, text: &str) -> serde_json::Value {
         .unwrap()
 }
 
+/// The agent of every log line shown, read in one script (no stale elements mid-render).
 async fn log_agents(d: &Desktop) -> Vec<String> {
-    let mut out = Vec::new();
-    for row in d
+    let v = d
         .client
-        .find_all(Locator::Css("[data-testid=log-line]"))
+        .execute(
+            "return [...document.querySelectorAll('[data-testid=log-line]')]
+               .map((r) => r.dataset.agent ?? '');",
+            vec![],
+        )
         .await
-        .unwrap()
-    {
-        out.push(row.attr("data-agent").await.unwrap().unwrap_or_default());
-    }
-    out
+        .unwrap();
+    serde_json::from_value(v).unwrap()
 }
 
 async fn select(d: &Desktop, select: &str, value: &str) {

@@ -33,19 +33,19 @@ async fn go(d: &Desktop, hash: &str) {
         .unwrap();
 }
 
+/// The (agent, key) of every search result, read in one script so that a re-render between
+/// two WebDriver calls cannot leave a stale element behind.
 async fn result_keys(d: &Desktop) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    for row in d
+    let v = d
         .client
-        .find_all(Locator::Css("[data-testid=memory-result]"))
+        .execute(
+            "return [...document.querySelectorAll('[data-testid=memory-result]')]
+               .map((r) => [r.dataset.agent ?? '', r.dataset.key ?? '']);",
+            vec![],
+        )
         .await
-        .unwrap()
-    {
-        out.push((
-            row.attr("data-agent").await.unwrap().unwrap_or_default(),
-            row.attr("data-key").await.unwrap().unwrap_or_default(),
-        ));
-    }
+        .unwrap();
+    let mut out: Vec<(String, String)> = serde_json::from_value(v).unwrap();
     out.sort();
     out
 }
