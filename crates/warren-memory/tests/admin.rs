@@ -162,3 +162,30 @@ async fn lifecycle_markdown() {
     assert_eq!((b.content.as_str(), b.category.as_str()), ("two", "daily"));
     assert_eq!(b.created_at, rows[1].created_at);
 }
+
+/// One batch may name the same key twice: the later row wins and both receipts name one row.
+#[tokio::test]
+async fn a_batch_with_a_repeated_key_keeps_the_later_row() {
+    let env = Env::new("sqlite", "", true);
+    let alice = env.h("alice").await;
+    let mut rows: Vec<NewMemory> = (0..450)
+        .map(|i| NewMemory::new(format!("k{i}"), format!("fact {i}")))
+        .collect();
+    // The repeat sits in a later statement chunk than the first occurrence, and in the same one.
+    rows.push(NewMemory::new("k3", "fact 3, revised"));
+    rows.push(NewMemory::new("k449", "fact 449, revised"));
+    let out = alice.store_batch(rows).await.unwrap();
+    assert_eq!(out.len(), 452);
+    assert_eq!(out[3].entry.id, out[450].entry.id);
+    assert_eq!(out[449].entry.id, out[451].entry.id);
+    assert_eq!(
+        alice.get("k3").await.unwrap().unwrap().content,
+        "fact 3, revised"
+    );
+    assert_eq!(
+        alice.get("k449").await.unwrap().unwrap().content,
+        "fact 449, revised"
+    );
+    let a = admin(&env, "alice").await;
+    assert_eq!(a.count().await.unwrap(), 450);
+}

@@ -225,47 +225,72 @@ impl MemoryStore for SqliteStore {
             r.validate()?;
         }
         let ts = format_ts(now);
+        // Multi-row upserts: one statement per chunk instead of one per row (a statement is a
+        // hop to SQLite's thread). RETURNING order is unspecified, so rows come back by key.
+        const CHUNK: usize = 200;
         let mut tx = self.pool.begin().await.map_err(self.err("store"))?;
         let mut out = Vec::with_capacity(rows.len());
-        for r in rows {
-            let row = sqlx::query(
-                "INSERT INTO memories (id, agent_id, key, content, category, session_id, importance, created_at, updated_at) \
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) \
-                 ON CONFLICT (agent_id, key) DO UPDATE SET content = excluded.content, \
+        for chunk in rows.chunks(CHUNK) {
+            let mut sql = String::from(
+                "INSERT INTO memories (id, agent_id, key, content, category, session_id, importance, created_at, updated_at) VALUES ",
+            );
+            for i in 0..chunk.len() {
+                sql.push_str(if i == 0 {
+                    "(?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                } else {
+                    ", (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                });
+            }
+            sql.push_str(
+                " ON CONFLICT (agent_id, key) DO UPDATE SET content = excluded.content, \
                  category = excluded.category, session_id = excluded.session_id, \
                  importance = excluded.importance, updated_at = excluded.updated_at \
-                 RETURNING id, created_at",
-            )
-            .bind(Uuid::new_v4().to_string())
-            .bind(agent.id.to_string())
-            .bind(&r.key)
-            .bind(&r.content)
-            .bind(&r.category)
-            .bind(&r.session_id)
-            .bind(r.importance)
-            .bind(&ts)
-            .bind(&ts)
-            .fetch_one(&mut *tx)
-            .await
-            .map_err(self.err("store"))?;
-            let id: String = row.try_get(0).map_err(self.err("store"))?;
-            let created: String = row.try_get(1).map_err(self.err("store"))?;
-            out.push(StoreReceipt {
-                entry: MemoryEntry {
-                    id: Uuid::parse_str(&id).map_err(|e| self.bad_row("store")(e.to_string()))?,
-                    agent_id: agent.id,
-                    agent: agent.alias.clone(),
-                    key: r.key.clone(),
-                    content: r.content.clone(),
-                    category: r.category.clone(),
-                    session_id: r.session_id.clone(),
-                    importance: r.importance,
-                    created_at: crate::types::parse_ts(&created).unwrap_or(now),
-                    updated_at: now,
-                    score: None,
-                },
-                warnings: Vec::new(),
-            });
+                 RETURNING key, id, created_at",
+            );
+            let agent_id = agent.id.to_string();
+            let mut q = sqlx::query(&sql);
+            for r in chunk {
+                q = q
+                    .bind(Uuid::new_v4().to_string())
+                    .bind(agent_id.clone())
+                    .bind(&r.key)
+                    .bind(&r.content)
+                    .bind(&r.category)
+                    .bind(&r.session_id)
+                    .bind(r.importance)
+                    .bind(&ts)
+                    .bind(&ts);
+            }
+            let returned = q.fetch_all(&mut *tx).await.map_err(self.err("store"))?;
+            let mut by_key = std::collections::HashMap::with_capacity(returned.len());
+            for row in &returned {
+                let key: String = row.try_get(0).map_err(self.err("store"))?;
+                let id: String = row.try_get(1).map_err(self.err("store"))?;
+                let created: String = row.try_get(2).map_err(self.err("store"))?;
+                by_key.insert(key, (id, created));
+            }
+            for r in chunk {
+                let (id, created) = by_key.get(&r.key).ok_or_else(|| {
+                    self.bad_row("store")(format!("no row came back for key `{}`", r.key))
+                })?;
+                out.push(StoreReceipt {
+                    entry: MemoryEntry {
+                        id: Uuid::parse_str(id)
+                            .map_err(|e| self.bad_row("store")(e.to_string()))?,
+                        agent_id: agent.id,
+                        agent: agent.alias.clone(),
+                        key: r.key.clone(),
+                        content: r.content.clone(),
+                        category: r.category.clone(),
+                        session_id: r.session_id.clone(),
+                        importance: r.importance,
+                        created_at: crate::types::parse_ts(created).unwrap_or(now),
+                        updated_at: now,
+                        score: None,
+                    },
+                    warnings: Vec::new(),
+                });
+            }
         }
         tx.commit().await.map_err(self.err("store"))?;
         Ok(out)
