@@ -7,7 +7,7 @@ use std::sync::Arc;
 use warren_runtime::cron::CronStore;
 pub use warren_runtime::lifecycle::{ArchiveInfo, LifecycleReport, ResumeOutcome};
 use warren_runtime::lifecycle::{
-    CronJobsState, Lifecycle, LifecycleError, Operation, RunOptions, SecretsState,
+    CronJobsState, Lifecycle, LifecycleError, Operation, PausedState, RunOptions, SecretsState,
 };
 use warren_runtime::secrets::FileSecretStore;
 use warren_types::{ApiError, ErrorCode};
@@ -88,7 +88,8 @@ impl Warren {
         Ok(Arc::new(
             Lifecycle::for_host(host)
                 .with_participant(Arc::new(CronJobsState::new(cron)))
-                .with_participant(secrets),
+                .with_participant(secrets)
+                .with_participant(Arc::new(PausedState::new(self.layout().clone()))),
         ))
     }
 

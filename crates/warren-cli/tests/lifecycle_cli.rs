@@ -356,3 +356,53 @@ secret = \"agent:alice/OPENAI_KEY\" # alice's own key
         Some("sk-alice-secret-value")
     );
 }
+
+/// `warren agents pause | resume`, and the pause following the agent through rename, delete
+/// and restore.
+#[test]
+fn pause_follows_the_agent_through_rename_delete_and_restore() {
+    let t = TestInstall::with_config(CONFIG.split("# Morning digest.").next().unwrap()).unwrap();
+    let paused = |t: &TestInstall| -> Vec<String> {
+        match fs::read(t.root().join("data/paused.json")) {
+            Ok(b) => serde_json::from_slice(&b).unwrap(),
+            Err(_) => Vec::new(),
+        }
+    };
+    let r = warren(t.root(), &["--json", "agents", "pause", "alice"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.json(), serde_json::json!(["alice"]));
+    let r = warren(t.root(), &["--json", "agents", "pause", "ghost"]);
+    assert_eq!(r.code, 1);
+    assert_eq!(r.json()["error"]["code"], "not_found");
+    let r = warren(t.root(), &["agents", "pause"]);
+    assert_eq!(r.code, 2, "an alias or --all is required");
+
+    let r = warren(t.root(), &["--json", "agents", "rename", "alice", "ann"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(paused(&t), ["ann"]);
+
+    let r = warren(t.root(), &["--json", "agents", "delete", "ann", "--yes"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let archive = std::path::PathBuf::from(r.json()["archive"].as_str().unwrap());
+    assert!(paused(&t).is_empty(), "a new `ann` must not start paused");
+    let r = warren(
+        t.root(),
+        &["agents", "create", "ann", "--risk-profile", "p"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(paused(&t).is_empty());
+
+    let name = archive.file_name().unwrap().to_string_lossy().into_owned();
+    let r = warren(
+        t.root(),
+        &["--json", "agents", "restore", &name, "--as", "alice"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(paused(&t), ["alice"]);
+
+    let r = warren(t.root(), &["--json", "agents", "pause", "--all"]);
+    assert_eq!(r.json(), serde_json::json!(["alice", "ann", "bob"]));
+    let r = warren(t.root(), &["--json", "agents", "resume", "--all"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(paused(&t).is_empty());
+}

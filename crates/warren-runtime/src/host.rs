@@ -403,21 +403,7 @@ impl Host {
         aliases: &[String],
         paused: bool,
     ) -> Result<std::collections::BTreeSet<String>, HostError> {
-        let mut set = paused_agents(&self.layout)?;
-        for a in aliases {
-            if paused {
-                set.insert(a.clone());
-            } else {
-                set.remove(a);
-            }
-        }
-        let path = paused_path(&self.layout);
-        let text =
-            serde_json::to_vec_pretty(&set).map_err(|e| HostError::PauseState(e.to_string()))?;
-        std::fs::create_dir_all(self.layout.data_dir())
-            .and_then(|()| warren_config::write_atomic(&path, &text))
-            .map_err(|e| HostError::PauseState(format!("writing {}: {e}", path.display())))?;
-        Ok(set)
+        set_paused_agents(&self.layout, aliases, paused)
     }
 
     /// Cancels the running turn of `alias`; false when none runs.
@@ -440,6 +426,29 @@ impl Host {
 
 fn paused_path(layout: &InstallLayout) -> PathBuf {
     layout.data_dir().join("paused.json")
+}
+
+/// Pauses (or resumes) `aliases` in the install's `data/paused.json` (written atomically);
+/// returns the agents paused afterwards.
+pub fn set_paused_agents(
+    layout: &InstallLayout,
+    aliases: &[String],
+    paused: bool,
+) -> Result<std::collections::BTreeSet<String>, HostError> {
+    let mut set = paused_agents(layout)?;
+    for a in aliases {
+        if paused {
+            set.insert(a.clone());
+        } else {
+            set.remove(a);
+        }
+    }
+    let path = paused_path(layout);
+    let text = serde_json::to_vec_pretty(&set).map_err(|e| HostError::PauseState(e.to_string()))?;
+    std::fs::create_dir_all(layout.data_dir())
+        .and_then(|()| warren_config::write_atomic(&path, &text))
+        .map_err(|e| HostError::PauseState(format!("writing {}: {e}", path.display())))?;
+    Ok(set)
 }
 
 /// The paused agents of an install; none when the file does not exist. A file that cannot be

@@ -42,6 +42,37 @@ pub enum Cmd {
     Archives,
     /// Restore an agent from a deletion archive.
     Restore(super::lifecycle::RestoreArgs),
+    /// Pause an agent (or every agent with --all): it runs no new turn until resumed.
+    Pause(PauseArgs),
+    /// Resume a paused agent (or every paused agent with --all).
+    Resume(PauseArgs),
+}
+
+/// Which agents `pause` / `resume` act on.
+#[derive(clap::Args)]
+pub struct PauseArgs {
+    /// The agent's alias.
+    #[arg(required_unless_present = "all", conflicts_with = "all")]
+    alias: Option<String>,
+    /// Every agent.
+    #[arg(long)]
+    all: bool,
+}
+
+fn pause(ctx: &Ctx, a: PauseArgs, paused: bool) -> ExitCode {
+    let r = ctx.block_on(async {
+        match &a.alias {
+            Some(alias) if !a.all => ctx.warren.set_agent_paused(alias, paused).await,
+            _ => ctx.warren.set_all_paused(paused).await,
+        }
+    });
+    ctx.out.result(r, |set| {
+        if set.is_empty() {
+            "no agent is paused".into()
+        } else {
+            format!("paused: {}", set.join(", "))
+        }
+    })
 }
 
 /// Runs a `warren agents` subcommand.
@@ -51,6 +82,8 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
         Cmd::Delete(a) => super::lifecycle::delete(ctx, a),
         Cmd::Archives => super::lifecycle::archives(ctx),
         Cmd::Restore(a) => super::lifecycle::restore(ctx, a),
+        Cmd::Pause(a) => pause(ctx, a, true),
+        Cmd::Resume(a) => pause(ctx, a, false),
         Cmd::List => ctx.out.result(ctx.warren.list_agents(), |agents| {
             if agents.is_empty() {
                 return "no agents".into();

@@ -12,6 +12,7 @@ pub mod error;
 pub mod files;
 pub mod journal;
 pub mod owned;
+pub mod paused_state;
 pub mod plan;
 mod rename;
 mod restore;
@@ -23,6 +24,7 @@ pub use cron_state::CronJobsState;
 pub use error::LifecycleError;
 pub use journal::{FailExport, InterruptAfter, JournalEntry, NoInterrupt, Operation, StepHook};
 pub use owned::{AgentState, OwnedState, OwnedStateError, SessionsDbKind};
+pub use paused_state::PausedState;
 pub use plan::{ArchiveInfo, LifecycleReport, Manifest, Plan, PlannedMove, PlannedReference};
 pub use secrets_state::SecretsState;
 
