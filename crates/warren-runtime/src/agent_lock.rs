@@ -49,11 +49,16 @@ pub async fn acquire(
 ) -> io::Result<Option<AgentLock>> {
     let file = open(layout, alias)?;
     let deadline = wait.map(|w| tokio::time::Instant::now() + w);
+    let mut told = false;
     loop {
         match file.try_lock() {
             Ok(()) => return Ok(Some(AgentLock { _file: file })),
             Err(TryLockError::WouldBlock) => {}
             Err(TryLockError::Error(e)) => return Err(e),
+        }
+        if !told {
+            tracing::info!(agent = %alias, "the agent is busy in another process; waiting for it");
+            told = true;
         }
         if let Some(d) = deadline {
             if tokio::time::Instant::now() >= d {
