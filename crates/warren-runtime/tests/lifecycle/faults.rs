@@ -2,7 +2,7 @@
 //! would stop it); rerunning the same command, or resuming on start, must converge to the state
 //! an uninterrupted run reaches, with no data lost.
 
-use super::fixture::{build, copy, lifecycle, snapshot};
+use super::fixture::{build, copy, lifecycle, lifecycle_parts, snapshot};
 use std::path::Path;
 use std::sync::Arc;
 use warren_runtime::lifecycle::{InterruptAfter, Lifecycle, LifecycleError, RunOptions};
@@ -21,7 +21,10 @@ enum Op {
 
 async fn prepare(op: Op, root: &Path) {
     if let Op::Restore = op {
-        lifecycle(root).await.delete("carol", GO).await.unwrap();
+        let (lc, mem) = lifecycle_parts(root).await;
+        lc.delete("carol", GO).await.unwrap();
+        drop(lc);
+        mem.close().await;
     }
 }
 

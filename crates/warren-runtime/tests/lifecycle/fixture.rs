@@ -81,11 +81,18 @@ pub fn stores(layout: &InstallLayout) -> Arc<MemoryStores> {
 
 /// The lifecycle service of an install, with a fixed clock.
 pub async fn lifecycle(root: &Path) -> Lifecycle {
+    lifecycle_parts(root).await.0
+}
+
+/// [`lifecycle`] with its memory stores, to close them when done (before copying the install).
+pub async fn lifecycle_parts(root: &Path) -> (Lifecycle, Arc<MemoryStores>) {
     let layout = InstallLayout::new(root);
     let pool = open_sessions_db(&layout.sessions_db()).await.unwrap();
-    Lifecycle::new(layout.clone(), stores(&layout), pool).with_clock(Arc::new(Fixed(
+    let mem = stores(&layout);
+    let lc = Lifecycle::new(layout.clone(), mem.clone(), pool).with_clock(Arc::new(Fixed(
         Utc.with_ymd_and_hms(2026, 3, 2, 9, 30, 0).unwrap(),
-    )))
+    )));
+    (lc, mem)
 }
 
 /// Builds the three-agent install under `root`.
@@ -166,19 +173,28 @@ pub async fn build(root: &Path) {
         }
     }
     pool.close().await;
+    mem.close().await;
 }
 
-/// A copy of an install (all SQLite files closed) in a new temp dir.
+/// A copy of an install in a new temp dir. A store handle dropped just before (its pool closes
+/// in the background) may remove a `-shm` file mid-copy: such a copy is thrown away and made
+/// again.
 pub fn copy(from: &Path) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let status = std::process::Command::new("cp")
-        .arg("-a")
-        .arg(format!("{}/.", from.display()))
-        .arg(dir.path())
-        .status()
-        .unwrap();
-    assert!(status.success());
-    dir
+    for attempt in 1..=5 {
+        let dir = tempfile::tempdir().unwrap();
+        let status = std::process::Command::new("cp")
+            .arg("-a")
+            .arg(format!("{}/.", from.display()))
+            .arg(dir.path())
+            .status()
+            .unwrap();
+        if status.success() {
+            return dir;
+        }
+        assert!(attempt < 5, "copying {} failed", from.display());
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    unreachable!()
 }
 
 fn files(root: &Path, dir: &Path, out: &mut Vec<String>) {
