@@ -42,7 +42,7 @@ pub struct RuntimeStatus {
     pub working: u32,
     /// Agents whose last turn failed.
     pub error: u32,
-    /// Agents neither working nor in error.
+    /// Agents neither working, in error nor paused (the paused ones are counted apart).
     pub idle: u32,
     /// Approval requests waiting.
     pub pending_approvals: u32,
@@ -132,10 +132,12 @@ impl Warren {
         };
         let (mut working, mut error, mut idle) = (0, 0, 0);
         let (mut spent, mut budget) = (0.0, 0.0);
+        let paused = host.paused().unwrap_or_default();
         for alias in cfg.agents.keys() {
             match status_of(alias) {
                 AgentStatus::Working | AgentStatus::WaitingForApproval => working += 1,
                 AgentStatus::Error => error += 1,
+                AgentStatus::Idle if paused.contains(alias) => {}
                 AgentStatus::Idle => idle += 1,
             }
             spent += host
@@ -192,5 +194,36 @@ impl Warren {
             .turn_events(turn_id)
             .await
             .map_err(storage)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use crate::live::Live;
+    use crate::Warren;
+    use warren_config::InstallLayout;
+
+    #[test]
+    fn a_paused_agent_is_not_counted_idle() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("config.toml"),
+            "[risk_profiles.p]\n[agents.a]\nrisk_profile = \"p\"\n[agents.b]\nrisk_profile = \"p\"\n",
+        )
+        .unwrap();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let w = Warren::open(InstallLayout::new(dir.path()));
+            let live = Live::new();
+            let before = w.runtime_status(&live).await.unwrap();
+            assert_eq!((before.agents, before.idle), (2, 2));
+            w.set_agent_paused("a", true).await.unwrap();
+            let after = w.runtime_status(&live).await.unwrap();
+            assert_eq!((after.agents, after.idle, after.working), (2, 1, 0));
+        });
     }
 }
