@@ -134,6 +134,7 @@ pub fn specta_builder<R: tauri::Runtime>() -> tauri_specta::Builder<R> {
             settings::sandbox_doctor,
             settings::desktop_settings,
             settings::set_start_hidden,
+            settings::set_notifications,
             settings::set_start_on_login,
         ])
         .events(tauri_specta::collect_events![

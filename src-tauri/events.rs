@@ -50,6 +50,7 @@ pub struct PausedChanged {
 }
 
 fn emit<R: Runtime>(app: &AppHandle<R>, change: StateChange) {
+    crate::notify::on_change(app, &change);
     if matches!(change, StateChange::Status(_) | StateChange::Approvals(_)) {
         if let Some(core) = app.try_state::<Core>() {
             reflect_tray(app, &core);

@@ -4,6 +4,7 @@
 
 mod commands;
 mod events;
+mod notify;
 mod shutdown;
 mod tray;
 

@@ -57,6 +57,16 @@ pub async fn set_start_hidden(
     core.warren.set_start_hidden(on)
 }
 
+/// Turns desktop notifications (approval waiting, turn failed) on or off.
+#[tauri::command]
+#[specta::specta]
+pub async fn set_notifications(
+    core: State<'_, Core>,
+    on: bool,
+) -> Result<DesktopSettingsView, ApiError> {
+    core.warren.set_notifications(on)
+}
+
 /// Writes or removes the autostart entry that starts this app binary on login.
 #[tauri::command]
 #[specta::specta]

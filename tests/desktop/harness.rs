@@ -28,6 +28,8 @@ pub struct Desktop {
     pub display: String,
     /// The app's `DBUS_SESSION_BUS_ADDRESS` (`disabled:` when it has none).
     pub bus_address: String,
+    /// Notifications the app sent (with [`Bus::PrivateWithNotifications`]).
+    pub notifications: Received,
     procs: Procs,
 }
 
@@ -40,6 +42,8 @@ struct Procs {
     tray_host: Option<zbus::blocking::Connection>,
     /// A Secret Service on its own private bus (dropped after the app is gone).
     keyring: Option<warren_testkit::keyring::TestKeyring>,
+    /// Serves `org.freedesktop.Notifications` on the private bus while it lives.
+    notifier: Option<zbus::blocking::Connection>,
     /// Scratch dir holding the install and the app's XDG dirs; its path marks our processes.
     scratch: TempDir,
 }
@@ -47,6 +51,7 @@ struct Procs {
 impl Drop for Procs {
     fn drop(&mut self) {
         self.tray_host.take();
+        self.notifier.take();
         // The app, WebKitWebDriver and WebKit's helpers inherit our WARREN_HOME: find them by it.
         let marker = format!("WARREN_HOME={}", self.scratch.path().join("home").display());
         kill_leaves_first(&marker);
@@ -211,6 +216,48 @@ pub enum Bus {
     PrivateWithTrayHost,
     /// A private session bus with a real Secret Service (GNOME Keyring) on it.
     Keyring,
+    /// Like `PrivateWithTrayHost`, and the test serves `org.freedesktop.Notifications` there,
+    /// recording every notification (see [`Desktop::notifications`]).
+    PrivateWithNotifications,
+}
+
+/// Notifications received on the private bus: (summary, body).
+pub type Received = std::sync::Arc<std::sync::Mutex<Vec<(String, String)>>>;
+
+/// The test's notification server: records what the app sends.
+struct NotificationRecorder(Received);
+
+#[zbus::interface(name = "org.freedesktop.Notifications")]
+impl NotificationRecorder {
+    #[allow(clippy::too_many_arguments)]
+    fn notify(
+        &self,
+        _app_name: String,
+        _replaces_id: u32,
+        _app_icon: String,
+        summary: String,
+        body: String,
+        _actions: Vec<String>,
+        _hints: std::collections::HashMap<String, zbus::zvariant::OwnedValue>,
+        _expire_timeout: i32,
+    ) -> u32 {
+        let mut got = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        got.push((summary, body));
+        u32::try_from(got.len()).unwrap_or(u32::MAX)
+    }
+
+    fn get_capabilities(&self) -> Vec<String> {
+        vec!["body".into()]
+    }
+
+    fn get_server_information(&self) -> (String, String, String, String) {
+        (
+            "warren-test".into(),
+            "warren".into(),
+            "1".into(),
+            "1.2".into(),
+        )
+    }
 }
 
 /// Sets up a scratch install, Xvfb and tauri-driver, then opens the app under WebDriver.
@@ -236,6 +283,7 @@ pub async fn launch_with(bus: Bus, prepare: impl FnOnce(&Path)) -> Desktop {
         bus: None,
         tray_host: None,
         keyring: None,
+        notifier: None,
         scratch,
     };
 
@@ -254,7 +302,10 @@ pub async fn launch_with(bus: Bus, prepare: impl FnOnce(&Path)) -> Desktop {
         procs.bus = Some(child);
         address
     };
-    if bus == Bus::PrivateWithTrayHost {
+    if matches!(
+        bus,
+        Bus::PrivateWithTrayHost | Bus::PrivateWithNotifications
+    ) {
         // zbus's blocking API runs its own runtime when built with tokio support, which may
         // not start inside the test's runtime: connect from a plain thread.
         let address = bus_address.clone();
@@ -267,6 +318,21 @@ pub async fn launch_with(bus: Bus, prepare: impl FnOnce(&Path)) -> Desktop {
         .unwrap_or_else(|_| panic!("the D-Bus connection thread panicked"))
         .unwrap_or_else(|e| panic!("owning the tray host name on the private bus: {e}"));
         procs.tray_host = Some(host);
+    }
+    let received: Received = Default::default();
+    if bus == Bus::PrivateWithNotifications {
+        let address = bus_address.clone();
+        let recorder = NotificationRecorder(received.clone());
+        let server = std::thread::spawn(move || {
+            zbus::blocking::connection::Builder::address(address.as_str())
+                .and_then(|b| b.name("org.freedesktop.Notifications"))
+                .and_then(|b| b.serve_at("/org/freedesktop/Notifications", recorder))
+                .and_then(|b| b.build())
+        })
+        .join()
+        .unwrap_or_else(|_| panic!("the D-Bus connection thread panicked"))
+        .unwrap_or_else(|e| panic!("serving notifications on the private bus: {e}"));
+        procs.notifier = Some(server);
     }
 
     let port = free_port();
@@ -331,6 +397,7 @@ pub async fn launch_with(bus: Bus, prepare: impl FnOnce(&Path)) -> Desktop {
         home,
         display,
         bus_address,
+        notifications: received,
         procs,
     }
 }

@@ -403,3 +403,118 @@ fn quitting_during_a_turn_records_it_as_cancelled() {
         d.close().await;
     });
 }
+
+/// Calls a command of the app from its (possibly hidden) window, without waiting for it.
+async fn invoke(d: &Desktop, command: &str, args: serde_json::Value) {
+    d.client
+        .execute(
+            &format!(
+                "window.__TAURI_INTERNALS__.invoke('{command}', arguments[0]).catch(() => {{}}); return true;"
+            ),
+            vec![args],
+        )
+        .await
+        .unwrap();
+}
+
+/// Waits until `n` notifications arrived.
+async fn notified(d: &Desktop, n: usize, what: &str) -> Vec<(String, String)> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let got = d.notifications.lock().unwrap().clone();
+        if got.len() >= n {
+            return got;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no notification for {what}; got {got:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// With the window closed to the tray, an approval waiting and a failed turn are notified
+/// through the desktop's notification server (once each); with notifications turned off in
+/// Settings nothing more is sent.
+#[test]
+fn approvals_and_failures_are_notified_while_the_window_is_hidden() {
+    use crate::harness::{launch_with, Bus};
+    let _serial = serial();
+    block_on_mt(async {
+        let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+        fake.script([
+            Reply::tool_call("file_write", json!({"path": "n.txt", "content": "x"})),
+            Reply::error(400, "bad request"),
+            Reply::error(400, "bad request"),
+        ]);
+        let cfg = config(&fake, 1000);
+        let d = launch_with(Bus::PrivateWithNotifications, |home| {
+            std::fs::write(home.join("config.toml"), &cfg).unwrap()
+        })
+        .await;
+        d.wait_for("[data-alias=writer]").await;
+        // Close to the tray (a tray host is on the bus): the window is hidden, the app runs.
+        invoke(&d, "plugin:window|close", json!({"label": "main"})).await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert!(d.notifications.lock().unwrap().is_empty());
+
+        invoke(
+            &d,
+            "send_prompt",
+            json!({"req": {"agent": "writer", "session": null, "prompt": "write n.txt"}}),
+        )
+        .await;
+        let got = notified(&d, 1, "the waiting approval").await;
+        assert_eq!(got[0].0, "writer is waiting for approval", "{got:?}");
+        assert!(got[0].1.starts_with("file_write: "), "{got:?}");
+        assert!(!d.home.join("agents/writer/workspace/n.txt").exists());
+
+        // Deny it; the next request fails: one notification for the failure.
+        let pending = fake.request_count();
+        assert_eq!(pending, 1);
+        let call_id = {
+            let r = d
+                .client
+                .execute_async(
+                    "const done = arguments[arguments.length - 1]; window.__TAURI_INTERNALS__.invoke('pending_approvals').then((p) => done(p[0].call_id), (e) => done(String(e)));",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            r.as_str().unwrap().to_string()
+        };
+        invoke(
+            &d,
+            "answer_approval",
+            json!({"callId": call_id, "decision": "deny", "message": "no"}),
+        )
+        .await;
+        let got = notified(&d, 2, "the failed turn").await;
+        assert_eq!(got[1].0, "writer's turn failed", "{got:?}");
+
+        // Notifications off: the next failure is not notified.
+        invoke(&d, "set_notifications", json!({"on": false})).await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let settings: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(d.home.join("data/desktop.json")).unwrap())
+                .unwrap();
+        assert_eq!(settings["notifications"], false);
+        invoke(
+            &d,
+            "send_prompt",
+            json!({"req": {"agent": "writer", "session": null, "prompt": "again"}}),
+        )
+        .await;
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while fake.request_count() < 3 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the third turn never ran"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        assert_eq!(d.notifications.lock().unwrap().len(), 2);
+        d.close().await;
+    });
+}

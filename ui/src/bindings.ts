@@ -98,6 +98,8 @@ export const commands = {
 	desktopSettings: () => typedError<DesktopSettingsView, ApiError>(__TAURI_INVOKE("desktop_settings")),
 	/**  Starts the app with its window hidden (tray only) from the next start on, or not. */
 	setStartHidden: (on: boolean) => typedError<DesktopSettingsView, ApiError>(__TAURI_INVOKE("set_start_hidden", { on })),
+	/**  Turns desktop notifications (approval waiting, turn failed) on or off. */
+	setNotifications: (on: boolean) => typedError<DesktopSettingsView, ApiError>(__TAURI_INVOKE("set_notifications", { on })),
 	/**  Writes or removes the autostart entry that starts this app binary on login. */
 	setStartOnLogin: (on: boolean) => typedError<DesktopSettingsView, ApiError>(__TAURI_INVOKE("set_start_on_login", { on })),
 };
@@ -318,6 +320,8 @@ export type DelegationMode =
 export type DesktopSettingsView = {
 	/**  Start with the window hidden (tray only). */
 	start_hidden: boolean,
+	/**  Desktop notifications are on. */
+	notifications: boolean,
 	/**  Whether the autostart entry exists. */
 	start_on_login: boolean,
 	/**
@@ -895,7 +899,7 @@ export type RuntimeStatus = {
 	working: number,
 	/**  Agents whose last turn failed. */
 	error: number,
-	/**  Agents neither working nor in error. */
+	/**  Agents neither working, in error nor paused (the paused ones are counted apart). */
 	idle: number,
 	/**  Approval requests waiting. */
 	pending_approvals: number,

@@ -22,9 +22,10 @@ function fakeApi(over: Partial<SettingsApi> = {}): SettingsApi {
     secretBackend: () => ok({ backend: "keyring", description: "the desktop keyring" }),
     sandboxDoctor: () =>
       Promise.resolve({ status: "error" as const, error: { code: "invalid_config" as const, message: "bad", details: [] } }),
-    desktopSettings: () => ok({ start_hidden: false, start_on_login: false, autostart_path: "/a", settings_path: "/s" }),
-    setStartHidden: (on) => ok({ start_hidden: on, start_on_login: false, autostart_path: "/a", settings_path: "/s" }),
-    setStartOnLogin: (on) => ok({ start_hidden: false, start_on_login: on, autostart_path: "/a", settings_path: "/s" }),
+    desktopSettings: () => ok({ start_hidden: false, notifications: true, start_on_login: false, autostart_path: "/a", settings_path: "/s" }),
+    setStartHidden: (on) => ok({ start_hidden: on, notifications: true, start_on_login: false, autostart_path: "/a", settings_path: "/s" }),
+    setNotifications: (on) => ok({ start_hidden: false, notifications: on, start_on_login: false, autostart_path: "/a", settings_path: "/s" }),
+    setStartOnLogin: (on) => ok({ start_hidden: false, notifications: true, start_on_login: on, autostart_path: "/a", settings_path: "/s" }),
     ...over,
   };
 }
@@ -38,6 +39,15 @@ describe("settings store", () => {
     expect(s.desktop?.start_on_login).toBe(false);
     expect(s.doctor).toBeNull();
     expect(s.error?.code).toBe("invalid_config");
+  });
+
+  it("turning notifications off shows them off", async () => {
+    const s = new SettingsStore(fakeApi());
+    await s.load();
+    expect(s.desktop?.notifications).toBe(true);
+    await s.setNotifications(false);
+    expect(s.desktop?.notifications).toBe(false);
+    expect(s.error).toBeNull();
   });
 
   it("a saved key shows as set with its store, and the value is kept nowhere", async () => {

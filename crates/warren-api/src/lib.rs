@@ -13,6 +13,7 @@ pub mod logging;
 pub mod logs_view;
 pub mod memory;
 pub mod memory_view;
+pub mod notify;
 mod pause;
 pub mod policy;
 pub mod profiles;

@@ -31,12 +31,29 @@ pub struct ProviderKeyView {
 }
 
 /// The desktop app's own settings.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct DesktopSettings {
     /// Start with the window hidden (tray only).
     #[serde(default)]
     pub start_hidden: bool,
+    /// Desktop notifications when an approval waits or a turn fails while the window is not
+    /// in front (on unless turned off).
+    #[serde(default = "notifications_default")]
+    pub notifications: bool,
+}
+
+fn notifications_default() -> bool {
+    true
+}
+
+impl Default for DesktopSettings {
+    fn default() -> Self {
+        DesktopSettings {
+            start_hidden: false,
+            notifications: true,
+        }
+    }
 }
 
 /// The desktop settings as the Settings screen shows them.
@@ -45,6 +62,8 @@ pub struct DesktopSettings {
 pub struct DesktopSettingsView {
     /// Start with the window hidden (tray only).
     pub start_hidden: bool,
+    /// Desktop notifications are on.
+    pub notifications: bool,
     /// Whether the autostart entry exists.
     pub start_on_login: bool,
     /// `$XDG_CONFIG_HOME/autostart/warren.desktop`; `null` when neither `XDG_CONFIG_HOME` nor
@@ -239,6 +258,7 @@ impl Warren {
         let autostart = self.autostart_path().ok();
         Ok(DesktopSettingsView {
             start_hidden: s.start_hidden,
+            notifications: s.notifications,
             start_on_login: autostart.as_ref().is_some_and(|p| p.exists()),
             autostart_path: autostart.map(|p| p.display().to_string()),
             settings_path: self.desktop_settings_path().display().to_string(),
@@ -249,8 +269,19 @@ impl Warren {
     pub fn set_start_hidden(&self, on: bool) -> Result<DesktopSettingsView, ApiError> {
         let mut s = self.desktop_settings()?;
         s.start_hidden = on;
+        self.save_desktop_settings(&s)
+    }
+
+    /// Turns desktop notifications on or off (written atomically to `desktop.json`).
+    pub fn set_notifications(&self, on: bool) -> Result<DesktopSettingsView, ApiError> {
+        let mut s = self.desktop_settings()?;
+        s.notifications = on;
+        self.save_desktop_settings(&s)
+    }
+
+    fn save_desktop_settings(&self, s: &DesktopSettings) -> Result<DesktopSettingsView, ApiError> {
         let path = self.desktop_settings_path();
-        let text = serde_json::to_vec_pretty(&s)
+        let text = serde_json::to_vec_pretty(s)
             .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
         std::fs::create_dir_all(self.layout().data_dir())
             .map_err(|e| io_error("creating", &self.layout().data_dir(), e))?;

@@ -20,6 +20,7 @@ export type SettingsApi = Pick<
   | "desktopSettings"
   | "setStartHidden"
   | "setStartOnLogin"
+  | "setNotifications"
 >;
 
 type Ok<T> = { status: "ok"; data: T } | { status: "error"; error: ApiError };
@@ -81,6 +82,15 @@ export class SettingsStore {
   async setStartHidden(on: boolean): Promise<void> {
     try {
       this.desktop = unwrap(await this.#api.setStartHidden(on));
+      this.error = null;
+    } catch (e) {
+      this.error = toApiError(e);
+    }
+  }
+
+  async setNotifications(on: boolean): Promise<void> {
+    try {
+      this.desktop = unwrap(await this.#api.setNotifications(on));
       this.error = null;
     } catch (e) {
       this.error = toApiError(e);
