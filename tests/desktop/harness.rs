@@ -269,6 +269,15 @@ pub async fn launch(prepare: impl FnOnce(&Path)) -> Desktop {
 
 /// Like [`launch`], in the given D-Bus session.
 pub async fn launch_with(bus: Bus, prepare: impl FnOnce(&Path)) -> Desktop {
+    launch_with_env(bus, &[], prepare).await
+}
+
+/// Like [`launch_with`], with extra environment variables for the app (such as `GTK_THEME`).
+pub async fn launch_with_env(
+    bus: Bus,
+    env: &[(&str, &str)],
+    prepare: impl FnOnce(&Path),
+) -> Desktop {
     let app = PathBuf::from(env!("CARGO_BIN_EXE_warren-desktop"));
     let scratch = tempfile::Builder::new()
         .prefix("warren-desktop-test")
@@ -352,6 +361,7 @@ pub async fn launch_with(bus: Bus, prepare: impl FnOnce(&Path)) -> Desktop {
             .env("WEBKIT_DISABLE_COMPOSITING_MODE", "1")
             .env("NO_AT_BRIDGE", "1")
             .env("DBUS_SESSION_BUS_ADDRESS", &bus_address)
+            .envs(env.iter().copied())
             .env("XDG_DATA_HOME", xdg.join("data"))
             .env("XDG_CONFIG_HOME", xdg.join("config"))
             .env("XDG_CACHE_HOME", xdg.join("cache"))

@@ -6,6 +6,7 @@
 
 mod activity;
 mod agents;
+mod appearance;
 mod harness;
 mod lifecycle;
 mod live;
