@@ -9,7 +9,8 @@ pub struct Args {
     /// The agent whose policy applies.
     #[arg(long)]
     agent: String,
-    /// The tool: file_read, file_write, file_edit, glob_search, content_search, shell.
+    /// The tool: file_read, file_write, file_edit, glob_search, content_search, shell,
+    /// git_operations.
     name: String,
     /// The arguments as a JSON object, e.g. '{"path": "notes.txt"}'.
     #[arg(default_value = "{}")]
