@@ -51,3 +51,24 @@ pub fn warren(home: &Path, args: &[&str]) -> Run {
         .expect("spawn warren")
         .into()
 }
+
+/// Runs `warren secrets set ARGS...` with `value` on standard input.
+pub fn set_secret(t: &warren_testkit::TestInstall, args: &[&str], value: &str) -> Run {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = warren_cmd(t.root())
+        .args(["secrets", "set"])
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(value.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap().into()
+}

@@ -256,8 +256,6 @@ fn an_interrupted_delete_is_finished_by_running_the_command_again() {
 /// back under the restored alias.
 #[test]
 fn agent_secrets_follow_rename_delete_and_restore() {
-    use std::io::Write;
-    use std::process::Stdio;
     let without_cron = CONFIG.split("# Morning digest.").next().unwrap();
     let t = TestInstall::with_config(&format!(
         "{without_cron}
@@ -268,26 +266,8 @@ secret = \"agent:alice/OPENAI_KEY\" # alice's own key
     ))
     .unwrap();
     let set = |args: &[&str], value: &str| {
-        let mut child = crate::common::warren_cmd(t.root())
-            .args(["secrets", "set"])
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(value.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let r = crate::common::set_secret(&t, args, value);
+        assert_eq!(r.code, 0, "{}", r.stderr);
     };
     set(&["OPENAI_KEY", "--agent", "alice"], "sk-alice-secret-value");
     set(&["SEARCH_TOKEN", "--agent", "alice"], "tok-alice");

@@ -1,27 +1,9 @@
 //! `warren secrets` and `warren receipts verify` as a black box.
 
-use crate::common::{warren, warren_cmd};
+use crate::common::{set_secret, warren, warren_cmd};
 use std::io::Write;
 use std::process::Stdio;
 use warren_testkit::{config_with_agents, TestInstall};
-
-fn set_secret(t: &TestInstall, args: &[&str], value: &str) -> crate::common::Run {
-    let mut child = warren_cmd(t.root())
-        .args(["secrets", "set"])
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(value.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap().into()
-}
 
 #[test]
 fn secrets_set_list_rm_never_print_values() {
