@@ -435,6 +435,19 @@ pub fn set_paused_agents(
     aliases: &[String],
     paused: bool,
 ) -> Result<std::collections::BTreeSet<String>, HostError> {
+    // One writer at a time across processes (the window, the tray, the CLI): the read-modify-
+    // write below happens under an exclusive lock on `data/paused.lock`.
+    std::fs::create_dir_all(layout.data_dir()).map_err(|e| {
+        HostError::PauseState(format!("creating {}: {e}", layout.data_dir().display()))
+    })?;
+    let lock_path = layout.data_dir().join("paused.lock");
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .and_then(|f| f.lock().map(|()| f))
+        .map_err(|e| HostError::PauseState(format!("locking {}: {e}", lock_path.display())))?;
     let mut set = paused_agents(layout)?;
     for a in aliases {
         if paused {
@@ -448,6 +461,7 @@ pub fn set_paused_agents(
     std::fs::create_dir_all(layout.data_dir())
         .and_then(|()| warren_config::write_atomic(&path, &text))
         .map_err(|e| HostError::PauseState(format!("writing {}: {e}", path.display())))?;
+    drop(lock);
     Ok(set)
 }
 

@@ -218,3 +218,30 @@ async fn approve_for_the_session_covers_later_turns_of_that_session_only() {
     }
     assert_eq!(asked, vec![first.turn_id, third.turn_id]);
 }
+
+/// Pausing from many writers at once loses no update (the read-modify-write is locked).
+#[test]
+fn concurrent_pauses_lose_nothing() {
+    let t = TestInstall::empty().unwrap();
+    let layout = t.layout();
+    let threads: Vec<_> = (0..8)
+        .map(|i| {
+            let layout = layout.clone();
+            std::thread::spawn(move || {
+                for j in 0..10 {
+                    warren_runtime::host::set_paused_agents(
+                        &layout,
+                        &[format!("agent{i}x{j}")],
+                        true,
+                    )
+                    .unwrap();
+                }
+            })
+        })
+        .collect();
+    for th in threads {
+        th.join().unwrap();
+    }
+    let set = warren_runtime::host::paused_agents(&layout).unwrap();
+    assert_eq!(set.len(), 80, "{set:?}");
+}
