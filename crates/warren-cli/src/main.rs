@@ -33,7 +33,7 @@ enum Command {
     /// Inspect the config.
     #[command(subcommand)]
     Config(commands::config::Cmd),
-    /// List, show, create, rename, delete and restore agents.
+    /// List, show, create, rename, delete, restore, pause and resume agents.
     #[command(subcommand)]
     Agents(commands::agents::Cmd),
     /// Store, recall, list and forget an agent's memory.
