@@ -1172,3 +1172,89 @@ fn commit_works_under_bubblewrap_too() {
     assert!(inside.exists());
     assert!(!outside.exists());
 }
+
+#[test]
+fn malformed_or_escaping_metadata_and_bad_paths_are_refused_naming_them() {
+    let fx = Fixture::new(FAMILY);
+    let ctx = fx.ctx("alice");
+    let ws = fx.ws("alice");
+
+    // Alternate object directories must be readable through a grant.
+    let erin = fx.ws("erin").join("repo");
+    init(&erin);
+    commit(&erin, &[("secret.txt", "erin's\n")], "erin");
+    let alt = ws.join("alt");
+    init(&alt);
+    commit(&alt, &[("a.txt", "a\n")], "first");
+    ok(&ctx, json!({"operation": "log", "path": "alt"}));
+    std::fs::write(
+        alt.join(".git/objects/info/alternates"),
+        format!("{}\n", erin.join(".git/objects").display()),
+    )
+    .unwrap();
+    let err = op(&ctx, json!({"operation": "log", "path": "alt"})).unwrap_err();
+    assert_eq!(
+        (err.code(), err.rule()),
+        ("denied", Some("outside_workspace")),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("alternate object directory"),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains(&p(&erin.join(".git/objects"))),
+        "{err}"
+    );
+
+    // A gitdir that passes through a symlink, even one `..` steps back out of.
+    let real = ws.join("real");
+    init(&real);
+    commit(&real, &[("r.txt", "r\n")], "first");
+    std::fs::create_dir_all(ws.join("elsewhere/deep")).unwrap();
+    std::os::unix::fs::symlink(ws.join("elsewhere/deep"), ws.join("hop")).unwrap();
+    let via = ws.join("via");
+    std::fs::create_dir_all(&via).unwrap();
+    std::fs::write(via.join(".git"), "gitdir: ../hop/../real/.git\n").unwrap();
+    let err = op(&ctx, json!({"operation": "status", "path": "via"})).unwrap_err();
+    assert_eq!(err.code(), "git_metadata_symlink", "{err}");
+    assert!(err.to_string().contains(&p(&ws.join("hop"))), "{err}");
+
+    // A `.git` file without a `gitdir:` line.
+    let bad = ws.join("bad");
+    std::fs::create_dir_all(&bad).unwrap();
+    std::fs::write(bad.join(".git"), "not a pointer\n").unwrap();
+    let err = op(&ctx, json!({"operation": "status", "path": "bad"})).unwrap_err();
+    assert_eq!(err.code(), "git_metadata", "{err}");
+    assert!(err.to_string().contains(&p(&bad.join(".git"))), "{err}");
+    assert!(err.to_string().contains("gitdir"), "{err}");
+
+    // `path` naming a file, or nothing.
+    let err = op(&ctx, json!({"operation": "status", "path": "real/r.txt"})).unwrap_err();
+    assert_eq!(err.code(), "invalid_argument", "{err}");
+    assert!(err.to_string().contains(&p(&real.join("r.txt"))), "{err}");
+    assert!(err.to_string().contains("not a directory"), "{err}");
+    let err = op(&ctx, json!({"operation": "status", "path": "missing"})).unwrap_err();
+    assert_eq!(err.code(), "not_found", "{err}");
+    assert!(err.to_string().contains(&p(&ws.join("missing"))), "{err}");
+
+    // `worktree_add` into a non-empty directory; `worktree_remove` of a non-worktree.
+    std::fs::create_dir_all(ws.join("full")).unwrap();
+    std::fs::write(ws.join("full/x"), "x").unwrap();
+    let err = op(
+        &ctx,
+        json!({"operation": "worktree_add", "path": "real", "worktree_path": p(&ws.join("full"))}),
+    )
+    .unwrap_err();
+    assert_eq!(err.code(), "invalid_argument", "{err}");
+    assert!(err.to_string().contains("worktree_path"), "{err}");
+    assert!(err.to_string().contains("not empty"), "{err}");
+    let err = op(
+        &ctx,
+        json!({"operation": "worktree_remove", "path": "real", "worktree_path": p(&ws.join("full"))}),
+    )
+    .unwrap_err();
+    assert_eq!(err.code(), "invalid_argument", "{err}");
+    assert!(err.to_string().contains("not a linked worktree"), "{err}");
+    assert_eq!(std::fs::read_to_string(ws.join("full/x")).unwrap(), "x");
+}
