@@ -523,6 +523,26 @@ enabled = false
     }
 
     #[test]
+    fn rename_repoints_provider_keys_in_the_agent_namespace_and_keeps_comments() {
+        let cfg = format!(
+            "{CFG}\n[providers.models.openai.alice_key]\n# her own key\nsecret = \"agent:alice/OPENAI\" # moved on rename\n\n[providers.models.openai.shared]\nsecret = \"OPENAI\"\n\n[providers.models.openai.al]\nsecret = \"agent:al/OPENAI\"\n"
+        );
+        let mut d = ConfigDocument::parse(&cfg).unwrap();
+        d.rename_agent_table("alice", "ann").unwrap();
+        // 4 agent references plus the one provider key.
+        assert_eq!(d.rewrite_agent_references("alice", "ann"), 5);
+        let out = d.to_string();
+        assert!(
+            out.contains("# her own key\nsecret = \"agent:ann/OPENAI\" # moved on rename"),
+            "{out}"
+        );
+        assert!(out.contains("secret = \"OPENAI\""), "{out}");
+        // Another agent whose alias is a prefix of the old one keeps its key.
+        assert!(out.contains("secret = \"agent:al/OPENAI\""), "{out}");
+        assert!(!out.contains("agent:alice/"), "{out}");
+    }
+
+    #[test]
     fn rename_refuses_taken_or_invalid_alias() {
         let mut d = ConfigDocument::parse(CFG).unwrap();
         assert!(matches!(
