@@ -6,7 +6,7 @@
 
 use std::fs::{self, File, OpenOptions, TryLockError};
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 use warren_config::InstallLayout;
 
@@ -27,17 +27,23 @@ pub fn lock_path(layout: &InstallLayout, alias: &str) -> PathBuf {
         .join(format!("agent-{alias}.lock"))
 }
 
-fn open(layout: &InstallLayout, alias: &str) -> io::Result<File> {
-    let path = lock_path(layout, alias);
+/// Opens (creating it and its folder when missing) the lock file at `path`; the error names the
+/// file. The file's content is never used: only its `flock`.
+pub(crate) fn open_lock_file(path: &Path) -> io::Result<File> {
+    let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", path.display()));
     if let Some(dir) = path.parent() {
-        fs::create_dir_all(dir)?;
+        fs::create_dir_all(dir).map_err(named)?;
     }
     OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
-        .open(&path)
-        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))
+        .open(path)
+        .map_err(named)
+}
+
+fn open(layout: &InstallLayout, alias: &str) -> io::Result<File> {
+    open_lock_file(&lock_path(layout, alias))
 }
 
 /// Takes the lock of `alias`, waiting while another process holds it: up to `wait`, or for as

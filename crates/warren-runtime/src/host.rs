@@ -437,17 +437,15 @@ pub fn set_paused_agents(
 ) -> Result<std::collections::BTreeSet<String>, HostError> {
     // One writer at a time across processes (the window, the tray, the CLI): the read-modify-
     // write below happens under an exclusive lock on `data/paused.lock`.
-    std::fs::create_dir_all(layout.data_dir()).map_err(|e| {
-        HostError::PauseState(format!("creating {}: {e}", layout.data_dir().display()))
-    })?;
     let lock_path = layout.data_dir().join("paused.lock");
-    let lock = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .and_then(|f| f.lock().map(|()| f))
-        .map_err(|e| HostError::PauseState(format!("locking {}: {e}", lock_path.display())))?;
+    // The open error names the file already; the lock error is given its name here.
+    let lock = crate::agent_lock::open_lock_file(&lock_path)
+        .and_then(|f| {
+            f.lock()
+                .map(|()| f)
+                .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", lock_path.display())))
+        })
+        .map_err(|e| HostError::PauseState(format!("locking {e}")))?;
     let mut set = paused_agents(layout)?;
     for a in aliases {
         if paused {
@@ -458,8 +456,7 @@ pub fn set_paused_agents(
     }
     let path = paused_path(layout);
     let text = serde_json::to_vec_pretty(&set).map_err(|e| HostError::PauseState(e.to_string()))?;
-    std::fs::create_dir_all(layout.data_dir())
-        .and_then(|()| warren_config::write_atomic(&path, &text))
+    warren_config::write_atomic(&path, &text)
         .map_err(|e| HostError::PauseState(format!("writing {}: {e}", path.display())))?;
     drop(lock);
     Ok(set)
