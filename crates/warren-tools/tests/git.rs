@@ -1057,6 +1057,25 @@ fn repository_config_cannot_point_reads_outside_the_grants() {
     .unwrap();
     git(&repo, &["config", "include.path", "extra.cfg"]);
     ok(&ctx, json!({"operation": "status", "path": "cfg"}));
+
+    // A linked worktree's own `config.worktree` includes relative to its git directory
+    // (`.git/worktrees/<name>`), which is where libgit2 reads from.
+    let ws = fx.ws("alice");
+    let wt = ws.join("cfg-wt");
+    git(&repo, &["worktree", "add", "-q", &p(&wt)]);
+    git(&repo, &["config", "extensions.worktreeConfig", "true"]);
+    ok(&ctx, json!({"operation": "status", "path": "cfg-wt"}));
+    let rel = "../../../../../../erin/workspace/patterns";
+    let from_gitdir =
+        warren_policy::resolve::normalize(&repo.join(".git/worktrees/cfg-wt").join(rel));
+    assert_eq!(from_gitdir, erin.join("patterns"));
+    git(&wt, &["config", "--worktree", "include.path", rel]);
+    let err = op(&ctx, json!({"operation": "status", "path": "cfg-wt"})).unwrap_err();
+    assert_eq!(err.rule(), Some("outside_workspace"), "{err}");
+    assert!(
+        err.to_string().contains(&p(&erin.join("patterns"))),
+        "{err}"
+    );
 }
 
 /// Porcelain v1 letters for the tool's states.

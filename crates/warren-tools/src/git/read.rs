@@ -109,16 +109,22 @@ fn verify_config_files(
             if let (Some(name), Some(value)) = (e.name(), e.value()) {
                 let name = name.to_ascii_lowercase();
                 if names_a_read_file(&name) {
-                    found.push((name, value.to_string()));
+                    found.push((name, value.to_string(), e.level()));
                 }
             }
         })
         .map_err(|e| git_error(&loc.workdir, e))?;
-    for (name, value) in found {
+    for (name, value, level) in found {
         let path = if value.starts_with('/') || value.starts_with('~') {
             std::path::PathBuf::from(&value)
         } else if name.starts_with("include") {
-            loc.commondir.join(&value)
+            // Relative to the file holding it: `config` in the common directory, or a linked
+            // worktree's `config.worktree` in its own git directory.
+            if level == git2::ConfigLevel::Worktree {
+                loc.gitdir.join(&value)
+            } else {
+                loc.commondir.join(&value)
+            }
         } else {
             loc.workdir.join(&value)
         };
