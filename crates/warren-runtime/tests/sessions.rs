@@ -123,3 +123,38 @@ async fn corrupted_database_is_a_clear_error() {
         "{msg}"
     );
 }
+
+#[tokio::test]
+async fn daily_spend_counts_own_usage_at_once_and_another_process_soon() {
+    let t = TestInstall::empty().unwrap();
+    let db = t.layout().sessions_db();
+    let store = SessionStore::new(open_sessions_db(&db).await.unwrap());
+    let other = SessionStore::new(open_sessions_db(&db).await.unwrap());
+    let now = Utc.with_ymd_and_hms(2026, 3, 1, 12, 0, 0).unwrap();
+    let usage = |s: &SessionStore, usd: f64| {
+        let s = s.clone();
+        async move {
+            s.record_usage("alice", None, None, "openai.main", 1, 1, usd, now)
+                .await
+                .unwrap()
+        }
+    };
+    usage(&store, 0.01).await;
+    // The first read caches the day's spend.
+    assert!((store.cost_today_cents("alice", now).await.unwrap() - 1.0).abs() < 1e-9);
+    // This store's own usage is counted at once, without waiting for the cache to expire.
+    usage(&store, 0.02).await;
+    let cents = store.cost_today_cents("alice", now).await.unwrap();
+    assert!((cents - 3.0).abs() < 1e-9, "{cents}");
+    // Usage recorded through another handle (another process) is seen once the cache expires.
+    usage(&other, 0.04).await;
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    let cents = store.cost_today_cents("alice", now).await.unwrap();
+    assert!((cents - 7.0).abs() < 1e-9, "{cents}");
+    // Another day is its own total.
+    let tomorrow = now + chrono::Duration::days(1);
+    assert_eq!(
+        store.cost_today_cents("alice", tomorrow).await.unwrap(),
+        0.0
+    );
+}
