@@ -1270,6 +1270,14 @@ fn malformed_or_escaping_metadata_and_bad_paths_are_refused_naming_them() {
     assert!(err.to_string().contains("not empty"), "{err}");
     let err = op(
         &ctx,
+        json!({"operation": "worktree_add", "path": "real", "worktree_path": p(&ws.join("full/x"))}),
+    )
+    .unwrap_err();
+    assert_eq!(err.code(), "invalid_argument", "{err}");
+    assert!(err.to_string().contains(&p(&ws.join("full/x"))), "{err}");
+    assert!(err.to_string().contains("not a directory"), "{err}");
+    let err = op(
+        &ctx,
         json!({"operation": "worktree_remove", "path": "real", "worktree_path": p(&ws.join("full"))}),
     )
     .unwrap_err();

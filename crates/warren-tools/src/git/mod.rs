@@ -52,18 +52,23 @@ fn worktree_target(
     let path = meta::authorize_all(policy, Path::new(raw), rw, None)?;
     match req.operation {
         Operation::WorktreeAdd => {
-            if let Ok(mut entries) = std::fs::read_dir(&path) {
-                if entries.next().is_some() {
+            match std::fs::read_dir(&path) {
+                Ok(mut entries) => {
+                    if entries.next().is_some() {
+                        return Err(ToolError::arg(
+                            "worktree_path",
+                            format!("{} exists and is not empty", path.display()),
+                        ));
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => {
                     return Err(ToolError::arg(
                         "worktree_path",
-                        format!("{} exists and is not empty", path.display()),
+                        format!("{} exists and is not a directory", path.display()),
                     ));
                 }
-            } else if std::fs::symlink_metadata(&path).is_ok() {
-                return Err(ToolError::arg(
-                    "worktree_path",
-                    format!("{} exists and is not a directory", path.display()),
-                ));
+                Err(e) => return Err(ToolError::io(&path, e)),
             }
             Ok(Some(path))
         }
