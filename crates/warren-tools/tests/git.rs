@@ -1076,6 +1076,26 @@ fn repository_config_cannot_point_reads_outside_the_grants() {
         err.to_string().contains(&p(&erin.join("patterns"))),
         "{err}"
     );
+    git(&wt, &["config", "--worktree", "--unset", "include.path"]);
+    ok(&ctx, json!({"operation": "status", "path": "cfg-wt"}));
+
+    // An included file's own relative include is relative to that file, which the entry does
+    // not say: it is refused rather than checked against the wrong directory.
+    fx.write(&erin.join("leak.cfg"), "[core]\n\tignoreCase = false\n");
+    let rel = "../../erin/workspace/leak.cfg";
+    assert_eq!(
+        warren_policy::resolve::normalize(&ws.join(rel)),
+        erin.join("leak.cfg")
+    );
+    fx.write(
+        &ws.join("inc1.cfg"),
+        &format!("[include]\n\tpath = {rel}\n"),
+    );
+    git(&repo, &["config", "include.path", &p(&ws.join("inc1.cfg"))]);
+    let err = op(&ctx, json!({"operation": "status", "path": "cfg"})).unwrap_err();
+    assert_eq!(err.code(), "git_metadata", "{err}");
+    assert!(err.to_string().contains(rel), "{err}");
+    assert!(err.to_string().contains("include.path"), "{err}");
 }
 
 /// Porcelain v1 letters for the tool's states.

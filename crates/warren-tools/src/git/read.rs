@@ -109,14 +109,22 @@ fn verify_config_files(
             if let (Some(name), Some(value)) = (e.name(), e.value()) {
                 let name = name.to_ascii_lowercase();
                 if names_a_read_file(&name) {
-                    found.push((name, value.to_string(), e.level()));
+                    found.push((name, value.to_string(), e.level(), e.include_depth()));
                 }
             }
         })
         .map_err(|e| git_error(&loc.workdir, e))?;
-    for (name, value, level) in found {
+    for (name, value, level, depth) in found {
         let path = if value.starts_with('/') || value.starts_with('~') {
             std::path::PathBuf::from(&value)
+        } else if name.starts_with("include") && depth > 0 {
+            // Relative to the included file holding it, which the entry does not name.
+            return Err(ToolError::GitMetadata {
+                path: loc.commondir.join("config"),
+                reason: format!(
+                    "`{name} = {value}` in a file included by the repository's config is relative to that included file, which cannot be verified; use an absolute path"
+                ),
+            });
         } else if name.starts_with("include") {
             // Relative to the file holding it: `config` in the common directory, or a linked
             // worktree's `config.worktree` in its own git directory.
