@@ -457,3 +457,21 @@ fn a_provider_key_goes_to_the_secret_store_and_only_its_name_to_the_config() {
         json!(["bob"])
     );
 }
+
+#[test]
+fn a_provider_key_on_a_broken_config_names_the_config_not_a_missing_route() {
+    let bad = TWO_AGENTS.replace("[agents.alice]\n", "[agents.alice]\nbogus_key = 1\n");
+    let ipc = Ipc::on(Some(&bad));
+    let err = ipc
+        .call(
+            "set_provider_key",
+            json!({ "reference": "ollama.local", "value": "k" }),
+        )
+        .unwrap_err();
+    assert_eq!(err["code"], "invalid_config", "{err}");
+    assert!(
+        !err["message"].as_str().unwrap().contains("does not exist"),
+        "{err}"
+    );
+}
+

@@ -252,10 +252,7 @@ impl Warren {
     /// What saving `edit` would change in `config.toml`, and what the validator says about
     /// the result. Nothing is written.
     pub fn preview_profile_edit(&self, edit: &ProfileEdit) -> Result<ProfilePreview, ApiError> {
-        let path = self.layout().config_path();
-        let old = std::fs::read_to_string(&path).map_err(|e| {
-            ApiError::new(ErrorCode::Io, format!("reading {}: {e}", path.display()))
-        })?;
+        let old = self.load()?.text;
         let mut doc = ConfigDocument::parse(&old)
             .map_err(|e| ApiError::new(ErrorCode::InvalidConfig, e.to_string()))?;
         apply(&mut doc, edit)?;

@@ -118,11 +118,12 @@ impl Warren {
     /// Every provider route with the state of its API key.
     pub fn provider_keys(&self) -> Result<Vec<ProviderKeyView>, ApiError> {
         let stored = self.list_secrets()?;
+        let cfg = self.load()?.config;
         Ok(self
             .providers()?
             .into_iter()
             .map(|p| {
-                let cfg_model = self.provider_model(&p.reference);
+                let cfg_model = cfg.provider(&p.reference).map(|(_, m)| m.clone());
                 let secret = cfg_model.as_ref().and_then(|m| m.secret.clone());
                 let api_key_env = cfg_model.and_then(|m| m.api_key_env);
                 let in_store = secret.as_ref().and_then(|s| {
@@ -153,11 +154,6 @@ impl Warren {
             .collect())
     }
 
-    fn provider_model(&self, reference: &str) -> Option<warren_types::ProviderModel> {
-        let cfg = self.load().ok()?.config;
-        cfg.provider(reference).map(|(_, m)| m.clone())
-    }
-
     /// Stores `value` as the API key of the route `reference` in the user secret store. A route
     /// without a `secret` entry gets one (`<FAMILY>_<ALIAS>_API_KEY`) written into config.toml
     /// (comments kept); the key itself never goes into the config.
@@ -173,13 +169,14 @@ impl Warren {
                 "the API key is empty",
             ));
         }
-        let model = self.provider_model(reference).ok_or_else(|| {
+        let cfg = self.load()?.config;
+        let (_, model) = cfg.provider(reference).ok_or_else(|| {
             ApiError::new(
                 ErrorCode::NotFound,
                 format!("provider route `{reference}` does not exist"),
             )
         })?;
-        let secret = match model.secret {
+        let secret = match model.secret.clone() {
             Some(s) => s,
             None => {
                 let (family, alias) = reference.split_once('.').ok_or_else(|| {
