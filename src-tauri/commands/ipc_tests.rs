@@ -74,6 +74,7 @@ impl Ipc {
                 settings::desktop_settings,
                 settings::set_start_hidden,
                 memory::memory_page,
+                memory::memory_recall,
                 activity::usage_by_day,
                 activity::tail_logs,
                 pause::paused_agents,
@@ -475,3 +476,17 @@ fn a_provider_key_on_a_broken_config_names_the_config_not_a_missing_route() {
     );
 }
 
+#[test]
+fn a_zero_recall_limit_is_refused_in_the_window_s_words() {
+    let ipc = Ipc::on(Some(TWO_AGENTS));
+    let err = ipc
+        .call(
+            "memory_recall",
+            json!({ "agent": "alice", "query": "", "limit": 0 }),
+        )
+        .unwrap_err();
+    assert_eq!(err["code"], "invalid_argument", "{err}");
+    let message = err["message"].as_str().unwrap();
+    assert!(message.contains("recall limit"), "{message}");
+    assert!(!message.contains("--limit"), "{message}");
+}

@@ -56,6 +56,12 @@ impl Warren {
         query: &str,
         limit: u32,
     ) -> Result<Vec<MemoryItem>, ApiError> {
+        if limit == 0 {
+            return Err(ApiError::new(
+                ErrorCode::InvalidArgument,
+                "the recall limit must be at least 1",
+            ));
+        }
         run_here(self.recall_memory(agent, query, limit as usize))
     }
 
