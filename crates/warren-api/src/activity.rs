@@ -6,8 +6,9 @@ use crate::Warren;
 use serde::{Deserialize, Serialize};
 use warren_types::{ApiError, ErrorCode, TurnEvent};
 
-fn storage(e: impl std::fmt::Display) -> ApiError {
-    ApiError::new(ErrorCode::Storage, e.to_string())
+/// A storage error that says what was being read.
+fn storage<E: std::fmt::Display>(what: String) -> impl FnOnce(E) -> ApiError {
+    move |e| ApiError::new(ErrorCode::Storage, format!("reading {what}: {e}"))
 }
 
 /// An agent's budgets and what it used of them.
@@ -91,8 +92,11 @@ impl Warren {
             .sessions()
             .cost_today_cents(agent, now.into())
             .await
-            .map_err(storage)?;
-        let actions = kit.ledger.used(agent, now).map_err(storage)?;
+            .map_err(storage(format!("today's spend of `{agent}`")))?;
+        let actions = kit
+            .ledger
+            .used(agent, now)
+            .map_err(storage(format!("the action ledger of `{agent}`")))?;
         Ok(AgentMeters {
             agent: agent.to_string(),
             max_tool_iterations: rp.max_tool_iterations,
@@ -144,7 +148,7 @@ impl Warren {
                 .sessions()
                 .cost_today_cents(alias, now)
                 .await
-                .map_err(storage)?;
+                .map_err(storage(format!("today's spend of `{alias}`")))?;
             budget += f64::from(runtime_profile_of(&cfg, alias).max_cost_per_day_cents);
         }
         Ok(RuntimeStatus {
@@ -167,10 +171,15 @@ impl Warren {
             .sessions()
             .list_sessions(Some(agent))
             .await
-            .map_err(storage)?;
+            .map_err(storage(format!("the sessions of `{agent}`")))?;
         let mut out = Vec::new();
         for s in sessions {
-            for t in host.sessions().turns(&s.id).await.map_err(storage)? {
+            let turns = host
+                .sessions()
+                .turns(&s.id)
+                .await
+                .map_err(storage(format!("the turns of session `{}`", s.id)))?;
+            for t in turns {
                 out.push(TurnSummary {
                     id: t.id,
                     session_id: t.session_id,
@@ -193,7 +202,7 @@ impl Warren {
             .sessions()
             .turn_events(turn_id)
             .await
-            .map_err(storage)
+            .map_err(storage(format!("the events of turn `{turn_id}`")))
     }
 }
 
