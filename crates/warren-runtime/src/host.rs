@@ -112,16 +112,18 @@ impl KeyResolver for SecretKeys {
         match source {
             KeySource::Env(name) => self.vars.get(name).cloned(),
             KeySource::Secret(reference) => {
-                let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-                if let Some((at, v)) = cache.get(reference) {
+                let cache = || self.cache.lock().unwrap_or_else(|p| p.into_inner());
+                if let Some((at, v)) = cache().get(reference) {
                     if at.elapsed() < KEY_CACHE_TTL {
                         return Some(v.clone());
                     }
                 }
                 let r = SecretRef::parse(reference).ok()?;
+                // The store is read without holding the cache: other agents' lookups do not
+                // wait behind this one's keyring round trip.
                 match self.secrets.get(&r) {
                     Ok(Some(v)) => {
-                        cache.insert(reference.clone(), (std::time::Instant::now(), v.clone()));
+                        cache().insert(reference.clone(), (std::time::Instant::now(), v.clone()));
                         Some(v)
                     }
                     Ok(None) => None,
