@@ -3,7 +3,6 @@
 
 use crate::Warren;
 use serde::Serialize;
-use sqlx::Row;
 use warren_types::{ApiError, ErrorCode};
 
 /// One agent's usage on one UTC day.
@@ -40,33 +39,23 @@ impl Warren {
         let host = self.host().await?;
         let today = chrono::DateTime::<chrono::Utc>::from(host.kit().clock.now()).date_naive();
         let first = today - chrono::Days::new(u64::from(days - 1));
-        let rows = sqlx::query(
-            "SELECT u.day AS day, COALESCE(a.alias, '?') AS agent, COUNT(*) AS requests,
-                    SUM(u.input_tokens) AS input, SUM(u.output_tokens) AS output,
-                    SUM(u.cost_usd) AS cost
-             FROM usage AS u LEFT JOIN agents AS a ON a.id = u.agent_id
-             WHERE u.day >= ?
-             GROUP BY u.day, a.alias
-             ORDER BY u.day DESC, agent",
-        )
-        .bind(first.format("%Y-%m-%d").to_string())
-        .fetch_all(host.sessions().pool())
-        .await
-        .map_err(|e| ApiError::new(ErrorCode::Storage, format!("reading the usage ledger: {e}")))?;
-        rows.iter()
-            .map(|r| {
-                Ok(UsageDay {
-                    day: r.try_get("day")?,
-                    agent: r.try_get("agent")?,
-                    requests: clamp(r.try_get("requests")?),
-                    input_tokens: clamp(r.try_get("input")?),
-                    output_tokens: clamp(r.try_get("output")?),
-                    cost_usd: r.try_get("cost")?,
-                })
-            })
-            .collect::<Result<Vec<_>, sqlx::Error>>()
+        let rows = host
+            .sessions()
+            .usage_by_day(&first.format("%Y-%m-%d").to_string())
+            .await
             .map_err(|e| {
                 ApiError::new(ErrorCode::Storage, format!("reading the usage ledger: {e}"))
+            })?;
+        Ok(rows
+            .into_iter()
+            .map(|r| UsageDay {
+                day: r.day,
+                agent: r.agent,
+                requests: clamp(r.requests),
+                input_tokens: clamp(r.input_tokens),
+                output_tokens: clamp(r.output_tokens),
+                cost_usd: r.cost_usd,
             })
+            .collect())
     }
 }

@@ -84,6 +84,23 @@ pub struct SessionStore {
     spend: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<(String, String), Spend>>>,
 }
 
+/// One agent's usage on one UTC day, summed from the usage ledger.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DailyUsage {
+    /// `YYYY-MM-DD` (UTC).
+    pub day: String,
+    /// The agent's alias (`?` when its agent row is gone).
+    pub agent: String,
+    /// Provider responses recorded.
+    pub requests: i64,
+    /// Input tokens.
+    pub input_tokens: i64,
+    /// Output tokens.
+    pub output_tokens: i64,
+    /// Cost in US dollars.
+    pub cost_usd: f64,
+}
+
 /// A cached daily spend (see [`SessionStore::cost_today_cents`]).
 #[derive(Clone, Copy)]
 struct Spend {
@@ -468,6 +485,37 @@ impl SessionStore {
         .await?;
         self.spend_cache().insert(key, Spend { read_at, usd });
         Ok(usd * 100.0)
+    }
+
+    /// Usage per agent and UTC day from `first_day` (`YYYY-MM-DD`) on, newest day first, then
+    /// by agent.
+    pub async fn usage_by_day(&self, first_day: &str) -> Result<Vec<DailyUsage>, DbError> {
+        let rows = sqlx::query(
+            "SELECT u.day AS day, COALESCE(a.alias, '?') AS agent, COUNT(*) AS requests,
+                    COALESCE(SUM(u.input_tokens), 0) AS input,
+                    COALESCE(SUM(u.output_tokens), 0) AS output,
+                    COALESCE(SUM(u.cost_usd), 0.0) AS cost
+             FROM usage AS u LEFT JOIN agents AS a ON a.id = u.agent_id
+             WHERE u.day >= ?
+             GROUP BY u.day, a.alias
+             ORDER BY u.day DESC, agent",
+        )
+        .bind(first_day)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(DailyUsage {
+                    day: r.try_get("day")?,
+                    agent: r.try_get("agent")?,
+                    requests: r.try_get("requests")?,
+                    input_tokens: r.try_get("input")?,
+                    output_tokens: r.try_get("output")?,
+                    cost_usd: r.try_get("cost")?,
+                })
+            })
+            .collect::<Result<Vec<_>, sqlx::Error>>()
+            .map_err(Into::into)
     }
 
     /// Token totals of a turn: (input, output, cost_usd).

@@ -104,6 +104,28 @@ async fn history_turns_events_and_usage_round_trip() {
     assert_eq!(store2.turn_usage("t1").await.unwrap().0, 100);
     assert_eq!(store2.list_sessions(Some("alice")).await.unwrap().len(), 1);
     assert!(store2.list_sessions(Some("bob")).await.unwrap().is_empty());
+    let days = store2.usage_by_day("2026-02-28").await.unwrap();
+    let summary: Vec<(&str, &str, i64, i64, i64)> = days
+        .iter()
+        .map(|d| {
+            (
+                d.day.as_str(),
+                d.agent.as_str(),
+                d.requests,
+                d.input_tokens,
+                d.output_tokens,
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("2026-03-01", "alice", 1, 100, 20),
+            ("2026-02-28", "alice", 1, 1, 1)
+        ]
+    );
+    assert!((days[0].cost_usd - 0.0125).abs() < 1e-12);
+    assert_eq!(store2.usage_by_day("2026-03-01").await.unwrap().len(), 1);
 }
 
 #[tokio::test]
