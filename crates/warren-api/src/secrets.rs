@@ -5,7 +5,7 @@ use serde::Serialize;
 use warren_runtime::db::open_sessions_db;
 use warren_runtime::keyring::{open_user_secrets, UserSecrets};
 use warren_runtime::receipts::{ReceiptLog, Verification};
-use warren_runtime::secrets::{FileSecretStore, SecretError, SecretRef, SecretStore};
+use warren_runtime::secrets::{FileSecretStore, SecretError, SecretRef, SecretScope, SecretStore};
 use warren_types::{ApiError, ErrorCode};
 
 fn secret_error(e: SecretError) -> ApiError {
@@ -62,13 +62,7 @@ impl Warren {
     fn secret_ref(&self, name: &str, agent: Option<&str>) -> Result<SecretRef, ApiError> {
         match agent {
             Some(a) => {
-                let cfg = self.load()?.config;
-                if !cfg.agents.contains_key(a) {
-                    return Err(ApiError::new(
-                        ErrorCode::NotFound,
-                        format!("agent `{a}` does not exist"),
-                    ));
-                }
+                self.require_agent(a)?;
                 SecretRef::agent(a, name)
             }
             None => SecretRef::parse(name),
@@ -100,9 +94,26 @@ impl Warren {
             ));
         }
         let r = self.secret_ref(name, agent)?;
+        // `agent:<alias>/NAME` names an agent as much as `--agent` does: a secret stored for an
+        // agent that does not exist would be handed to a later agent of that alias.
+        if let (None, SecretScope::Agent(a)) = (agent, &r.scope) {
+            self.require_agent(a)?;
+        }
         let store = self.secret_store()?;
         store.set(&r, value).map_err(secret_error)?;
         Ok(entry(&r, store.backend()))
+    }
+
+    /// `alias` is an agent of the config, or a not-found error naming it.
+    fn require_agent(&self, alias: &str) -> Result<(), ApiError> {
+        if self.load()?.config.agents.contains_key(alias) {
+            Ok(())
+        } else {
+            Err(ApiError::new(
+                ErrorCode::NotFound,
+                format!("agent `{alias}` does not exist"),
+            ))
+        }
     }
 
     /// Every secret name.

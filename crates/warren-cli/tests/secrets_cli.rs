@@ -16,6 +16,10 @@ fn secrets_set_list_rm_never_print_values() {
     let r = set_secret(&t, &["X", "--agent", "ghost"], "v");
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("agent `ghost` does not exist"));
+    // The `agent:<alias>/NAME` spelling names an agent too.
+    let r = set_secret(&t, &["agent:ghost/X"], "v");
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("agent `ghost` does not exist"));
     let r = set_secret(&t, &["bad name"], "v");
     assert_eq!(r.code, 2);
 
