@@ -18,13 +18,7 @@ pub fn on_exit_requested<R: Runtime>(app: &AppHandle<R>, api: &ExitRequestApi) {
     let Some(core) = app.try_state::<Core>() else {
         return;
     };
-    let busy = core.live.statuses().iter().any(|s| {
-        matches!(
-            s.status,
-            warren_api::live::AgentStatus::Working
-                | warren_api::live::AgentStatus::WaitingForApproval
-        )
-    });
+    let busy = !core.live.running_agents().is_empty();
     let quitting = app.state::<Quitting>();
     if !busy || quitting.0.swap(true, Ordering::SeqCst) {
         return;

@@ -264,6 +264,20 @@ impl Live {
         v
     }
 
+    /// The agents running a turn now (working or waiting for an approval), sorted.
+    pub fn running_agents(&self) -> Vec<String> {
+        self.statuses()
+            .into_iter()
+            .filter(|s| {
+                matches!(
+                    s.status,
+                    AgentStatus::Working | AgentStatus::WaitingForApproval
+                )
+            })
+            .map(|s| s.agent)
+            .collect()
+    }
+
     /// The approval requests waiting now, oldest first.
     pub fn pending_approvals(&self) -> Vec<PendingApprovalView> {
         let mut v: Vec<_> = self.lock().pending.values().cloned().collect();
@@ -457,17 +471,7 @@ impl Warren {
     /// Cancels every turn `live` sees running (the app is quitting) and waits, up to `wait`,
     /// until each has ended and been recorded. Returns the agents whose turns were cancelled.
     pub async fn cancel_running_turns(&self, live: &Live, wait: Duration) -> Vec<String> {
-        let running: Vec<String> = live
-            .statuses()
-            .into_iter()
-            .filter(|s| {
-                matches!(
-                    s.status,
-                    AgentStatus::Working | AgentStatus::WaitingForApproval
-                )
-            })
-            .map(|s| s.agent)
-            .collect();
+        let running = live.running_agents();
         if running.is_empty() {
             return running;
         }
@@ -583,6 +587,8 @@ mod tests {
         ));
         assert!(matches!(&c[1], StateChange::Approvals(v) if v.len() == 1 && v[0].call_id == "c1"));
         assert_eq!(live.statuses()[0].status, AgentStatus::WaitingForApproval);
+        live.fold(started("b", "t2"));
+        assert_eq!(live.running_agents(), ["a", "b"]);
         live.fold(ev(
             "a",
             "t1",
@@ -597,6 +603,7 @@ mod tests {
             "a finished turn waits for nothing"
         );
         assert_eq!(live.statuses()[0].status, AgentStatus::Error);
+        assert_eq!(live.running_agents(), ["b"], "a failed turn runs no more");
     }
 
     #[test]
