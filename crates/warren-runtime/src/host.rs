@@ -98,8 +98,9 @@ pub enum HostError {
 }
 
 /// How long a key read from the secret store is reused before it is read again (a keyring
-/// read is a D-Bus round trip with its own encrypted session).
-const KEY_CACHE_TTL: std::time::Duration = std::time::Duration::from_secs(60);
+/// read is a D-Bus round trip with its own encrypted session). Kept short: a key replaced or
+/// removed by another process (`warren secrets`, a delete) takes effect within this time.
+const KEY_CACHE_TTL: std::time::Duration = std::time::Duration::from_secs(5);
 
 struct SecretKeys {
     vars: BTreeMap<String, String>,
