@@ -35,7 +35,7 @@ impl From<sqlx::Error> for ReceiptError {
 }
 
 /// One stored receipt.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Receipt {
     /// Unique id (returned in `tool_result` events).
     pub id: String,

@@ -108,26 +108,8 @@ pub async fn import_usage(
     Ok(n)
 }
 
-/// One stored receipt (see [`crate::receipts::Receipt`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ReceiptRecord {
-    /// Position in the chain.
-    pub seq: i64,
-    /// Receipt id.
-    pub id: String,
-    /// Tool name.
-    pub tool: String,
-    /// SHA-256 of the arguments.
-    pub args_hash: String,
-    /// SHA-256 of the result.
-    pub result_hash: String,
-    /// Time.
-    pub time: String,
-    /// Previous MAC.
-    pub prev_mac: String,
-    /// This record's MAC.
-    pub mac: String,
-}
+/// One stored receipt: the receipt log's own record, exported and restored as it is.
+pub use crate::receipts::Receipt as ReceiptRecord;
 
 /// The authenticated head of a chain.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
