@@ -490,3 +490,17 @@ fn a_zero_recall_limit_is_refused_in_the_window_s_words() {
     assert!(message.contains("recall limit"), "{message}");
     assert!(!message.contains("--limit"), "{message}");
 }
+
+#[test]
+fn usage_over_more_days_than_the_calendar_holds_is_every_day() {
+    let ipc = Ipc::on(Some(TWO_AGENTS));
+    assert_eq!(
+        ipc.call("usage_by_day", json!({ "days": u32::MAX }))
+            .unwrap(),
+        json!([])
+    );
+    assert_eq!(
+        ipc.call("usage_by_day", json!({ "days": 7 })).unwrap(),
+        json!([])
+    );
+}

@@ -38,7 +38,10 @@ impl Warren {
         }
         let host = self.host().await?;
         let today = chrono::DateTime::<chrono::Utc>::from(host.kit().clock.now()).date_naive();
-        let first = today - chrono::Days::new(u64::from(days - 1));
+        // More days than the calendar holds means every day there is.
+        let first = today
+            .checked_sub_days(chrono::Days::new(u64::from(days - 1)))
+            .unwrap_or(chrono::NaiveDate::MIN);
         let rows = host
             .sessions()
             .usage_by_day(&first.format("%Y-%m-%d").to_string())
