@@ -264,21 +264,26 @@ impl Warren {
 
     /// Turns start-hidden on or off (written atomically to `desktop.json`).
     pub fn set_start_hidden(&self, on: bool) -> Result<DesktopSettingsView, ApiError> {
-        let mut s = self.desktop_settings()?;
-        s.start_hidden = on;
-        self.save_desktop_settings(&s)
+        self.update_desktop_settings(|s| s.start_hidden = on)
     }
 
     /// Turns desktop notifications on or off (written atomically to `desktop.json`).
     pub fn set_notifications(&self, on: bool) -> Result<DesktopSettingsView, ApiError> {
-        let mut s = self.desktop_settings()?;
-        s.notifications = on;
-        self.save_desktop_settings(&s)
+        self.update_desktop_settings(|s| s.notifications = on)
     }
 
-    fn save_desktop_settings(&self, s: &DesktopSettings) -> Result<DesktopSettingsView, ApiError> {
+    /// Reads `desktop.json`, applies `change` and writes it back, one update at a time (two
+    /// settings changed at once both stay changed).
+    fn update_desktop_settings(
+        &self,
+        change: impl FnOnce(&mut DesktopSettings),
+    ) -> Result<DesktopSettingsView, ApiError> {
+        static UPDATING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _one_at_a_time = UPDATING.lock().unwrap_or_else(|p| p.into_inner());
+        let mut s = self.desktop_settings()?;
+        change(&mut s);
         let path = self.desktop_settings_path();
-        let text = serde_json::to_vec_pretty(s)
+        let text = serde_json::to_vec_pretty(&s)
             .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
         std::fs::create_dir_all(self.layout().data_dir())
             .map_err(|e| io_error("creating", &self.layout().data_dir(), e))?;
@@ -317,8 +322,25 @@ impl Warren {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn two_settings_changed_at_once_both_stay_changed() {
+        for _ in 0..40 {
+            let dir = tempfile::tempdir().unwrap();
+            let w =
+                std::sync::Arc::new(Warren::open(warren_config::InstallLayout::new(dir.path())));
+            let (a, b) = (w.clone(), w.clone());
+            let hide = std::thread::spawn(move || a.set_start_hidden(true).map(|_| ()));
+            let quiet = std::thread::spawn(move || b.set_notifications(false).map(|_| ()));
+            hide.join().unwrap().unwrap();
+            quiet.join().unwrap().unwrap();
+            let s = w.desktop_settings().unwrap();
+            assert!(s.start_hidden && !s.notifications, "{s:?}");
+        }
+    }
 
     #[test]
     fn exec_lines_quote_what_needs_quoting() {
