@@ -504,3 +504,23 @@ fn usage_over_more_days_than_the_calendar_holds_is_every_day() {
         json!([])
     );
 }
+
+#[test]
+fn a_log_line_torn_inside_a_character_hides_only_itself() {
+    let ipc = Ipc::on(Some(TWO_AGENTS));
+    let logs = ipc.dir.path().join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let mut bytes =
+        br#"{"timestamp":"2026-01-01T00:00:00Z","level":"INFO","message":"kept","agent":"alice"}"#
+            .to_vec();
+    bytes.extend_from_slice(b"\n{\"message\":\"torn \xe2\x82");
+    std::fs::write(logs.join("warren.2026-01-01.jsonl"), bytes).unwrap();
+    let lines = ipc
+        .call(
+            "tail_logs",
+            json!({ "query": { "agent": null, "level": null, "limit": 10 } }),
+        )
+        .unwrap();
+    assert_eq!(lines.as_array().unwrap().len(), 1, "{lines}");
+    assert_eq!(lines[0]["message"], "kept");
+}

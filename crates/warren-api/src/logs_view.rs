@@ -138,9 +138,12 @@ impl Warren {
                 .and_then(|n| n.to_str())
                 .unwrap_or_default()
                 .to_string();
-            let content = std::fs::read_to_string(path).map_err(|e| {
+            let bytes = std::fs::read(path).map_err(|e| {
                 ApiError::new(ErrorCode::Io, format!("reading {}: {e}", path.display()))
             })?;
+            // A line torn by a crash may end inside a character: it is skipped like any other
+            // line that is not a log event, and the rest of the file still shows.
+            let content = String::from_utf8_lossy(&bytes);
             for line in content.lines().rev() {
                 let Some(l) = parse_line(line, &name) else {
                     continue;
