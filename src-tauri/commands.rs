@@ -14,9 +14,7 @@ use specta::Type;
 use tauri::State;
 use warren_api::live::Live;
 use warren_api::Warren;
-use warren_types::{
-    AgentDetail, AgentSummary, ApiError, CreateAgentRequest, ErrorCode, ProviderSummary,
-};
+use warren_types::{AgentDetail, AgentSummary, ApiError, CreateAgentRequest, ProviderSummary};
 
 /// What the backend process holds for the window: one install, opened once at start.
 pub struct Core {
@@ -81,8 +79,7 @@ pub async fn providers(core: State<'_, Core>) -> Result<Vec<ProviderSummary>, Ap
 #[tauri::command]
 #[specta::specta]
 pub async fn check_alias(alias: String) -> Result<(), ApiError> {
-    warren_types::validate_alias(&alias)
-        .map_err(|e| ApiError::new(ErrorCode::InvalidArgument, e.to_string()))
+    warren_api::check_alias(&alias)
 }
 
 /// The command and event set, for the invoke handler, the event registry and the bindings.

@@ -147,3 +147,10 @@ impl Warren {
         Ok(out)
     }
 }
+
+/// Checks a proposed agent alias against the alias rules (for inline validation while typing):
+/// `invalid_argument` naming what is wrong.
+pub fn check_alias(alias: &str) -> Result<(), ApiError> {
+    warren_types::validate_alias(alias)
+        .map_err(|e| ApiError::new(ErrorCode::InvalidArgument, e.to_string()))
+}

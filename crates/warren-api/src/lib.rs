@@ -24,6 +24,7 @@ pub mod settings;
 pub mod usage;
 
 pub use activity::{AgentMeters, RuntimeStatus, TurnSummary};
+pub use agents::check_alias;
 pub use errors::{config_error, host_error};
 pub use memory::{ForgottenMemory, MemoryItem, StoredMemory};
 pub use run::{RunRequest, RunResult};
