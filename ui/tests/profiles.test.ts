@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ProfileView } from "../src/bindings";
-import { changesOf, draftOf } from "../src/lib/profiles.svelte";
+import { changesOf, draftOf, ProfilesStore, type ProfilesApi } from "../src/lib/profiles.svelte";
 
 const standard: ProfileView = {
   kind: "runtime",
@@ -74,5 +74,37 @@ describe("profile edits", () => {
       { field: "level", value: "full" },
       { field: "allowed_commands", value: ["ls", "git"] },
     ]);
+  });
+});
+
+describe("profiles store", () => {
+  const ok = <T>(data: T) => Promise.resolve({ status: "ok" as const, data });
+  const fail = (code: "invalid_config" | "io", message: string) =>
+    Promise.resolve({ status: "error" as const, error: { code, message, details: [] } });
+
+  it("a reload after the config changed keeps a failed save's error; a good reload clears a load error", async () => {
+    let listFails = false;
+    const api: ProfilesApi = {
+      listProfiles: () => (listFails ? fail("io", "cannot read") : ok([standard])),
+      previewProfileEdit: () => ok({ diff: [], errors: [] }),
+      saveProfileEdit: () => fail("invalid_config", "max_tool_iterations: invalid value"),
+      deleteProfile: () => ok(null),
+      createProfile: () => ok(null),
+    } as unknown as ProfilesApi;
+    const s = new ProfilesStore(api);
+    await s.load();
+    s.open("runtime", "standard");
+    s.draft.max_tool_iterations = "-1";
+    await s.save();
+    expect(s.error?.code).toBe("invalid_config");
+    await s.load();
+    expect(s.error?.code).toBe("invalid_config");
+
+    listFails = true;
+    await s.load();
+    expect(s.error?.code).toBe("io");
+    listFails = false;
+    await s.load();
+    expect(s.error).toBeNull();
   });
 });

@@ -131,12 +131,19 @@ export class ProfilesStore {
     this.#api = api;
   }
 
+  /** Whether `error` came from loading the list (a later good load clears only that). */
+  #loadFailed = false;
+
+  /** Reloads the list. Also runs when the config changed on disk (our own save included), so it
+   *  never clears an error a save or delete is showing: only a failed load's own error. */
   async load(): Promise<void> {
     try {
       this.profiles = unwrap(await this.#api.listProfiles());
-      this.error = null;
+      if (this.#loadFailed) this.error = null;
+      this.#loadFailed = false;
     } catch (e) {
       this.error = toApiError(e);
+      this.#loadFailed = true;
     }
   }
 
