@@ -164,8 +164,15 @@ impl Warren {
         })
     }
 
-    /// The agent's stored turns, newest first (at most 50).
+    /// The agent's stored turns, newest first (at most 50); a not-found error for an agent the
+    /// config does not have.
     pub async fn agent_turns(&self, agent: &str) -> Result<Vec<TurnSummary>, ApiError> {
+        if !self.load()?.config.agents.contains_key(agent) {
+            return Err(ApiError::new(
+                ErrorCode::NotFound,
+                format!("agent `{agent}` does not exist"),
+            ));
+        }
         let host = self.host().await?;
         let sessions = host
             .sessions()
@@ -195,11 +202,22 @@ impl Warren {
         Ok(out)
     }
 
-    /// The stored events of one turn, in order (to replay it).
+    /// The stored events of one turn, in order (to replay it); a not-found error for a turn
+    /// that is not stored.
     pub async fn turn_events(&self, turn_id: &str) -> Result<Vec<TurnEvent>, ApiError> {
-        self.host()
-            .await?
+        let host = self.host().await?;
+        let stored = host
             .sessions()
+            .turns_session(turn_id)
+            .await
+            .map_err(storage(format!("turn `{turn_id}`")))?;
+        if stored.is_none() {
+            return Err(ApiError::new(
+                ErrorCode::NotFound,
+                format!("turn `{turn_id}` does not exist"),
+            ));
+        }
+        host.sessions()
             .turn_events(turn_id)
             .await
             .map_err(storage(format!("the events of turn `{turn_id}`")))
@@ -212,6 +230,8 @@ mod tests {
     use crate::live::Live;
     use crate::Warren;
     use warren_config::InstallLayout;
+    use warren_runtime::sessions::SessionKind;
+    use warren_types::ErrorCode;
 
     #[test]
     fn a_paused_agent_is_not_counted_idle() {
@@ -233,6 +253,46 @@ mod tests {
             w.set_agent_paused("a", true).await.unwrap();
             let after = w.runtime_status(&live).await.unwrap();
             assert_eq!((after.agents, after.idle, after.working), (2, 1, 0));
+        });
+    }
+
+    #[test]
+    fn unknown_agents_and_turns_are_not_found() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("config.toml"),
+            "[risk_profiles.p]\n[agents.a]\nrisk_profile = \"p\"\n",
+        )
+        .unwrap();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let w = Warren::open(InstallLayout::new(dir.path()));
+            // A known agent without turns: an empty history.
+            assert_eq!(w.agent_turns("a").await.unwrap(), vec![]);
+            let e = w.agent_turns("ghost").await.unwrap_err();
+            assert_eq!(e.code, ErrorCode::NotFound);
+            assert!(e.message.contains("agent `ghost`"), "{}", e.message);
+
+            // A stored turn without events: an empty replay; an unknown turn: not found.
+            let host = w.host().await.unwrap();
+            let now = chrono::Utc::now();
+            let s = host
+                .sessions()
+                .create_session("a", SessionKind::Chat, "hi", now)
+                .await
+                .unwrap();
+            host.sessions()
+                .start_turn("t1", &s.id, "a", "user", "hi", now)
+                .await
+                .unwrap();
+            assert_eq!(w.turn_events("t1").await.unwrap(), vec![]);
+            assert_eq!(w.agent_turns("a").await.unwrap().len(), 1);
+            let e = w.turn_events("no-such-turn").await.unwrap_err();
+            assert_eq!(e.code, ErrorCode::NotFound);
+            assert!(e.message.contains("turn `no-such-turn`"), "{}", e.message);
         });
     }
 }
