@@ -176,8 +176,10 @@ impl Warren {
                 format!("provider route `{reference}` does not exist"),
             )
         })?;
-        let secret = match model.secret.clone() {
-            Some(s) => s,
+        // The key is stored first and the config reference written after: a store that fails
+        // leaves config.toml as it was instead of naming a key that is not there.
+        let (secret, config_entry) = match model.secret.clone() {
+            Some(s) => (s, None),
             None => {
                 let (family, alias) = reference.split_once('.').ok_or_else(|| {
                     ApiError::new(
@@ -186,19 +188,32 @@ impl Warren {
                     )
                 })?;
                 let name = format!("{family}_{alias}_API_KEY").to_ascii_uppercase();
-                self.store
-                    .edit(|doc, _| {
-                        doc.set_value(
-                            &["providers", "models", family, alias, "secret"],
-                            name.as_str().into(),
-                        )
-                        .map_err(Into::into)
-                    })
-                    .map_err(crate::config_error)?;
-                name
+                (name, Some((family, alias)))
             }
         };
-        self.set_secret(&secret, None, value)?;
+        let stored = self.set_secret(&secret, None, value)?;
+        if let Some((family, alias)) = config_entry {
+            self.store
+                .edit(|doc, _| {
+                    doc.set_value(
+                        &["providers", "models", family, alias, "secret"],
+                        secret.as_str().into(),
+                    )
+                    .map_err(Into::into)
+                })
+                .map_err(|e| {
+                    let e = crate::config_error(e);
+                    ApiError {
+                        message: format!(
+                            "the key was stored as `{}` ({}), but config.toml could not be \
+                             changed to use it: {}; add `secret = \"{secret}\"` under \
+                             [providers.models.{family}.{alias}] to use it",
+                            stored.reference, stored.store, e.message
+                        ),
+                        ..e
+                    }
+                })?;
+        }
         tracing::info!(provider = %reference, secret = %secret, "provider key stored");
         self.provider_keys()?
             .into_iter()
@@ -340,6 +355,50 @@ mod tests {
             let s = w.desktop_settings().unwrap();
             assert!(s.start_hidden && !s.notifications, "{s:?}");
         }
+    }
+
+    /// An install with one provider route that has no `secret` entry yet, opened with
+    /// `WARREN_SECRET_BACKEND` set to `backend` and no session bus.
+    fn install_with_backend(backend: &str) -> (tempfile::TempDir, Warren) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("config.toml"),
+            "[providers.models.ollama.local]\nmodel = \"llama3.2\"\n",
+        )
+        .unwrap();
+        let env = warren_runtime::host::HostEnv {
+            home: Some(dir.path().to_path_buf()),
+            vars: [("WARREN_SECRET_BACKEND".to_string(), backend.to_string())].into(),
+        };
+        let w = Warren::open_with_env(warren_config::InstallLayout::new(dir.path()), env);
+        (dir, w)
+    }
+
+    #[test]
+    fn a_provider_key_the_store_refuses_leaves_the_config_unchanged() {
+        let (dir, w) = install_with_backend("keyring");
+        let before = std::fs::read(dir.path().join("config.toml")).unwrap();
+        let e = w.set_provider_key("ollama.local", "sk-value").unwrap_err();
+        assert!(e.message.contains("WARREN_SECRET_BACKEND=keyring"), "{e:?}");
+        let after = std::fs::read(dir.path().join("config.toml")).unwrap();
+        assert_eq!(
+            String::from_utf8(after).unwrap(),
+            String::from_utf8(before).unwrap()
+        );
+    }
+
+    #[test]
+    fn a_stored_provider_key_is_referenced_from_the_config() {
+        let (dir, w) = install_with_backend("file");
+        let view = w.set_provider_key("ollama.local", "sk-value").unwrap();
+        assert_eq!(view.secret.as_deref(), Some("OLLAMA_LOCAL_API_KEY"));
+        assert!(view.key_set);
+        let config = std::fs::read_to_string(dir.path().join("config.toml")).unwrap();
+        assert!(
+            config.contains("secret = \"OLLAMA_LOCAL_API_KEY\""),
+            "{config}"
+        );
+        assert!(!config.contains("sk-value"), "{config}");
     }
 
     #[test]
