@@ -106,6 +106,61 @@ fn log_files(dir: &Path) -> Result<Vec<PathBuf>, ApiError> {
     Ok(files)
 }
 
+/// How much of a log file is read at a time, from its end.
+const TAIL_BLOCK: usize = 64 * 1024;
+
+/// Calls `visit` with the lines of the file at `path`, newest first (without their `\n` or
+/// `\r\n`), reading it backwards `block` bytes at a time; stops when `visit` returns true.
+/// Only as much of the file as the lines visited span is read.
+fn lines_backwards(
+    path: &Path,
+    block: usize,
+    mut visit: impl FnMut(&[u8]) -> bool,
+) -> std::io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = std::fs::File::open(path)?;
+    let mut pos = file.metadata()?.len();
+    // The start of the file's last line is not known until a newline before it is read.
+    let mut last_line = true;
+    // The pieces of the line being read, its end first: a long line spans several blocks.
+    let mut pending: Vec<Vec<u8>> = Vec::new();
+    let mut buf = vec![0u8; block.max(1)];
+    let mut emit = |head: &[u8], pending: &mut Vec<Vec<u8>>, last_line: &mut bool| {
+        let mut line = head.to_vec();
+        for piece in pending.drain(..).rev() {
+            line.extend_from_slice(&piece);
+        }
+        if line.last() == Some(&b'\r') {
+            line.pop();
+        }
+        // A final newline ends the last line; it does not start an empty one.
+        let skip = *last_line && line.is_empty();
+        *last_line = false;
+        !skip && visit(&line)
+    };
+    while pos > 0 {
+        let n = usize::try_from(pos).map_or(buf.len(), |p| p.min(buf.len()));
+        pos -= n as u64;
+        file.seek(SeekFrom::Start(pos))?;
+        let chunk = &mut buf[..n];
+        file.read_exact(chunk)?;
+        let mut end = n;
+        while let Some(i) = chunk[..end].iter().rposition(|&b| b == b'\n') {
+            if emit(&chunk[i + 1..end], &mut pending, &mut last_line) {
+                return Ok(());
+            }
+            end = i;
+        }
+        if end > 0 {
+            pending.push(chunk[..end].to_vec());
+        }
+    }
+    if !pending.is_empty() {
+        emit(&[], &mut pending, &mut last_line);
+    }
+    Ok(())
+}
+
 impl Warren {
     /// `<install>/logs/`.
     pub fn logs_dir(&self) -> String {
@@ -138,27 +193,30 @@ impl Warren {
                 .and_then(|n| n.to_str())
                 .unwrap_or_default()
                 .to_string();
-            let bytes = std::fs::read(path).map_err(|e| {
-                ApiError::new(ErrorCode::Io, format!("reading {}: {e}", path.display()))
-            })?;
+            // Only the end of the file is read, block by block, until enough lines matched.
             // A line torn by a crash may end inside a character: it is skipped like any other
             // line that is not a log event, and the rest of the file still shows.
-            let content = String::from_utf8_lossy(&bytes);
-            for line in content.lines().rev() {
-                let Some(l) = parse_line(line, &name) else {
-                    continue;
+            let mut full = false;
+            lines_backwards(path, TAIL_BLOCK, |bytes| {
+                let line = String::from_utf8_lossy(bytes);
+                let Some(l) = parse_line(&line, &name) else {
+                    return false;
                 };
                 if min.is_some_and(|m| severity(&l.level).is_none_or(|s| s > m)) {
-                    continue;
+                    return false;
                 }
                 if agent.is_some_and(|a| l.agent.as_deref() != Some(a)) {
-                    continue;
+                    return false;
                 }
                 out.push(l);
-                if out.len() == limit {
-                    out.reverse();
-                    return Ok(out);
-                }
+                full = out.len() == limit;
+                full
+            })
+            .map_err(|e| {
+                ApiError::new(ErrorCode::Io, format!("reading {}: {e}", path.display()))
+            })?;
+            if full {
+                break;
             }
         }
         out.reverse();
@@ -204,5 +262,124 @@ mod tests {
         assert_eq!(parse_line(span, "f").unwrap().agent.as_deref(), Some("bob"));
         assert!(parse_line("not json", "f").is_none());
         assert_eq!(severity("WARN"), Some(1));
+    }
+
+    #[test]
+    fn lines_read_backwards_are_the_file_s_lines_at_any_block_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let texts: [&[u8]; 7] = [
+            b"",
+            b"\n",
+            b"one",
+            b"one\ntwo\n",
+            b"one\r\n\n\nthree\r\nfour",
+            b"\nlong line of many blocks\nx\n\n",
+            b"kept\n{\"message\":\"torn \xe2\x82",
+        ];
+        for text in texts {
+            std::fs::write(&path, text).unwrap();
+            let want: Vec<String> = String::from_utf8_lossy(text)
+                .lines()
+                .rev()
+                .filter(|l| !l.is_empty())
+                .map(str::to_string)
+                .collect();
+            for block in 1..=12 {
+                let mut got = Vec::new();
+                lines_backwards(&path, block, |l| {
+                    got.push(String::from_utf8_lossy(l).into_owned());
+                    false
+                })
+                .unwrap();
+                got.retain(|l| !l.is_empty());
+                assert_eq!(got, want, "block {block}, text {text:?}");
+            }
+        }
+    }
+
+    /// Bytes this thread has read through system calls so far (`rchar`).
+    fn bytes_read_by_this_thread() -> u64 {
+        let io = std::fs::read_to_string("/proc/thread-self/io").unwrap();
+        io.lines()
+            .find_map(|l| l.strip_prefix("rchar: "))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
+    #[test]
+    fn the_tail_of_a_large_log_is_read_without_reading_the_whole_file() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let logs = dir.path().join("logs");
+        std::fs::create_dir_all(&logs).unwrap();
+        // An older file that must not be needed, and a 50 MB current one whose newest lines
+        // alternate between agents and levels.
+        std::fs::write(
+            logs.join("warren.2026-01-01.jsonl"),
+            r#"{"timestamp":"t","level":"ERROR","message":"old","agent":"alice"}"#,
+        )
+        .unwrap();
+        let path = logs.join("warren.2026-01-02.jsonl");
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+        let mut i = 0u64;
+        let pad = "x".repeat(200);
+        while f.get_ref().metadata().unwrap().len() < 50 * 1024 * 1024 {
+            for _ in 0..1000 {
+                let (agent, level) = if i.is_multiple_of(2) {
+                    ("alice", "INFO")
+                } else {
+                    ("bob", "DEBUG")
+                };
+                writeln!(
+                    f,
+                    r#"{{"timestamp":"{i}","level":"{level}","message":"line {i}","agent":"{agent}","pad":"{pad}"}}"#
+                )
+                .unwrap();
+                i += 1;
+            }
+            f.flush().unwrap();
+        }
+        drop(f);
+        let size = std::fs::metadata(&path).unwrap().len();
+        let w = Warren::open(warren_config::InstallLayout::new(dir.path()));
+        let q = LogQuery {
+            agent: Some("alice".into()),
+            level: Some("info".into()),
+            limit: 100,
+        };
+        let before = bytes_read_by_this_thread();
+        let got = w.tail_logs(&q).unwrap();
+        let read = bytes_read_by_this_thread() - before;
+        // The newest 100 lines of alice at INFO, oldest first.
+        let last_alice = if (i - 1).is_multiple_of(2) {
+            i - 1
+        } else {
+            i - 2
+        };
+        let want: Vec<String> = (0..100)
+            .rev()
+            .map(|k| format!("line {}", last_alice - 2 * k))
+            .collect();
+        let messages: Vec<String> = got.iter().map(|l| l.message.clone()).collect();
+        assert_eq!(messages, want);
+        assert!(got.iter().all(|l| l.file == "warren.2026-01-02.jsonl"));
+        assert!(
+            read < 1024 * 1024,
+            "read {read} bytes of a {size}-byte log for 100 lines"
+        );
+
+        // More lines than the newest file holds: the older file is read too, and the whole of
+        // both is what comes back.
+        let q = LogQuery {
+            agent: None,
+            level: Some("error".into()),
+            limit: 5,
+        };
+        let got = w.tail_logs(&q).unwrap();
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].message, "old");
     }
 }
