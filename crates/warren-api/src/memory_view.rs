@@ -124,15 +124,12 @@ impl Warren {
     pub async fn memory_grants(&self, agent: &str) -> Result<Vec<MemoryGrantView>, ApiError> {
         let config = self.load()?.config;
         let grants = resolve_grants(&config, agent).map_err(memory_error)?;
-        let own_rows = self
+        let present = self
             .memory_of(agent)
             .await?
-            .list(&warren_memory::ListQuery::default())
+            .categories()
             .await
             .map_err(memory_error)?;
-        let mut present: Vec<String> = own_rows.entries.into_iter().map(|e| e.category).collect();
-        present.sort();
-        present.dedup();
         Ok(grants
             .into_iter()
             .map(|g| {

@@ -144,6 +144,9 @@ impl MemoryStore for LucidStore {
     async fn count_for_agent(&self, agent: &AgentRef) -> Result<u64, MemoryError> {
         self.local.count_for_agent(agent).await
     }
+    async fn categories_for_agent(&self, agent: &AgentRef) -> Result<Vec<String>, MemoryError> {
+        self.local.categories_for_agent(agent).await
+    }
     async fn rename_agent(&self, old: &str, new: &str) -> Result<bool, MemoryError> {
         self.local.rename_agent(old, new).await
     }

@@ -94,6 +94,9 @@ impl MemoryStore for NoneStore {
     async fn count_for_agent(&self, _: &AgentRef) -> Result<u64, MemoryError> {
         Ok(0)
     }
+    async fn categories_for_agent(&self, _: &AgentRef) -> Result<Vec<String>, MemoryError> {
+        Ok(Vec::new())
+    }
     async fn rename_agent(&self, _: &str, _: &str) -> Result<bool, MemoryError> {
         Ok(false)
     }

@@ -134,4 +134,9 @@ impl Memory for AgentScopedMemory {
         self.check_bound()?;
         self.store.count_for_agent(&self.me).await
     }
+
+    async fn categories(&self) -> Result<Vec<String>, MemoryError> {
+        self.check_bound()?;
+        self.store.categories_for_agent(&self.me).await
+    }
 }

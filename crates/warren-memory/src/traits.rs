@@ -41,6 +41,8 @@ pub trait Memory: Send + Sync {
     async fn forget(&self, key: &str) -> Result<bool, MemoryError>;
     /// Number of the bound agent's rows.
     async fn count(&self) -> Result<u64, MemoryError>;
+    /// The categories the bound agent's own rows use, sorted, each once.
+    async fn categories(&self) -> Result<Vec<String>, MemoryError>;
 }
 
 /// A backend holding the rows of many agents (SQLite, Postgres, Lucid, Qdrant, None).
@@ -79,6 +81,8 @@ pub trait MemoryStore: Send + Sync {
     async fn forget_for_agent(&self, agent: &AgentRef, key: &str) -> Result<bool, MemoryError>;
     /// Number of one agent's rows.
     async fn count_for_agent(&self, agent: &AgentRef) -> Result<u64, MemoryError>;
+    /// The categories one agent's rows use, sorted, each once (without reading the rows).
+    async fn categories_for_agent(&self, agent: &AgentRef) -> Result<Vec<String>, MemoryError>;
     /// Re-points the alias of an agent's UUID (no row rewrite where the backend allows it).
     /// `Ok(false)` when the store does not know `old`.
     async fn rename_agent(&self, old: &str, new: &str) -> Result<bool, MemoryError>;

@@ -58,4 +58,7 @@ impl Memory for UnavailableMemory {
     async fn count(&self) -> Result<u64, MemoryError> {
         Err(self.error.clone())
     }
+    async fn categories(&self) -> Result<Vec<String>, MemoryError> {
+        Err(self.error.clone())
+    }
 }

@@ -7,6 +7,7 @@ mod support;
 
 mod admin;
 mod backends;
+mod categories;
 mod failures;
 mod lucid;
 mod markdown;

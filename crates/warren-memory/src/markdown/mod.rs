@@ -119,4 +119,8 @@ impl Memory for AgentScopedMarkdownMemory {
     async fn count(&self) -> Result<u64, MemoryError> {
         self.own.count().await
     }
+
+    async fn categories(&self) -> Result<Vec<String>, MemoryError> {
+        self.own.categories().await
+    }
 }

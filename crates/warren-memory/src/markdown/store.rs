@@ -319,6 +319,15 @@ impl MarkdownStore {
         Ok(Page::new(page, total, q))
     }
 
+    /// The categories of this agent's entries, sorted, each once.
+    pub async fn categories(&self) -> Result<Vec<String>, MemoryError> {
+        let _guard = self.lock.lock().await;
+        let files = self.load()?;
+        let set: std::collections::BTreeSet<String> =
+            Self::entries(&files).map(|e| e.category.clone()).collect();
+        Ok(set.into_iter().collect())
+    }
+
     /// Every entry, in file order.
     pub async fn all(&self) -> Result<Vec<MemoryEntry>, MemoryError> {
         let _guard = self.lock.lock().await;

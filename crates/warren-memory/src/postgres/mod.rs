@@ -391,6 +391,20 @@ impl MemoryStore for PostgresStore {
         Ok(n.max(0) as u64)
     }
 
+    async fn categories_for_agent(&self, agent: &AgentRef) -> Result<Vec<String>, MemoryError> {
+        let mut categories: Vec<String> = sqlx::query_scalar(&format!(
+            "SELECT DISTINCT category FROM {}.memories WHERE agent_id = $1",
+            self.s
+        ))
+        .bind(agent.id)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(self.err("categories"))?;
+        // Byte order, as the other backends sort, whatever the database's collation.
+        categories.sort();
+        Ok(categories)
+    }
+
     async fn rename_agent(&self, old: &str, new: &str) -> Result<bool, MemoryError> {
         let s = &self.s;
         let mut tx = self.pool.begin().await.map_err(self.err("rename"))?;

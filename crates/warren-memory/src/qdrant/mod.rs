@@ -488,6 +488,20 @@ impl MemoryStore for QdrantStore {
         Ok(resp.result.map_or(0, |r| r.count))
     }
 
+    async fn categories_for_agent(&self, agent: &AgentRef) -> Result<Vec<String>, MemoryError> {
+        // Qdrant has no DISTINCT over a payload field without a keyword index on it: the
+        // agent's points are scrolled and their categories collected.
+        let rows = self
+            .scroll_all(Self::agent_filter(&agent.id), "categories")
+            .await?;
+        let set: std::collections::BTreeSet<String> = rows
+            .into_iter()
+            .filter(|r| r.agent_id == agent.id)
+            .map(|r| r.category)
+            .collect();
+        Ok(set.into_iter().collect())
+    }
+
     async fn rename_agent(&self, old: &str, new: &str) -> Result<bool, MemoryError> {
         if let Some(target) = self.lookup_agent(new).await? {
             if self.count_for_agent(&target).await? > 0 {

@@ -438,6 +438,16 @@ impl MemoryStore for SqliteStore {
         Ok(n.max(0) as u64)
     }
 
+    async fn categories_for_agent(&self, agent: &AgentRef) -> Result<Vec<String>, MemoryError> {
+        sqlx::query_scalar(
+            "SELECT DISTINCT category FROM memories WHERE agent_id = ? ORDER BY category",
+        )
+        .bind(agent.id.to_string())
+        .fetch_all(&self.pool)
+        .await
+        .map_err(self.err("categories"))
+    }
+
     async fn rename_agent(&self, old: &str, new: &str) -> Result<bool, MemoryError> {
         let mut tx = self.pool.begin().await.map_err(self.err("rename"))?;
         let target: Option<String> = sqlx::query_scalar("SELECT id FROM agents WHERE alias = ?")
