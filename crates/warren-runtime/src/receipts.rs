@@ -4,6 +4,7 @@
 
 use crate::db::{agent_id, DbError};
 use crate::secrets::{SecretError, SecretRef, SecretStore};
+use crate::sessions::column;
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 use sqlx::{Row, SqlitePool};
@@ -150,13 +151,16 @@ impl ReceiptLog {
         .fetch_optional(&mut *tx)
         .await?;
         let (aid, seq, prev_mac) = match head {
-            Some(row) => match (
-                row.get::<Option<i64>, _>(1),
-                row.get::<Option<String>, _>(2),
-            ) {
-                (Some(last), Some(mac)) => (row.get::<String, _>(0), last + 1, mac),
-                _ => (row.get::<String, _>(0), 1, GENESIS.to_string()),
-            },
+            Some(row) => {
+                let aid: String = column(&row, "agents", "id")?;
+                match (
+                    column::<Option<i64>>(&row, "receipt_heads", "last_seq")?,
+                    column::<Option<String>>(&row, "receipt_heads", "last_mac")?,
+                ) {
+                    (Some(last), Some(mac)) => (aid, last + 1, mac),
+                    _ => (aid, 1, GENESIS.to_string()),
+                }
+            }
             None => {
                 // First sight of this agent: create its row outside the transaction, then retry.
                 tx.rollback().await?;
@@ -216,19 +220,20 @@ impl ReceiptLog {
         .bind(&aid)
         .fetch_all(&self.pool)
         .await?;
-        Ok(rows
-            .into_iter()
-            .map(|r| Receipt {
-                id: r.get(0),
-                seq: r.get(1),
-                tool: r.get(2),
-                args_hash: r.get(3),
-                result_hash: r.get(4),
-                time: r.get(5),
-                prev_mac: r.get(6),
-                mac: r.get(7),
+        rows.iter()
+            .map(|r| {
+                Ok(Receipt {
+                    id: column(r, "receipts", "id")?,
+                    seq: column(r, "receipts", "seq")?,
+                    tool: column(r, "receipts", "tool")?,
+                    args_hash: column(r, "receipts", "args_hash")?,
+                    result_hash: column(r, "receipts", "result_hash")?,
+                    time: column(r, "receipts", "time")?,
+                    prev_mac: column(r, "receipts", "prev_mac")?,
+                    mac: column(r, "receipts", "mac")?,
+                })
             })
-            .collect())
+            .collect()
     }
 
     /// Verifies the agent's whole chain: every MAC, every link, no gap, and the authenticated

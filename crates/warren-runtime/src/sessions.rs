@@ -112,16 +112,38 @@ struct Spend {
 /// added to it at once; usage recorded by another process is seen after at most this long.
 const SPEND_TTL: std::time::Duration = std::time::Duration::from_secs(1);
 
-fn session_row(r: &sqlx::sqlite::SqliteRow) -> SessionInfo {
-    SessionInfo {
-        id: r.get("id"),
-        agent: r.get("alias"),
-        kind: r.get("kind"),
-        title: r.get("title"),
-        created_at: r.get("created_at"),
-        updated_at: r.get("updated_at"),
-        ended_at: r.get("ended_at"),
-    }
+/// Column `column` of a row of `table`; a value that does not decode (a column whose type was
+/// changed behind Warren's back) is an error naming both instead of a panic.
+pub(crate) fn column<'r, T>(
+    r: &'r sqlx::sqlite::SqliteRow,
+    table: &str,
+    column: &str,
+) -> Result<T, DbError>
+where
+    T: sqlx::Decode<'r, sqlx::Sqlite> + sqlx::Type<sqlx::Sqlite>,
+{
+    r.try_get(column).map_err(|e| {
+        let source: Box<dyn std::error::Error + Send + Sync> = match e {
+            sqlx::Error::ColumnDecode { source, .. } => source,
+            other => Box::new(other),
+        };
+        DbError::Query(sqlx::Error::ColumnDecode {
+            index: format!("`{column}` of table `{table}`"),
+            source,
+        })
+    })
+}
+
+fn session_row(r: &sqlx::sqlite::SqliteRow) -> Result<SessionInfo, DbError> {
+    Ok(SessionInfo {
+        id: column(r, "sessions", "id")?,
+        agent: column(r, "agents", "alias")?,
+        kind: column(r, "sessions", "kind")?,
+        title: column(r, "sessions", "title")?,
+        created_at: column(r, "sessions", "created_at")?,
+        updated_at: column(r, "sessions", "updated_at")?,
+        ended_at: column(r, "sessions", "ended_at")?,
+    })
 }
 
 impl SessionStore {
@@ -202,7 +224,7 @@ impl SessionStore {
         .bind(id)
         .fetch_optional(&self.pool)
         .await?;
-        Ok(row.as_ref().map(session_row))
+        row.as_ref().map(session_row).transpose()
     }
 
     /// Sessions, newest first, optionally of one agent.
@@ -214,7 +236,7 @@ impl SessionStore {
         .bind(agent)
         .fetch_all(&self.pool)
         .await?;
-        Ok(rows.iter().map(session_row).collect())
+        rows.iter().map(session_row).collect()
     }
 
     /// The message history of a session, in order (provider-neutral JSON messages).
@@ -225,7 +247,7 @@ impl SessionStore {
             .await?;
         rows.iter()
             .map(|r| {
-                serde_json::from_str(r.get::<&str, _>(0))
+                serde_json::from_str(column::<&str>(r, "messages", "body")?)
                     .map_err(|e| DbError::Query(sqlx::Error::Decode(Box::new(e))))
             })
             .collect()
@@ -321,19 +343,20 @@ impl SessionStore {
             .bind(session_id)
             .fetch_all(&self.pool)
             .await?;
-        Ok(rows
-            .iter()
-            .map(|r| TurnInfo {
-                id: r.get("id"),
-                session_id: r.get("session_id"),
-                trigger: r.get("trigger"),
-                prompt: r.get("prompt"),
-                status: r.get("status"),
-                started_at: r.get("started_at"),
-                final_text: r.get("final_text"),
-                error_code: r.get("error_code"),
+        rows.iter()
+            .map(|r| {
+                Ok(TurnInfo {
+                    id: column(r, "turns", "id")?,
+                    session_id: column(r, "turns", "session_id")?,
+                    trigger: column(r, "turns", "trigger")?,
+                    prompt: column(r, "turns", "prompt")?,
+                    status: column(r, "turns", "status")?,
+                    started_at: column(r, "turns", "started_at")?,
+                    final_text: column(r, "turns", "final_text")?,
+                    error_code: column(r, "turns", "error_code")?,
+                })
             })
-            .collect())
+            .collect()
     }
 
     /// The session a turn belongs to.
@@ -409,7 +432,7 @@ impl SessionStore {
             .await?;
         rows.iter()
             .map(|r| {
-                serde_json::from_str(r.get::<&str, _>(0))
+                serde_json::from_str(column::<&str>(r, "events", "body")?)
                     .map_err(|e| DbError::Query(sqlx::Error::Decode(Box::new(e))))
             })
             .collect()
@@ -521,11 +544,16 @@ impl SessionStore {
     /// Token totals of a turn: (input, output, cost_usd).
     pub async fn turn_usage(&self, turn_id: &str) -> Result<(i64, i64, f64), DbError> {
         let r = sqlx::query(
-            "SELECT COALESCE(SUM(input_tokens),0), COALESCE(SUM(output_tokens),0), COALESCE(SUM(cost_usd),0.0) FROM usage WHERE turn_id = ?",
+            "SELECT COALESCE(SUM(input_tokens),0) AS input_tokens, COALESCE(SUM(output_tokens),0) AS output_tokens,
+                    COALESCE(SUM(cost_usd),0.0) AS cost_usd FROM usage WHERE turn_id = ?",
         )
         .bind(turn_id)
         .fetch_one(&self.pool)
         .await?;
-        Ok((r.get(0), r.get(1), r.get(2)))
+        Ok((
+            column(&r, "usage", "input_tokens")?,
+            column(&r, "usage", "output_tokens")?,
+            column(&r, "usage", "cost_usd")?,
+        ))
     }
 }

@@ -122,3 +122,56 @@ async fn reordered_records_are_detected() {
         v.problems
     );
 }
+
+/// A receipt column holding a value of the wrong type is an error naming the table and column,
+/// for listing, verifying, appending and exporting alike, not a panic.
+#[tokio::test]
+async fn an_undecodable_receipt_column_is_an_error_naming_it() {
+    use sqlx::Connection;
+    let t = TestInstall::empty().unwrap();
+    let (log, pool) = log_with(2, &t).await;
+    let path = t.layout().sessions_db();
+    let mut raw = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap();
+    // Text into the integer columns of alice's chain and head.
+    sqlx::query(
+        "UPDATE receipts SET seq = 'two' WHERE seq = 2
+         AND agent_id = (SELECT id FROM agents WHERE alias = 'alice')",
+    )
+    .execute(&mut raw)
+    .await
+    .unwrap();
+    sqlx::query(
+        "UPDATE receipt_heads SET last_seq = 'two'
+         WHERE agent_id = (SELECT id FROM agents WHERE alias = 'alice')",
+    )
+    .execute(&mut raw)
+    .await
+    .unwrap();
+    raw.close().await.unwrap();
+
+    let e = log.list("alice").await.unwrap_err();
+    assert!(e.to_string().contains("`seq` of table `receipts`"), "{e}");
+    let e = log.verify("alice").await.unwrap_err();
+    assert!(e.to_string().contains("`seq` of table `receipts`"), "{e}");
+    let e = log
+        .append("alice", "file_read", &json!({}), "x")
+        .await
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("`last_seq` of table `receipt_heads`"),
+        "{e}"
+    );
+    let aid: String = sqlx::query_scalar("SELECT id FROM agents WHERE alias = 'alice'")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    let e = warren_runtime::owned_state::export_receipts(&pool, &aid)
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("`seq` of table `receipts`"), "{e}");
+    // bob's chain is untouched and still verifies.
+    assert!(log.verify("bob").await.unwrap().ok);
+}

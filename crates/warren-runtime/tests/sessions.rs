@@ -180,3 +180,72 @@ async fn daily_spend_counts_own_usage_at_once_and_another_process_soon() {
         0.0
     );
 }
+
+/// A column whose stored value no longer has the type Warren wrote (edited by hand, or by
+/// another tool) is an error naming the table and column, not a panic.
+#[tokio::test]
+async fn an_undecodable_column_is_an_error_naming_it() {
+    use sqlx::Connection;
+    let t = TestInstall::empty().unwrap();
+    let now = Utc.with_ymd_and_hms(2026, 3, 1, 12, 0, 0).unwrap();
+    let path = t.layout().sessions_db();
+    let store = SessionStore::new(open_sessions_db(&path).await.unwrap());
+    let s = store
+        .create_session("alice", SessionKind::Chat, "hello", now)
+        .await
+        .unwrap();
+    store
+        .start_turn("t1", &s.id, "alice", "user", "hello", now)
+        .await
+        .unwrap();
+    store
+        .append_messages(
+            &s.id,
+            "t1",
+            &[json!({"role": "user", "content": "hi"})],
+            now,
+        )
+        .await
+        .unwrap();
+    store
+        .record_usage("alice", Some(&s.id), Some("t1"), "p.m", 1, 2, 0.5, now)
+        .await
+        .unwrap();
+
+    // A raw connection of its own writes values of the wrong type: blobs in text columns.
+    let mut raw = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap();
+    for sql in [
+        "UPDATE sessions SET title = X'00FF' WHERE id = ?",
+        "UPDATE turns SET prompt = X'00FF' WHERE session_id = ?",
+        "UPDATE messages SET body = X'00FF' WHERE session_id = ?",
+    ] {
+        sqlx::query(sql)
+            .bind(&s.id)
+            .execute(&mut raw)
+            .await
+            .unwrap();
+    }
+    sqlx::query("UPDATE usage SET input_tokens = 'many' WHERE turn_id = 't1'")
+        .execute(&mut raw)
+        .await
+        .unwrap();
+    raw.close().await.unwrap();
+
+    let e = store.list_sessions(Some("alice")).await.unwrap_err();
+    assert!(e.to_string().contains("`title` of table `sessions`"), "{e}");
+    let e = store.session(&s.id).await.unwrap_err();
+    assert!(e.to_string().contains("`title` of table `sessions`"), "{e}");
+    let e = store.turns(&s.id).await.unwrap_err();
+    assert!(e.to_string().contains("`prompt` of table `turns`"), "{e}");
+    let e = store.history(&s.id).await.unwrap_err();
+    assert!(e.to_string().contains("`body` of table `messages`"), "{e}");
+    // A text value makes SQLite's SUM a REAL: the integer total no longer decodes.
+    let e = store.turn_usage("t1").await.unwrap_err();
+    assert!(
+        e.to_string().contains("`input_tokens` of table `usage`"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("REAL"), "{e}");
+}

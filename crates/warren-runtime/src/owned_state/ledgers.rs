@@ -1,6 +1,7 @@
 //! The usage ledger and the receipt chain of an agent: export, purge, import.
 
 use crate::db::DbError;
+use crate::sessions::column;
 use serde::{Deserialize, Serialize};
 use sqlx::{Row, SqlitePool};
 
@@ -141,27 +142,32 @@ pub async fn export_receipts(pool: &SqlitePool, id: &str) -> Result<ReceiptsReco
     .fetch_all(pool)
     .await?
     .iter()
-    .map(|r| ReceiptRecord {
-        seq: r.get(0),
-        id: r.get(1),
-        tool: r.get(2),
-        args_hash: r.get(3),
-        result_hash: r.get(4),
-        time: r.get(5),
-        prev_mac: r.get(6),
-        mac: r.get(7),
+    .map(|r| {
+        Ok(ReceiptRecord {
+            seq: column(r, "receipts", "seq")?,
+            id: column(r, "receipts", "id")?,
+            tool: column(r, "receipts", "tool")?,
+            args_hash: column(r, "receipts", "args_hash")?,
+            result_hash: column(r, "receipts", "result_hash")?,
+            time: column(r, "receipts", "time")?,
+            prev_mac: column(r, "receipts", "prev_mac")?,
+            mac: column(r, "receipts", "mac")?,
+        })
     })
-    .collect();
+    .collect::<Result<_, DbError>>()?;
     let head =
         sqlx::query("SELECT last_seq, last_mac, head_mac FROM receipt_heads WHERE agent_id = ?")
             .bind(id)
             .fetch_optional(pool)
             .await?
-            .map(|h| ReceiptHead {
-                last_seq: h.get(0),
-                last_mac: h.get(1),
-                head_mac: h.get(2),
-            });
+            .map(|h| {
+                Ok::<_, DbError>(ReceiptHead {
+                    last_seq: column(&h, "receipt_heads", "last_seq")?,
+                    last_mac: column(&h, "receipt_heads", "last_mac")?,
+                    head_mac: column(&h, "receipt_heads", "head_mac")?,
+                })
+            })
+            .transpose()?;
     Ok(ReceiptsRecord { receipts, head })
 }
 
