@@ -439,7 +439,12 @@ output: string;
 /**  Duration in milliseconds. */
 duration_ms: number; 
 /**  Receipt of an executed call. */
-receipt_id: string | null } | 
+receipt_id: string | null; 
+/**
+ *  For a `delegate` call: the SubAgent turn it ran (its events name this call as their
+ *  parent), so a replay of this turn can nest it. Absent for other tools.
+ */
+sub_turn_id?: string | null } | 
 /**  Tokens and cost of one provider response. */
 { type: "usage"; 
 /**  Input tokens. */
@@ -538,7 +543,10 @@ export type LifecycleOutcome = {
 	archive: string | null,
 };
 
-/**  One event of an agent's live stream. */
+/**
+ *  One event of an agent's live stream: one of its own turns, or of a SubAgent turn nested in
+ *  it (`event.agent` is then the child and `event.parent` names the `delegate` call).
+ */
 export type LiveFrame = {
 	/**  The agent whose stream this is. */
 	agent: string,

@@ -1,7 +1,9 @@
 //! The `delegate {agent?, prompt}` tool (SPEC §5): runs one task as a SubAgent — the agent
 //! itself or one listed in its `delegates` — under a child policy that may never exceed the
 //! parent's. The child's turn is a normal turn (stored, with receipts) whose events carry the
-//! parent's turn and call id, and it spends the parent's action and cost budgets.
+//! parent's turn and call id, and it spends the parent's action and cost budgets. The parent's
+//! `tool_result` for the call names the child turn (`sub_turn_id`), so a replay of the parent
+//! can find it.
 
 use crate::approval::AsyncApprover;
 use crate::events::EventHub;
@@ -19,24 +21,51 @@ use warren_policy::{
 use warren_tools::{CallCheck, Tool, ToolContext, ToolError, ToolSpec};
 use warren_types::{Config, DelegationMode, EventParent};
 
+/// The tool call running on this thread and the SubAgent turn a `delegate` call ran in it.
+struct CurrentCall {
+    turn_id: String,
+    call_id: String,
+    sub_turn: Option<String>,
+}
+
 thread_local! {
-    static CURRENT_CALL: RefCell<Option<(String, String)>> = const { RefCell::new(None) };
+    static CURRENT_CALL: RefCell<Option<CurrentCall>> = const { RefCell::new(None) };
 }
 
 /// Runs `f` (a tool invocation on a blocking thread) with `(turn_id, call_id)` visible to a
-/// `delegate` call inside it.
-pub fn within_call<R>(turn_id: &str, call_id: &str, f: impl FnOnce() -> R) -> R {
+/// `delegate` call inside it; returns `f`'s result and the id of the SubAgent turn such a call
+/// ran (None for any other tool, or when the child never started).
+pub fn within_call<R>(turn_id: &str, call_id: &str, f: impl FnOnce() -> R) -> (R, Option<String>) {
     let previous = CURRENT_CALL.with(|c| {
-        c.borrow_mut()
-            .replace((turn_id.to_string(), call_id.to_string()))
+        c.borrow_mut().replace(CurrentCall {
+            turn_id: turn_id.to_string(),
+            call_id: call_id.to_string(),
+            sub_turn: None,
+        })
     });
     let out = f();
-    CURRENT_CALL.with(|c| *c.borrow_mut() = previous);
-    out
+    let sub_turn = CURRENT_CALL.with(|c| {
+        let mine = std::mem::replace(&mut *c.borrow_mut(), previous);
+        mine.and_then(|m| m.sub_turn)
+    });
+    (out, sub_turn)
 }
 
 fn current_call() -> Option<(String, String)> {
-    CURRENT_CALL.with(|c| c.borrow().clone())
+    CURRENT_CALL.with(|c| {
+        c.borrow()
+            .as_ref()
+            .map(|m| (m.turn_id.clone(), m.call_id.clone()))
+    })
+}
+
+/// Records the SubAgent turn the current call ran, for its result event.
+fn record_sub_turn(turn_id: &str) {
+    CURRENT_CALL.with(|c| {
+        if let Some(m) = c.borrow_mut().as_mut() {
+            m.sub_turn = Some(turn_id.to_string());
+        }
+    });
 }
 
 /// What makes a turn a SubAgent's: its checked policy, the shared budgets and the nested hub.
@@ -262,6 +291,7 @@ impl Tool for DelegateTool {
         });
         watcher.abort();
         let (outcome, session_id) = outcome?;
+        record_sub_turn(&outcome.turn_id);
         match outcome.status {
             TurnStatus::Completed => Ok(json!({
                 "agent": target,
@@ -278,5 +308,142 @@ impl Tool for DelegateTool {
                 )),
             }),
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use crate::host::{Host, HostEnv};
+    use crate::turn::TurnStatus;
+    use serde_json::json;
+    use std::collections::BTreeMap;
+    use warren_testkit::fake_llm::{FakeLlm, Reply};
+    use warren_testkit::TestInstall;
+    use warren_types::{EventKind, ProviderFamily, TurnEvent};
+
+    fn sub_turns(events: &[TurnEvent]) -> Vec<(String, Option<String>)> {
+        events
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::ToolResult {
+                    id, sub_turn_id, ..
+                } => Some((id.clone(), sub_turn_id.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_delegate_result_names_the_child_turn_that_nests_under_its_call() {
+        let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+        fake.script([
+            // alice delegates, then reads a file, then answers.
+            Reply::tool_call("delegate", json!({"agent": "bob", "prompt": "say hi"})),
+            // bob: one tool call of his own, then his answer.
+            Reply::tool_call("file_read", json!({"path": "missing.txt"})),
+            Reply::text("hi from bob"),
+            Reply::tool_call("file_read", json!({"path": "other.txt"})),
+            Reply::text("bob said hi"),
+        ]);
+        let t = TestInstall::with_config(&format!(
+            r#"
+[risk_profiles.lead]
+level = "full"
+allowed_commands = ["*"]
+delegation = "allow"
+
+[agents.alice]
+risk_profile = "lead"
+model_provider = "openai.main"
+delegates = ["bob"]
+[agents.alice.workspace.access]
+bob = "read_write"
+
+[agents.bob]
+risk_profile = "lead"
+model_provider = "openai.main"
+
+{}"#,
+            fake.config_block("main")
+        ))
+        .unwrap();
+        let mut vars = BTreeMap::new();
+        vars.insert("PATH".into(), std::env::var("PATH").unwrap_or_default());
+        let env = HostEnv {
+            home: Some(t.root().join("home")),
+            vars,
+        };
+        let h = Host::open(t.layout(), env).await.unwrap();
+        let mut rx = h.subscribe();
+        let out = h.run("alice", None, "go", "user", None).await.unwrap();
+        assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
+        let mut events = Vec::new();
+        while let Ok(e) = rx.try_recv() {
+            events.push(e);
+        }
+        let parent: Vec<_> = events
+            .iter()
+            .filter(|e| e.turn_id == out.turn_id)
+            .cloned()
+            .collect();
+        let child: Vec<_> = events
+            .iter()
+            .filter(|e| e.agent == "bob")
+            .cloned()
+            .collect();
+        let child_turn = child
+            .first()
+            .unwrap_or_else(|| panic!("bob ran no turn: {events:?}"))
+            .turn_id
+            .clone();
+        assert_ne!(child_turn, out.turn_id);
+        let delegate_call = parent
+            .iter()
+            .find_map(|e| match &e.kind {
+                EventKind::ToolCall { id, name, .. } if name == "delegate" => Some(id.clone()),
+                _ => None,
+            })
+            .unwrap();
+        // Live: every child event names the parent's turn and its delegate call, and the
+        // delegate result names the child turn; other results name none.
+        assert!(child.iter().all(|e| e.turn_id == child_turn
+            && e.parent.as_ref().is_some_and(|p| p.turn_id == out.turn_id
+                && p.call_id == delegate_call
+                && p.agent == "alice")));
+        let results = sub_turns(&parent);
+        assert_eq!(results.len(), 2, "{results:?}");
+        assert_eq!(
+            results[0],
+            (delegate_call.clone(), Some(child_turn.clone())),
+            "the delegate result names the child turn"
+        );
+        assert_eq!(results[1].1, None, "a file_read names no child turn");
+        assert_eq!(
+            sub_turns(&child),
+            vec![(
+                child
+                    .iter()
+                    .find_map(|e| match &e.kind {
+                        EventKind::ToolCall { id, .. } => Some(id.clone()),
+                        _ => None,
+                    })
+                    .unwrap(),
+                None
+            )],
+            "the child's own tool call is in its stream"
+        );
+        // Stored: the parent's replay finds the child turn, whose events nest under the call.
+        let stored = h.sessions().turn_events(&out.turn_id).await.unwrap();
+        assert_eq!(
+            sub_turns(&stored)[0],
+            (delegate_call.clone(), Some(child_turn.clone()))
+        );
+        let stored_child = h.sessions().turn_events(&child_turn).await.unwrap();
+        assert_eq!(stored_child, child);
+        assert!(matches!(
+            stored_child.last().map(|e| &e.kind),
+            Some(EventKind::TurnCompleted { text }) if text == "hi from bob"
+        ));
     }
 }

@@ -107,6 +107,8 @@ struct CallResult {
     content: String,
     receipt: Option<String>,
     duration_ms: u32,
+    /// The SubAgent turn a `delegate` call ran.
+    sub_turn: Option<String>,
 }
 
 fn now(env: &TurnEnv) -> chrono::DateTime<chrono::Utc> {
@@ -467,13 +469,14 @@ async fn turn_body(
         }];
         let interrupted = results.iter().any(Option::is_none);
         for (call, r) in calls.iter().zip(results) {
-            let (ok, content, receipt, duration_ms) = match r {
-                Some(r) => (r.ok, r.content, r.receipt, r.duration_ms),
+            let (ok, content, receipt, duration_ms, sub_turn) = match r {
+                Some(r) => (r.ok, r.content, r.receipt, r.duration_ms, r.sub_turn),
                 None => (
                     false,
                     "interrupted: the turn was cancelled before this call finished".to_string(),
                     None,
                     0,
+                    None,
                 ),
             };
             em.emit(EventKind::ToolResult {
@@ -482,6 +485,7 @@ async fn turn_body(
                 output: excerpt(&content, EVENT_EXCERPT),
                 duration_ms,
                 receipt_id: receipt,
+                sub_turn_id: sub_turn,
             });
             round.push(Message::Tool {
                 call_id: call.id.clone(),
@@ -588,6 +592,7 @@ async fn run_calls(
                             content: why,
                             receipt: None,
                             duration_ms: 0,
+                            sub_turn: None,
                         });
                         continue;
                     }
@@ -633,8 +638,9 @@ fn spawn_call(
     let turn_id = turn_id.to_string();
     tokio::task::spawn_blocking(move || {
         let start = Instant::now();
-        // The call's identity is visible to a `delegate` call, which nests its child turn under it.
-        let result = crate::delegate::within_call(&turn_id, &call.id, || {
+        // The call's identity is visible to a `delegate` call, which nests its child turn under
+        // it and hands back the child turn's id for the result event.
+        let (result, sub_turn) = crate::delegate::within_call(&turn_id, &call.id, || {
             registry.invoke(&call.name, &call.arguments, &ctx, &Preapproved)
         });
         let duration_ms = u32::try_from(start.elapsed().as_millis()).unwrap_or(u32::MAX);
@@ -681,6 +687,7 @@ fn spawn_call(
             content,
             receipt,
             duration_ms,
+            sub_turn,
         });
     })
 }

@@ -122,6 +122,10 @@ pub enum EventKind {
         duration_ms: u32,
         /// Receipt of an executed call.
         receipt_id: Option<String>,
+        /// For a `delegate` call: the SubAgent turn it ran (its events name this call as their
+        /// parent), so a replay of this turn can nest it. Absent for other tools.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sub_turn_id: Option<String>,
     },
     /// Tokens and cost of one provider response.
     Usage {
@@ -203,6 +207,7 @@ mod tests {
                 output: "hi".into(),
                 duration_ms: 4,
                 receipt_id: None,
+                sub_turn_id: None,
             },
             parent: None,
         };
@@ -210,6 +215,10 @@ mod tests {
         assert!(
             v.get("parent").is_none(),
             "top-level events carry no parent"
+        );
+        assert!(
+            v.get("sub_turn_id").is_none(),
+            "only delegate results name a SubAgent turn"
         );
         assert_eq!(v["type"], "tool_result");
         assert_eq!(v["seq"], 3);
@@ -219,5 +228,29 @@ mod tests {
         assert_eq!(e.kind.type_name(), "tool_result");
         let c = serde_json::to_value(EventKind::TurnCancelled {}).unwrap();
         assert_eq!(c, serde_json::json!({"type": "turn_cancelled"}));
+    }
+
+    #[test]
+    fn a_delegate_result_names_its_sub_turn_and_older_stored_results_still_read() {
+        let kind = EventKind::ToolResult {
+            id: "c1".into(),
+            ok: true,
+            output: "{}".into(),
+            duration_ms: 1,
+            receipt_id: None,
+            sub_turn_id: Some("t2".into()),
+        };
+        let v = serde_json::to_value(&kind).unwrap();
+        assert_eq!(v["sub_turn_id"], "t2");
+        let old = serde_json::json!({"type": "tool_result", "id": "c1", "ok": true,
+            "output": "", "duration_ms": 1, "receipt_id": null});
+        let back: EventKind = serde_json::from_value(old).unwrap();
+        assert!(matches!(
+            back,
+            EventKind::ToolResult {
+                sub_turn_id: None,
+                ..
+            }
+        ));
     }
 }
