@@ -35,7 +35,8 @@ pub enum AgentStatus {
     Error,
 }
 
-/// One event of an agent's live stream.
+/// One event of an agent's live stream: one of its own turns, or of a SubAgent turn nested in
+/// it (`event.agent` is then the child and `event.parent` names the `delegate` call).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct LiveFrame {
@@ -138,11 +139,15 @@ struct AgentLive {
     truncated: bool,
     status: AgentStatus,
     sinks: Vec<(u32, FrameSink)>,
+    /// The agent's own turn the buffer holds (the last top-level turn started in this stream).
+    turn: Option<String>,
 }
 
 #[derive(Default)]
 struct LiveState {
     agents: HashMap<String, AgentLive>,
+    /// Per running SubAgent turn: its ancestors as `(turn, agent)`, nearest first.
+    lineage: HashMap<String, Vec<(String, String)>>,
     pending: BTreeMap<String, PendingApprovalView>,
     /// Per budget agent: the UTC day and the highest level already announced that day.
     alerted: HashMap<String, (String, BudgetLevel)>,
@@ -287,6 +292,12 @@ impl Live {
 
     /// Folds one runtime event in: the agent's next frame goes to its buffer and subscribers,
     /// and the coarse changes it causes are returned.
+    ///
+    /// A SubAgent's event (one with a `parent`) also goes, as a frame of their own streams, to
+    /// the parent's stream and every further ancestor's, so a view of the delegating agent sees
+    /// the child turn nested under its `delegate` call with no second subscription. There it
+    /// neither clears the buffer nor moves the status: it belongs to the turn running there
+    /// (also when an agent delegates to itself, where the streams are one).
     pub fn fold(&self, event: TurnEvent) -> Vec<StateChange> {
         let mut changes = Vec::new();
         let mut st = self.lock();
@@ -318,31 +329,60 @@ impl Live {
             k if k.is_terminal() => st.pending.retain(|_, p| p.turn_id != event.turn_id),
             _ => {}
         }
-        let a = st.agents.entry(agent.clone()).or_default();
-        if let Some(s) = status_after(&event.kind) {
-            if s != a.status {
-                a.status = s;
-                changes.push(StateChange::Status(AgentStatusEntry {
-                    agent: agent.clone(),
-                    status: s,
-                }));
+        let ancestors = match &event.parent {
+            Some(p) => {
+                let mut v = vec![(p.turn_id.clone(), p.agent.clone())];
+                v.extend(st.lineage.get(&p.turn_id).cloned().unwrap_or_default());
+                v
+            }
+            None => Vec::new(),
+        };
+        if !ancestors.is_empty() {
+            if matches!(event.kind, EventKind::TurnStarted { .. }) {
+                st.lineage.insert(event.turn_id.clone(), ancestors.clone());
+            } else if event.kind.is_terminal() {
+                st.lineage.remove(&event.turn_id);
             }
         }
-        if matches!(event.kind, EventKind::TurnStarted { .. }) {
-            a.frames.clear();
-            a.truncated = false;
+        let mut streams = vec![agent.clone()];
+        for (_, a) in &ancestors {
+            if !streams.contains(a) {
+                streams.push(a.clone());
+            }
         }
-        a.next_seq += 1;
-        let frame = LiveFrame {
-            agent,
-            seq: a.next_seq,
-            event,
-        };
-        a.sinks.retain(|(_, sink)| sink(&frame));
-        a.frames.push_back(frame);
-        if a.frames.len() > MAX_BUFFERED_FRAMES {
-            a.frames.pop_front();
-            a.truncated = true;
+        for stream in streams {
+            let a = st.agents.entry(stream.clone()).or_default();
+            let nested = ancestors
+                .iter()
+                .any(|(turn, _)| a.turn.as_deref() == Some(turn.as_str()));
+            if stream == agent && !nested {
+                if let Some(s) = status_after(&event.kind) {
+                    if s != a.status {
+                        a.status = s;
+                        changes.push(StateChange::Status(AgentStatusEntry {
+                            agent: agent.clone(),
+                            status: s,
+                        }));
+                    }
+                }
+                if matches!(event.kind, EventKind::TurnStarted { .. }) {
+                    a.frames.clear();
+                    a.truncated = false;
+                    a.turn = Some(event.turn_id.clone());
+                }
+            }
+            a.next_seq += 1;
+            let frame = LiveFrame {
+                agent: stream,
+                seq: a.next_seq,
+                event: event.clone(),
+            };
+            a.sinks.retain(|(_, sink)| sink(&frame));
+            a.frames.push_back(frame);
+            if a.frames.len() > MAX_BUFFERED_FRAMES {
+                a.frames.pop_front();
+                a.truncated = true;
+            }
         }
         if approvals {
             let mut v: Vec<_> = st.pending.values().cloned().collect();
@@ -604,6 +644,169 @@ mod tests {
         );
         assert_eq!(live.statuses()[0].status, AgentStatus::Error);
         assert_eq!(live.running_agents(), ["b"], "a failed turn runs no more");
+    }
+
+    fn child(
+        agent: &str,
+        turn: &str,
+        seq: u32,
+        kind: EventKind,
+        parent: (&str, &str, &str),
+    ) -> TurnEvent {
+        TurnEvent {
+            parent: Some(warren_types::EventParent {
+                turn_id: parent.0.into(),
+                call_id: parent.1.into(),
+                agent: parent.2.into(),
+            }),
+            ..ev(agent, turn, seq, kind)
+        }
+    }
+
+    fn delegated() -> EventKind {
+        EventKind::TurnStarted {
+            session_id: "s2".into(),
+            trigger: "delegate".into(),
+            prompt: "sub task".into(),
+        }
+    }
+
+    fn kinds(snap: &LiveSnapshot) -> Vec<(u32, String, &'static str)> {
+        snap.frames
+            .iter()
+            .map(|f| (f.seq, f.event.turn_id.clone(), f.event.kind.type_name()))
+            .collect()
+    }
+
+    #[test]
+    fn a_child_turn_streams_nested_in_its_parents_stream_and_in_its_own() {
+        let live = Live::new();
+        live.fold(started("alice", "t1"));
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let sink_got = got.clone();
+        let (_, _) = live.subscribe(
+            "alice",
+            Box::new(move |f| {
+                sink_got
+                    .lock()
+                    .unwrap()
+                    .push((f.seq, f.event.agent.clone()));
+                true
+            }),
+        );
+        let call = EventKind::ToolCall {
+            id: "c1".into(),
+            name: "delegate".into(),
+            arguments: "{}".into(),
+        };
+        live.fold(ev("alice", "t1", 2, call));
+        let link = ("t1", "c1", "alice");
+        live.fold(child("bob", "u1", 1, delegated(), link));
+        assert_eq!(live.statuses()[1].status, AgentStatus::Working);
+        live.fold(child(
+            "bob",
+            "u1",
+            2,
+            EventKind::TextDelta { text: "hi".into() },
+            link,
+        ));
+        let c = live.fold(child(
+            "bob",
+            "u1",
+            3,
+            EventKind::TurnCompleted { text: "hi".into() },
+            link,
+        ));
+        assert!(
+            c.contains(&StateChange::Status(AgentStatusEntry {
+                agent: "bob".into(),
+                status: AgentStatus::Idle
+            })),
+            "the child's own status follows its turn: {c:?}"
+        );
+        assert!(
+            !c.iter()
+                .any(|c| matches!(c, StateChange::Status(s) if s.agent == "alice")),
+            "the parent still runs: {c:?}"
+        );
+        let parent = live.snapshot("alice");
+        assert_eq!(
+            kinds(&parent),
+            vec![
+                (1, "t1".into(), "turn_started"),
+                (2, "t1".into(), "tool_call"),
+                (3, "u1".into(), "turn_started"),
+                (4, "u1".into(), "text_delta"),
+                (5, "u1".into(), "turn_completed"),
+            ],
+            "the child's frames are in the parent's buffer, in order, with the parent's seq"
+        );
+        assert_eq!(parent.status, AgentStatus::Working);
+        assert_eq!(
+            *got.lock().unwrap(),
+            vec![
+                (2, "alice".to_string()),
+                (3, "bob".into()),
+                (4, "bob".into()),
+                (5, "bob".into())
+            ]
+        );
+        let own = live.snapshot("bob");
+        assert_eq!(
+            own.last_seq, 3,
+            "the child's own stream counts its own frames"
+        );
+        assert_eq!(own.frames.len(), 3);
+        assert!(own.frames.iter().all(|f| f.agent == "bob"));
+    }
+
+    #[test]
+    fn a_self_delegation_keeps_the_parent_turn_and_a_grandchild_reaches_every_ancestor() {
+        let live = Live::new();
+        live.fold(started("alice", "t1"));
+        live.fold(child("alice", "t2", 1, delegated(), ("t1", "c1", "alice")));
+        // The child (alice again) delegates to bob.
+        live.fold(child("bob", "u1", 1, delegated(), ("t2", "c2", "alice")));
+        live.fold(child(
+            "bob",
+            "u1",
+            2,
+            EventKind::TurnCompleted { text: "x".into() },
+            ("t2", "c2", "alice"),
+        ));
+        let c = live.fold(child(
+            "alice",
+            "t2",
+            2,
+            EventKind::TurnCompleted { text: "y".into() },
+            ("t1", "c1", "alice"),
+        ));
+        assert!(
+            !c.iter().any(|c| matches!(c, StateChange::Status(_))),
+            "the nested turn moves no status of alice: {c:?}"
+        );
+        let snap = live.snapshot("alice");
+        assert_eq!(snap.status, AgentStatus::Working);
+        assert_eq!(
+            kinds(&snap),
+            vec![
+                (1, "t1".into(), "turn_started"),
+                (2, "t2".into(), "turn_started"),
+                (3, "u1".into(), "turn_started"),
+                (4, "u1".into(), "turn_completed"),
+                (5, "t2".into(), "turn_completed"),
+            ],
+            "one frame per event, the parent turn kept"
+        );
+        assert_eq!(live.snapshot("bob").last_seq, 2);
+        live.fold(ev(
+            "alice",
+            "t1",
+            2,
+            EventKind::TurnCompleted { text: "z".into() },
+        ));
+        assert_eq!(live.snapshot("alice").status, AgentStatus::Idle);
+        assert!(live.lock().lineage.is_empty(), "ended turns are forgotten");
     }
 
     #[test]
