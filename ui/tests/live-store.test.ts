@@ -113,3 +113,35 @@ describe("the runtime store", () => {
     expect(strips).toBeGreaterThan(1);
   });
 });
+
+describe("replaying a stored turn that delegated", () => {
+  it("loads the child turn its delegate result names and nests it under the card", async () => {
+    const parent = (seq: number, kind: Record<string, unknown> & { type: string }) => event(seq, kind);
+    const asked: string[] = [];
+    const stored: Record<string, TurnEvent[]> = {
+      t1: [
+        parent(1, { type: "turn_started", session_id: "s1", trigger: "user", prompt: "ask bob" }),
+        parent(2, { type: "tool_call", id: "d1", name: "delegate", arguments: "{}" }),
+        parent(3, { type: "tool_result", id: "d1", ok: true, output: "{}", duration_ms: 3, receipt_id: null, sub_turn_id: "u1" }),
+        parent(4, { type: "turn_completed", text: "bob says hi" }),
+      ],
+      u1: [
+        { turn_id: "u1", agent: "bob", seq: 1, time: "2026-01-01T00:00:00Z", type: "turn_started", session_id: "s2", trigger: "delegate", prompt: "say hi", parent: { turn_id: "t1", call_id: "d1", agent: "alice" } },
+        { turn_id: "u1", agent: "bob", seq: 2, time: "2026-01-01T00:00:00Z", type: "turn_completed", text: "hi", parent: { turn_id: "t1", call_id: "d1", agent: "alice" } },
+      ] as TurnEvent[],
+    };
+    const api = {
+      turnEvents: async (id: string) => {
+        asked.push(id);
+        return ok(stored[id]);
+      },
+    } as unknown as LiveApi;
+    const store = new LiveStore(api, () => ({}) as Channel<LiveFrame>);
+    await store.replay({ id: "t1", session_id: "s1", trigger: "user", prompt: "ask bob", status: "completed", started_at: "2026-01-01T00:00:00Z" });
+    expect(asked).toEqual(["t1", "u1"]);
+    const turns = store.replaying?.timeline.turns ?? [];
+    expect(turns.map((t) => t.turn_id)).toEqual(["t1"]);
+    const card = turns[0].items[0];
+    expect(card.kind === "tool" && card.children.map((c) => [c.agent, c.state, c.final_text])).toEqual([["bob", "completed", "hi"]]);
+  });
+});

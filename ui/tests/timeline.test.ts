@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { LiveFrame, LiveSnapshot, TurnEvent } from "../src/bindings";
-import { emptyStream, onFrame, onSnapshot, replay } from "../src/lib/timeline";
+import { emptyStream, onFrame, onSnapshot, replay, withSubTurns } from "../src/lib/timeline";
 
 let clock = 0;
 function ev(kind: Record<string, unknown> & { type: string }, turn = "t1"): TurnEvent {
@@ -120,5 +120,175 @@ describe("the stream: snapshot, held frames and gaps", () => {
     for (const f of frames([started("t1"), ev({ type: "turn_completed", text: "x" }, "t1"), started("t2")])) onFrame(s, f);
     expect(s.timeline.turns.map((t) => t.turn_id)).toEqual(["t1", "t2"]);
     expect(s.timeline.turns[1].state).toBe("running");
+  });
+});
+
+// A SubAgent's events: `agent` runs the child turn `turn`, nested under `call` of parent turn t1.
+function sub(
+  kind: Record<string, unknown> & { type: string },
+  turn = "u1",
+  agent = "bob",
+  parent: { turn_id: string; call_id: string; agent: string } = { turn_id: "t1", call_id: "d1", agent: "alice" },
+): TurnEvent {
+  return { ...ev(kind, turn), agent, parent } as TurnEvent;
+}
+
+const delegateCall = (id = "d1", turn = "t1") =>
+  ev({ type: "tool_call", id, name: "delegate", arguments: '{"agent":"bob","prompt":"look"}' }, turn);
+const subStarted = (turn = "u1", agent = "bob", parent?: { turn_id: string; call_id: string; agent: string }) =>
+  sub({ type: "turn_started", session_id: "s2", trigger: "delegate", prompt: "look" }, turn, agent, parent);
+
+/** The one delegate card of the timeline's first turn. */
+function card(t: { turns: { items: unknown[] }[] }, index = 0) {
+  const tools = t.turns[0].items.filter((i) => (i as { kind: string }).kind === "tool") as import("../src/lib/timeline").ToolItem[];
+  return tools[index];
+}
+
+describe("a delegated child turn", () => {
+  it("nests under the parent's delegate card, in order, with its state, text and tool calls", () => {
+    const s = emptyStream();
+    onSnapshot(s, snapshot([], 0));
+    const all = frames([
+      started(),
+      delegateCall(),
+      subStarted(),
+      sub({ type: "model_request", route_entry: "openai.fake", attempt: 1, iteration: 1 }),
+      sub({ type: "tool_call", id: "b1", name: "file_read", arguments: "{}" }),
+      sub({ type: "tool_result", id: "b1", ok: true, output: "notes", duration_ms: 2, receipt_id: null }),
+      sub({ type: "text_delta", text: "found " }),
+      sub({ type: "text_delta", text: "it" }),
+    ]);
+    for (const f of all) onFrame(s, f);
+    expect(s.timeline.turns.map((t) => t.turn_id)).toEqual(["t1"]);
+    const d = card(s.timeline);
+    expect(d.name).toBe("delegate");
+    expect(d.state).toBe("running");
+    expect(d.children).toHaveLength(1);
+    const child = d.children[0];
+    expect(child.agent).toBe("bob");
+    expect(child.state).toBe("running");
+    expect(child.prompt).toBe("look");
+    expect(child.items.map((i) => i.kind)).toEqual(["model", "tool", "text"]);
+    const tool = child.items[1];
+    expect(tool.kind === "tool" && [tool.name, tool.state]).toEqual(["file_read", "ok"]);
+    const text = child.items[2];
+    expect(text.kind === "text" && text.text).toBe("found it");
+    // The child ends, then the parent's result names it and the parent answers.
+    onFrame(s, { agent: "alice", seq: 9, event: sub({ type: "turn_completed", text: "found it" }) });
+    onFrame(s, {
+      agent: "alice",
+      seq: 10,
+      event: ev({ type: "tool_result", id: "d1", ok: true, output: "{}", duration_ms: 9, receipt_id: null, sub_turn_id: "u1" }),
+    });
+    onFrame(s, { agent: "alice", seq: 11, event: ev({ type: "text_delta", text: "bob found it" }) });
+    expect(child.state).toBe("completed");
+    expect(child.final_text).toBe("found it");
+    expect(d.state).toBe("ok");
+    expect(d.sub_turn_id).toBe("u1");
+    expect(s.timeline.turns[0].items.map((i) => i.kind)).toEqual(["tool", "text"]);
+    expect(s.timeline.turns[0].state).toBe("running");
+  });
+
+  it("a failed or cancelled child shows so under its card", () => {
+    const t = replay([
+      started(),
+      delegateCall("d1"),
+      subStarted("u1"),
+      sub({ type: "turn_failed", code: "provider_error", message: "down" }, "u1"),
+      delegateCall("d2"),
+      subStarted("u2", "bob", { turn_id: "t1", call_id: "d2", agent: "alice" }),
+      sub({ type: "turn_cancelled" }, "u2", "bob", { turn_id: "t1", call_id: "d2", agent: "alice" }),
+    ]);
+    expect(card(t, 0).children.map((c) => [c.turn_id, c.state, c.error?.code ?? null])).toEqual([["u1", "failed", "provider_error"]]);
+    expect(card(t, 1).children.map((c) => [c.turn_id, c.state])).toEqual([["u2", "cancelled"]]);
+  });
+
+  it("nests when an agent delegates to itself, and a grandchild nests under the child's card", () => {
+    const t = replay([
+      started(),
+      delegateCall(),
+      subStarted("t2", "alice"),
+      sub({ type: "tool_call", id: "d9", name: "delegate", arguments: "{}" }, "t2", "alice"),
+      subStarted("u1", "bob", { turn_id: "t2", call_id: "d9", agent: "alice" }),
+      sub({ type: "text_delta", text: "deep" }, "u1", "bob", { turn_id: "t2", call_id: "d9", agent: "alice" }),
+      sub({ type: "turn_completed", text: "mid" }, "t2", "alice"),
+    ]);
+    expect(t.turns).toHaveLength(1);
+    const child = card(t).children[0];
+    expect([child.turn_id, child.agent, child.state]).toEqual(["t2", "alice", "completed"]);
+    const inner = child.items[0];
+    expect(inner.kind === "tool" && inner.children.map((c) => [c.agent, c.items[0].kind === "text" && c.items[0].text])).toEqual([
+      ["bob", "deep"],
+    ]);
+  });
+
+  it("in the child's own stream (no card to hang under) the turn is a top-level one", () => {
+    const t = replay([subStarted(), sub({ type: "text_delta", text: "hi" })]);
+    expect(t.turns.map((x) => [x.turn_id, x.agent])).toEqual([["u1", "bob"]]);
+    expect(t.turns[0].items[0].kind).toBe("text");
+  });
+
+  it("child frames held while subscribing nest once, after the snapshot", () => {
+    const all = frames([
+      started(),
+      delegateCall(),
+      subStarted(),
+      sub({ type: "text_delta", text: "a" }),
+      sub({ type: "text_delta", text: "b" }),
+      sub({ type: "text_delta", text: "c" }),
+    ]);
+    const s = emptyStream();
+    // Frames 4..6 reach the channel before the subscribe answer, whose snapshot ends at 4.
+    onFrame(s, all[3]);
+    onFrame(s, all[4]);
+    onFrame(s, all[5]);
+    expect(s.timeline.turns).toHaveLength(0);
+    onSnapshot(s, snapshot(all.slice(0, 4), 4));
+    expect(s.lastSeq).toBe(6);
+    expect(s.timeline.lost).toBe(0);
+    const child = card(s.timeline).children[0];
+    expect(child.items.map((i) => i.kind === "text" && i.text)).toEqual(["abc"]);
+    expect(s.timeline.turns).toHaveLength(1);
+  });
+});
+
+describe("replaying a turn that delegated", () => {
+  it("loads the child turns its delegate results name and nests them", async () => {
+    const parent = [
+      started(),
+      delegateCall(),
+      ev({ type: "tool_result", id: "d1", ok: true, output: "{}", duration_ms: 5, receipt_id: null, sub_turn_id: "u1" }),
+      ev({ type: "tool_call", id: "d2", name: "delegate", arguments: "{}" }),
+      ev({ type: "tool_result", id: "d2", ok: false, output: "gone", duration_ms: 5, receipt_id: null, sub_turn_id: "u-missing" }),
+      ev({ type: "turn_completed", text: "done" }),
+    ];
+    const stored: Record<string, TurnEvent[]> = {
+      u1: [
+        subStarted(),
+        sub({ type: "tool_call", id: "b1", name: "delegate", arguments: "{}" }),
+        sub({ type: "tool_result", id: "b1", ok: true, output: "{}", duration_ms: 1, receipt_id: null, sub_turn_id: "v1" }),
+        sub({ type: "turn_completed", text: "from bob" }),
+      ],
+      v1: [
+        subStarted("v1", "carol", { turn_id: "u1", call_id: "b1", agent: "bob" }),
+        sub({ type: "turn_completed", text: "from carol" }, "v1", "carol", { turn_id: "u1", call_id: "b1", agent: "bob" }),
+      ],
+    };
+    const asked: string[] = [];
+    const events = await withSubTurns(parent, async (id) => {
+      asked.push(id);
+      if (!stored[id]) throw new Error("not found");
+      return stored[id];
+    });
+    expect(asked).toEqual(["u1", "v1", "u-missing"]);
+    const t = replay(events);
+    expect(t.turns).toHaveLength(1);
+    expect(t.turns[0].state).toBe("completed");
+    const child = card(t, 0).children[0];
+    expect([child.agent, child.state, child.final_text]).toEqual(["bob", "completed", "from bob"]);
+    const inner = child.items[0];
+    expect(inner.kind === "tool" && inner.children.map((c) => [c.agent, c.final_text])).toEqual([["carol", "from carol"]]);
+    expect(card(t, 1).children).toEqual([]);
+    expect(card(t, 1).state).toBe("failed");
   });
 });

@@ -11,7 +11,7 @@ import {
   type TurnSummary,
 } from "../bindings";
 import { toApiError } from "./agents.svelte";
-import { emptyStream, onFrame, onSnapshot, replay, type Stream, type Timeline } from "./timeline";
+import { emptyStream, onFrame, onSnapshot, replay, withSubTurns, type Stream, type Timeline } from "./timeline";
 
 export type LiveApi = Pick<
   typeof commands,
@@ -169,14 +169,16 @@ export class LiveStore {
     }
   }
 
-  /** Replays a stored turn from its events (null: back to the live stream). */
+  /** Replays a stored turn from its events, with the SubAgent turns it delegated nested under
+   * their `delegate` cards (null: back to the live stream). */
   async replay(turn: TurnSummary | null): Promise<void> {
     if (turn === null) {
       this.replaying = null;
       return;
     }
     try {
-      const events = unwrap(await this.#api.turnEvents(turn.id));
+      const own = unwrap(await this.#api.turnEvents(turn.id));
+      const events = await withSubTurns(own, async (id) => unwrap(await this.#api.turnEvents(id)));
       this.replaying = { turn, timeline: replay(events) };
     } catch (e) {
       this.error = toApiError(e);

@@ -1,7 +1,8 @@
 // The turn timeline: a pure reducer from runtime events (live frames or stored events) to
 // turns with their items, and the stream logic around it: frames that arrive before the
 // snapshot are held, frames the snapshot already holds are dropped, and a gap in `seq` leaves
-// a visible "frames lost" marker.
+// a visible "frames lost" marker. A SubAgent turn (its events name a parent `delegate` call)
+// nests under that call's card, in the live stream as in a replay.
 
 import type { ApprovalDecision, LiveFrame, LiveSnapshot, TurnEvent } from "../bindings";
 
@@ -43,6 +44,10 @@ export interface ToolItem {
   duration_ms: number | null;
   output: string | null;
   receipt_id: string | null;
+  /** For a `delegate` call: the SubAgent turn it ran, once its result names it. */
+  sub_turn_id: string | null;
+  /** For a `delegate` call: the child turns nested under it, in order. */
+  children: Turn[];
 }
 
 /** A notice from the runtime. */
@@ -67,6 +72,8 @@ export type TurnState = "running" | "completed" | "failed" | "cancelled";
 /** One turn as the timeline shows it. */
 export interface Turn {
   turn_id: string;
+  /** The agent running the turn (a child's differs from its parent's). */
+  agent: string;
   session_id: string | null;
   trigger: string | null;
   prompt: string | null;
@@ -94,11 +101,12 @@ export function emptyTimeline(): Timeline {
   return { turns: [], lost: 0, nextKey: 1 };
 }
 
-function turnFor(t: Timeline, ev: TurnEvent): Turn {
-  let turn = t.turns.find((x) => x.turn_id === ev.turn_id);
+function turnFor(turns: Turn[], ev: TurnEvent): Turn {
+  let turn = turns.find((x) => x.turn_id === ev.turn_id);
   if (!turn) {
     turn = {
       turn_id: ev.turn_id,
+      agent: ev.agent,
       session_id: null,
       trigger: null,
       prompt: null,
@@ -112,9 +120,28 @@ function turnFor(t: Timeline, ev: TurnEvent): Turn {
       output_tokens: 0,
       cost_usd: 0,
     };
-    t.turns.push(turn);
+    turns.push(turn);
+    turn = turns[turns.length - 1];
   }
   return turn;
+}
+
+/** The card of call `callId` of turn `turnId`, searched in `turns` and the turns nested in them. */
+function findCall(turns: Turn[], turnId: string, callId: string): ToolItem | undefined {
+  for (let i = turns.length - 1; i >= 0; i--) {
+    const turn = turns[i];
+    if (turn.turn_id === turnId) {
+      const tool = toolItem(turn, callId);
+      if (tool) return tool;
+    }
+    for (const it of turn.items) {
+      if (it.kind === "tool" && it.children.length > 0) {
+        const found = findCall(it.children, turnId, callId);
+        if (found) return found;
+      }
+    }
+  }
+  return undefined;
 }
 
 function toolItem(turn: Turn, id: string): ToolItem | undefined {
@@ -133,9 +160,12 @@ function lastModel(turn: Turn): ModelItem | undefined {
   return undefined;
 }
 
-/** Applies one runtime event to the timeline (mutating it). */
+/** Applies one runtime event to the timeline (mutating it). A SubAgent's event goes to its turn
+ * under the parent's `delegate` card when the timeline has that card; otherwise (the child's own
+ * stream, or a card the view never saw) its turn is a top-level one. */
 export function applyEvent(t: Timeline, ev: TurnEvent): void {
-  const turn = turnFor(t, ev);
+  const card = ev.parent ? findCall(t.turns, ev.parent.turn_id, ev.parent.call_id) : undefined;
+  const turn = turnFor(card ? card.children : t.turns, ev);
   const key = t.nextKey++;
   switch (ev.type) {
     case "turn_started":
@@ -179,6 +209,8 @@ export function applyEvent(t: Timeline, ev: TurnEvent): void {
         duration_ms: null,
         output: null,
         receipt_id: null,
+        sub_turn_id: null,
+        children: [],
       });
       break;
     case "approval_requested": {
@@ -205,6 +237,7 @@ export function applyEvent(t: Timeline, ev: TurnEvent): void {
         tool.duration_ms = ev.duration_ms;
         tool.output = ev.output;
         tool.receipt_id = ev.receipt_id;
+        tool.sub_turn_id = ev.sub_turn_id ?? null;
       }
       break;
     }
@@ -249,6 +282,36 @@ export function replay(events: TurnEvent[]): Timeline {
   return t;
 }
 
+/** How deep a replay follows delegations (a turn's children, theirs, ...). */
+export const MAX_REPLAY_DEPTH = 8;
+
+/**
+ * A stored turn's events with the stored events of every SubAgent turn its `delegate` results
+ * name spliced in before each result (recursively), so `replay` nests them as the live stream
+ * did. A child turn that cannot be loaded is left out: its card still shows the result.
+ */
+export async function withSubTurns(
+  events: TurnEvent[],
+  load: (turnId: string) => Promise<TurnEvent[]>,
+  depth = 0,
+  seen: Set<string> = new Set(),
+): Promise<TurnEvent[]> {
+  const out: TurnEvent[] = [];
+  for (const ev of events) {
+    if (ev.type === "tool_result" && ev.sub_turn_id && depth < MAX_REPLAY_DEPTH && !seen.has(ev.sub_turn_id)) {
+      seen.add(ev.sub_turn_id);
+      try {
+        const child = await load(ev.sub_turn_id);
+        out.push(...(await withSubTurns(child, load, depth + 1, seen)));
+      } catch {
+        // Left out: the parent's card still shows the child's answer or error.
+      }
+    }
+    out.push(ev);
+  }
+  return out;
+}
+
 function markLost(t: Timeline, count: number): void {
   t.lost += count;
   const turn = t.turns[t.turns.length - 1];
@@ -257,6 +320,7 @@ function markLost(t: Timeline, count: number): void {
   else
     t.turns.push({
       turn_id: "",
+      agent: "",
       session_id: null,
       trigger: null,
       prompt: null,
