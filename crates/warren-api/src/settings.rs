@@ -230,7 +230,7 @@ impl Warren {
     }
 
     fn desktop_settings_path(&self) -> PathBuf {
-        self.layout().data_dir().join("desktop.json")
+        self.layout().desktop_settings_path()
     }
 
     fn autostart_path(&self) -> Result<PathBuf, ApiError> {

@@ -343,7 +343,7 @@ secret = \"agent:alice/OPENAI_KEY\" # alice's own key
 fn pause_follows_the_agent_through_rename_delete_and_restore() {
     let t = TestInstall::with_config(CONFIG.split("# Morning digest.").next().unwrap()).unwrap();
     let paused = |t: &TestInstall| -> Vec<String> {
-        match fs::read(t.root().join("data/paused.json")) {
+        match fs::read(t.layout().paused_path()) {
             Ok(b) => serde_json::from_slice(&b).unwrap(),
             Err(_) => Vec::new(),
         }

@@ -129,6 +129,18 @@ impl InstallLayout {
     pub fn config_lock_path(&self) -> PathBuf {
         self.data_dir().join("config.lock")
     }
+    /// `<install>/data/desktop.json`: the desktop app's own settings.
+    pub fn desktop_settings_path(&self) -> PathBuf {
+        self.data_dir().join("desktop.json")
+    }
+    /// `<install>/data/paused.json`: the agents paused now.
+    pub fn paused_path(&self) -> PathBuf {
+        self.data_dir().join("paused.json")
+    }
+    /// Lock file serialising changes of `paused.json` between processes.
+    pub fn paused_lock_path(&self) -> PathBuf {
+        self.data_dir().join("paused.lock")
+    }
 
     /// The workspace an agent uses: `workspace.path` when set, else the default.
     pub fn workspace_for(&self, alias: &str, custom: Option<&str>) -> PathBuf {
@@ -192,5 +204,11 @@ mod tests {
         assert_eq!(l.memory_db(), PathBuf::from("/i/data/memory/memory.db"));
         assert_eq!(l.deleted_dir(), PathBuf::from("/i/data/agents/_deleted"));
         assert_eq!(l.journal_dir(), PathBuf::from("/i/data/lifecycle/journal"));
+        assert_eq!(
+            l.desktop_settings_path(),
+            PathBuf::from("/i/data/desktop.json")
+        );
+        assert_eq!(l.paused_path(), PathBuf::from("/i/data/paused.json"));
+        assert_eq!(l.paused_lock_path(), PathBuf::from("/i/data/paused.lock"));
     }
 }

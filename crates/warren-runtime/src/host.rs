@@ -427,10 +427,6 @@ impl Host {
     }
 }
 
-fn paused_path(layout: &InstallLayout) -> PathBuf {
-    layout.data_dir().join("paused.json")
-}
-
 /// Pauses (or resumes) `aliases` in the install's `data/paused.json` (written atomically);
 /// returns the agents paused afterwards.
 pub fn set_paused_agents(
@@ -440,7 +436,7 @@ pub fn set_paused_agents(
 ) -> Result<std::collections::BTreeSet<String>, HostError> {
     // One writer at a time across processes (the window, the tray, the CLI): the read-modify-
     // write below happens under an exclusive lock on `data/paused.lock`.
-    let lock_path = layout.data_dir().join("paused.lock");
+    let lock_path = layout.paused_lock_path();
     // The open error names the file already; the lock error is given its name here.
     let lock = crate::agent_lock::open_lock_file(&lock_path)
         .and_then(|f| {
@@ -457,7 +453,7 @@ pub fn set_paused_agents(
             set.remove(a);
         }
     }
-    let path = paused_path(layout);
+    let path = layout.paused_path();
     let text = serde_json::to_vec_pretty(&set).map_err(|e| HostError::PauseState(e.to_string()))?;
     warren_config::write_atomic(&path, &text)
         .map_err(|e| HostError::PauseState(format!("writing {}: {e}", path.display())))?;
@@ -470,7 +466,7 @@ pub fn set_paused_agents(
 pub fn paused_agents(
     layout: &InstallLayout,
 ) -> Result<std::collections::BTreeSet<String>, HostError> {
-    let path = paused_path(layout);
+    let path = layout.paused_path();
     match std::fs::read(&path) {
         Ok(bytes) => serde_json::from_slice(&bytes)
             .map_err(|e| HostError::PauseState(format!("{}: {e}", path.display()))),
