@@ -400,13 +400,25 @@ impl Host {
 
     /// Pauses (or resumes) `aliases`: a paused agent's next turn (prompt, cron, ACP) fails with
     /// [`HostError::Paused`]; a turn already running is not stopped. Persisted atomically;
-    /// returns the agents paused afterwards.
+    /// returns the agents paused afterwards. A pause is refused with
+    /// [`HostError::UnknownAgent`] for an alias config.toml does not have, checked under the
+    /// pause lock (see [`pause_configured_agents`]).
     pub fn set_paused(
         &self,
         aliases: &[String],
         paused: bool,
     ) -> Result<std::collections::BTreeSet<String>, HostError> {
-        set_paused_agents(&self.layout, aliases, paused)
+        if paused {
+            pause_configured_agents(&self.layout, Some(aliases))
+        } else {
+            set_paused_agents(&self.layout, aliases, false)
+        }
+    }
+
+    /// Pauses every agent config.toml has when the pause lock is taken; returns the agents
+    /// paused afterwards.
+    pub fn pause_all(&self) -> Result<std::collections::BTreeSet<String>, HostError> {
+        pause_configured_agents(&self.layout, None)
     }
 
     /// Cancels the running turn of `alias`; false when none runs.
@@ -427,8 +439,23 @@ impl Host {
     }
 }
 
+/// Takes `data/paused.lock`: exclusively to change `paused.json`, shared to read it. Every
+/// change and every read through [`paused_agents`] is ordered by it across processes.
+fn lock_paused(layout: &InstallLayout, exclusive: bool) -> Result<std::fs::File, HostError> {
+    let lock_path = layout.paused_lock_path();
+    // The open error names the file already; the lock error is given its name here.
+    crate::agent_lock::open_lock_file(&lock_path)
+        .and_then(|f| {
+            if exclusive { f.lock() } else { f.lock_shared() }
+                .map(|()| f)
+                .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", lock_path.display())))
+        })
+        .map_err(|e| HostError::PauseState(format!("locking {e}")))
+}
+
 /// Pauses (or resumes) `aliases` in the install's `data/paused.json` (written atomically);
-/// returns the agents paused afterwards.
+/// returns the agents paused afterwards. The aliases are not checked against the config (the
+/// lifecycle uses this to carry a pause through rename, delete and restore).
 pub fn set_paused_agents(
     layout: &InstallLayout,
     aliases: &[String],
@@ -436,16 +463,44 @@ pub fn set_paused_agents(
 ) -> Result<std::collections::BTreeSet<String>, HostError> {
     // One writer at a time across processes (the window, the tray, the CLI): the read-modify-
     // write below happens under an exclusive lock on `data/paused.lock`.
-    let lock_path = layout.paused_lock_path();
-    // The open error names the file already; the lock error is given its name here.
-    let lock = crate::agent_lock::open_lock_file(&lock_path)
-        .and_then(|f| {
-            f.lock()
-                .map(|()| f)
-                .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", lock_path.display())))
-        })
-        .map_err(|e| HostError::PauseState(format!("locking {e}")))?;
-    let mut set = paused_agents(layout)?;
+    let lock = lock_paused(layout, true)?;
+    let set = write_paused(layout, aliases, paused)?;
+    drop(lock);
+    Ok(set)
+}
+
+/// Pauses `aliases` (every agent of the config when `None`), each checked against
+/// config.toml read while `data/paused.lock` is held. A rename or delete changes config.toml
+/// before its pause participant reads `paused.json` under the same lock, so a pause either
+/// lands before that read (and the participant carries or clears it) or sees the config
+/// without the old alias and is refused: an old alias is never left paused.
+pub fn pause_configured_agents(
+    layout: &InstallLayout,
+    aliases: Option<&[String]>,
+) -> Result<std::collections::BTreeSet<String>, HostError> {
+    let lock = lock_paused(layout, true)?;
+    let config = load_config(layout)?.config;
+    let targets: Vec<String> = match aliases {
+        Some(aliases) => {
+            if let Some(unknown) = aliases.iter().find(|a| !config.agents.contains_key(*a)) {
+                return Err(HostError::UnknownAgent(unknown.clone()));
+            }
+            aliases.to_vec()
+        }
+        None => config.agents.keys().cloned().collect(),
+    };
+    let set = write_paused(layout, &targets, true)?;
+    drop(lock);
+    Ok(set)
+}
+
+/// The read-modify-write of `paused.json`; the caller holds the exclusive lock.
+fn write_paused(
+    layout: &InstallLayout,
+    aliases: &[String],
+    paused: bool,
+) -> Result<std::collections::BTreeSet<String>, HostError> {
+    let mut set = read_paused(layout)?;
     for a in aliases {
         if paused {
             set.insert(a.clone());
@@ -457,15 +512,27 @@ pub fn set_paused_agents(
     let text = serde_json::to_vec_pretty(&set).map_err(|e| HostError::PauseState(e.to_string()))?;
     warren_config::write_atomic(&path, &text)
         .map_err(|e| HostError::PauseState(format!("writing {}: {e}", path.display())))?;
-    drop(lock);
     Ok(set)
 }
 
 /// The paused agents of an install; none when the file does not exist. A file that cannot be
-/// read or parsed is an error (fail closed: no turn runs on an unknown pause state).
+/// read or parsed is an error (fail closed: no turn runs on an unknown pause state). Read under
+/// a shared lock on `data/paused.lock`, so a change being made is read whole, before or after.
 pub fn paused_agents(
     layout: &InstallLayout,
 ) -> Result<std::collections::BTreeSet<String>, HostError> {
+    // No data folder: nothing was ever paused (and a read creates no folder).
+    if !layout.data_dir().is_dir() {
+        return Ok(Default::default());
+    }
+    let lock = lock_paused(layout, false)?;
+    let set = read_paused(layout);
+    drop(lock);
+    set
+}
+
+/// `paused.json` as it is now, without taking the lock.
+fn read_paused(layout: &InstallLayout) -> Result<std::collections::BTreeSet<String>, HostError> {
     let path = layout.paused_path();
     match std::fs::read(&path) {
         Ok(bytes) => serde_json::from_slice(&bytes)

@@ -245,3 +245,70 @@ fn concurrent_pauses_lose_nothing() {
     let set = warren_runtime::host::paused_agents(&layout).unwrap();
     assert_eq!(set.len(), 80, "{set:?}");
 }
+
+/// Waits until a process blocks on the flock of `path` (a `->` line of `/proc/locks` on its
+/// inode); panics after 20 seconds.
+fn wait_for_a_waiter_on(path: &std::path::Path) {
+    use std::os::unix::fs::MetadataExt;
+    let ino = std::fs::metadata(path).unwrap().ino().to_string();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let locks = std::fs::read_to_string("/proc/locks").unwrap();
+        if locks.lines().any(|l| {
+            l.contains("->")
+                && l.split_whitespace()
+                    .any(|f| f.rsplit(':').next() == Some(ino.as_str()))
+        }) {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "nothing waited for {}:\n{locks}",
+            path.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// Reading the paused agents waits for a change being made under `data/paused.lock` (the
+/// rename's pause participant reads this way, so a pause in flight is carried, not missed).
+#[test]
+fn reading_the_paused_agents_waits_for_a_change_in_progress() {
+    let t = TestInstall::empty().unwrap();
+    let layout = t.layout();
+    std::fs::create_dir_all(layout.data_dir()).unwrap();
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(layout.paused_lock_path())
+        .unwrap();
+    lock.lock().unwrap();
+    let reading = {
+        let layout = layout.clone();
+        std::thread::spawn(move || warren_runtime::host::paused_agents(&layout))
+    };
+    wait_for_a_waiter_on(&layout.paused_lock_path());
+    // The writer holding the lock finishes its change, then lets go.
+    std::fs::write(layout.paused_path(), br#"["alice"]"#).unwrap();
+    lock.unlock().unwrap();
+    let set = reading.join().unwrap().unwrap();
+    assert_eq!(set.into_iter().collect::<Vec<_>>(), ["alice"]);
+}
+
+/// Pausing through the host refuses an alias the config does not have; resuming does not ask.
+#[test]
+fn the_host_pauses_only_agents_of_the_config() {
+    let t = TestInstall::with_config("[risk_profiles.p]\n[agents.alice]\nrisk_profile = \"p\"\n")
+        .unwrap();
+    let layout = t.layout();
+    let e = warren_runtime::host::pause_configured_agents(&layout, Some(&["bob".to_string()]))
+        .unwrap_err();
+    assert!(
+        matches!(e, warren_runtime::host::HostError::UnknownAgent(ref a) if a == "bob"),
+        "{e}"
+    );
+    assert!(!layout.paused_path().exists());
+    let set = warren_runtime::host::pause_configured_agents(&layout, None).unwrap();
+    assert_eq!(set.into_iter().collect::<Vec<_>>(), ["alice"]);
+}
