@@ -518,3 +518,121 @@ fn approvals_and_failures_are_notified_while_the_window_is_hidden() {
         d.close().await;
     });
 }
+
+/// `lead` may delegate to `helper` (same full-autonomy profile; helper's workspace is inside
+/// lead's grants), both on the fake server.
+fn delegation_config(fake: &FakeLlm) -> String {
+    format!(
+        r#"# Delegation test install.
+schema_version = 1
+
+[agents.lead]
+risk_profile = "lead"
+model_provider = "openai.fake"
+delegates = ["helper"]
+[agents.lead.workspace.access]
+helper = "read_write"
+
+[agents.helper]
+risk_profile = "lead"
+model_provider = "openai.fake"
+
+[risk_profiles.lead]
+level = "full"
+allowed_commands = ["*"]
+delegation = "allow"
+
+{}"#,
+        fake.config_block("fake")
+    )
+}
+
+#[test]
+fn a_delegated_child_turn_shows_nested_under_the_delegate_card_live_and_in_replay() {
+    let _serial = serial();
+    block_on_mt(async {
+        let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+        fake.script([
+            Reply::tool_call(
+                "delegate",
+                json!({"agent": "helper", "prompt": "find the answer"}),
+            ),
+            // The helper calls a tool, then streams its answer slowly enough to be seen running.
+            Reply::tool_call("file_read", json!({"path": "answer.txt"}))
+                .delay(Duration::from_millis(1500)),
+            Reply::text("helper found 42").delay(Duration::from_millis(1500)),
+            Reply::text("lead reports 42"),
+        ]);
+        let cfg = delegation_config(&fake);
+        let d = launch(|home| std::fs::write(home.join("config.toml"), &cfg).unwrap()).await;
+        open_live(&d, "lead").await;
+        send(&d, "ask helper").await;
+
+        // Live: the child turn runs under lead's delegate card, then ends with its text.
+        let card = "[data-testid=tool-card][data-tool=delegate]";
+        let child = format!("{card} [data-testid=sub-turn][data-agent=helper]");
+        d.wait_for(&format!("{child}[data-state=running]")).await;
+        let state = d
+            .wait_text(&format!("{child} [data-testid=sub-turn-state]"), |t| {
+                !t.is_empty()
+            })
+            .await;
+        assert_eq!(state.to_lowercase(), "running");
+        d.wait_for(&format!(
+            "{child} [data-testid=sub-tool][data-tool=file_read]"
+        ))
+        .await;
+        let text = d
+            .wait_text(&format!("{child} [data-testid=sub-turn-text]"), |t| {
+                t.contains("42")
+            })
+            .await;
+        assert_eq!(text, "helper found 42");
+        d.wait_for(&format!("{child}[data-state=completed]")).await;
+        d.wait_for("[data-testid=turn][data-state=completed]").await;
+        d.wait_for(&format!("{card}[data-state=ok]")).await;
+        assert_eq!(
+            d.client
+                .find_all(Locator::Css("[data-testid=turn]"))
+                .await
+                .unwrap()
+                .len(),
+            1,
+            "the child turn is not a turn of its own in lead's timeline"
+        );
+        assert_eq!(
+            last_text(&d, "[data-testid=turn] > ol > [data-testid=text-item]").await,
+            "lead reports 42"
+        );
+        d.screenshot("live-delegation").await;
+
+        // Replay of the stored turn nests the stored child turn the same way.
+        d.wait_for("[data-testid=history-turn][data-state=completed]")
+            .await;
+        d.click("[data-testid=history-turn] [data-testid=replay]")
+            .await;
+        d.wait_for("[data-testid=replay-banner]").await;
+        let replayed = d
+            .wait_text(
+                &format!("{child}[data-state=completed] [data-testid=sub-turn-text]"),
+                |t| !t.is_empty(),
+            )
+            .await;
+        assert_eq!(replayed, "helper found 42");
+        d.wait_for(&format!(
+            "{child} [data-testid=sub-tool][data-tool=file_read]"
+        ))
+        .await;
+
+        // The link opens helper's own Live view, where the turn is a top-level one.
+        d.click(&format!("{child} [data-testid=sub-turn-open]"))
+            .await;
+        d.wait_for("[data-testid=live-screen][data-agent=helper]")
+            .await;
+        let own = d
+            .wait_text("[data-testid=text-item]", |t| t.contains("42"))
+            .await;
+        assert_eq!(own, "helper found 42");
+        d.close().await;
+    });
+}
