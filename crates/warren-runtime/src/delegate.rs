@@ -334,18 +334,7 @@ mod tests {
             .collect()
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn the_delegate_result_names_the_child_turn_that_nests_under_its_call() {
-        let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
-        fake.script([
-            // alice delegates, then reads a file, then answers.
-            Reply::tool_call("delegate", json!({"agent": "bob", "prompt": "say hi"})),
-            // bob: one tool call of his own, then his answer.
-            Reply::tool_call("file_read", json!({"path": "missing.txt"})),
-            Reply::text("hi from bob"),
-            Reply::tool_call("file_read", json!({"path": "other.txt"})),
-            Reply::text("bob said hi"),
-        ]);
+    async fn host(fake: &FakeLlm) -> (TestInstall, Host) {
         let t = TestInstall::with_config(&format!(
             r#"
 [risk_profiles.lead]
@@ -375,6 +364,22 @@ model_provider = "openai.main"
             vars,
         };
         let h = Host::open(t.layout(), env).await.unwrap();
+        (t, h)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_delegate_result_names_the_child_turn_that_nests_under_its_call() {
+        let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+        fake.script([
+            // alice delegates, then reads a file, then answers.
+            Reply::tool_call("delegate", json!({"agent": "bob", "prompt": "say hi"})),
+            // bob: one tool call of his own, then his answer.
+            Reply::tool_call("file_read", json!({"path": "missing.txt"})),
+            Reply::text("hi from bob"),
+            Reply::tool_call("file_read", json!({"path": "other.txt"})),
+            Reply::text("bob said hi"),
+        ]);
+        let (_t, h) = host(&fake).await;
         let mut rx = h.subscribe();
         let out = h.run("alice", None, "go", "user", None).await.unwrap();
         assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
@@ -444,6 +449,60 @@ model_provider = "openai.main"
         assert!(matches!(
             stored_child.last().map(|e| &e.kind),
             Some(EventKind::TurnCompleted { text }) if text == "hi from bob"
+        ));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_parent_cancelled_during_the_child_turn_still_names_it() {
+        let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+        fake.script([
+            Reply::tool_call("delegate", json!({"agent": "bob", "prompt": "take long"})),
+            Reply::text("too late").delay(std::time::Duration::from_secs(5)),
+        ]);
+        let (_t, h) = host(&fake).await;
+        let mut rx = h.subscribe();
+        let mut events = Vec::new();
+        let (out, ()) = tokio::join!(h.run("alice", None, "go", "user", None), async {
+            while let Some(e) = rx.recv().await {
+                let child_started =
+                    e.agent == "bob" && matches!(e.kind, EventKind::TurnStarted { .. });
+                events.push(e);
+                if child_started {
+                    assert!(h.cancel("alice"));
+                    break;
+                }
+            }
+        });
+        let out = out.unwrap();
+        assert_eq!(out.status, TurnStatus::Cancelled, "{out:?}");
+        while let Ok(e) = rx.try_recv() {
+            events.push(e);
+        }
+        let child_turn = events
+            .iter()
+            .find(|e| e.agent == "bob")
+            .unwrap()
+            .turn_id
+            .clone();
+        let stored = h.sessions().turn_events(&out.turn_id).await.unwrap();
+        let results: Vec<_> = stored
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::ToolResult {
+                    ok, sub_turn_id, ..
+                } => Some((*ok, sub_turn_id.clone())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            results,
+            vec![(false, Some(child_turn.clone()))],
+            "the interrupted delegate result names the cancelled child turn"
+        );
+        let child = h.sessions().turn_events(&child_turn).await.unwrap();
+        assert!(matches!(
+            child.last().map(|e| &e.kind),
+            Some(EventKind::TurnCancelled {})
         ));
     }
 }

@@ -467,16 +467,16 @@ async fn turn_body(
             text,
             tool_calls: calls.clone(),
         }];
-        let interrupted = results.iter().any(Option::is_none);
+        let interrupted = results.iter().any(Result::is_err);
         for (call, r) in calls.iter().zip(results) {
             let (ok, content, receipt, duration_ms, sub_turn) = match r {
-                Some(r) => (r.ok, r.content, r.receipt, r.duration_ms, r.sub_turn),
-                None => (
+                Ok(r) => (r.ok, r.content, r.receipt, r.duration_ms, r.sub_turn),
+                Err(sub_turn) => (
                     false,
                     "interrupted: the turn was cancelled before this call finished".to_string(),
                     None,
                     0,
-                    None,
+                    sub_turn,
                 ),
             };
             em.emit(EventKind::ToolResult {
@@ -525,7 +525,7 @@ async fn run_calls(
     calls: &[ToolCall],
     approved_for_session: &mut Vec<String>,
     cancel: &CancellationToken,
-) -> Vec<Option<CallResult>> {
+) -> Vec<Result<CallResult, Option<String>>> {
     for c in calls {
         em.emit(EventKind::ToolCall {
             id: c.id.clone(),
@@ -617,9 +617,15 @@ async fn run_calls(
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     let mut guard = slots.lock().unwrap_or_else(|p| p.into_inner());
+    // A call cut off by the cancel (or never run) is reported as interrupted; one that ran a
+    // SubAgent turn still names it, so a replay nests the cancelled child.
     guard
         .drain(..)
-        .map(|r| r.filter(|r| !(r.interrupted && cancel.is_cancelled())))
+        .map(|r| match r {
+            Some(r) if r.interrupted && cancel.is_cancelled() => Err(r.sub_turn),
+            Some(r) => Ok(r),
+            None => Err(None),
+        })
         .collect()
 }
 
