@@ -10,6 +10,7 @@
 #   scripts/bench_desktop.sh                       # builds the release binary, then measures it
 #   scripts/bench_desktop.sh path/to/warren-desktop
 #   IDLE=30 RUNS=9 scripts/bench_desktop.sh ...
+#   WARREN_GPU=1 scripts/bench_desktop.sh ...    # the app drawing with OpenGL (README: Desktop app)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 APP="${1:-}"
@@ -87,6 +88,8 @@ set_env() { # set_env NAME HOME: fills ENVV, the environment a run's processes g
     WEBKIT_DISABLE_COMPOSITING_MODE=1 NO_AT_BRIDGE=1 DBUS_SESSION_BUS_ADDRESS=disabled:
     XDG_DATA_HOME="$WORK/xdg-$1/data" XDG_CONFIG_HOME="$WORK/xdg-$1/config"
     XDG_CACHE_HOME="$WORK/xdg-$1/cache")
+  # WARREN_GPU=1 scripts/bench_desktop.sh measures the app drawing with OpenGL.
+  [ -z "${WARREN_GPU:-}" ] || ENVV+=(WARREN_GPU="$WARREN_GPU")
 }
 mb() { awk -v k="$1" 'BEGIN {printf "%.1f", k / 1024}'; }
 kib() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/$3" 2>/dev/null || echo 0; }
@@ -97,7 +100,7 @@ for _ in $(seq 1 100); do [ -s "$WORK/display" ] && break; sleep 0.05; done
 DISPLAY_ID=":$(head -n 1 "$WORK/display" | tr -d '[:space:]')"
 [ "$DISPLAY_ID" != ":" ] || { echo "bench_desktop: Xvfb did not start" >&2; exit 1; }
 
-echo "== desktop app, $AGENTS agents: $APP"
+echo "== desktop app, $AGENTS agents: $APP${WARREN_GPU:+ (WARREN_GPU=$WARREN_GPU)}"
 echo "   load average before: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
 
 # --- memory, idle, window open ---

@@ -5,6 +5,7 @@
 mod commands;
 mod events;
 mod notify;
+mod rendering;
 mod shutdown;
 mod tray;
 
@@ -15,11 +16,14 @@ use warren_api::Warren;
 use warren_config::{resolve_install_root, HomeEnv, InstallLayout};
 
 fn main() -> anyhow::Result<()> {
+    // First, while this is the only thread: it sets and removes environment variables.
+    let rendering = rendering::prepare();
     let cwd = std::env::current_dir().context("reading the current directory")?;
     let root = resolve_install_root(None, &HomeEnv::from_process(), &cwd)?;
     let layout = InstallLayout::new(root);
     let stderr_filter = std::env::var("WARREN_LOG").unwrap_or_else(|_| "info".into());
     let _logs = warren_api::logging::init_logging(&stderr_filter, Some(&layout.logs_dir()));
+    tracing::info!("the window is drawn {rendering}");
 
     let warren = Warren::open_with_env(layout.clone(), warren_api::HostEnv::from_process());
     let start = warren

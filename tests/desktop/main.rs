@@ -13,6 +13,7 @@ mod live;
 mod memory;
 mod pause;
 mod profiles;
+mod rendering;
 mod settings;
 
 use std::sync::{Mutex, MutexGuard};
