@@ -67,6 +67,33 @@ describe("the live store", () => {
   });
 });
 
+describe("the live store's turn history", () => {
+  it("is emptied when the agent no longer exists, and the error says so", async () => {
+    let gone = false;
+    const turn = { turn_id: "t1", session_id: "s1", started_at: "2026-01-01T00:00:00Z", status: "completed" };
+    const api = {
+      liveSubscribe: async () =>
+        ok({ id: 1, snapshot: { agent: "alice", status: "idle", last_seq: 0, truncated: false, frames: [] } }),
+      liveUnsubscribe: async () => ok(null),
+      agentMeters: async () =>
+        ok({ agent: "alice", max_tool_iterations: 10, cost_today_cents: 0, max_cost_per_day_cents: 500, actions_last_hour: 0, max_actions_per_hour: 20 }),
+      agentTurns: async () =>
+        gone
+          ? { status: "error" as const, error: { code: "not_found", message: "agent `alice` does not exist" } }
+          : ok([turn]),
+      turnEvents: async () => ok([]),
+    } as unknown as LiveApi;
+    const store = new LiveStore(api, () => ({}) as Channel<LiveFrame>);
+    await store.open("alice");
+    expect(store.history).toHaveLength(1);
+    gone = true;
+    await store.refreshHistory();
+    expect(store.history).toEqual([]);
+    expect(store.error?.code).toBe("not_found");
+    expect(store.error?.message).toContain("alice");
+  });
+});
+
 describe("the runtime store", () => {
   it("follows status and approval events after loading the current state", async () => {
     const handlers: Record<string, (e: { payload: unknown }) => void> = {};

@@ -127,7 +127,11 @@ export class LiveStore {
       const h = unwrap(await this.#api.agentTurns(agent));
       if (this.agent === agent) this.history = h;
     } catch (e) {
-      if (this.agent === agent) this.error = toApiError(e);
+      if (this.agent !== agent) return;
+      const error = toApiError(e);
+      this.error = error;
+      // The agent is gone (deleted or renamed elsewhere): its turns are no longer there to replay.
+      if (error.code === "not_found") this.history = [];
     }
   }
 
