@@ -196,3 +196,53 @@ async fn runtime_jobs_run_are_listed_exported_and_purged_per_agent() {
     assert_eq!(store.import_jobs(&bob, &export.jobs).await.unwrap(), 1);
     assert_eq!(store.jobs(Some(&bob)).await.unwrap()[0].id, job.id);
 }
+
+/// A job or run column whose stored value no longer has the type Warren wrote (edited by
+/// another tool) is an error naming the table and column when listing or exporting, not a panic.
+#[tokio::test]
+async fn an_undecodable_cron_column_is_an_error_naming_it() {
+    use sqlx::Connection;
+    let install = TestInstall::empty().unwrap();
+    let now = chrono::DateTime::parse_from_rfc3339("2026-03-01T12:00:00Z")
+        .unwrap()
+        .into();
+    let sessions = warren_runtime::db::open_sessions_db(&install.layout().sessions_db())
+        .await
+        .unwrap();
+    let path = install.layout().cron_db();
+    let store = CronStore::open(&path, sessions).await.unwrap();
+    let job = store
+        .add_job("bob", "*/5 * * * *", "write the report", now)
+        .await
+        .unwrap();
+    let bob = store.agent_id("bob").await.unwrap();
+    store
+        .start_run(&job.id, "runtime", Some(&bob), now, 0, "running", now)
+        .await
+        .unwrap();
+    assert_eq!(store.export_agent(&bob).await.unwrap().runs.len(), 1);
+
+    // A raw connection of its own writes blobs where text belongs.
+    let mut raw = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap();
+    sqlx::query("UPDATE runs SET status = X'00FF'")
+        .execute(&mut raw)
+        .await
+        .unwrap();
+    let e = store.runs(None).await.unwrap_err();
+    assert!(matches!(e, CronError::Query(_)), "{e:?}");
+    assert!(e.to_string().contains("`status` of table `runs`"), "{e}");
+    let e = store.export_agent(&bob).await.unwrap_err();
+    assert!(e.to_string().contains("`status` of table `runs`"), "{e}");
+
+    sqlx::query("UPDATE jobs SET prompt = X'00FF'")
+        .execute(&mut raw)
+        .await
+        .unwrap();
+    raw.close().await.unwrap();
+    let e = store.jobs(None).await.unwrap_err();
+    assert!(e.to_string().contains("`prompt` of table `jobs`"), "{e}");
+    let e = store.job(&job.id).await.unwrap_err();
+    assert!(e.to_string().contains("`prompt` of table `jobs`"), "{e}");
+}

@@ -249,3 +249,82 @@ async fn an_undecodable_column_is_an_error_naming_it() {
     );
     assert!(e.to_string().contains("REAL"), "{e}");
 }
+
+/// The lifecycle's exports of an agent's usage and sessions, its live ACP sessions and the ACP
+/// reaper read undecodable columns as an error naming the table and column, not a panic.
+#[tokio::test]
+async fn owned_state_exports_name_an_undecodable_column() {
+    use sqlx::Connection;
+    use warren_runtime::acp::AcpSessions;
+    use warren_runtime::owned_state;
+    let t = TestInstall::empty().unwrap();
+    let now = Utc.with_ymd_and_hms(2026, 3, 1, 12, 0, 0).unwrap();
+    let path = t.layout().sessions_db();
+    let pool = open_sessions_db(&path).await.unwrap();
+    let store = SessionStore::new(pool.clone());
+    let s = store
+        .create_session("alice", SessionKind::Chat, "hello", now)
+        .await
+        .unwrap();
+    store
+        .start_turn("t1", &s.id, "alice", "user", "hello", now)
+        .await
+        .unwrap();
+    store
+        .append_event(&TurnEvent {
+            turn_id: "t1".into(),
+            agent: "alice".into(),
+            seq: 1,
+            time: "2026-03-01T12:00:00Z".into(),
+            kind: EventKind::TextDelta { text: "hi".into() },
+            parent: None,
+        })
+        .await
+        .unwrap();
+    store
+        .record_usage("alice", Some(&s.id), Some("t1"), "p.m", 1, 2, 0.5, now)
+        .await
+        .unwrap();
+    let acp = AcpSessions::new(store.clone());
+    acp.open("alice", 1, "editor", now).await.unwrap();
+    let id = owned_state::agent_id_of(&pool, "alice")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        owned_state::export_usage(&pool, &id).await.unwrap().len(),
+        1
+    );
+    assert_eq!(
+        owned_state::export_sessions(&pool, &id)
+            .await
+            .unwrap()
+            .len(),
+        2
+    );
+
+    let mut raw = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap();
+    for sql in [
+        "UPDATE usage SET provider = X'00FF'",
+        "UPDATE events SET body = X'00FF'",
+        "UPDATE sessions SET heartbeat_at = X'00FF' WHERE kind = 'acp'",
+    ] {
+        sqlx::query(sql).execute(&mut raw).await.unwrap();
+    }
+    raw.close().await.unwrap();
+
+    let e = owned_state::export_usage(&pool, &id).await.unwrap_err();
+    assert!(e.to_string().contains("`provider` of table `usage`"), "{e}");
+    let e = owned_state::export_sessions(&pool, &id).await.unwrap_err();
+    assert!(e.to_string().contains("`body` of table `events`"), "{e}");
+    let e = acp
+        .reap(now, std::time::Duration::from_secs(15), &|_| true)
+        .await
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("`heartbeat_at` of table `sessions`"),
+        "{e}"
+    );
+}

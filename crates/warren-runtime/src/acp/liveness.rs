@@ -4,9 +4,8 @@
 //! client can never block a delete forever.
 
 use crate::db::{agent_id, DbError};
-use crate::sessions::{rfc3339, SessionInfo, SessionKind, SessionStore};
+use crate::sessions::{column, rfc3339, SessionInfo, SessionKind, SessionStore};
 use chrono::{DateTime, Utc};
-use sqlx::Row;
 use std::time::Duration;
 
 /// How often a serving process refreshes its sessions' heartbeat.
@@ -100,9 +99,9 @@ impl AcpSessions {
         let limit = chrono::Duration::from_std(timeout).unwrap_or(chrono::Duration::MAX);
         let mut ended = Vec::new();
         for r in rows {
-            let id: String = r.get("id");
-            let pid: Option<i64> = r.get("pid");
-            let beat: Option<String> = r.get("heartbeat_at");
+            let id: String = column(&r, "sessions", "id")?;
+            let pid: Option<i64> = column(&r, "sessions", "pid")?;
+            let beat: Option<String> = column(&r, "sessions", "heartbeat_at")?;
             let beat = beat
                 .as_deref()
                 .and_then(|b| DateTime::parse_from_rfc3339(b).ok())

@@ -4,11 +4,11 @@
 //! purges and re-attributes them per agent.
 
 use super::{parse_schedule, CronError};
-use crate::db::agent_id;
-use crate::sessions::rfc3339;
+use crate::db::{agent_id, DbError};
+use crate::sessions::{column, rfc3339};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use sqlx::{Row, SqlitePool};
+use sqlx::SqlitePool;
 use std::path::Path;
 
 const MIGRATIONS: &[&str] = &[
@@ -116,20 +116,31 @@ pub struct CronStore {
     agents: SqlitePool,
 }
 
-fn run_row(r: &sqlx::sqlite::SqliteRow) -> CronRun {
-    CronRun {
-        id: r.get("id"),
-        job: r.get("job"),
-        source: r.get("source"),
-        agent_id: r.get("agent_id"),
-        scheduled_for: r.get("scheduled_for"),
-        missed: r.get("missed"),
-        started_at: r.get("started_at"),
-        ended_at: r.get("ended_at"),
-        status: r.get("status"),
-        turn_id: r.get("turn_id"),
-        error: r.get("error"),
-    }
+/// Column `name` of a row of `table` in `cron.db`; a value that does not decode is an error
+/// naming both (see [`column`]).
+fn col<'r, T>(r: &'r sqlx::sqlite::SqliteRow, table: &str, name: &str) -> Result<T, CronError>
+where
+    T: sqlx::Decode<'r, sqlx::Sqlite> + sqlx::Type<sqlx::Sqlite>,
+{
+    column(r, table, name).map_err(|e| match e {
+        DbError::Query(source) | DbError::Open { source, .. } => CronError::Query(source),
+    })
+}
+
+fn run_row(r: &sqlx::sqlite::SqliteRow) -> Result<CronRun, CronError> {
+    Ok(CronRun {
+        id: col(r, "runs", "id")?,
+        job: col(r, "runs", "job")?,
+        source: col(r, "runs", "source")?,
+        agent_id: col(r, "runs", "agent_id")?,
+        scheduled_for: col(r, "runs", "scheduled_for")?,
+        missed: col(r, "runs", "missed")?,
+        started_at: col(r, "runs", "started_at")?,
+        ended_at: col(r, "runs", "ended_at")?,
+        status: col(r, "runs", "status")?,
+        turn_id: col(r, "runs", "turn_id")?,
+        error: col(r, "runs", "error")?,
+    })
 }
 
 fn parse_time(s: &str) -> Option<DateTime<Utc>> {
@@ -165,15 +176,15 @@ impl CronStore {
     }
 
     async fn job_row(&self, r: &sqlx::sqlite::SqliteRow) -> Result<CronJob, CronError> {
-        let aid: String = r.get("agent_id");
+        let aid: String = col(r, "jobs", "agent_id")?;
         Ok(CronJob {
-            id: r.get("id"),
+            id: col(r, "jobs", "id")?,
             agent: self.alias_of(&aid).await?,
             agent_id: aid,
-            schedule: r.get("schedule"),
-            prompt: r.get("prompt"),
-            enabled: r.get::<i64, _>("enabled") != 0,
-            created_at: r.get("created_at"),
+            schedule: col(r, "jobs", "schedule")?,
+            prompt: col(r, "jobs", "prompt")?,
+            enabled: col::<i64>(r, "jobs", "enabled")? != 0,
+            created_at: col(r, "jobs", "created_at")?,
         })
     }
 
@@ -336,7 +347,7 @@ impl CronStore {
             .bind(job)
             .fetch_all(&self.pool)
             .await?;
-        Ok(rows.iter().map(run_row).collect())
+        rows.iter().map(run_row).collect()
     }
 
     /// Counts of an agent's rows.
@@ -364,7 +375,7 @@ impl CronStore {
         Ok(CronExport {
             agent_id: agent_id.to_string(),
             jobs: self.jobs(Some(agent_id)).await?,
-            runs: rows.iter().map(run_row).collect(),
+            runs: rows.iter().map(run_row).collect::<Result<_, _>>()?,
         })
     }
 

@@ -3,7 +3,7 @@
 use crate::db::DbError;
 use crate::sessions::column;
 use serde::{Deserialize, Serialize};
-use sqlx::{Row, SqlitePool};
+use sqlx::SqlitePool;
 
 /// One row of the usage ledger.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -37,20 +37,21 @@ pub async fn export_usage(pool: &SqlitePool, id: &str) -> Result<Vec<UsageRecord
     .bind(id)
     .fetch_all(pool)
     .await?;
-    Ok(rows
-        .iter()
-        .map(|r| UsageRecord {
-            id: r.get(0),
-            session_id: r.get(1),
-            turn_id: r.get(2),
-            time: r.get(3),
-            day: r.get(4),
-            provider: r.get(5),
-            input_tokens: r.get(6),
-            output_tokens: r.get(7),
-            cost_usd: r.get(8),
+    rows.iter()
+        .map(|r| {
+            Ok(UsageRecord {
+                id: column(r, "usage", "id")?,
+                session_id: column(r, "usage", "session_id")?,
+                turn_id: column(r, "usage", "turn_id")?,
+                time: column(r, "usage", "time")?,
+                day: column(r, "usage", "day")?,
+                provider: column(r, "usage", "provider")?,
+                input_tokens: column(r, "usage", "input_tokens")?,
+                output_tokens: column(r, "usage", "output_tokens")?,
+                cost_usd: column(r, "usage", "cost_usd")?,
+            })
         })
-        .collect())
+        .collect()
 }
 
 /// Deletes the usage rows (and the action budget window) of an agent id.

@@ -3,7 +3,8 @@
 //! table is keyed by the agent's stable id, so a rename is one alias update.
 
 use crate::db::DbError;
-use sqlx::{Row, SqlitePool};
+use crate::sessions::column;
+use sqlx::SqlitePool;
 
 mod ledgers;
 mod sessions;
@@ -92,15 +93,18 @@ pub async fn rename_alias(pool: &SqlitePool, old: &str, new: &str) -> Result<Ali
 /// Number of sessions, usage rows and receipts of an agent id.
 pub async fn counts(pool: &SqlitePool, id: &str) -> Result<(u64, u64, u64), DbError> {
     let r = sqlx::query(
-        "SELECT (SELECT COUNT(*) FROM sessions WHERE agent_id = ?1),
-                (SELECT COUNT(*) FROM usage WHERE agent_id = ?1),
-                (SELECT COUNT(*) FROM receipts WHERE agent_id = ?1)",
+        "SELECT (SELECT COUNT(*) FROM sessions WHERE agent_id = ?1) AS sessions,
+                (SELECT COUNT(*) FROM usage WHERE agent_id = ?1) AS usage,
+                (SELECT COUNT(*) FROM receipts WHERE agent_id = ?1) AS receipts",
     )
     .bind(id)
     .fetch_one(pool)
     .await?;
-    let n = |i: usize| u64::try_from(r.get::<i64, _>(i)).unwrap_or(0);
-    Ok((n(0), n(1), n(2)))
+    // The count of rows of `table`, read from the column of that name.
+    let n = |table: &str| -> Result<u64, DbError> {
+        Ok(u64::try_from(column::<i64>(&r, table, table)?).unwrap_or(0))
+    };
+    Ok((n("sessions")?, n("usage")?, n("receipts")?))
 }
 
 /// ACP sessions of an agent id that have not ended and heartbeated at or after `since`
@@ -118,15 +122,18 @@ pub async fn live_acp_sessions(
     .bind(since)
     .fetch_all(pool)
     .await?;
-    Ok(rows
-        .iter()
+    rows.iter()
         .map(|r| {
-            (
-                format!("{} ({})", r.get::<String, _>(0), r.get::<String, _>(1)),
-                r.get::<Option<i64>, _>(2),
-            )
+            Ok((
+                format!(
+                    "{} ({})",
+                    column::<String>(r, "sessions", "id")?,
+                    column::<String>(r, "sessions", "title")?
+                ),
+                column::<Option<i64>>(r, "sessions", "pid")?,
+            ))
         })
-        .collect())
+        .collect()
 }
 
 /// Gives `alias` an id row for a restore: the wanted id when free (or when it is parked under

@@ -1,8 +1,9 @@
 //! Sessions with their transcripts (messages, turns, events): export, purge, import.
 
 use crate::db::DbError;
+use crate::sessions::column;
 use serde::{Deserialize, Serialize};
-use sqlx::{Row, SqlitePool};
+use sqlx::SqlitePool;
 
 /// One stored message of a transcript.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -84,7 +85,7 @@ pub async fn export_sessions(pool: &SqlitePool, id: &str) -> Result<Vec<SessionR
     .await?;
     let mut out = Vec::with_capacity(rows.len());
     for r in rows {
-        let sid: String = r.get(0);
+        let sid: String = column(&r, "sessions", "id")?;
         let messages = sqlx::query(
             "SELECT seq, turn_id, body FROM messages WHERE session_id = ? ORDER BY seq",
         )
@@ -92,12 +93,14 @@ pub async fn export_sessions(pool: &SqlitePool, id: &str) -> Result<Vec<SessionR
         .fetch_all(pool)
         .await?
         .iter()
-        .map(|m| MessageRecord {
-            seq: m.get(0),
-            turn_id: m.get(1),
-            body: m.get(2),
+        .map(|m| {
+            Ok(MessageRecord {
+                seq: column(m, "messages", "seq")?,
+                turn_id: column(m, "messages", "turn_id")?,
+                body: column(m, "messages", "body")?,
+            })
         })
-        .collect();
+        .collect::<Result<_, DbError>>()?;
         let mut turns = Vec::new();
         for t in sqlx::query(
             "SELECT id, agent_id, trigger, prompt, status, started_at, ended_at, final_text, error_code
@@ -107,38 +110,40 @@ pub async fn export_sessions(pool: &SqlitePool, id: &str) -> Result<Vec<SessionR
         .fetch_all(pool)
         .await?
         {
-            let tid: String = t.get(0);
+            let tid: String = column(&t, "turns", "id")?;
             let events = sqlx::query("SELECT seq, type, body FROM events WHERE turn_id = ? ORDER BY seq")
                 .bind(&tid)
                 .fetch_all(pool)
                 .await?
                 .iter()
-                .map(|e| EventRecord {
-                    seq: e.get(0),
-                    kind: e.get(1),
-                    body: e.get(2),
+                .map(|e| {
+                    Ok(EventRecord {
+                        seq: column(e, "events", "seq")?,
+                        kind: column(e, "events", "type")?,
+                        body: column(e, "events", "body")?,
+                    })
                 })
-                .collect();
+                .collect::<Result<_, DbError>>()?;
             turns.push(TurnRecord {
-                own: t.get::<Option<String>, _>(1).as_deref() == Some(id),
+                own: column::<Option<String>>(&t, "turns", "agent_id")?.as_deref() == Some(id),
                 id: tid,
-                trigger: t.get(2),
-                prompt: t.get(3),
-                status: t.get(4),
-                started_at: t.get(5),
-                ended_at: t.get(6),
-                final_text: t.get(7),
-                error_code: t.get(8),
+                trigger: column(&t, "turns", "trigger")?,
+                prompt: column(&t, "turns", "prompt")?,
+                status: column(&t, "turns", "status")?,
+                started_at: column(&t, "turns", "started_at")?,
+                ended_at: column(&t, "turns", "ended_at")?,
+                final_text: column(&t, "turns", "final_text")?,
+                error_code: column(&t, "turns", "error_code")?,
                 events,
             });
         }
         out.push(SessionRecord {
             id: sid,
-            kind: r.get(1),
-            title: r.get(2),
-            created_at: r.get(3),
-            updated_at: r.get(4),
-            ended_at: r.get(5),
+            kind: column(&r, "sessions", "kind")?,
+            title: column(&r, "sessions", "title")?,
+            created_at: column(&r, "sessions", "created_at")?,
+            updated_at: column(&r, "sessions", "updated_at")?,
+            ended_at: column(&r, "sessions", "ended_at")?,
             messages,
             turns,
         });
