@@ -6,7 +6,7 @@
 
 use crate::Warren;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 use warren_types::{ApiError, Config, EventKind, RuntimeProfile, TurnEvent};
@@ -135,12 +135,116 @@ pub type FrameSink = Box<dyn Fn(&LiveFrame) -> bool + Send + Sync>;
 #[derive(Default)]
 struct AgentLive {
     next_seq: u32,
-    frames: VecDeque<LiveFrame>,
-    truncated: bool,
+    /// The buffered frames, oldest first, each with the turn of this stream it belongs to (its
+    /// own turn, or for a nested frame the outermost ancestor turn run by this stream's agent).
+    frames: VecDeque<(String, LiveFrame)>,
+    /// The turns the buffer holds frames of: every one not yet ended, and those ended since a
+    /// turn last started in this stream.
+    held: HashMap<String, HeldTurn>,
+    /// The agent's turns running now (its own and the SubAgent turns it runs), each with the
+    /// approval requests it waits on.
+    running: HashMap<String, BTreeSet<String>>,
+    /// How the agent's turn that ended last ended: idle, or error when it failed.
+    ended: AgentStatus,
     status: AgentStatus,
     sinks: Vec<(u32, FrameSink)>,
-    /// The agent's own turn the buffer holds (the last top-level turn started in this stream).
-    turn: Option<String>,
+}
+
+/// A turn the buffer holds frames of.
+#[derive(Default)]
+struct HeldTurn {
+    /// It ended, or its start was not seen: it leaves the buffer when a turn starts.
+    ended: bool,
+    /// Some of its earliest frames were dropped.
+    truncated: bool,
+}
+
+impl AgentLive {
+    /// Working while any of the agent's turns runs, waiting for approval while any of them
+    /// waits; otherwise how the last one ended.
+    fn current_status(&self) -> AgentStatus {
+        if self.running.values().any(|w| !w.is_empty()) {
+            AgentStatus::WaitingForApproval
+        } else if !self.running.is_empty() {
+            AgentStatus::Working
+        } else {
+            self.ended
+        }
+    }
+
+    /// Follows the agent's own event (one of a turn it runs) in its running turns.
+    fn track(&mut self, event: &TurnEvent) {
+        let turn = &event.turn_id;
+        match &event.kind {
+            EventKind::TurnStarted { .. } => {
+                self.running.entry(turn.clone()).or_default();
+            }
+            EventKind::ApprovalRequested { id, .. } => {
+                self.running
+                    .entry(turn.clone())
+                    .or_default()
+                    .insert(id.clone());
+            }
+            EventKind::ApprovalResolved { id, .. } => {
+                if let Some(waiting) = self.running.get_mut(turn) {
+                    waiting.remove(id);
+                }
+            }
+            k if k.is_terminal() => {
+                self.running.remove(turn);
+                self.ended = if matches!(k, EventKind::TurnFailed { .. }) {
+                    AgentStatus::Error
+                } else {
+                    AgentStatus::Idle
+                };
+            }
+            _ => {}
+        }
+    }
+
+    /// Buffers `frame` as one of `turn`'s (a turn of this stream). A turn starting drops the
+    /// turns that ended; past [`MAX_BUFFERED_FRAMES`] the oldest ended turn goes whole, or
+    /// else the oldest frame.
+    fn buffer(&mut self, turn: String, frame: LiveFrame) {
+        let own = frame.event.turn_id == turn;
+        if own && matches!(frame.event.kind, EventKind::TurnStarted { .. }) {
+            self.held.retain(|_, h| !h.ended);
+            let held = &self.held;
+            self.frames.retain(|(t, _)| held.contains_key(t));
+            self.held.insert(turn.clone(), HeldTurn::default());
+        }
+        let held = self.held.entry(turn.clone()).or_insert(HeldTurn {
+            ended: true,
+            truncated: false,
+        });
+        if own && frame.event.kind.is_terminal() {
+            held.ended = true;
+        }
+        self.frames.push_back((turn, frame));
+        while self.frames.len() > MAX_BUFFERED_FRAMES {
+            let oldest_ended = if self.held.values().any(|h| h.ended) {
+                self.frames
+                    .iter()
+                    .find(|(t, _)| self.held.get(t).is_some_and(|h| h.ended))
+                    .map(|(t, _)| t.clone())
+            } else {
+                None
+            };
+            match oldest_ended {
+                Some(gone) => {
+                    self.held.remove(&gone);
+                    self.frames.retain(|(t, _)| *t != gone);
+                }
+                None => {
+                    if let Some((t, _)) = self.frames.pop_front() {
+                        if let Some(h) = self.held.get_mut(&t) {
+                            h.truncated = true;
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
 
 #[derive(Default)]
@@ -166,19 +270,6 @@ fn touches_approvals(kind: &EventKind) -> bool {
         kind,
         EventKind::ApprovalRequested { .. } | EventKind::ApprovalResolved { .. }
     ) || kind.is_terminal()
-}
-
-/// The status an event moves its agent to, if it moves it.
-fn status_after(kind: &EventKind) -> Option<AgentStatus> {
-    match kind {
-        EventKind::TurnStarted { .. } | EventKind::ApprovalResolved { .. } => {
-            Some(AgentStatus::Working)
-        }
-        EventKind::ApprovalRequested { .. } => Some(AgentStatus::WaitingForApproval),
-        EventKind::TurnCompleted { .. } | EventKind::TurnCancelled {} => Some(AgentStatus::Idle),
-        EventKind::TurnFailed { .. } => Some(AgentStatus::Error),
-        _ => None,
-    }
 }
 
 /// The runtime profile an agent runs under (the defaults when it names none).
@@ -296,8 +387,12 @@ impl Live {
     /// A SubAgent's event (one with a `parent`) also goes, as a frame of their own streams, to
     /// the parent's stream and every further ancestor's, so a view of the delegating agent sees
     /// the child turn nested under its `delegate` call with no second subscription. There it
-    /// neither clears the buffer nor moves the status: it belongs to the turn running there
-    /// (also when an agent delegates to itself, where the streams are one).
+    /// belongs to the ancestor's turn it nests in (also when an agent delegates to itself,
+    /// where the streams are one) and moves no status but its own agent's.
+    ///
+    /// An agent may run several turns at once (a SubAgent turn does not wait for the agent's
+    /// own turn): its buffer holds every turn not yet ended, and the ended ones until a turn
+    /// starts, and its status counts every turn it runs.
     pub fn fold(&self, event: TurnEvent) -> Vec<StateChange> {
         let mut changes = Vec::new();
         let mut st = self.lock();
@@ -352,25 +447,24 @@ impl Live {
         }
         for stream in streams {
             let a = st.agents.entry(stream.clone()).or_default();
-            let nested = ancestors
-                .iter()
-                .any(|(turn, _)| a.turn.as_deref() == Some(turn.as_str()));
-            if stream == agent && !nested {
-                if let Some(s) = status_after(&event.kind) {
-                    if s != a.status {
-                        a.status = s;
-                        changes.push(StateChange::Status(AgentStatusEntry {
-                            agent: agent.clone(),
-                            status: s,
-                        }));
-                    }
-                }
-                if matches!(event.kind, EventKind::TurnStarted { .. }) {
-                    a.frames.clear();
-                    a.truncated = false;
-                    a.turn = Some(event.turn_id.clone());
+            if stream == agent {
+                a.track(&event);
+                let s = a.current_status();
+                if s != a.status {
+                    a.status = s;
+                    changes.push(StateChange::Status(AgentStatusEntry {
+                        agent: agent.clone(),
+                        status: s,
+                    }));
                 }
             }
+            // The outermost ancestor turn run by this stream's agent holds the frame (the card
+            // it nests under is there); without one, the event's own turn.
+            let turn = ancestors
+                .iter()
+                .rev()
+                .find(|(_, who)| *who == stream)
+                .map_or_else(|| event.turn_id.clone(), |(t, _)| t.clone());
             a.next_seq += 1;
             let frame = LiveFrame {
                 agent: stream,
@@ -378,11 +472,7 @@ impl Live {
                 event: event.clone(),
             };
             a.sinks.retain(|(_, sink)| sink(&frame));
-            a.frames.push_back(frame);
-            if a.frames.len() > MAX_BUFFERED_FRAMES {
-                a.frames.pop_front();
-                a.truncated = true;
-            }
+            a.buffer(turn, frame);
         }
         if approvals {
             let mut v: Vec<_> = st.pending.values().cloned().collect();
@@ -476,8 +566,8 @@ fn snapshot_of(agent: &str, a: &AgentLive) -> LiveSnapshot {
         agent: agent.to_string(),
         status: a.status,
         last_seq: a.next_seq,
-        frames: a.frames.iter().cloned().collect(),
-        truncated: a.truncated,
+        frames: a.frames.iter().map(|(_, f)| f.clone()).collect(),
+        truncated: a.held.values().any(|h| h.truncated),
     }
 }
 
@@ -807,6 +897,249 @@ mod tests {
         ));
         assert_eq!(live.snapshot("alice").status, AgentStatus::Idle);
         assert!(live.lock().lineage.is_empty(), "ended turns are forgotten");
+    }
+
+    fn status_of(live: &Live, agent: &str) -> AgentStatus {
+        live.snapshot(agent).status
+    }
+
+    fn moved(changes: &[StateChange], agent: &str) -> Vec<AgentStatus> {
+        changes
+            .iter()
+            .filter_map(|c| match c {
+                StateChange::Status(s) if s.agent == agent => Some(s.status),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn approval(id: &str) -> EventKind {
+        EventKind::ApprovalRequested {
+            id: id.into(),
+            tool: "file_write".into(),
+            arguments: "{}".into(),
+            reason: "asks".into(),
+        }
+    }
+
+    fn resolved(id: &str) -> EventKind {
+        EventKind::ApprovalResolved {
+            id: id.into(),
+            decision: warren_types::ApprovalDecision::ApproveOnce,
+            message: None,
+        }
+    }
+
+    #[test]
+    fn a_subagent_turn_of_a_busy_agent_leaves_its_own_turn_in_the_buffer_and_status() {
+        let live = Live::new();
+        live.fold(started("bob", "b1"));
+        live.fold(ev(
+            "bob",
+            "b1",
+            2,
+            EventKind::TextDelta { text: "own".into() },
+        ));
+        live.fold(started("alice", "t1"));
+        let link = ("t1", "c1", "alice");
+        let c = live.fold(child("bob", "u1", 1, delegated(), link));
+        assert!(moved(&c, "bob").is_empty(), "bob already works: {c:?}");
+        live.fold(ev(
+            "bob",
+            "b1",
+            3,
+            EventKind::TextDelta {
+                text: "more".into(),
+            },
+        ));
+        live.fold(child(
+            "bob",
+            "u1",
+            2,
+            EventKind::TextDelta { text: "sub".into() },
+            link,
+        ));
+        let c = live.fold(child(
+            "bob",
+            "u1",
+            3,
+            EventKind::TurnFailed {
+                code: "x".into(),
+                message: "y".into(),
+            },
+            link,
+        ));
+        assert!(
+            moved(&c, "bob").is_empty(),
+            "bob's own turn still runs: {c:?}"
+        );
+        assert_eq!(status_of(&live, "bob"), AgentStatus::Working);
+        assert_eq!(live.running_agents(), ["alice", "bob"]);
+        let snap = live.snapshot("bob");
+        assert_eq!(
+            kinds(&snap),
+            vec![
+                (1, "b1".into(), "turn_started"),
+                (2, "b1".into(), "text_delta"),
+                (3, "u1".into(), "turn_started"),
+                (4, "b1".into(), "text_delta"),
+                (5, "u1".into(), "text_delta"),
+                (6, "u1".into(), "turn_failed"),
+            ],
+            "both turns, interleaved in seq order"
+        );
+        assert!(!snap.truncated);
+        let c = live.fold(ev(
+            "bob",
+            "b1",
+            4,
+            EventKind::TurnCompleted { text: "x".into() },
+        ));
+        assert_eq!(
+            moved(&c, "bob"),
+            [AgentStatus::Idle],
+            "the last turn to end completed"
+        );
+        assert_eq!(
+            live.snapshot("bob").frames.len(),
+            7,
+            "ended turns stay until a turn starts"
+        );
+        live.fold(started("bob", "b2"));
+        assert_eq!(
+            kinds(&live.snapshot("bob")),
+            vec![(8, "b2".into(), "turn_started")],
+            "a new turn drops the ended ones"
+        );
+        // alice's stream has its own turn and bob's SubAgent turn, not bob's own.
+        let alice = live.snapshot("alice");
+        assert!(alice.frames.iter().all(|f| f.event.turn_id != "b1"));
+        assert_eq!(alice.frames.len(), 4);
+    }
+
+    #[test]
+    fn a_subagent_turn_starting_later_does_not_drop_a_running_turn_it_outlives() {
+        let live = Live::new();
+        live.fold(started("alice", "t1"));
+        let link = ("t1", "c1", "alice");
+        live.fold(child("bob", "u1", 1, delegated(), link));
+        // bob's own turn starts while the SubAgent turn runs, and ends first.
+        live.fold(started("bob", "b1"));
+        live.fold(ev(
+            "bob",
+            "b1",
+            2,
+            EventKind::TurnCompleted { text: "x".into() },
+        ));
+        assert_eq!(status_of(&live, "bob"), AgentStatus::Working);
+        live.fold(child(
+            "bob",
+            "u1",
+            2,
+            EventKind::TextDelta { text: "sub".into() },
+            link,
+        ));
+        let snap = live.snapshot("bob");
+        assert_eq!(
+            kinds(&snap),
+            vec![
+                (1, "u1".into(), "turn_started"),
+                (2, "b1".into(), "turn_started"),
+                (3, "b1".into(), "turn_completed"),
+                (4, "u1".into(), "text_delta"),
+            ]
+        );
+        live.fold(child(
+            "bob",
+            "u1",
+            3,
+            EventKind::TurnCompleted { text: "y".into() },
+            link,
+        ));
+        assert_eq!(status_of(&live, "bob"), AgentStatus::Idle);
+    }
+
+    #[test]
+    fn an_agent_waits_for_approval_while_any_of_its_turns_waits() {
+        let live = Live::new();
+        live.fold(started("bob", "b1"));
+        live.fold(ev("bob", "b1", 2, approval("a1")));
+        assert_eq!(status_of(&live, "bob"), AgentStatus::WaitingForApproval);
+        live.fold(started("alice", "t1"));
+        let link = ("t1", "c1", "alice");
+        let c = live.fold(child("bob", "u1", 1, delegated(), link));
+        assert!(moved(&c, "bob").is_empty(), "b1 still waits: {c:?}");
+        live.fold(child("bob", "u1", 2, approval("a2"), link));
+        live.fold(ev("bob", "b1", 3, resolved("a1")));
+        assert_eq!(
+            status_of(&live, "bob"),
+            AgentStatus::WaitingForApproval,
+            "u1 still waits"
+        );
+        assert_eq!(live.pending_approvals().len(), 1);
+        let c = live.fold(child("bob", "u1", 3, resolved("a2"), link));
+        assert_eq!(moved(&c, "bob"), [AgentStatus::Working]);
+        live.fold(child(
+            "bob",
+            "u1",
+            4,
+            EventKind::TurnCompleted { text: "y".into() },
+            link,
+        ));
+        assert_eq!(status_of(&live, "bob"), AgentStatus::Working);
+        live.fold(ev(
+            "bob",
+            "b1",
+            4,
+            EventKind::TurnFailed {
+                code: "x".into(),
+                message: "y".into(),
+            },
+        ));
+        assert_eq!(status_of(&live, "bob"), AgentStatus::Error);
+        assert!(live.running_agents().contains(&"alice".to_string()));
+        assert!(!live.running_agents().contains(&"bob".to_string()));
+    }
+
+    #[test]
+    fn a_full_buffer_drops_an_ended_turn_whole_before_a_running_turns_frames() {
+        let live = Live::new();
+        live.fold(started("bob", "b1"));
+        live.fold(started("alice", "t1"));
+        let link = ("t1", "c1", "alice");
+        live.fold(child("bob", "u1", 1, delegated(), link));
+        live.fold(child(
+            "bob",
+            "u1",
+            2,
+            EventKind::TurnCompleted { text: "y".into() },
+            link,
+        ));
+        // Three frames buffered: one more than the buffer holds drops u1's two.
+        for _ in 0..MAX_BUFFERED_FRAMES - 2 {
+            live.fold(ev(
+                "bob",
+                "b1",
+                2,
+                EventKind::TextDelta { text: "x".into() },
+            ));
+        }
+        let snap = live.snapshot("bob");
+        assert_eq!(snap.frames.len(), MAX_BUFFERED_FRAMES - 1);
+        assert!(snap.frames.iter().all(|f| f.event.turn_id == "b1"));
+        assert!(!snap.truncated, "only the ended turn went");
+        for _ in 0..2 {
+            live.fold(ev(
+                "bob",
+                "b1",
+                2,
+                EventKind::TextDelta { text: "x".into() },
+            ));
+        }
+        let snap = live.snapshot("bob");
+        assert_eq!(snap.frames.len(), MAX_BUFFERED_FRAMES);
+        assert!(snap.truncated);
+        assert_eq!(snap.frames[0].seq, 4, "the running turn's first frame went");
     }
 
     #[test]
