@@ -67,6 +67,59 @@ describe("the live store", () => {
   });
 });
 
+describe("the live store with turns running at once", () => {
+  it("stays running while the agent's own turn runs, after a SubAgent turn it ran for another agent ended", async () => {
+    let push: (f: LiveFrame) => void = () => {};
+    const bob = (seq: number, turn: string, kind: Record<string, unknown> & { type: string }): LiveFrame => ({
+      agent: "bob",
+      seq,
+      event: {
+        ...event(seq, kind),
+        turn_id: turn,
+        agent: "bob",
+        ...(turn === "u1" ? { parent: { turn_id: "t1", call_id: "d1", agent: "alice" } } : {}),
+      } as TurnEvent,
+    });
+    const api = {
+      liveSubscribe: async (): Promise<{ status: "ok"; data: LiveSubscription }> =>
+        ok({
+          id: 3,
+          snapshot: {
+            agent: "bob",
+            status: "working",
+            last_seq: 3,
+            truncated: false,
+            frames: [
+              bob(1, "b1", { type: "turn_started", session_id: "s-bob", trigger: "user", prompt: "own work" }),
+              bob(2, "u1", { type: "turn_started", session_id: "s-delegated", trigger: "delegate", prompt: "for alice" }),
+              bob(3, "b1", { type: "text_delta", text: "mine" }),
+            ],
+          },
+        }),
+      liveUnsubscribe: async () => ok(null),
+      agentMeters: async () =>
+        ok({ agent: "bob", max_tool_iterations: 10, cost_today_cents: 0, max_cost_per_day_cents: 500, actions_last_hour: 0, max_actions_per_hour: 20 }),
+      agentTurns: async () => ok([]),
+      turnEvents: async () => ok([]),
+    } as unknown as LiveApi;
+    const store = new LiveStore(api, (onmessage) => {
+      push = onmessage;
+      return {} as Channel<LiveFrame>;
+    });
+    await store.open("bob");
+    expect(store.session).toBe("s-bob");
+    expect(store.running).toBe(true);
+    push(bob(4, "u1", { type: "turn_completed", text: "for alice" }));
+    expect(store.stream.timeline.turns.map((t) => [t.turn_id, t.state])).toEqual([
+      ["b1", "running"],
+      ["u1", "completed"],
+    ]);
+    expect(store.running).toBe(true);
+    push(bob(5, "b1", { type: "turn_completed", text: "mine" }));
+    expect(store.running).toBe(false);
+  });
+});
+
 describe("the live store's turn history", () => {
   it("is emptied when the agent no longer exists, and the error says so", async () => {
     let gone = false;

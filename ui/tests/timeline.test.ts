@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { LiveFrame, LiveSnapshot, TurnEvent } from "../src/bindings";
-import { emptyStream, onFrame, onSnapshot, replay, withSubTurns } from "../src/lib/timeline";
+import { currentTurn, emptyStream, onFrame, onSnapshot, ownRunning, replay, withSubTurns } from "../src/lib/timeline";
 
 let clock = 0;
 function ev(kind: Record<string, unknown> & { type: string }, turn = "t1"): TurnEvent {
@@ -290,5 +290,84 @@ describe("replaying a turn that delegated", () => {
     expect(inner.kind === "tool" && inner.children.map((c) => [c.agent, c.final_text])).toEqual([["carol", "from carol"]]);
     expect(card(t, 1).children).toEqual([]);
     expect(card(t, 1).state).toBe("failed");
+  });
+});
+
+describe("turns running at once in one agent's stream", () => {
+  // bob's stream: bob's own turn b1 and the SubAgent turn u1 alice delegated to bob (no card of
+  // alice's in bob's stream: a top-level turn), their frames interleaved.
+  const own = (kind: Record<string, unknown> & { type: string }) => ({ ...ev(kind, "b1"), agent: "bob" }) as TurnEvent;
+  const bobFrames = (events: TurnEvent[], from = 1): LiveFrame[] =>
+    events.map((event, i) => ({ agent: "bob", seq: from + i, event }));
+  const interleaved = () => [
+    own({ type: "turn_started", session_id: "s-bob", trigger: "user", prompt: "own work" }),
+    own({ type: "text_delta", text: "mine " }),
+    subStarted(),
+    sub({ type: "text_delta", text: "for " }),
+    own({ type: "tool_call", id: "c1", name: "file_write", arguments: "{}" }),
+    sub({ type: "text_delta", text: "alice" }),
+    own({ type: "approval_requested", id: "c1", tool: "file_write", arguments: "{}", reason: "writes" }),
+    sub({ type: "turn_completed", text: "for alice" }),
+    own({ type: "text_delta", text: "still mine" }),
+  ];
+
+  it("each turn keeps its own items and state", () => {
+    const s = emptyStream();
+    onSnapshot(s, { agent: "bob", status: "waiting_for_approval", last_seq: 0, frames: [], truncated: false });
+    for (const f of bobFrames(interleaved())) onFrame(s, f);
+    const [b1, u1] = s.timeline.turns;
+    expect(s.timeline.turns.map((t) => [t.turn_id, t.agent, t.delegated_by, t.state])).toEqual([
+      ["b1", "bob", null, "running"],
+      ["u1", "bob", "alice", "completed"],
+    ]);
+    expect(b1.prompt).toBe("own work");
+    expect(b1.items.map((i) => (i.kind === "text" ? i.text : i.kind === "tool" ? `${i.name}:${i.state}` : i.kind))).toEqual([
+      "mine ",
+      "file_write:waiting",
+      "still mine",
+    ]);
+    expect(u1.items.map((i) => i.kind === "text" && i.text)).toEqual(["for alice"]);
+    expect(u1.final_text).toBe("for alice");
+    // The agent's own turn still runs after the later SubAgent turn ended.
+    expect(ownRunning(s.timeline).map((t) => t.turn_id)).toEqual(["b1"]);
+    expect(currentTurn(s.timeline)?.turn_id).toBe("b1");
+  });
+
+  it("a snapshot holding both rebuilds the same timeline", () => {
+    const s = emptyStream();
+    const fs = bobFrames(interleaved());
+    onSnapshot(s, { agent: "bob", status: "waiting_for_approval", last_seq: fs.length, frames: fs, truncated: false });
+    expect(s.timeline.turns.map((t) => [t.turn_id, t.state, t.items.length])).toEqual([
+      ["b1", "running", 3],
+      ["u1", "completed", 1],
+    ]);
+    expect(s.lastSeq).toBe(9);
+  });
+
+  it("a truncated snapshot marks the turn whose start it lost, not the first one", () => {
+    const s = emptyStream();
+    // u1's start was dropped while b1's is still held (b1 started after u1).
+    const fs = bobFrames(
+      [
+        own({ type: "turn_started", session_id: "s-bob", trigger: "user", prompt: "own work" }),
+        sub({ type: "text_delta", text: "late" }),
+        own({ type: "text_delta", text: "mine" }),
+      ],
+      40,
+    );
+    onSnapshot(s, { agent: "bob", status: "working", last_seq: 42, frames: fs, truncated: true });
+    const [b1, u1] = s.timeline.turns;
+    expect(b1.items.map((i) => i.kind)).toEqual(["text"]);
+    expect(u1.items.map((i) => i.kind)).toEqual(["lost", "text"]);
+  });
+
+  it("with no own turn running, the meters follow the newest running turn", () => {
+    const t = replay([
+      own({ type: "turn_started", session_id: "s-bob", trigger: "user", prompt: "own work" }),
+      subStarted(),
+      own({ type: "turn_completed", text: "done" }),
+    ]);
+    expect(ownRunning(t)).toEqual([]);
+    expect(currentTurn(t)?.turn_id).toBe("u1");
   });
 });

@@ -11,7 +11,7 @@ import {
   type TurnSummary,
 } from "../bindings";
 import { toApiError } from "./agents.svelte";
-import { emptyStream, onFrame, onSnapshot, replay, withSubTurns, type Stream, type Timeline } from "./timeline";
+import { emptyStream, onFrame, onSnapshot, ownRunning, replay, withSubTurns, type Stream, type Timeline } from "./timeline";
 
 export type LiveApi = Pick<
   typeof commands,
@@ -48,16 +48,14 @@ export class LiveStore {
   history = $state<TurnSummary[]>([]);
   /** A stored turn being replayed instead of the live stream. */
   replaying = $state<{ turn: TurnSummary; timeline: Timeline } | null>(null);
-  /** The chat session prompts continue (the last turn's). */
+  /** The chat session prompts continue (the agent's last own turn's). */
   session = $state<string | null>(null);
   sending = $state(false);
   error = $state<ApiError | null>(null);
 
-  /** True while the agent's latest turn runs. */
-  running = $derived.by(() => {
-    const turns = this.stream.timeline.turns;
-    return turns.length > 0 && turns[turns.length - 1].state === "running";
-  });
+  /** True while one of the agent's own turns runs (what aborting cancels), also when a SubAgent
+   * turn it runs for another agent started or ended since. */
+  running = $derived(ownRunning(this.stream.timeline).length > 0);
 
   #api: LiveApi;
   #channel: ChannelFactory;
@@ -93,8 +91,9 @@ export class LiveStore {
       }
       this.#subscription = sub.id;
       onSnapshot(stream, sub.snapshot);
-      const last = stream.timeline.turns[stream.timeline.turns.length - 1];
-      this.session = last?.session_id ?? null;
+      // Prompts continue the agent's own chat, not a session another agent delegated into.
+      const own = stream.timeline.turns.filter((t) => t.delegated_by === null && t.session_id !== null);
+      this.session = own[own.length - 1]?.session_id ?? null;
     } catch (e) {
       this.error = toApiError(e);
     }

@@ -2,7 +2,9 @@
 // turns with their items, and the stream logic around it: frames that arrive before the
 // snapshot are held, frames the snapshot already holds are dropped, and a gap in `seq` leaves
 // a visible "frames lost" marker. A SubAgent turn (its events name a parent `delegate` call)
-// nests under that call's card, in the live stream as in a replay.
+// nests under that call's card, in the live stream as in a replay. Events are grouped by their
+// turn, so turns running at once (an agent's own turn and a SubAgent turn it runs for another
+// agent) interleave in the stream and each keeps its own items.
 
 import type { ApprovalDecision, LiveFrame, LiveSnapshot, TurnEvent } from "../bindings";
 
@@ -74,6 +76,9 @@ export interface Turn {
   turn_id: string;
   /** The agent running the turn (a child's differs from its parent's). */
   agent: string;
+  /** For a SubAgent turn: the agent that delegated it (cancelling the turn's agent does not
+   * stop it; cancelling this one does). */
+  delegated_by: string | null;
   session_id: string | null;
   trigger: string | null;
   prompt: string | null;
@@ -89,7 +94,7 @@ export interface Turn {
   cost_usd: number;
 }
 
-/** Turns, oldest first. */
+/** Turns, in the order they first appeared. */
 export interface Timeline {
   turns: Turn[];
   /** Frames lost in total (each loss also leaves a marker in its turn). */
@@ -107,6 +112,7 @@ function turnFor(turns: Turn[], ev: TurnEvent): Turn {
     turn = {
       turn_id: ev.turn_id,
       agent: ev.agent,
+      delegated_by: ev.parent?.agent ?? null,
       session_id: null,
       trigger: null,
       prompt: null,
@@ -321,6 +327,7 @@ function markLost(t: Timeline, count: number): void {
     t.turns.push({
       turn_id: "",
       agent: "",
+      delegated_by: null,
       session_id: null,
       trigger: null,
       prompt: null,
@@ -334,6 +341,22 @@ function markLost(t: Timeline, count: number): void {
       output_tokens: 0,
       cost_usd: 0,
     });
+}
+
+/** The turns of the stream's own agent running now that cancelling it stops (not the SubAgent
+ * turns it runs for another agent), oldest first. */
+export function ownRunning(t: Timeline): Turn[] {
+  return t.turns.filter((x) => x.state === "running" && x.delegated_by === null && x.turn_id !== "");
+}
+
+/** The turn a view's meters follow: the newest of the agent's own turns running, else the newest
+ * running turn, else the newest turn. */
+export function currentTurn(t: Timeline): Turn | null {
+  const own = ownRunning(t);
+  if (own.length > 0) return own[own.length - 1];
+  const running = t.turns.filter((x) => x.state === "running" && x.turn_id !== "");
+  if (running.length > 0) return running[running.length - 1];
+  return t.turns.length > 0 ? t.turns[t.turns.length - 1] : null;
 }
 
 /** An agent's live stream as a view holds it. */
@@ -366,10 +389,14 @@ export function onFrame(s: Stream, f: LiveFrame): void {
 export function onSnapshot(s: Stream, snap: LiveSnapshot): void {
   s.timeline = emptyTimeline();
   for (const f of snap.frames) applyEvent(s.timeline, f.event);
-  const first = s.timeline.turns[0];
-  if (snap.truncated && first) {
-    // The buffer dropped the turn's earliest frames: say so where they would have been.
-    first.items.unshift({ kind: "lost", key: s.timeline.nextKey++, count: 0 });
+  if (snap.truncated) {
+    // The buffer dropped a turn's earliest frames (its start first): say so where they would
+    // have been, in each turn the snapshot holds without its start.
+    const cut = s.timeline.turns.filter((x) => x.prompt === null);
+    const first = s.timeline.turns[0];
+    for (const turn of cut.length > 0 ? cut : first ? [first] : []) {
+      turn.items.unshift({ kind: "lost", key: s.timeline.nextKey++, count: 0 });
+    }
   }
   s.lastSeq = snap.last_seq;
   s.synced = true;
