@@ -433,7 +433,8 @@ fn a_provider_key_goes_to_the_secret_store_and_only_its_name_to_the_config() {
     // Start hidden is written to data/desktop.json.
     let s = ipc.call("set_start_hidden", json!({ "on": true })).unwrap();
     assert_eq!(s["start_hidden"], true);
-    let file = std::fs::read_to_string(ipc.dir.path().join("data/desktop.json")).unwrap();
+    let file = std::fs::read_to_string(InstallLayout::new(ipc.dir.path()).desktop_settings_path())
+        .unwrap();
     assert!(file.contains("\"start_hidden\": true"), "{file}");
     assert_eq!(
         ipc.call("desktop_settings", json!({})).unwrap()["start_hidden"],
@@ -448,7 +449,7 @@ fn a_provider_key_goes_to_the_secret_store_and_only_its_name_to_the_config() {
         )
         .unwrap();
     assert_eq!(paused, json!(["bob"]));
-    let file = std::fs::read_to_string(ipc.dir.path().join("data/paused.json")).unwrap();
+    let file = std::fs::read_to_string(InstallLayout::new(ipc.dir.path()).paused_path()).unwrap();
     assert_eq!(
         serde_json::from_str::<Value>(&file).unwrap(),
         json!(["bob"])
