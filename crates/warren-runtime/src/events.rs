@@ -13,6 +13,87 @@ const STORE_WINDOW: std::time::Duration = std::time::Duration::from_millis(20);
 /// The most events written in one go.
 const STORE_BATCH: usize = 1024;
 
+/// The most events kept for another try after failed writes: beyond it the oldest are dropped
+/// (and counted), so a database that stays unwritable cannot grow the writer's memory.
+pub const STORE_PENDING: usize = 8 * STORE_BATCH;
+
+/// The events the writer has yet to store, with what it could not.
+#[derive(Default)]
+struct Pending {
+    /// Not stored yet, oldest first: a failed write's events stay here and are written with
+    /// the next batch (or on flush).
+    events: Vec<TurnEvent>,
+    /// Events given up on: dropped beyond [`STORE_PENDING`] or refused for good.
+    lost: usize,
+    /// The first write error.
+    first_error: Option<String>,
+    /// Whether `events` holds events of a failed write.
+    retrying: bool,
+}
+
+impl Pending {
+    /// Writes every pending event in one go. On a failure that may pass (a lock held by another
+    /// process, a full disk, an I/O error) the events stay for the next write; on one that
+    /// cannot (a constraint, an unencodable event) they are given up on.
+    async fn write(&mut self, store: &SessionStore) {
+        if self.events.is_empty() {
+            return;
+        }
+        let Err(e) = store.append_events(&self.events).await else {
+            if self.retrying {
+                tracing::info!("stored {} turn events on a retry", self.events.len());
+            }
+            self.events.clear();
+            self.retrying = false;
+            return;
+        };
+        self.first_error.get_or_insert_with(|| e.to_string());
+        if !retryable(&e) {
+            tracing::error!("storing {} turn events failed: {e}", self.events.len());
+            self.lost += self.events.len();
+            self.events.clear();
+            self.retrying = false;
+            return;
+        }
+        let over = self.events.len().saturating_sub(STORE_PENDING);
+        if over > 0 {
+            self.events.drain(..over);
+            self.lost += over;
+        }
+        self.retrying = true;
+        tracing::warn!(
+            dropped = over,
+            "storing turn events failed, {} kept for the next write: {e}",
+            self.events.len()
+        );
+    }
+
+    /// After the last write: Ok when every event was stored, else how many were not and why.
+    fn outcome(self) -> Result<(), String> {
+        let lost = self.lost + self.events.len();
+        match self.first_error {
+            Some(e) if lost > 0 => {
+                tracing::error!("{lost} turn events were not stored: {e}");
+                Err(format!("{lost} events not stored: {e}"))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Whether a failed event write may succeed when tried again: not when SQLite refused the rows
+/// themselves (a duplicate, a missing turn) or an event could not be encoded.
+fn retryable(e: &crate::db::DbError) -> bool {
+    use crate::db::DbError;
+    match e {
+        DbError::Query(sqlx::Error::Encode(_)) => false,
+        DbError::Query(sqlx::Error::Database(d)) => {
+            matches!(d.kind(), sqlx::error::ErrorKind::Other)
+        }
+        _ => true,
+    }
+}
+
 /// Subscribers to the events of every turn run by a host.
 #[derive(Clone, Default)]
 pub struct EventHub {
@@ -79,7 +160,7 @@ impl Emitter {
     ) -> Self {
         let (tx, mut rx) = unbounded_channel::<TurnEvent>();
         let writer = tokio::spawn(async move {
-            let mut first_error = None;
+            let mut pending = Pending::default();
             while let Some(ev) = rx.recv().await {
                 // Gather what arrives within a short window (subscribers already have it):
                 // fewer, larger writes leave the database to the turn's own statements.
@@ -97,12 +178,12 @@ impl Emitter {
                         Ok(None) | Err(_) => break,
                     }
                 }
-                if let Err(e) = store.append_events(&batch).await {
-                    tracing::error!("storing turn events failed: {e}");
-                    first_error.get_or_insert(e.to_string());
-                }
+                pending.events.append(&mut batch);
+                pending.write(&store).await;
             }
-            first_error.map_or(Ok(()), Err)
+            // Flushing: one more try for what a failed write left.
+            pending.write(&store).await;
+            pending.outcome()
         });
         Emitter {
             turn_id: turn_id.to_string(),
@@ -138,7 +219,8 @@ impl Emitter {
         }
     }
 
-    /// Waits until every emitted event is stored; returns the first storage error.
+    /// Waits until every emitted event is stored, trying once more what a failed write left;
+    /// an error says how many events were not stored and the first storage error.
     pub async fn flush(mut self) -> Result<(), String> {
         self.store_tx.take();
         match self.writer.take() {

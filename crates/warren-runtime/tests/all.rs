@@ -4,6 +4,7 @@
 mod acp;
 mod cron;
 mod delegation;
+mod events;
 mod host;
 mod lifecycle;
 mod receipts;
