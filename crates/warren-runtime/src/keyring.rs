@@ -254,8 +254,17 @@ impl SecretStore for UserSecrets {
             Some(k) => {
                 k.set(r, value)?;
                 // An older copy in the file would shadow nothing (the keyring is read first) but
-                // would outlive `rm`; it goes now that the keyring holds the value.
-                self.file.remove(r)?;
+                // would outlive `rm`; it goes now that the keyring holds the value. The value is
+                // stored either way, so failing to remove that copy is only worth a warning.
+                if let Err(e) = self.file.remove(r) {
+                    tracing::warn!(
+                        file = %self.file.data_path().display(),
+                        secret = %r,
+                        "{r} is stored in the keyring, but an older copy in {} could not be \
+                         removed (the keyring value is the one used): {e}",
+                        self.file.data_path().display()
+                    );
+                }
                 Ok(())
             }
             None => self.file.set(r, value),

@@ -178,6 +178,11 @@ impl FileSecretStore {
         }
     }
 
+    /// The encrypted file (`<install>/data/secrets.enc`).
+    pub fn data_path(&self) -> &Path {
+        &self.data_path
+    }
+
     fn io(path: &Path) -> impl FnOnce(io::Error) -> SecretError + '_ {
         move |source| SecretError::Io {
             path: path.to_path_buf(),

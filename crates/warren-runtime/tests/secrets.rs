@@ -176,6 +176,38 @@ mod keyring {
         assert_eq!(file.get(&old).unwrap(), None);
     }
 
+    /// The keyring holds the new value even when the older copy in the encrypted file cannot
+    /// be removed (here the file store refuses its key, readable by others): set succeeds and
+    /// lookups answer the keyring's value.
+    #[test]
+    fn set_succeeds_when_the_stale_file_copy_cannot_be_removed() {
+        use std::os::unix::fs::PermissionsExt;
+        let kr = TestKeyring::start().unwrap();
+        let t = TestInstall::empty().unwrap();
+        let file = FileSecretStore::for_install(&t.layout());
+        let old = SecretRef::parse("ANTHROPIC_KEY").unwrap();
+        file.set(&old, "from-file").unwrap();
+        let key = t.root().join("data/secrets.key");
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(matches!(
+            file.remove(&old),
+            Err(SecretError::InsecureKey { .. })
+        ));
+
+        let env = vars(&[("DBUS_SESSION_BUS_ADDRESS", kr.address())]);
+        let s = open_user_secrets(&t.layout(), &env).unwrap();
+        s.set(&old, "now-in-keyring").unwrap();
+        assert_eq!(s.get(&old).unwrap().as_deref(), Some("now-in-keyring"));
+        assert_eq!(
+            raw_lookup(&kr, t.root(), "ANTHROPIC_KEY").as_deref(),
+            Some("now-in-keyring")
+        );
+        // The stale copy is still there once the file store is usable again; the keyring wins.
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(file.get(&old).unwrap().as_deref(), Some("from-file"));
+        assert_eq!(s.get(&old).unwrap().as_deref(), Some("now-in-keyring"));
+    }
+
     #[test]
     fn backend_choice_without_a_keyring() {
         let t = TestInstall::empty().unwrap();
