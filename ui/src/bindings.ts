@@ -570,9 +570,12 @@ export type LiveSnapshot = {
 	 *  it are in `frames` or belong to earlier turns; a view drops them.
 	 */
 	last_seq: number,
-	/**  The frames of the agent's current (or last) turn, oldest first. */
+	/**
+	 *  The frames of every turn of the agent's stream not yet ended, and of those ended since a
+	 *  turn last started, oldest first (turns running at once interleave).
+	 */
 	frames: LiveFrame[],
-	/**  True when the turn's earliest frames were dropped from the buffer. */
+	/**  True when a turn's earliest frames were dropped from the buffer. */
 	truncated: boolean,
 };
 

@@ -60,9 +60,10 @@ pub struct LiveSnapshot {
     /// The `seq` of the last frame published for the agent (0: none yet). Frames at or below
     /// it are in `frames` or belong to earlier turns; a view drops them.
     pub last_seq: u32,
-    /// The frames of the agent's current (or last) turn, oldest first.
+    /// The frames of every turn of the agent's stream not yet ended, and of those ended since a
+    /// turn last started, oldest first (turns running at once interleave).
     pub frames: Vec<LiveFrame>,
-    /// True when the turn's earliest frames were dropped from the buffer.
+    /// True when a turn's earliest frames were dropped from the buffer.
     pub truncated: bool,
 }
 
