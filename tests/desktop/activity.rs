@@ -34,18 +34,10 @@ output_cost_per_mtok = 2000.0
     )
 }
 
-/// Runs a prompt through the app's own `send_prompt` command and returns the turn's status.
+/// Runs a prompt once the window is up: the turn's result.
 async fn prompt(d: &Desktop, agent: &str, text: &str) -> serde_json::Value {
     d.wait_for("[data-testid=nav-usage]").await;
-    d.client
-        .execute_async(
-            "const [agent, prompt, done] = arguments;
-             window.__TAURI_INTERNALS__.invoke('send_prompt', { req: { agent, session: null, prompt } })
-               .then((r) => done(r), (e) => done({ error: e }));",
-            vec![serde_json::json!(agent), serde_json::json!(text)],
-        )
-        .await
-        .unwrap()
+    d.send_prompt(agent, text).await
 }
 
 /// The agent of every log line shown, read in one script (no stale elements mid-render).

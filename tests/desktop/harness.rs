@@ -485,6 +485,20 @@ impl Desktop {
         path
     }
 
+    /// Runs `prompt` as a turn of `agent` through the app's own `send_prompt` command: the
+    /// turn's result, or the command's error as `{ error: {code, message} }`.
+    pub async fn send_prompt(&self, agent: &str, prompt: &str) -> serde_json::Value {
+        self.client
+            .execute_async(
+                "const [agent, prompt, done] = arguments;
+                 window.__TAURI_INTERNALS__.invoke('send_prompt', { req: { agent, session: null, prompt } })
+                   .then((r) => done(r), (e) => done({ error: e }));",
+                vec![serde_json::json!(agent), serde_json::json!(prompt)],
+            )
+            .await
+            .unwrap_or_else(|e| panic!("send_prompt for {agent}: {e}"))
+    }
+
     /// The app's own process (the Tauri backend), found by its binary and our WARREN_HOME.
     pub fn backend_pid(&self) -> Option<u32> {
         let marker = format!("WARREN_HOME={}", self.home.display());

@@ -29,18 +29,9 @@ level = "readonly"
     )
 }
 
-/// Runs a prompt through the app's own `send_prompt` command: the turn's result, or the
-/// command's error as `{ error: {code, message} }`.
+/// Runs the prompt `hi`: the turn's result, or the command's error as `{ error: {code, message} }`.
 async fn prompt(d: &Desktop, agent: &str) -> serde_json::Value {
-    d.client
-        .execute_async(
-            "const [agent, done] = arguments;
-             window.__TAURI_INTERNALS__.invoke('send_prompt', { req: { agent, session: null, prompt: 'hi' } })
-               .then((r) => done(r), (e) => done({ error: e }));",
-            vec![serde_json::json!(agent)],
-        )
-        .await
-        .unwrap()
+    d.send_prompt(agent, "hi").await
 }
 
 async fn status(d: &Desktop, agent: &str, want: &str) {

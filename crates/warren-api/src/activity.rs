@@ -228,25 +228,14 @@ impl Warren {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use crate::live::Live;
-    use crate::Warren;
-    use warren_config::InstallLayout;
     use warren_runtime::sessions::SessionKind;
     use warren_types::ErrorCode;
 
     #[test]
     fn a_paused_agent_is_not_counted_idle() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("config.toml"),
-            "[risk_profiles.p]\n[agents.a]\nrisk_profile = \"p\"\n[agents.b]\nrisk_profile = \"p\"\n",
-        )
-        .unwrap();
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-            .unwrap();
+        let (_dir, w) = crate::test_support::install("[risk_profiles.p]\n[agents.a]\nrisk_profile = \"p\"\n[agents.b]\nrisk_profile = \"p\"\n");
+        let rt = crate::test_support::runtime();
         rt.block_on(async {
-            let w = Warren::open(InstallLayout::new(dir.path()));
             let live = Live::new();
             let before = w.runtime_status(&live).await.unwrap();
             assert_eq!((before.agents, before.idle), (2, 2));
@@ -258,18 +247,10 @@ mod tests {
 
     #[test]
     fn unknown_agents_and_turns_are_not_found() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("config.toml"),
-            "[risk_profiles.p]\n[agents.a]\nrisk_profile = \"p\"\n",
-        )
-        .unwrap();
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-            .unwrap();
+        let (_dir, w) =
+            crate::test_support::install("[risk_profiles.p]\n[agents.a]\nrisk_profile = \"p\"\n");
+        let rt = crate::test_support::runtime();
         rt.block_on(async {
-            let w = Warren::open(InstallLayout::new(dir.path()));
             // A known agent without turns: an empty history.
             assert_eq!(w.agent_turns("a").await.unwrap(), vec![]);
             let e = w.agent_turns("ghost").await.unwrap_err();

@@ -21,6 +21,8 @@ mod run;
 mod secrets;
 mod serve;
 pub mod settings;
+#[cfg(test)]
+mod test_support;
 pub mod usage;
 
 pub use activity::{AgentMeters, RuntimeStatus, TurnSummary};

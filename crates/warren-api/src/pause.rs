@@ -98,10 +98,7 @@ mod tests {
         let config = "[risk_profiles.p]\n[agents.old]\nrisk_profile = \"p\"\n";
         std::fs::write(dir.path().join("config.toml"), config).unwrap();
         let layout = InstallLayout::new(dir.path());
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-            .unwrap();
+        let rt = crate::test_support::runtime();
         let w = std::sync::Arc::new(Warren::open(layout.clone()));
         rt.block_on(async { w.host().await.map(|_| ()) }).unwrap();
 
@@ -140,17 +137,8 @@ mod tests {
     /// Pausing everything pauses the agents of the config as read under the lock.
     #[test]
     fn pausing_all_pauses_the_agents_of_the_config() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("config.toml"),
-            "[risk_profiles.p]\n[agents.a]\nrisk_profile = \"p\"\n[agents.b]\nrisk_profile = \"p\"\n",
-        )
-        .unwrap();
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        let w = Warren::open(InstallLayout::new(dir.path()));
+        let (_dir, w) = crate::test_support::install("[risk_profiles.p]\n[agents.a]\nrisk_profile = \"p\"\n[agents.b]\nrisk_profile = \"p\"\n");
+        let rt = crate::test_support::runtime();
         rt.block_on(async {
             assert_eq!(w.set_all_paused(true).await.unwrap(), ["a", "b"]);
             let e = w.set_agent_paused("ghost", true).await.unwrap_err();
