@@ -3,16 +3,17 @@
 //! On X11, GTK picks its window visuals through GLX and WebKitGTK opens an EGL display to find
 //! the render device, even when nothing in the window is ever composited on the GPU. Either one
 //! loads the system's GL driver, and on Debian that is Mesa's megadriver, which brings libLLVM:
-//! about 65 MB of the app's resident memory, for a window that shows tables and text. So by
+//! about 55-60 MB of the app's resident memory, for a window that shows tables and text. So by
 //! default the app process keeps OpenGL out: GTK is initialised with `GDK_GL=disable` and the GL
 //! vendor library (libglvnd) is started with no EGL vendor, then both variables are removed again
 //! so that WebKit's web process, started later, renders with the system's normal setup (WebKit
 //! then draws the page on the CPU, which this UI does not notice).
 //!
 //! `WARREN_GPU=1` keeps GL in the app process. A user who already set `GDK_GL` or one of
-//! libglvnd's EGL vendor variables gets exactly what they set.
+//! libglvnd's EGL vendor variables gets exactly what they set. Under Wayland nothing changes:
+//! there the app process needs EGL to show the page.
 
-use std::ffi::{c_char, c_int, c_void, CStr};
+use std::ffi::{c_char, c_int, c_void};
 
 /// The variable that asks for GPU drawing in the app process.
 pub const GPU_ENV: &str = "WARREN_GPU";
@@ -38,6 +39,12 @@ pub enum Rendering {
     UserSettings(&'static str),
     /// GTK could not start here (no display); nothing was changed.
     NoDisplay,
+    /// A Wayland session: the app process needs EGL to show the page there, so nothing is
+    /// changed.
+    Wayland,
+    /// GTK started, but no libglvnd EGL was found to start without a vendor; GTK's own GL is
+    /// off, WebKit may still load a driver.
+    GtkOnly,
 }
 
 impl std::fmt::Display for Rendering {
@@ -47,6 +54,11 @@ impl std::fmt::Display for Rendering {
             Rendering::Gpu => write!(f, "with OpenGL ({GPU_ENV} is set)"),
             Rendering::UserSettings(name) => write!(f, "as the environment asks ({name} is set)"),
             Rendering::NoDisplay => write!(f, "not prepared: GTK could not open a display"),
+            Rendering::Wayland => write!(f, "with OpenGL (a Wayland session needs it)"),
+            Rendering::GtkOnly => write!(
+                f,
+                "with GTK's OpenGL off; libEGL could not be started without a vendor"
+            ),
         }
     }
 }
@@ -64,10 +76,17 @@ pub fn choose(env: impl Fn(&str) -> Option<String>) -> Rendering {
     if wants_gpu(env(GPU_ENV).as_deref()) {
         return Rendering::Gpu;
     }
-    match USER_OVERRIDES.iter().find(|name| env(name).is_some()) {
-        Some(name) => Rendering::UserSettings(name),
-        None => Rendering::WithoutGl,
+    if let Some(name) = USER_OVERRIDES.iter().find(|name| env(name).is_some()) {
+        return Rendering::UserSettings(name);
     }
+    // GTK prefers Wayland when both are there, unless GDK_BACKEND names x11 first.
+    let x11_first = env("GDK_BACKEND")
+        .map(|b| b.trim_start().starts_with("x11"))
+        .unwrap_or(false);
+    if env("WAYLAND_DISPLAY").is_some_and(|d| !d.is_empty()) && !x11_first {
+        return Rendering::Wayland;
+    }
+    Rendering::WithoutGl
 }
 
 /// Must run first in `main`, while the process has one thread: it sets and removes environment
@@ -81,22 +100,24 @@ pub fn prepare() -> Rendering {
     std::env::set_var("__EGL_VENDOR_LIBRARY_FILENAMES", NO_EGL_VENDOR);
     // GTK reads GDK_GL once, while it initialises; libglvnd reads its vendor list once, at the
     // first EGL call. Both happen now, so the variables can go before anything is started.
+    // GTK may start helper threads while it initialises (GDBus, accessibility); they run
+    // beside the removal below. A thread that read the environment at that moment could see
+    // either state of these two variables, which only GTK and libglvnd (both done) look at.
     let gtk_ready = gtk::init().is_ok();
-    if gtk_ready {
-        start_egl_without_vendor();
-    }
+    let egl_started = gtk_ready && start_egl_without_vendor();
     std::env::remove_var("GDK_GL");
     std::env::remove_var("__EGL_VENDOR_LIBRARY_FILENAMES");
-    if gtk_ready {
-        Rendering::WithoutGl
-    } else {
-        Rendering::NoDisplay
+    match (gtk_ready, egl_started) {
+        (false, _) => Rendering::NoDisplay,
+        (true, false) => Rendering::GtkOnly,
+        (true, true) => Rendering::WithoutGl,
     }
 }
 
 /// Makes libglvnd load its EGL vendor list (empty, given the variable) by asking for the client
-/// extensions, the same first call WebKit makes. Without libEGL there is nothing to keep out.
-fn start_egl_without_vendor() {
+/// extensions, the same first call WebKit makes. False when libEGL could not be called or an EGL
+/// vendor library got loaded all the same.
+fn start_egl_without_vendor() -> bool {
     const EGL_EXTENSIONS: c_int = 0x3055;
     type QueryString = unsafe extern "C" fn(*mut c_void, c_int) -> *const c_char;
     let library = c"libEGL.so.1";
@@ -107,21 +128,21 @@ fn start_egl_without_vendor() {
     unsafe {
         let handle = libc::dlopen(library.as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL);
         if handle.is_null() {
-            return;
+            return false;
         }
         let query = libc::dlsym(handle, symbol.as_ptr());
         if query.is_null() {
-            return;
+            return false;
         }
         let query: QueryString = std::mem::transmute::<*mut c_void, QueryString>(query);
-        let extensions = query(std::ptr::null_mut(), EGL_EXTENSIONS);
-        if !extensions.is_null() {
-            tracing::debug!(
-                extensions = %CStr::from_ptr(extensions).to_string_lossy(),
-                "EGL client extensions"
-            );
-        }
+        // NULL or a static string; its text does not matter, the call does.
+        let _extensions: *const c_char = query(std::ptr::null_mut(), EGL_EXTENSIONS);
     }
+    // libglvnd loads its vendors (libEGL_mesa, libEGL_nvidia, ...) on that first call: none
+    // may be mapped now.
+    std::fs::read_to_string("/proc/self/maps")
+        .map(|maps| !maps.contains("/libEGL_"))
+        .unwrap_or(false)
 }
 
 #[cfg(test)]
@@ -153,6 +174,42 @@ mod tests {
                 "{value}"
             );
         }
+    }
+
+    #[test]
+    fn a_wayland_session_is_left_alone_unless_gtk_is_told_x11() {
+        assert_eq!(
+            choose(env_of(&[
+                ("WAYLAND_DISPLAY", "wayland-0"),
+                ("DISPLAY", ":0")
+            ])),
+            Rendering::Wayland
+        );
+        assert_eq!(
+            choose(env_of(&[
+                ("WAYLAND_DISPLAY", "wayland-0"),
+                ("GDK_BACKEND", "x11")
+            ])),
+            Rendering::WithoutGl
+        );
+        assert_eq!(
+            choose(env_of(&[
+                ("WAYLAND_DISPLAY", "wayland-0"),
+                ("GDK_BACKEND", "x11,wayland")
+            ])),
+            Rendering::WithoutGl
+        );
+        assert_eq!(
+            choose(env_of(&[
+                ("WAYLAND_DISPLAY", "wayland-0"),
+                ("GDK_BACKEND", "wayland")
+            ])),
+            Rendering::Wayland
+        );
+        assert_eq!(
+            choose(env_of(&[("WAYLAND_DISPLAY", ""), ("DISPLAY", ":0")])),
+            Rendering::WithoutGl
+        );
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The app process keeps OpenGL out by default (no GL driver, no libLLVM mapped), the page still
 //! renders, WebKit's own processes get a clean environment, and `WARREN_GPU=1` brings GL back.
 
-use crate::harness::{launch, launch_with_env, Bus, Desktop};
+use crate::harness::{launch_with_env, Bus, Desktop};
 use crate::{block_on, serial};
 
 const CONFIG: &str = r#"[risk_profiles.p]
@@ -45,7 +45,13 @@ async fn rendered(d: &Desktop) {
 fn the_app_process_draws_without_opengl_unless_asked() {
     let _serial = serial();
     block_on(async {
-        let d = launch(|home| std::fs::write(home.join("config.toml"), CONFIG).unwrap()).await;
+        // As users start it: WebKit's compositing on (the harness turns it off elsewhere).
+        let d = launch_with_env(
+            Bus::None,
+            &[("WEBKIT_DISABLE_COMPOSITING_MODE", "0")],
+            |home| std::fs::write(home.join("config.toml"), CONFIG).unwrap(),
+        )
+        .await;
         rendered(&d).await;
         let shot = d.screenshot("rendering-without-gl").await;
         let pid = d.backend_pid().expect("backend process not found");
@@ -72,9 +78,21 @@ fn the_app_process_draws_without_opengl_unless_asked() {
             }
         }
         assert!(helpers > 0, "no WebKit helper process found");
+        // The page is drawn, not a blank window: a screenshot of text and tables has many
+        // colours (anti-aliased glyphs); a blank or black window has one or two.
+        let colours = std::process::Command::new("identify")
+            .args(["-format", "%k"])
+            .arg(&shot)
+            .output()
+            .unwrap();
+        let colours: u32 = String::from_utf8_lossy(&colours.stdout)
+            .trim()
+            .parse()
+            .unwrap_or(0);
         assert!(
-            std::fs::metadata(&shot).map(|m| m.len()).unwrap_or(0) > 0,
-            "no screenshot"
+            colours > 20,
+            "the window looks blank: {colours} colours in {}",
+            shot.display()
         );
         d.close().await;
 
