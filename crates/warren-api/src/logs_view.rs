@@ -143,7 +143,12 @@ fn lines_backwards(
         pos -= n as u64;
         file.seek(SeekFrom::Start(pos))?;
         let chunk = &mut buf[..n];
-        file.read_exact(chunk)?;
+        match file.read_exact(chunk) {
+            Ok(()) => {}
+            // The file shrank while it was read (rotated or rewritten): the lines visited stand.
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(()),
+            Err(e) => return Err(e),
+        }
         let mut end = n;
         while let Some(i) = chunk[..end].iter().rposition(|&b| b == b'\n') {
             if emit(&chunk[i + 1..end], &mut pending, &mut last_line) {
@@ -262,6 +267,22 @@ mod tests {
         assert_eq!(parse_line(span, "f").unwrap().agent.as_deref(), Some("bob"));
         assert!(parse_line("not json", "f").is_none());
         assert_eq!(severity("WARN"), Some(1));
+    }
+
+    #[test]
+    fn a_log_truncated_while_it_is_read_keeps_the_lines_already_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("warren.log");
+        std::fs::write(&path, "one\ntwo\nthree\n").unwrap();
+        let mut seen = Vec::new();
+        lines_backwards(&path, 4, |l| {
+            seen.push(String::from_utf8_lossy(l).into_owned());
+            // Rotated away under the reader after its first line.
+            std::fs::write(&path, "").unwrap();
+            false
+        })
+        .unwrap();
+        assert_eq!(seen, ["three"]);
     }
 
     #[test]

@@ -439,14 +439,15 @@ impl Host {
     }
 }
 
-/// Takes `data/paused.lock`: exclusively to change `paused.json`, shared to read it. Every
-/// change and every read through [`paused_agents`] is ordered by it across processes.
-fn lock_paused(layout: &InstallLayout, exclusive: bool) -> Result<std::fs::File, HostError> {
+/// Takes `data/paused.lock` exclusively to change `paused.json` ([`paused_agents`] takes it
+/// shared to read). Every change and every read is ordered by it across processes. The lock
+/// belongs to the open file: do not read through [`paused_agents`] while holding it.
+fn lock_paused(layout: &InstallLayout) -> Result<std::fs::File, HostError> {
     let lock_path = layout.paused_lock_path();
     // The open error names the file already; the lock error is given its name here.
     crate::agent_lock::open_lock_file(&lock_path)
         .and_then(|f| {
-            if exclusive { f.lock() } else { f.lock_shared() }
+            f.lock()
                 .map(|()| f)
                 .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", lock_path.display())))
         })
@@ -463,7 +464,7 @@ pub fn set_paused_agents(
 ) -> Result<std::collections::BTreeSet<String>, HostError> {
     // One writer at a time across processes (the window, the tray, the CLI): the read-modify-
     // write below happens under an exclusive lock on `data/paused.lock`.
-    let lock = lock_paused(layout, true)?;
+    let lock = lock_paused(layout)?;
     let set = write_paused(layout, aliases, paused)?;
     drop(lock);
     Ok(set)
@@ -478,7 +479,7 @@ pub fn pause_configured_agents(
     layout: &InstallLayout,
     aliases: Option<&[String]>,
 ) -> Result<std::collections::BTreeSet<String>, HostError> {
-    let lock = lock_paused(layout, true)?;
+    let lock = lock_paused(layout)?;
     let config = load_config(layout)?.config;
     let targets: Vec<String> = match aliases {
         Some(aliases) => {
@@ -525,7 +526,25 @@ pub fn paused_agents(
     if !layout.data_dir().is_dir() {
         return Ok(Default::default());
     }
-    let lock = lock_paused(layout, false)?;
+    // Readers open the lock file read-only (a shared lock needs no write access): a reader that
+    // cannot write `data/`, or an install where nothing was ever paused (no lock file yet),
+    // reads without waiting.
+    let lock_path = layout.paused_lock_path();
+    let lock = match std::fs::File::open(&lock_path) {
+        Ok(file) => {
+            file.lock_shared().map_err(|e| {
+                HostError::PauseState(format!("locking {}: {e}", lock_path.display()))
+            })?;
+            Some(file)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => {
+            return Err(HostError::PauseState(format!(
+                "opening {}: {e}",
+                lock_path.display()
+            )))
+        }
+    };
     let set = read_paused(layout);
     drop(lock);
     set

@@ -296,6 +296,23 @@ fn reading_the_paused_agents_waits_for_a_change_in_progress() {
     assert_eq!(set.into_iter().collect::<Vec<_>>(), ["alice"]);
 }
 
+/// A read needs no write access: before anything was paused through the lock (no lock file
+/// yet) the paused set is read as it is, and no lock file is created by reading.
+#[test]
+fn reading_the_paused_agents_creates_no_lock_file() {
+    let t = TestInstall::empty().unwrap();
+    let layout = t.layout();
+    std::fs::create_dir_all(layout.data_dir()).unwrap();
+    std::fs::write(layout.paused_path(), br#"["bob"]"#).unwrap();
+    let set = warren_runtime::host::paused_agents(&layout).unwrap();
+    assert_eq!(set.into_iter().collect::<Vec<_>>(), ["bob"]);
+    assert!(
+        !layout.paused_lock_path().exists(),
+        "reading created {}",
+        layout.paused_lock_path().display()
+    );
+}
+
 /// Pausing through the host refuses an alias the config does not have; resuming does not ask.
 #[test]
 fn the_host_pauses_only_agents_of_the_config() {
