@@ -48,6 +48,23 @@ impl Pending {
             return;
         };
         self.first_error.get_or_insert_with(|| e.to_string());
+        if !retryable(&e) && self.events.len() > 1 {
+            // One event refused for good must not take the others with it: store them one at
+            // a time, giving up only on those refused for good.
+            let events = std::mem::take(&mut self.events);
+            for event in events {
+                match store.append_events(std::slice::from_ref(&event)).await {
+                    Ok(()) => {}
+                    Err(e) if retryable(&e) => self.events.push(event),
+                    Err(e) => {
+                        tracing::error!(seq = event.seq, "storing a turn event failed: {e}");
+                        self.lost += 1;
+                    }
+                }
+            }
+            self.retrying = !self.events.is_empty();
+            return;
+        }
         if !retryable(&e) {
             tracing::error!("storing {} turn events failed: {e}", self.events.len());
             self.lost += self.events.len();

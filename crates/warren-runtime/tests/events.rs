@@ -126,3 +126,34 @@ async fn events_kept_for_a_retry_are_bounded_and_the_dropped_ones_counted() {
     let last = u32::try_from(STORE_PENDING + extra).unwrap();
     assert_eq!(seqs, (first..=last).collect::<Vec<_>>());
 }
+
+/// An event SQLite refuses for good (its `seq` is taken) costs only itself: the events written
+/// with it in one batch are stored, and flush counts the one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_event_refused_for_good_does_not_take_its_batch_with_it() {
+    let t = TestInstall::empty().unwrap();
+    let (_store, mut em) = turn(&t).await;
+    let mut other = raw(&t).await;
+    sqlx::query("INSERT INTO events (turn_id, seq, type, body) VALUES ('t1', 3, 'x', '{}')")
+        .execute(&mut other)
+        .await
+        .unwrap();
+    for _ in 0..5 {
+        em.emit(delta("x"));
+    }
+    let e = em.flush().await.unwrap_err();
+    assert!(e.starts_with("1 events not stored: "), "{e}");
+    let seqs: Vec<i64> =
+        sqlx::query_scalar("SELECT seq FROM events WHERE turn_id = 't1' ORDER BY seq")
+            .fetch_all(&mut other)
+            .await
+            .unwrap();
+    assert_eq!(seqs, [1, 2, 3, 4, 5]);
+    let types: Vec<String> = sqlx::query_scalar(
+        "SELECT type FROM events WHERE turn_id = 't1' AND seq <> 3 ORDER BY seq",
+    )
+    .fetch_all(&mut other)
+    .await
+    .unwrap();
+    assert!(types.iter().all(|t| t != "x"), "{types:?}");
+}
