@@ -166,3 +166,25 @@ pub async fn agent_id(pool: &SqlitePool, alias: &str) -> Result<String, DbError>
             .await?,
     )
 }
+
+/// Column `column` of a row of `table`; a value that does not decode (a column whose type was
+/// changed behind Warren's back) is an error naming both instead of a panic.
+pub(crate) fn column<'r, T>(
+    r: &'r sqlx::sqlite::SqliteRow,
+    table: &str,
+    column: &str,
+) -> Result<T, DbError>
+where
+    T: sqlx::Decode<'r, sqlx::Sqlite> + sqlx::Type<sqlx::Sqlite>,
+{
+    sqlx::Row::try_get(r, column).map_err(|e| {
+        let source: Box<dyn std::error::Error + Send + Sync> = match e {
+            sqlx::Error::ColumnDecode { source, .. } => source,
+            other => Box::new(other),
+        };
+        DbError::Query(sqlx::Error::ColumnDecode {
+            index: format!("`{column}` of table `{table}`"),
+            source,
+        })
+    })
+}

@@ -2,9 +2,9 @@
 //! HMAC-SHA256 and chained to the previous record of the same agent. A per-agent head record,
 //! itself authenticated, pins the chain's length so that removing the newest record is detected.
 
+use crate::db::column;
 use crate::db::{agent_id, DbError};
 use crate::secrets::{SecretError, SecretRef, SecretStore};
-use crate::sessions::column;
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 use sqlx::{Row, SqlitePool};

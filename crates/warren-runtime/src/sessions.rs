@@ -1,7 +1,7 @@
 //! Chat and ACP sessions, their message history, the events of every turn and the usage ledger,
 //! all in `<install>/data/sessions.db` and attributed to agents by their stable id.
 
-use crate::db::{agent_id, DbError};
+use crate::db::{agent_id, column, DbError};
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 use sqlx::{Row, SqlitePool};
@@ -111,28 +111,6 @@ struct Spend {
 /// How long a daily spend read from the database is reused. Usage recorded by this process is
 /// added to it at once; usage recorded by another process is seen after at most this long.
 const SPEND_TTL: std::time::Duration = std::time::Duration::from_secs(1);
-
-/// Column `column` of a row of `table`; a value that does not decode (a column whose type was
-/// changed behind Warren's back) is an error naming both instead of a panic.
-pub(crate) fn column<'r, T>(
-    r: &'r sqlx::sqlite::SqliteRow,
-    table: &str,
-    column: &str,
-) -> Result<T, DbError>
-where
-    T: sqlx::Decode<'r, sqlx::Sqlite> + sqlx::Type<sqlx::Sqlite>,
-{
-    r.try_get(column).map_err(|e| {
-        let source: Box<dyn std::error::Error + Send + Sync> = match e {
-            sqlx::Error::ColumnDecode { source, .. } => source,
-            other => Box::new(other),
-        };
-        DbError::Query(sqlx::Error::ColumnDecode {
-            index: format!("`{column}` of table `{table}`"),
-            source,
-        })
-    })
-}
 
 fn session_row(r: &sqlx::sqlite::SqliteRow) -> Result<SessionInfo, DbError> {
     Ok(SessionInfo {

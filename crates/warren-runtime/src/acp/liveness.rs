@@ -3,8 +3,9 @@
 //! heartbeat is fresh; anything else is marked ended by [`AcpSessions::reap`], so a crashed
 //! client can never block a delete forever.
 
+use crate::db::column;
 use crate::db::{agent_id, DbError};
-use crate::sessions::{column, rfc3339, SessionInfo, SessionKind, SessionStore};
+use crate::sessions::{rfc3339, SessionInfo, SessionKind, SessionStore};
 use chrono::{DateTime, Utc};
 use std::time::Duration;
 

@@ -4,8 +4,9 @@
 //! purges and re-attributes them per agent.
 
 use super::{parse_schedule, CronError};
+use crate::db::column;
 use crate::db::{agent_id, DbError};
-use crate::sessions::{column, rfc3339};
+use crate::sessions::rfc3339;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use sqlx::SqlitePool;

@@ -1,7 +1,7 @@
 //! The usage ledger and the receipt chain of an agent: export, purge, import.
 
+use crate::db::column;
 use crate::db::DbError;
-use crate::sessions::column;
 use serde::{Deserialize, Serialize};
 use sqlx::SqlitePool;
 

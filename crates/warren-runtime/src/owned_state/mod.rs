@@ -2,8 +2,8 @@
 //! re-pointing and importing an agent's sessions (with transcripts), usage and receipts. Every
 //! table is keyed by the agent's stable id, so a rename is one alias update.
 
+use crate::db::column;
 use crate::db::DbError;
-use crate::sessions::column;
 use sqlx::SqlitePool;
 
 mod ledgers;

@@ -1,7 +1,7 @@
 //! Sessions with their transcripts (messages, turns, events): export, purge, import.
 
+use crate::db::column;
 use crate::db::DbError;
-use crate::sessions::column;
 use serde::{Deserialize, Serialize};
 use sqlx::SqlitePool;
 
