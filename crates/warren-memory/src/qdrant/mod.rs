@@ -490,7 +490,8 @@ impl MemoryStore for QdrantStore {
 
     async fn categories_for_agent(&self, agent: &AgentRef) -> Result<Vec<String>, MemoryError> {
         // Qdrant has no DISTINCT over a payload field without a keyword index on it: the
-        // agent's points are scrolled and their categories collected.
+        // agent's points are scrolled (every row, payload included, a page at a time) and their
+        // categories collected. Cost grows with the agent's rows, unlike the SQL backends.
         let rows = self
             .scroll_all(Self::agent_filter(&agent.id), "categories")
             .await?;
