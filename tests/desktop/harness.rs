@@ -76,12 +76,21 @@ pub fn pids_with_env(entry: &str) -> Vec<u32> {
     dir.flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
         .filter(|pid| *pid != me)
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/environ"))
-                .map(|env| env.split(|b| *b == 0).any(|kv| kv == entry.as_bytes()))
-                .unwrap_or(false)
-        })
+        .filter(|pid| environ(*pid).iter().any(|kv| kv == entry))
         .collect()
+}
+
+/// The environment of a process (`KEY=value` entries); empty when it cannot be read.
+pub fn environ(pid: u32) -> Vec<String> {
+    std::fs::read(format!("/proc/{pid}/environ"))
+        .map(|bytes| {
+            bytes
+                .split(|b| *b == 0)
+                .filter(|kv| !kv.is_empty())
+                .map(|kv| String::from_utf8_lossy(kv).into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The parent PID of a process, from /proc.

@@ -1,7 +1,7 @@
 //! The app process keeps OpenGL out by default (no GL driver, no libLLVM mapped), the page still
 //! renders, WebKit's own processes get a clean environment, and `WARREN_GPU=1` brings GL back.
 
-use crate::harness::{launch_with_env, Bus, Desktop};
+use crate::harness::{environ, launch_with_env, Bus, Desktop};
 use crate::{block_on, serial};
 
 const CONFIG: &str = r#"[risk_profiles.p]
@@ -24,17 +24,6 @@ fn gl_mappings(pid: u32) -> Vec<String> {
     found.sort();
     found.dedup();
     found
-}
-
-fn environ(pid: u32) -> Vec<String> {
-    std::fs::read(format!("/proc/{pid}/environ"))
-        .map(|bytes| {
-            bytes
-                .split(|b| *b == 0)
-                .map(|v| String::from_utf8_lossy(v).into_owned())
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 async fn rendered(d: &Desktop) {
