@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { LiveFrame, LiveSnapshot, TurnEvent } from "../src/bindings";
-import { currentTurn, emptyStream, onFrame, onSnapshot, ownRunning, replay, withSubTurns } from "../src/lib/timeline";
+import { currentTurn, emptyStream, MAX_REPLAY_DEPTH, onFrame, onSnapshot, ownRunning, replay, withSubTurns } from "../src/lib/timeline";
 
 let clock = 0;
 function ev(kind: Record<string, unknown> & { type: string }, turn = "t1"): TurnEvent {
@@ -290,6 +290,19 @@ describe("replaying a turn that delegated", () => {
     expect(inner.kind === "tool" && inner.children.map((c) => [c.agent, c.final_text])).toEqual([["carol", "from carol"]]);
     expect(card(t, 1).children).toEqual([]);
     expect(card(t, 1).state).toBe("failed");
+  });
+
+  it("follows delegations at most MAX_REPLAY_DEPTH deep and loads a named turn once", async () => {
+    // A chain c0 -> c1 -> ... where every child delegates again, and c3 names c1 a second time.
+    const link = (next: string) =>
+      ev({ type: "tool_result", id: "d", ok: true, output: "{}", duration_ms: 1, receipt_id: null, sub_turn_id: next });
+    const asked: string[] = [];
+    await withSubTurns([link("c0")], async (id) => {
+      asked.push(id);
+      const n = Number(id.slice(1));
+      return n === 3 ? [link("c1"), link("c4")] : [link(`c${n + 1}`)];
+    });
+    expect(asked).toEqual(Array.from({ length: MAX_REPLAY_DEPTH }, (_, i) => `c${i}`));
   });
 });
 
