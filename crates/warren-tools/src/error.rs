@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 use std::path::PathBuf;
-use warren_policy::{BudgetError, Denial, RefusalRule, SandboxError, ShellError};
+use warren_policy::{BudgetError, Denial, OpenError, RefusalRule, SandboxError, ShellError};
 
 /// Why a tool call did not succeed. [`ToolError::code`] is stable; front-ends match on it.
 #[derive(Debug, thiserror::Error)]
@@ -78,6 +78,17 @@ pub enum ToolError {
     /// Writing through a symbolic link is refused.
     #[error("{0} is a symbolic link; writing through it is refused")]
     SymlinkLeaf(PathBuf),
+    /// A path changed (a symbolic link appeared on it, or it moved) between the policy's decision
+    /// and the open: nothing was opened.
+    #[error("{0} changed while it was being opened (a symbolic link appeared on the path); nothing was read or written")]
+    PathChanged(PathBuf),
+    /// A write under a grant that does not allow reading failed because of what is (or is not)
+    /// at the path; the answer is the same whatever it is, so it reveals nothing.
+    #[error("{0} cannot be written here (a write-only grant does not say why)")]
+    NotWritable(PathBuf),
+    /// A directory was needed.
+    #[error("{0} is not a directory")]
+    NotADirectory(PathBuf),
     /// `old_text` was not found.
     #[error("old_text was not found in {0}")]
     EditNoMatch(PathBuf),
@@ -191,11 +202,16 @@ impl ToolError {
             ToolError::Budget(BudgetError::Store(_)) => "internal",
             ToolError::Sandbox(SandboxError::Unavailable { .. }) => "sandbox_unavailable",
             ToolError::Sandbox(SandboxError::Rule { .. }) => "sandbox_error",
+            ToolError::Sandbox(SandboxError::Reaper(_)) => "sandbox_error",
+            ToolError::Sandbox(SandboxError::Changed { .. }) => "sandbox_path_changed",
             ToolError::Container(_) => "container_error",
             ToolError::NotFound(_) => "not_found",
             ToolError::TooLarge { .. } => "too_large",
             ToolError::NotAFile(_) => "not_a_file",
             ToolError::SymlinkLeaf(_) => "symlink_leaf",
+            ToolError::PathChanged(_) => "path_changed",
+            ToolError::NotWritable(_) => "not_writable",
+            ToolError::NotADirectory(_) => "not_a_directory",
             ToolError::EditNoMatch(_) => "edit_no_match",
             ToolError::EditAmbiguous { .. } => "edit_ambiguous",
             ToolError::NotText(_) => "not_text",
@@ -251,6 +267,20 @@ impl ToolError {
         ToolError::InvalidArgument {
             field: field.to_string(),
             message: message.into(),
+        }
+    }
+}
+
+impl From<OpenError> for ToolError {
+    fn from(e: OpenError) -> Self {
+        match e {
+            OpenError::Denied(d) => ToolError::Denied(d),
+            OpenError::NotFound(p) => ToolError::NotFound(p),
+            OpenError::SymlinkLeaf(p) => ToolError::SymlinkLeaf(p),
+            OpenError::Changed(p) => ToolError::PathChanged(p),
+            OpenError::NotAFile(p) => ToolError::NotAFile(p),
+            OpenError::NotADirectory(p) => ToolError::NotADirectory(p),
+            OpenError::Io { path, source } => ToolError::Io { path, source },
         }
     }
 }

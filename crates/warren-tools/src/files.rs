@@ -5,11 +5,11 @@ use crate::args::Args;
 use crate::error::ToolError;
 use crate::tool::{CallCheck, Tool, ToolContext, ToolSpec};
 use serde_json::{json, Value};
-use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
-use std::os::unix::fs::OpenOptionsExt;
-use std::path::{Path, PathBuf};
-use warren_policy::{Access, Authorized};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::Path;
+use warren_policy::open::FileAccess;
+use warren_policy::rustix::fs::FileType;
+use warren_policy::{Access, OpenedFile};
 
 /// Bytes read from a non-regular file (a device) when `max_bytes` is not given.
 const DEFAULT_DEVICE_BYTES: u64 = 4096;
@@ -30,95 +30,84 @@ fn side_effects() -> CallCheck {
     }
 }
 
-/// Refuses when the path as written (before resolution) ends in a symbolic link.
-fn refuse_symlink_leaf(auth: &Authorized) -> Result<(), ToolError> {
-    match std::fs::symlink_metadata(&auth.lexical) {
-        Ok(m) if m.file_type().is_symlink() => Err(ToolError::SymlinkLeaf(auth.lexical.clone())),
-        _ => Ok(()),
-    }
-}
-
-fn open_read(path: &Path) -> Result<File, ToolError> {
-    OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => ToolError::NotFound(path.to_path_buf()),
-            _ => ToolError::io(path, e),
-        })
-}
-
-/// Reads a whole regular file of at most `limit` bytes.
-fn read_regular(path: &Path, limit: u64) -> Result<Vec<u8>, ToolError> {
-    let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => ToolError::NotFound(path.to_path_buf()),
-        _ => ToolError::io(path, e),
-    })?;
-    if !meta.is_file() {
-        return Err(ToolError::NotAFile(path.to_path_buf()));
-    }
-    if meta.len() > limit {
-        return Err(ToolError::TooLarge {
-            what: path.display().to_string(),
-            size: meta.len(),
-            limit,
-        });
-    }
+/// Reads an opened file: a regular file whole (at most `limit` bytes), anything else (a device,
+/// a pipe) as a bounded prefix of `want` bytes.
+fn read_opened(
+    opened: &mut OpenedFile,
+    limit: u64,
+    want: u64,
+) -> Result<(Vec<u8>, bool), ToolError> {
+    let path = opened.path.clone();
     let mut buf = Vec::new();
-    open_read(path)?
-        .take(limit + 1)
+    if opened.kind == FileType::RegularFile {
+        buf.reserve_exact(usize::try_from(opened.len.min(limit)).unwrap_or(0) + 1);
+        if opened.len > limit {
+            return Err(ToolError::TooLarge {
+                what: path.display().to_string(),
+                size: opened.len,
+                limit,
+            });
+        }
+        (&opened.file)
+            .take(limit + 1)
+            .read_to_end(&mut buf)
+            .map_err(|e| ToolError::io(&path, e))?;
+        if buf.len() as u64 > limit {
+            return Err(ToolError::TooLarge {
+                what: path.display().to_string(),
+                size: buf.len() as u64,
+                limit,
+            });
+        }
+        return Ok((buf, false));
+    }
+    (&opened.file)
+        .take(want.min(limit))
         .read_to_end(&mut buf)
-        .map_err(|e| ToolError::io(path, e))?;
-    Ok(buf)
+        .map_err(|e| ToolError::io(&path, e))?;
+    Ok((buf, true))
 }
 
-/// Writes `content` to `path` (already authorized), creating missing parents only where the
-/// policy allows writing, never following a symlink at the leaf.
-fn write_file(ctx: &ToolContext, path: &Path, content: &[u8]) -> Result<bool, ToolError> {
-    if let Some(parent) = path.parent() {
-        let mut missing: Vec<PathBuf> = Vec::new();
-        let mut p = parent.to_path_buf();
-        while std::fs::symlink_metadata(&p).is_err() {
-            missing.push(p.clone());
-            if !p.pop() {
-                break;
-            }
-        }
-        for dir in missing.iter().rev() {
-            let (ok, rule) = ctx.policy.decide(dir, Access::Write);
-            if !ok {
-                return Err(ToolError::Denied(warren_policy::Denial {
-                    path: dir.clone(),
-                    access: Access::Write,
-                    rule,
-                    detail: Some("a parent directory would be created there".into()),
-                }));
-            }
-        }
-        std::fs::create_dir_all(parent).map_err(|e| ToolError::io(parent, e))?;
+/// Replaces the whole content of an opened regular file (or writes to `/dev/null`).
+fn replace_content(opened: &OpenedFile, content: &[u8]) -> Result<(), ToolError> {
+    let path = &opened.path;
+    let mut f = &opened.file;
+    if opened.kind == FileType::RegularFile {
+        f.set_len(0).map_err(|e| ToolError::io(path, e))?;
+        f.seek(SeekFrom::Start(0))
+            .map_err(|e| ToolError::io(path, e))?;
     }
-    let created = std::fs::symlink_metadata(path).is_err();
-    if let Ok(m) = std::fs::metadata(path) {
-        if m.is_dir() {
-            return Err(ToolError::NotAFile(path.to_path_buf()));
-        }
-    }
-    let mut f = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)
-        .map_err(|e| match e.raw_os_error() {
-            Some(libc::ELOOP) => ToolError::SymlinkLeaf(path.to_path_buf()),
-            _ => ToolError::io(path, e),
-        })?;
     f.write_all(content).map_err(|e| ToolError::io(path, e))?;
-    if f.metadata().map(|m| m.is_file()).unwrap_or(false) {
+    if opened.kind == FileType::RegularFile {
         f.sync_all().map_err(|e| ToolError::io(path, e))?;
     }
-    Ok(created)
+    Ok(())
+}
+
+/// Whether the agent may read `path`: answers about a path it may only write must not say
+/// whether something was there.
+fn readable(ctx: &ToolContext, path: &Path) -> bool {
+    ctx.policy.decide(path, Access::Read).0
+}
+
+/// Under a write-only grant, every failure that depends on what is already at the path gets
+/// the same answer.
+fn blind(ctx: &ToolContext, input: &Path, e: ToolError) -> ToolError {
+    let decision = ctx.policy.check(input, Access::Write);
+    if readable(ctx, &decision.path) {
+        return e;
+    }
+    // Named as written: a link's target is not revealed either.
+    let resolved = decision.lexical;
+    match e {
+        ToolError::NotAFile(_)
+        | ToolError::NotADirectory(_)
+        | ToolError::SymlinkLeaf(_)
+        | ToolError::PathChanged(_)
+        | ToolError::NotFound(_)
+        | ToolError::Io { .. } => ToolError::NotWritable(resolved),
+        e => e,
+    }
 }
 
 fn text_json(path: &Path, bytes: Vec<u8>, truncated: bool) -> Value {
@@ -176,27 +165,10 @@ impl Tool for FileRead {
         let a = Args::new(args, Self::ARGS)?;
         let input = a.path("path")?;
         let max = a.opt_u64("max_bytes")?;
-        let auth = ctx.policy.authorize(Path::new(input), Access::Read)?;
-        let limit = ctx.limits.max_file_bytes;
-        let meta = std::fs::metadata(&auth.path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => ToolError::NotFound(auth.path.clone()),
-            _ => ToolError::io(&auth.path, e),
-        })?;
-        if meta.is_dir() {
-            return Err(ToolError::NotAFile(auth.path));
-        }
-        if meta.is_file() {
-            let bytes = read_regular(&auth.path, limit)?;
-            return Ok(text_json(&auth.path, bytes, false));
-        }
-        // A device or pipe: read a bounded prefix.
-        let want = max.unwrap_or(DEFAULT_DEVICE_BYTES).min(limit);
-        let mut buf = Vec::new();
-        open_read(&auth.path)?
-            .take(want)
-            .read_to_end(&mut buf)
-            .map_err(|e| ToolError::io(&auth.path, e))?;
-        Ok(text_json(&auth.path, buf, true))
+        let mut opened = ctx.policy.open_file(Path::new(input), FileAccess::Read)?;
+        let want = max.unwrap_or(DEFAULT_DEVICE_BYTES);
+        let (bytes, truncated) = read_opened(&mut opened, ctx.limits.max_file_bytes, want)?;
+        Ok(text_json(&opened.path, bytes, truncated))
     }
 }
 
@@ -206,7 +178,7 @@ pub struct FileWrite;
 impl FileWrite {
     const ARGS: &'static [&'static str] = &["path", "content"];
 
-    fn prepare<'a>(args: &'a Value, ctx: &ToolContext) -> Result<(Authorized, &'a str), ToolError> {
+    fn prepare<'a>(args: &'a Value, ctx: &ToolContext) -> Result<(&'a str, &'a str), ToolError> {
         let a = Args::new(args, Self::ARGS)?;
         let path = a.path("path")?;
         let content = a.string("content")?;
@@ -218,9 +190,8 @@ impl FileWrite {
                 limit,
             });
         }
-        let auth = ctx.policy.authorize(Path::new(path), Access::Write)?;
-        refuse_symlink_leaf(&auth)?;
-        Ok((auth, content))
+        ctx.policy.authorize(Path::new(path), Access::Write)?;
+        Ok((path, content))
     }
 }
 
@@ -251,13 +222,22 @@ impl Tool for FileWrite {
     }
 
     fn execute(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let (auth, content) = Self::prepare(args, ctx)?;
-        let created = write_file(ctx, &auth.path, content.as_bytes())?;
-        Ok(json!({
-            "path": auth.path.display().to_string(),
+        let (input, content) = Self::prepare(args, ctx)?;
+        let input = Path::new(input);
+        let opened = ctx
+            .policy
+            .open_file(input, FileAccess::Write)
+            .map_err(|e| blind(ctx, input, e.into()))?;
+        replace_content(&opened, content.as_bytes()).map_err(|e| blind(ctx, input, e))?;
+        let mut out = json!({
+            "path": opened.path.display().to_string(),
             "bytes_written": content.len(),
-            "created": created,
-        }))
+        });
+        // Whether the file was there before is only said to an agent that may read it.
+        if readable(ctx, &opened.path) {
+            out["created"] = Value::Bool(opened.created);
+        }
+        Ok(out)
     }
 }
 
@@ -270,7 +250,7 @@ impl FileEdit {
     fn prepare<'a>(
         args: &'a Value,
         ctx: &ToolContext,
-    ) -> Result<(Authorized, &'a str, &'a str), ToolError> {
+    ) -> Result<(&'a str, &'a str, &'a str), ToolError> {
         let a = Args::new(args, Self::ARGS)?;
         let path = a.path("path")?;
         let old = a.string("old_text")?;
@@ -280,9 +260,8 @@ impl FileEdit {
         }
         let p = Path::new(path);
         ctx.policy.authorize(p, Access::Read)?;
-        let auth = ctx.policy.authorize(p, Access::Write)?;
-        refuse_symlink_leaf(&auth)?;
-        Ok((auth, old, new))
+        ctx.policy.authorize(p, Access::Write)?;
+        Ok((path, old, new))
     }
 }
 
@@ -315,19 +294,18 @@ impl Tool for FileEdit {
     }
 
     fn execute(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let (auth, old, new) = Self::prepare(args, ctx)?;
-        let bytes = read_regular(&auth.path, ctx.limits.max_file_bytes)?;
-        let text = String::from_utf8(bytes).map_err(|_| ToolError::NotText(auth.path.clone()))?;
+        let (input, old, new) = Self::prepare(args, ctx)?;
+        let mut opened = ctx
+            .policy
+            .open_file(Path::new(input), FileAccess::ReadWrite)?;
+        let (bytes, _) = read_opened(&mut opened, ctx.limits.max_file_bytes, 0)?;
+        let path = opened.path.clone();
+        let text = String::from_utf8(bytes).map_err(|_| ToolError::NotText(path.clone()))?;
         let count = text.matches(old).count();
         match count {
-            0 => return Err(ToolError::EditNoMatch(auth.path)),
+            0 => return Err(ToolError::EditNoMatch(path)),
             1 => {}
-            n => {
-                return Err(ToolError::EditAmbiguous {
-                    path: auth.path,
-                    count: n,
-                })
-            }
+            n => return Err(ToolError::EditAmbiguous { path, count: n }),
         }
         let updated = text.replacen(old, new, 1);
         if updated.len() as u64 > ctx.limits.max_file_bytes {
@@ -337,9 +315,9 @@ impl Tool for FileEdit {
                 limit: ctx.limits.max_file_bytes,
             });
         }
-        write_file(ctx, &auth.path, updated.as_bytes())?;
+        replace_content(&opened, updated.as_bytes())?;
         Ok(json!({
-            "path": auth.path.display().to_string(),
+            "path": path.display().to_string(),
             "replaced": 1,
             "bytes": updated.len(),
         }))

@@ -6,8 +6,10 @@ use crate::error::ToolError;
 use crate::tool::{CallCheck, Tool, ToolContext, ToolSpec};
 use serde_json::{json, Value};
 use std::io::Read;
-use std::path::{Component, Path, PathBuf};
-use warren_policy::Access;
+use std::path::{Component, Path};
+use warren_policy::open::FileAccess;
+use warren_policy::rustix::fs::FileType;
+use warren_policy::{Access, Entry, OpenedDir, OpenedFile};
 
 fn read_only() -> CallCheck {
     CallCheck {
@@ -17,36 +19,97 @@ fn read_only() -> CallCheck {
     }
 }
 
-/// Walks `root`, yielding every entry the policy lets the agent read (symlinks are resolved by
-/// the policy and never followed into directories). `visit` returns false to stop.
-fn walk_readable(
-    ctx: &ToolContext,
-    root: &Path,
-    mut visit: impl FnMut(&walkdir::DirEntry, &Path) -> bool,
-) {
+/// What a walk visits: a readable entry with its path.
+enum Visit<'a> {
+    /// A regular file in a walked directory.
+    File(&'a OpenedDir, &'a Path),
+    /// A symbolic link: listed as the link; its target is decided and opened by path.
+    Symlink(&'a Path),
+    /// A directory (already entered or about to be).
+    Dir(&'a Path),
+    /// A FIFO, socket or device: listed, never read.
+    Other(&'a Path),
+}
+
+/// Walks the opened directory `root` depth first in name order, through directory descriptors
+/// (a directory swapped for a link during the walk is never entered), yielding every entry the
+/// policy lets the agent read. `visit` returns false to stop.
+fn walk_readable(ctx: &ToolContext, root: OpenedDir, mut visit: impl FnMut(Visit<'_>) -> bool) {
     let policy = &ctx.policy;
-    let walker = walkdir::WalkDir::new(root)
-        .follow_links(false)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|e| policy.authorize(e.path(), Access::Read).is_ok());
-    for entry in walker.flatten() {
-        let Ok(auth) = policy.authorize(entry.path(), Access::Read) else {
+    let mut stack: Vec<std::vec::IntoIter<Entry>> = Vec::new();
+    let mut dirs: Vec<OpenedDir> = Vec::new();
+    if let Ok(entries) = policy.read_entries(&root) {
+        stack.push(entries.into_iter());
+        dirs.push(root);
+    }
+    while let Some(top) = stack.last_mut() {
+        let Some(entry) = top.next() else {
+            stack.pop();
+            dirs.pop();
             continue;
         };
-        if !visit(&entry, &auth.path) {
-            break;
+        let Some(dir) = dirs.last() else { break };
+        let go_on = match &entry {
+            Entry::File(p) => visit(Visit::File(dir, p)),
+            Entry::Symlink(p) => {
+                // Listed only when its target is readable (the policy resolves it).
+                if policy.authorize(p, Access::Read).is_err() {
+                    continue;
+                }
+                visit(Visit::Symlink(p))
+            }
+            Entry::Other(p) => visit(Visit::Other(p)),
+            Entry::Dir(d) => visit(Visit::Dir(&d.path)),
+        };
+        if !go_on {
+            return;
+        }
+        if let Entry::Dir(d) = entry {
+            if let Ok(entries) = policy.read_entries(&d) {
+                stack.push(entries.into_iter());
+                dirs.push(d);
+            }
         }
     }
 }
 
-fn root_arg(a: &Args<'_>, ctx: &ToolContext) -> Result<PathBuf, ToolError> {
-    let input = a.opt_path("path")?.unwrap_or(".");
-    let auth = ctx.policy.authorize(Path::new(input), Access::Read)?;
-    if !auth.path.exists() {
-        return Err(ToolError::NotFound(auth.path));
+/// The root of a search, opened race-free: a directory to walk, or (content_search) one file.
+enum Root {
+    Dir(OpenedDir),
+    File(OpenedFile),
+}
+
+impl Root {
+    fn path(&self) -> &Path {
+        match self {
+            Root::Dir(d) => &d.path,
+            Root::File(f) => &f.path,
+        }
     }
-    Ok(auth.path)
+}
+
+fn root_arg(a: &Args<'_>, ctx: &ToolContext, file_ok: bool) -> Result<Root, ToolError> {
+    let input = Path::new(a.opt_path("path")?.unwrap_or("."));
+    match ctx.policy.open_dir(input) {
+        Ok(d) => Ok(Root::Dir(d)),
+        Err(warren_policy::OpenError::NotADirectory(_)) if file_ok => {
+            Ok(Root::File(ctx.policy.open_file(input, FileAccess::Read)?))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Reads a searchable text file: `None` when it is over `limit` or looks binary.
+fn read_text(f: &std::fs::File, len: u64, limit: u64) -> Option<String> {
+    if len > limit {
+        return None;
+    }
+    let mut buf = Vec::new();
+    f.take(limit).read_to_end(&mut buf).ok()?;
+    if buf[..buf.len().min(8192)].contains(&0) {
+        return None;
+    }
+    Some(String::from_utf8_lossy(&buf).into_owned())
 }
 
 /// `glob_search {pattern, path?}`: files whose path relative to `path` (default the workspace)
@@ -100,14 +163,17 @@ impl Tool for GlobSearch {
     fn check(&self, args: &Value, ctx: &ToolContext) -> Result<CallCheck, ToolError> {
         let a = Args::new(args, Self::ARGS)?;
         Self::pattern(&a)?;
-        root_arg(&a, ctx)?;
+        root_arg(&a, ctx, false)?;
         Ok(read_only())
     }
 
     fn execute(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
         let a = Args::new(args, Self::ARGS)?;
         let pattern = Self::pattern(&a)?;
-        let root = root_arg(&a, ctx)?;
+        let Root::Dir(root) = root_arg(&a, ctx, false)? else {
+            return Err(ToolError::arg("path", "must be a directory"));
+        };
+        let root_path = root.path.clone();
         let opts = glob::MatchOptions {
             case_sensitive: true,
             require_literal_separator: true,
@@ -116,8 +182,11 @@ impl Tool for GlobSearch {
         let max = ctx.limits.max_matches;
         let mut matches: Vec<String> = Vec::new();
         let mut truncated = false;
-        walk_readable(ctx, &root, |entry, _| {
-            let Ok(rel) = entry.path().strip_prefix(&root) else {
+        walk_readable(ctx, root, |visit| {
+            let path = match visit {
+                Visit::File(_, p) | Visit::Symlink(p) | Visit::Dir(p) | Visit::Other(p) => p,
+            };
+            let Ok(rel) = path.strip_prefix(&root_path) else {
                 return true;
             };
             if rel.as_os_str().is_empty() || !pattern.matches_path_with(rel, opts) {
@@ -127,10 +196,12 @@ impl Tool for GlobSearch {
                 truncated = true;
                 return false;
             }
-            matches.push(entry.path().display().to_string());
+            matches.push(path.display().to_string());
             true
         });
-        Ok(json!({"root": root.display().to_string(), "matches": matches, "truncated": truncated}))
+        Ok(
+            json!({"root": root_path.display().to_string(), "matches": matches, "truncated": truncated}),
+        )
     }
 }
 
@@ -177,38 +248,30 @@ impl Tool for ContentSearch {
     fn check(&self, args: &Value, ctx: &ToolContext) -> Result<CallCheck, ToolError> {
         let a = Args::new(args, Self::ARGS)?;
         Self::regex(&a)?;
-        root_arg(&a, ctx)?;
+        root_arg(&a, ctx, true)?;
         Ok(read_only())
     }
 
     fn execute(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
         let a = Args::new(args, Self::ARGS)?;
         let re = Self::regex(&a)?;
-        let root = root_arg(&a, ctx)?;
+        let root = root_arg(&a, ctx, true)?;
+        let root_path = root.path().to_path_buf();
         let max = ctx.limits.max_matches;
         let limit = ctx.limits.max_file_bytes;
         let mut matches: Vec<Value> = Vec::new();
         let mut truncated = false;
         let mut skipped = 0usize;
-        walk_readable(ctx, &root, |entry, resolved| {
-            let Ok(meta) = std::fs::metadata(resolved) else {
+        // Searches one opened file; false once the match limit is reached.
+        let mut search = |shown_path: &Path, f: Option<OpenedFile>| -> bool {
+            let Some(f) = f else { return true };
+            if f.kind != FileType::RegularFile {
+                return true;
+            }
+            let Some(text) = read_text(&f.file, f.len, limit) else {
+                skipped += 1;
                 return true;
             };
-            if !meta.is_file() {
-                return true;
-            }
-            if meta.len() > limit {
-                skipped += 1;
-                return true;
-            }
-            let mut buf = Vec::new();
-            let read =
-                std::fs::File::open(resolved).and_then(|f| f.take(limit).read_to_end(&mut buf));
-            if read.is_err() || buf[..buf.len().min(8192)].contains(&0) {
-                skipped += 1;
-                return true;
-            }
-            let text = String::from_utf8_lossy(&buf);
             for (i, line) in text.lines().enumerate() {
                 if !re.is_match(line) {
                     continue;
@@ -219,15 +282,26 @@ impl Tool for ContentSearch {
                 }
                 let shown: String = line.chars().take(300).collect();
                 matches.push(json!({
-                    "path": entry.path().display().to_string(),
+                    "path": shown_path.display().to_string(),
                     "line": i + 1,
                     "text": shown,
                 }));
             }
             true
-        });
+        };
+        match root {
+            Root::File(f) => {
+                let p = f.path.clone();
+                search(&p, Some(f));
+            }
+            Root::Dir(d) => walk_readable(ctx, d, |visit| match visit {
+                Visit::File(dir, p) => search(p, ctx.policy.open_entry_file(dir, p)),
+                Visit::Symlink(p) => search(p, ctx.policy.open_file(p, FileAccess::Read).ok()),
+                Visit::Dir(_) | Visit::Other(_) => true,
+            }),
+        }
         Ok(json!({
-            "root": root.display().to_string(),
+            "root": root_path.display().to_string(),
             "matches": matches,
             "truncated": truncated,
             "skipped_files": skipped,
