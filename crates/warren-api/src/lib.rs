@@ -32,6 +32,9 @@ pub use memory::{ForgottenMemory, MemoryItem, StoredMemory};
 pub use run::{RunRequest, RunResult};
 pub use secrets::{SecretBackend, SecretEntry};
 pub use serve::ServeReport;
+/// Marks the process non-dumpable (no agent reads its environment or memory through `/proc`);
+/// every binary that hosts agents calls it first.
+pub use warren_policy::protect_process;
 pub use warren_runtime::receipts::Verification;
 pub use warren_types::{ApiError, ErrorCode};
 

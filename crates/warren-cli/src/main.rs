@@ -61,6 +61,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    warren_api::protect_process();
     let cli = Cli::parse();
     let env = warren_config::HomeEnv::from_process();
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));

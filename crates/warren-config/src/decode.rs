@@ -315,6 +315,7 @@ const RISK_KEYS: &[&str] = &[
     "sandbox",
     "shell_env_passthrough",
     "delegation",
+    "network",
 ];
 
 fn decode_risk(t: &Table, path: &str, out: &mut Vec<Issue>) -> RiskProfile {
@@ -342,6 +343,7 @@ fn decode_risk(t: &Table, path: &str, out: &mut Vec<Issue>) -> RiskProfile {
     o.set("sandbox", &mut r.sandbox, out);
     o.set("shell_env_passthrough", &mut r.shell_env_passthrough, out);
     o.set("delegation", &mut r.delegation, out);
+    o.set("network", &mut r.network, out);
     r
 }
 

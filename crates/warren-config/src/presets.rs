@@ -103,6 +103,7 @@ forbidden_paths = ["~/.ssh", "~/.gnupg", "~/.aws", "/etc/shadow"]
 block_high_risk_commands = true
 sandbox = "auto"
 delegation = "allow"
+network = true                     # sandboxed commands may use TCP (package managers, git)
 
 # ---------------------------------------------------------------------------------------------
 # Runtime profiles: budgets and loop behaviour.

@@ -59,6 +59,11 @@ pub enum Rule {
     InvalidPath,
     /// More than 40 symbolic links were followed while resolving the path.
     SymlinkLoop,
+    /// Another process's `/proc/<pid>` entries, or a write under `/proc` or `/sys`.
+    KernelInterface,
+    /// A write (rename, removal, replacement) of the install root or of a strict ancestor of a
+    /// runtime-state path or of a root the agent may not write.
+    ProtectedAncestor,
 }
 
 impl Rule {
@@ -77,6 +82,8 @@ impl Rule {
             Rule::RuntimeState => "runtime_state",
             Rule::InvalidPath => "invalid_path",
             Rule::SymlinkLoop => "symlink_loop",
+            Rule::KernelInterface => "kernel_interface",
+            Rule::ProtectedAncestor => "protected_ancestor",
         }
     }
 }

@@ -19,7 +19,12 @@ impl SecurityPolicy {
     pub fn check(&self, path: &Path, access: Access) -> Decision {
         match resolve::resolve(path, &self.workspace, self.home.as_deref()) {
             Ok(r) => {
-                let (allowed, rule) = self.decide(&r.resolved, access);
+                // `/proc/self` resolves to Warren's own pid here; the child asking means its own.
+                let own = own_proc_entry(&r.lexical);
+                let (allowed, rule) = match own {
+                    Some(p) => self.decide(p, access),
+                    None => self.decide(&r.resolved, access),
+                };
                 Decision {
                     allowed,
                     access,
@@ -53,17 +58,38 @@ impl SecurityPolicy {
 
     /// The decision table of SPEC §2.1 on an already resolved, absolute path. Pure: no I/O.
     ///
-    /// Order: devices; runtime state; forbidden paths; the deepest root containing the path
+    /// Order: devices; runtime state; kernel interfaces (another process's `/proc/<pid>`,
+    /// writes under `/proc` and `/sys`); forbidden paths; protected ancestors (writing the
+    /// install root or a strict ancestor of it, of runtime state or of a root the agent may not
+    /// write: moving a directory moves everything in it); the deepest root containing the path
     /// (ties: the most restrictive); outside every root, `workspace_only` decides.
     pub fn decide(&self, resolved: &Path, access: Access) -> (bool, Rule) {
+        self.decide_with(resolved, access, true)
+    }
+
+    /// [`decide`](Self::decide), optionally without the protected-ancestor rule: mount-based
+    /// sandboxes give a directory the rights of its contents and protect ancestors with mount
+    /// points instead.
+    pub(crate) fn decide_with(
+        &self,
+        resolved: &Path,
+        access: Access,
+        ancestors: bool,
+    ) -> (bool, Rule) {
         if is_device(resolved, access) {
             return (true, Rule::Device);
         }
         if self.runtime_state.iter().any(|p| under(resolved, p)) {
             return (false, Rule::RuntimeState);
         }
+        if is_kernel_interface(resolved, access) {
+            return (false, Rule::KernelInterface);
+        }
         if self.forbidden.iter().any(|p| under(resolved, p)) {
             return (false, Rule::ForbiddenPath);
+        }
+        if ancestors && access == Access::Write && self.is_protected_ancestor(resolved) {
+            return (false, Rule::ProtectedAncestor);
         }
         let mut best: Option<(usize, bool, Rule)> = None;
         for root in &self.roots {
@@ -86,6 +112,53 @@ impl SecurityPolicy {
         } else {
             (true, Rule::Unrestricted)
         }
+    }
+}
+
+impl SecurityPolicy {
+    /// The paths whose strict ancestors no agent may write: the install root (itself included,
+    /// see [`is_protected_ancestor`](Self::is_protected_ancestor)), runtime state and every root
+    /// whose tier forbids writing.
+    pub fn protected_targets(&self) -> impl Iterator<Item = &Path> {
+        std::iter::once(self.install_root.as_path())
+            .chain(self.runtime_state.iter().map(|p| p.as_path()))
+            .chain(
+                self.roots
+                    .iter()
+                    .filter(|r| !r.tier.can_write())
+                    .map(|r| r.path.as_path()),
+            )
+    }
+
+    /// Whether `resolved` is the install root or a strict ancestor of a protected target.
+    pub fn is_protected_ancestor(&self, resolved: &Path) -> bool {
+        resolved == self.install_root
+            || self
+                .protected_targets()
+                .any(|t| t != resolved && under(t, resolved))
+    }
+}
+
+/// The lexical `/proc/self/...` or `/proc/thread-self/...` path: the asking process's own
+/// entries, decided as they are written rather than through Warren's own pid.
+fn own_proc_entry(lexical: &Path) -> Option<&Path> {
+    (under(lexical, Path::new("/proc/self")) || under(lexical, Path::new("/proc/thread-self")))
+        .then_some(lexical)
+}
+
+/// Another process's `/proc/<pid>` entries (which pid is the caller's is unknowable here), or
+/// any write under `/proc` or `/sys`.
+pub fn is_kernel_interface(resolved: &Path, access: Access) -> bool {
+    let proc = Path::new("/proc");
+    if access == Access::Write && (under(resolved, proc) || under(resolved, Path::new("/sys"))) {
+        return true;
+    }
+    match resolved.strip_prefix(proc) {
+        Ok(rest) => rest.components().next().is_some_and(|c| {
+            let b = c.as_os_str().as_bytes();
+            !b.is_empty() && b.iter().all(u8::is_ascii_digit)
+        }),
+        Err(_) => false,
     }
 }
 

@@ -7,6 +7,7 @@ pub mod authorize;
 pub mod budget;
 pub mod escalation;
 pub mod gate;
+pub mod open;
 pub mod policy;
 pub mod resolve;
 pub mod sandbox;
@@ -19,10 +20,13 @@ pub use budget::{
 };
 pub use escalation::{ensure_no_escalation, Escalation};
 pub use gate::{Gate, RefusalRule};
+pub use open::{Entry, FileAccess, OpenError, OpenedDir, OpenedFile};
 pub use policy::{PolicyEnv, PolicyError, Root, RootSource, SecurityPolicy, Tier};
 pub use resolve::{ResolveError, ResolvedPath, MAX_SYMLINK_HOPS};
+/// The syscall layer the race-free opener is built on (its `FileType` is part of [`OpenedFile`]).
+pub use rustix;
 pub use sandbox::{
-    choose as choose_sandbox, confine, ConfinedCommand, EffectiveSandbox, FsGrant, SandboxError,
-    SandboxSupport,
+    choose as choose_sandbox, confine, protect_process, ConfinedChild, ConfinedCommand,
+    EffectiveSandbox, FsGrant, SandboxError, SandboxSupport,
 };
 pub use shell::{Risk, ShellError, ShellPlan};

@@ -161,6 +161,8 @@ pub struct SecurityPolicy {
     pub forbidden: Vec<PathBuf>,
     /// Resolved runtime state that no agent may touch: config file, `data/`, archives.
     pub runtime_state: Vec<PathBuf>,
+    /// The resolved install root: no agent may rename, remove or replace it or an ancestor.
+    pub install_root: PathBuf,
     /// The agent's memory grants (`read_memory_from`).
     pub memory_grants: Vec<MemoryGrant>,
     /// How many delegations deep this policy is (0 for a top-level agent).
@@ -251,6 +253,10 @@ impl SecurityPolicy {
             home,
             "shared/skills",
         )?;
+        // Created now so that every sandbox sees (and protects) it even before the first skill:
+        // a directory made later would be unknown to the plan. The policy denies writing it
+        // either way, so a failure here only leaves the sandbox without the mount.
+        let _ = std::fs::create_dir_all(&skills);
         roots.push(Root::new(skills, Tier::ReadOnly, RootSource::SharedSkills));
 
         let mut forbidden = Vec::new();
@@ -272,6 +278,7 @@ impl SecurityPolicy {
         for p in &state {
             runtime_state.push(resolve_config_path(p, Path::new("/"), home, "install")?);
         }
+        let install_root = resolve_config_path(env.layout.root(), Path::new("/"), home, "install")?;
 
         // 4. unrestricted_filesystem turns workspace_only off.
         let workspace_only = risk.workspace_only && !agent.workspace.unrestricted_filesystem;
@@ -286,6 +293,7 @@ impl SecurityPolicy {
             roots,
             forbidden,
             runtime_state,
+            install_root,
             memory_grants: agent.workspace.read_memory_from.clone(),
             delegation_depth: 0,
             home: env.home.clone(),

@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod authorize_table;
+mod confinement;
 mod escalation;
 mod fixture;
 mod gate;

@@ -345,3 +345,95 @@ fn bad_configs_are_named() {
     let err = SecurityPolicy::for_agent(&cfg, "alice", &fx.env()).unwrap_err();
     assert!(err.to_string().contains("must be absolute"), "{err}");
 }
+
+#[test]
+fn kernel_interfaces_and_protected_ancestors() {
+    use Access::{Read as R, Write as W};
+    let fx = setup();
+    let p = fx.policy("frank");
+    let root = fx.root.display().to_string();
+    let me = std::process::id();
+    let cases = vec![
+        // Another process's /proc entries: whose pid is the caller's is unknowable here.
+        case(
+            format!("/proc/{me}/environ"),
+            R,
+            false,
+            Rule::KernelInterface,
+        ),
+        case(format!("/proc/{me}/mem"), R, false, Rule::KernelInterface),
+        case("/proc/1/fd/0", R, false, Rule::KernelInterface),
+        case("/proc/1", R, false, Rule::KernelInterface),
+        // The caller's own entries and system-wide facts are readable.
+        case("/proc/self/status", R, true, Rule::Unrestricted),
+        case("/proc/thread-self/comm", R, true, Rule::Unrestricted),
+        case("/proc/cpuinfo", R, true, Rule::Unrestricted),
+        case("/sys/kernel", R, true, Rule::Unrestricted),
+        // Never written.
+        case(
+            "/proc/sys/kernel/domainname",
+            W,
+            false,
+            Rule::KernelInterface,
+        ),
+        case("/proc/self/oom_score_adj", W, false, Rule::KernelInterface),
+        case("/sys/kernel/mm", W, false, Rule::KernelInterface),
+        // The install root and every ancestor of it, of runtime state or of a read-only root.
+        case(root.clone(), W, false, Rule::ProtectedAncestor),
+        case("/", W, false, Rule::ProtectedAncestor),
+        case(format!("{root}/agents"), W, false, Rule::ProtectedAncestor),
+        case(
+            format!("{root}/agents/bob"),
+            W,
+            false,
+            Rule::ProtectedAncestor,
+        ),
+        case(format!("{root}/shared"), W, false, Rule::ProtectedAncestor),
+        case(format!("{root}/data/agents"), W, false, Rule::RuntimeState),
+        // Reading them is fine, and so is writing next to them.
+        case(format!("{root}/agents"), R, true, Rule::Unrestricted),
+        case(format!("{root}/agents/erin"), W, true, Rule::Unrestricted),
+        case(format!("{root}/agents/carol"), W, true, Rule::Unrestricted),
+        case(
+            format!("{root}/agents/frank/workspace/x"),
+            W,
+            true,
+            Rule::Workspace,
+        ),
+    ];
+    run(&p, &cases);
+    // Under workspace_only the same paths are denied too (by the boundary or the new rules).
+    let a = fx.policy("alice");
+    assert!(
+        !a.check(Path::new(&format!("/proc/{me}/environ")), R)
+            .allowed
+    );
+    assert_eq!(
+        a.check(Path::new(&format!("{root}/agents")), W).rule,
+        Rule::ProtectedAncestor
+    );
+    // Shared skills is protected even before it exists (and the policy creates it).
+    std::fs::remove_dir(fx.root.join("shared/skills")).unwrap();
+    let p = fx.policy("frank");
+    assert!(fx.root.join("shared/skills").is_dir());
+    assert_eq!(
+        p.check(Path::new(&format!("{root}/shared")), W).rule,
+        Rule::ProtectedAncestor
+    );
+    assert_eq!(Rule::KernelInterface.code(), "kernel_interface");
+    assert_eq!(Rule::ProtectedAncestor.code(), "protected_ancestor");
+}
+
+#[test]
+fn network_is_off_by_default_and_on_in_the_yolo_preset() {
+    use warren_config::{default_config_text, parse_config, Preset};
+    assert!(!warren_types::RiskProfile::default().network);
+    for preset in [Preset::LockedDown, Preset::Balanced, Preset::Yolo] {
+        let config = parse_config(&default_config_text(preset)).unwrap();
+        for (name, profile) in &config.risk_profiles {
+            assert_eq!(profile.network, name == "yolo", "{name}");
+        }
+    }
+    let config = parse_config("[risk_profiles.p]\nnetwork = true\n").unwrap();
+    assert!(config.risk_profiles["p"].network);
+}

@@ -63,7 +63,7 @@ fn bubblewrap_mounts_follow_the_same_decisions() {
     let ws = fx.ws("alice");
     fx.write(&ws.join("secrets/key"), "k");
     let p = fx.policy("alice");
-    let args: Vec<String> = bwrap::args(&layered_plan(&p), p.workspace_only, &ws)
+    let args: Vec<String> = bwrap::args(&layered_plan(&p), p.workspace_only, false, &ws)
         .iter()
         .map(|a: &OsString| a.to_string_lossy().into_owned())
         .collect();
@@ -84,4 +84,51 @@ fn bubblewrap_mounts_follow_the_same_decisions() {
     assert!(!joined.contains(&fx.ws("erin").display().to_string()));
     assert!(!joined.contains("config.toml"));
     assert!(joined.ends_with(&format!("--chdir {w}")));
+}
+
+#[test]
+fn kernel_interfaces_and_protected_ancestors_get_no_wholesale_rule() {
+    let fx = Fixture::new(FAMILY);
+    let p = fx.policy("frank");
+    let plan = fs_plan(&p);
+    for g in &plan {
+        if under(&g.path, Path::new("/proc")) {
+            assert!(!g.write && !g.exec, "{g:?}");
+            assert_ne!(g.path, Path::new("/proc"), "/proc granted wholesale");
+            let pid = g.path.components().nth(2).map(|c| c.as_os_str().to_owned());
+            let digits =
+                pid.is_some_and(|c| c.to_string_lossy().bytes().all(|b| b.is_ascii_digit()));
+            assert!(!digits, "{g:?}");
+        }
+        if under(&g.path, Path::new("/sys")) {
+            assert!(!g.write, "{g:?}");
+        }
+        // No writable rule on the install root or an ancestor (nothing can rename them).
+        assert!(!(under(&fx.root, &g.path) && g.write), "{g:?}");
+    }
+    assert!(plan
+        .iter()
+        .any(|g| g.path == Path::new("/proc/cpuinfo") && g.read));
+    let sys = find(&plan, Path::new("/sys")).unwrap();
+    assert!(sys.read && !sys.write);
+    // bubblewrap: every ancestor of the install root becomes a mount point (no `/` itself).
+    let mounts = warren_policy::sandbox::mount_plan(&p);
+    for a in fx.root.ancestors().filter(|a| *a != Path::new("/")) {
+        assert!(
+            find(&mounts, a).is_some(),
+            "{} is not a mount point",
+            a.display()
+        );
+    }
+    assert!(find(&mounts, &fx.root.join("agents/bob")).is_some());
+    let args: Vec<String> = bwrap::args(&mounts, false, false, &fx.ws("frank"))
+        .iter()
+        .map(|a: &OsString| a.to_string_lossy().into_owned())
+        .collect();
+    let joined = args.join(" ");
+    assert!(joined.contains("--cap-drop ALL"), "{joined}");
+    assert!(joined.contains("--remount-ro /proc"), "{joined}");
+    assert!(joined.contains("--ro-bind /sys /sys"), "{joined}");
+    let with_net = bwrap::args(&mounts, false, true, &fx.ws("frank"));
+    assert!(!with_net.iter().any(|a| a == "--unshare-net"));
 }

@@ -4,7 +4,7 @@
 use crate::fixture::{Fixture, FAMILY};
 use std::ffi::OsString;
 use std::path::Path;
-use warren_policy::sandbox::{choose, confine, EffectiveSandbox, SandboxSupport};
+use warren_policy::sandbox::{choose, confine, EffectiveSandbox, SandboxError, SandboxSupport};
 use warren_policy::SecurityPolicy;
 use warren_types::SandboxKind;
 
@@ -23,12 +23,23 @@ fn run(policy: &SecurityPolicy, sb: &EffectiveSandbox, script: &str) -> Out {
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
-    let child = cmd.spawn().unwrap();
-    let out = child.wait_with_output().unwrap();
+    let mut child = cmd.spawn().unwrap();
+    let read = |r: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            if let Some(mut r) = r {
+                let _ = r.read_to_string(&mut s);
+            }
+            s
+        })
+    };
+    let out = read(child.take_stdout().map(|s| Box::new(s) as _));
+    let err = read(child.take_stderr().map(|s| Box::new(s) as _));
+    let status = child.wait().unwrap();
     Out {
-        ok: out.status.success(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        ok: status.success(),
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
     }
 }
 
@@ -37,7 +48,7 @@ fn support() -> SandboxSupport {
 }
 
 fn sandbox_of(kind: SandboxKind) -> Option<EffectiveSandbox> {
-    match choose(kind, &support()) {
+    match choose(kind, false, &support()) {
         Ok((sb, _)) => Some(sb),
         Err(e) => {
             println!("skipped: {e}");
@@ -250,17 +261,38 @@ fn unavailable_sandbox_is_an_error_not_a_fallback() {
         bwrap: None,
         bwrap_problem: Some("bwrap not found on PATH".into()),
     };
-    let err = choose(SandboxKind::Landlock, &none).unwrap_err();
+    let err = choose(SandboxKind::Landlock, true, &none).unwrap_err();
     assert_eq!(
         err.to_string(),
         "sandbox_unavailable: landlock not supported by this kernel"
     );
-    assert!(choose(SandboxKind::Bubblewrap, &none).is_err());
-    let (sb, why) = choose(SandboxKind::Auto, &none).unwrap();
+    assert!(choose(SandboxKind::Bubblewrap, true, &none).is_err());
+    // auto without workspace_only may run unconfined, and says so.
+    let (sb, why) = choose(SandboxKind::Auto, false, &none).unwrap();
     assert_eq!(sb, EffectiveSandbox::None);
     assert!(why.contains("no OS confinement"), "{why}");
+    // auto with workspace_only never silently becomes none.
+    let err = choose(SandboxKind::Auto, true, &none).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            SandboxError::Unavailable {
+                sandbox: "auto",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string().starts_with("sandbox_unavailable: auto"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("bwrap not found on PATH"), "{err}");
+    // Only an explicit `none` runs unconfined under workspace_only.
+    let (sb, _) = choose(SandboxKind::None, true, &none).unwrap();
+    assert_eq!(sb, EffectiveSandbox::None);
     // On this machine auto picks landlock first.
-    let (sb, _) = choose(SandboxKind::Auto, &support()).unwrap();
+    let (sb, _) = choose(SandboxKind::Auto, true, &support()).unwrap();
     if support().landlock_abi > 0 {
         assert!(matches!(sb, EffectiveSandbox::Landlock { .. }));
     }

@@ -305,6 +305,8 @@ pub struct RiskProfile {
     pub shell_env_passthrough: Vec<String>,
     /// Whether the `delegate` tool may be used.
     pub delegation: DelegationMode,
+    /// Whether sandboxed commands may connect and bind TCP (off by default: no network).
+    pub network: bool,
 }
 
 impl Default for RiskProfile {
@@ -324,6 +326,7 @@ impl Default for RiskProfile {
             sandbox: SandboxKind::Auto,
             shell_env_passthrough: Vec::new(),
             delegation: DelegationMode::Forbidden,
+            network: false,
         }
     }
 }

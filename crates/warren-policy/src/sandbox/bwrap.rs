@@ -1,24 +1,35 @@
 //! The bubblewrap sandbox: the same [`FsGrant`] plan expressed as bind mounts. Read-write
 //! subtrees are bound read-write at the same path, read-only ones read-only; a mount cannot mean
-//! "write but not read", so write-only and rights-less subtrees are hidden. Network unshared.
+//! "write but not read", so write-only and rights-less subtrees are hidden. The network is
+//! unshared unless the risk profile allows it. Every capability is dropped (bwrap started by
+//! root would keep them) and the sandbox's own `/proc` is read-only. A fresh pid namespace with
+//! `--die-with-parent` ends every process of the sandbox when its main process (or Warren) exits.
 
+use super::landlock::open_rule_path;
 use super::plan::{FsGrant, SYSTEM_DIRS};
+use super::SandboxError;
 use std::ffi::OsString;
 use std::path::Path;
 
 /// The `bwrap` arguments (before `--` and the program) for a layered `plan` (shallowest
-/// first, see [`super::plan::layered_plan`]), running in `cwd`.
-pub fn args(plan: &[FsGrant], workspace_only: bool, cwd: &Path) -> Vec<OsString> {
+/// first, see [`super::plan::mount_plan`]), running in `cwd`; the network is shared only when
+/// `network`.
+pub fn args(plan: &[FsGrant], workspace_only: bool, network: bool, cwd: &Path) -> Vec<OsString> {
     let mut a: Vec<OsString> = Vec::new();
     let mut push = |xs: &[&std::ffi::OsStr]| a.extend(xs.iter().map(|x| x.to_os_string()));
     push(&[
         "--die-with-parent".as_ref(),
         "--new-session".as_ref(),
-        "--unshare-net".as_ref(),
         "--unshare-pid".as_ref(),
         "--unshare-ipc".as_ref(),
         "--unshare-uts".as_ref(),
+        // bwrap started by root keeps every capability (mount, umount, ...) unless told.
+        "--cap-drop".as_ref(),
+        "ALL".as_ref(),
     ]);
+    if !network {
+        push(&["--unshare-net".as_ref()]);
+    }
     if !workspace_only {
         push(&["--bind".as_ref(), "/".as_ref(), "/".as_ref()]);
     }
@@ -26,6 +37,9 @@ pub fn args(plan: &[FsGrant], workspace_only: bool, cwd: &Path) -> Vec<OsString>
         "--dev".as_ref(),
         "/dev".as_ref(),
         "--proc".as_ref(),
+        "/proc".as_ref(),
+        // Kernel tunables are never written (root keeps write permission on /proc/sys files).
+        "--remount-ro".as_ref(),
         "/proc".as_ref(),
     ]);
     if workspace_only {
@@ -77,4 +91,21 @@ pub fn args(plan: &[FsGrant], workspace_only: bool, cwd: &Path) -> Vec<OsString>
     }
     push(&["--chdir".as_ref(), cwd.as_os_str()]);
     a
+}
+
+/// Re-checks, after the arguments were built, that no bound path of `plan` turned into a
+/// symbolic link (bwrap follows a link in a bind source): a changed plan refuses the call.
+pub fn verify(plan: &[FsGrant]) -> Result<(), SandboxError> {
+    for g in plan {
+        let Ok(meta) = std::fs::symlink_metadata(&g.path) else {
+            // Vanished: bwrap fails on the missing source itself.
+            continue;
+        };
+        if meta.file_type().is_symlink() || open_rule_path(&g.path, g.is_dir).is_none() {
+            return Err(SandboxError::Changed {
+                path: g.path.clone(),
+            });
+        }
+    }
+    Ok(())
 }

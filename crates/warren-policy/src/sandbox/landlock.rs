@@ -1,18 +1,23 @@
 //! The Landlock sandbox: a ruleset built in the parent from the [`FsGrant`] plan, enforced in
 //! the child only, between `fork` and `exec` (`pre_exec`). The Warren process is never
-//! restricted.
+//! restricted. Where the kernel supports it, TCP bind/connect is denied unless the risk profile
+//! allows network (ABI 4), and abstract Unix sockets and signals are scoped to the sandbox
+//! (ABI 6). Rule paths are opened without following symbolic links.
 
 use super::plan::FsGrant;
 use super::SandboxError;
 use landlock::{
-    Access, AccessFs, BitFlags, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr, ABI,
+    Access, AccessFs, AccessNet, BitFlags, PathBeneath, Ruleset, RulesetAttr, RulesetCreatedAttr,
+    Scope, ABI,
 };
+use rustix::fs::{FileType, Mode, OFlags, ResolveFlags, CWD};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
+use std::path::Path;
 use std::process::Command;
 
 /// The ABI whose rights Warren asks for; older kernels drop what they do not know.
-const TARGET_ABI: ABI = ABI::V5;
+const TARGET_ABI: ABI = ABI::V6;
 
 /// The Landlock ABI version the kernel supports (0 when it does not).
 pub fn kernel_abi() -> i32 {
@@ -62,15 +67,46 @@ fn rights(g: &FsGrant) -> BitFlags<AccessFs> {
     r
 }
 
-/// Builds the ruleset for `plan` and arms `cmd` to enter it in the child. Returns the ruleset
-/// descriptor, which must stay open until the command is spawned.
-pub fn apply(plan: &[FsGrant], cmd: &mut Command) -> Result<OwnedFd, SandboxError> {
+/// Opens a planned rule path as an `O_PATH` descriptor without following any symbolic link on
+/// the way, and only when it still is the planned kind (directory or not). `None` when it
+/// vanished or changed: such a path gets no rule, so a link planted after planning never
+/// carries a grant to its target.
+pub fn open_rule_path(path: &Path, is_dir: bool) -> Option<OwnedFd> {
+    let flags = OFlags::PATH | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+    let fd = match rustix::fs::openat2(CWD, path, flags, Mode::empty(), ResolveFlags::NO_SYMLINKS) {
+        Ok(fd) => fd,
+        // Without openat2 (Linux < 5.6) only the last component is checked.
+        Err(rustix::io::Errno::NOSYS) => {
+            rustix::fs::openat(CWD, path, flags, Mode::empty()).ok()?
+        }
+        Err(_) => return None,
+    };
+    let kind = FileType::from_raw_mode(rustix::fs::fstat(&fd).ok()?.st_mode);
+    match (kind, is_dir) {
+        (FileType::Directory, true) => Some(fd),
+        (FileType::Symlink, _) | (FileType::Directory, false) | (_, true) => None,
+        (_, false) => Some(fd),
+    }
+}
+
+/// Builds the ruleset for `plan` and arms `cmd` to enter it in the child. TCP is denied unless
+/// `network`. Returns the ruleset descriptor, which must stay open until the command is spawned.
+pub fn apply(plan: &[FsGrant], network: bool, cmd: &mut Command) -> Result<OwnedFd, SandboxError> {
     let unavailable = |reason: String| SandboxError::Unavailable {
         sandbox: "landlock",
         reason,
     };
-    let mut ruleset = Ruleset::default()
+    let mut base = Ruleset::default()
         .handle_access(AccessFs::from_all(TARGET_ABI))
+        .map_err(|e| unavailable(e.to_string()))?;
+    if !network {
+        // Handled with no rule: no TCP port may be bound or connected to.
+        base = base
+            .handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)
+            .map_err(|e| unavailable(e.to_string()))?;
+    }
+    let mut ruleset = base
+        .scope(Scope::AbstractUnixSocket | Scope::Signal)
         .map_err(|e| unavailable(e.to_string()))?
         .create()
         .map_err(|e| unavailable(e.to_string()))?;
@@ -79,10 +115,9 @@ pub fn apply(plan: &[FsGrant], cmd: &mut Command) -> Result<OwnedFd, SandboxErro
         if access.is_empty() {
             continue;
         }
-        let fd = match PathFd::new(&g.path) {
-            Ok(fd) => fd,
-            // Vanished since the plan was made: nothing to grant.
-            Err(_) => continue,
+        let Some(fd) = open_rule_path(&g.path, g.is_dir) else {
+            // Vanished or replaced since the plan was made: nothing to grant.
+            continue;
         };
         ruleset = ruleset
             .add_rule(PathBeneath::new(fd, access))

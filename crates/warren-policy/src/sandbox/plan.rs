@@ -13,6 +13,26 @@ use std::path::{Path, PathBuf};
 /// Directories a program needs to run: read and execute (SPEC §4).
 pub const SYSTEM_DIRS: &[&str] = &["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc"];
 
+/// Kernel interfaces: never granted wholesale with the rest of `/`, read-only at most (the
+/// policy decides them, see [`crate::authorize::is_kernel_interface`]).
+pub const KERNEL_DIRS: &[&str] = &["/proc", "/sys"];
+
+/// The only `/proc` entries a Landlock rule grants (read-only, when the policy allows reading
+/// them): system-wide facts. `/proc` itself never gets a rule, because a rule on it would cover
+/// every `/proc/<pid>` (Landlock cannot tell the caller's own pid from Warren's, and its ptrace
+/// restriction does not cover `environ` or `maps`). Under bubblewrap the sandbox has its own
+/// `/proc` for its own pid namespace.
+pub const PROC_FILES: &[&str] = &[
+    "/proc/cpuinfo",
+    "/proc/meminfo",
+    "/proc/stat",
+    "/proc/uptime",
+    "/proc/loadavg",
+    "/proc/version",
+    "/proc/filesystems",
+    "/proc/sys",
+];
+
 /// The rights of one uniform subtree.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FsGrant {
@@ -49,13 +69,16 @@ struct Planner<'a> {
     boundaries: Vec<PathBuf>,
     system: Vec<PathBuf>,
     extra_read: Vec<PathBuf>,
+    /// Whether the protected-ancestor rule applies (Landlock: yes; mounts protect ancestors
+    /// with mount points instead).
+    ancestors: bool,
     out: Vec<FsGrant>,
 }
 
 /// Builds the carved plan for `policy` (Landlock): rules only on uniform subtrees. Paths that
 /// do not exist (a sibling workspace not created yet) are skipped.
 pub fn fs_plan(policy: &SecurityPolicy) -> Vec<FsGrant> {
-    let mut planner = Planner::new(policy);
+    let mut planner = Planner::new(policy, true);
     let starts: Vec<PathBuf> = if policy.workspace_only {
         planner.boundaries.clone()
     } else {
@@ -64,6 +87,17 @@ pub fn fs_plan(policy: &SecurityPolicy) -> Vec<FsGrant> {
     for s in starts {
         planner.carve(&s);
     }
+    let proc = Path::new("/proc");
+    planner.out.retain(|g| !under(&g.path, proc));
+    for f in PROC_FILES {
+        let path = Path::new(f);
+        if let Ok(meta) = std::fs::symlink_metadata(path) {
+            let g = planner.rights(path, meta.is_dir());
+            if g.read {
+                planner.out.push(g);
+            }
+        }
+    }
     sorted(planner.out)
 }
 
@@ -71,7 +105,7 @@ pub fn fs_plan(policy: &SecurityPolicy) -> Vec<FsGrant> {
 /// shallower one: one entry per existing policy boundary (roots, forbidden paths, runtime state,
 /// devices, system directories), shallowest first, with the rights the policy gives it.
 pub fn layered_plan(policy: &SecurityPolicy) -> Vec<FsGrant> {
-    let planner = Planner::new(policy);
+    let planner = Planner::new(policy, false);
     let out = planner
         .boundaries
         .iter()
@@ -80,6 +114,30 @@ pub fn layered_plan(policy: &SecurityPolicy) -> Vec<FsGrant> {
             Some(planner.rights(b, meta.is_dir()))
         })
         .collect();
+    sorted(out)
+}
+
+/// The layered plan for bubblewrap: [`layered_plan`] plus, when `workspace_only` is off (the
+/// host tree is bound whole), every existing strict ancestor of a protected target and the
+/// install root itself, each with the rights of its region. Each becomes a mount point, which
+/// cannot be renamed or removed (`EBUSY`), so nothing protected can be moved away and back.
+pub fn mount_plan(policy: &SecurityPolicy) -> Vec<FsGrant> {
+    let planner = Planner::new(policy, false);
+    let mut out = layered_plan(policy);
+    if !policy.workspace_only {
+        let mut anchors: Vec<PathBuf> = vec![policy.install_root.clone()];
+        for t in policy.protected_targets() {
+            anchors.extend(t.ancestors().skip(1).map(Path::to_path_buf));
+        }
+        for a in anchors {
+            if a.as_os_str() == "/" || out.iter().any(|g| g.path == a) {
+                continue;
+            }
+            if std::fs::symlink_metadata(&a).is_ok_and(|m| m.is_dir()) {
+                out.push(planner.rights(&a, true));
+            }
+        }
+    }
     sorted(out)
 }
 
@@ -92,7 +150,7 @@ fn sorted(mut out: Vec<FsGrant>) -> Vec<FsGrant> {
 }
 
 impl<'a> Planner<'a> {
-    fn new(policy: &'a SecurityPolicy) -> Self {
+    fn new(policy: &'a SecurityPolicy, ancestors: bool) -> Self {
         let canon = |p: &Path| resolve::resolve_symlinks(p).unwrap_or_else(|_| p.to_path_buf());
         let system: Vec<PathBuf> = SYSTEM_DIRS.iter().map(|d| canon(Path::new(d))).collect();
         let extra_read: Vec<PathBuf> = global_git_config(policy.home.as_deref())
@@ -106,6 +164,8 @@ impl<'a> Planner<'a> {
         boundaries.extend(DEVICES.iter().map(PathBuf::from));
         boundaries.extend(system.iter().cloned());
         boundaries.extend(extra_read.iter().cloned());
+        boundaries.extend(KERNEL_DIRS.iter().map(PathBuf::from));
+        boundaries.push(policy.install_root.clone());
         // A boundary that does not exist holds nothing yet and splits nothing.
         boundaries.retain(|b| std::fs::symlink_metadata(b).is_ok());
         boundaries.sort();
@@ -115,6 +175,7 @@ impl<'a> Planner<'a> {
             boundaries,
             system,
             extra_read,
+            ancestors,
             out: Vec::new(),
         }
     }
@@ -162,17 +223,24 @@ impl Planner<'_> {
     }
 
     fn rights(&self, path: &Path, is_dir: bool) -> FsGrant {
-        let read = self.policy.decide(path, Access::Read).0;
-        let write = self.policy.decide(path, Access::Write).0;
+        let read = self
+            .policy
+            .decide_with(path, Access::Read, self.ancestors)
+            .0;
+        let write = self
+            .policy
+            .decide_with(path, Access::Write, self.ancestors)
+            .0;
         let system = self.system.iter().any(|s| under(path, s));
         let extra = self.extra_read.iter().any(|s| under(path, s));
         let device = DEVICES.iter().any(|d| path == Path::new(d));
+        let kernel = KERNEL_DIRS.iter().any(|k| under(path, Path::new(k)));
         FsGrant {
             path: path.to_path_buf(),
             is_dir,
             read: read || system || extra,
             write,
-            exec: (read && !device) || system,
+            exec: (read && !device && !kernel) || system,
         }
     }
 }
