@@ -371,6 +371,11 @@ export type ErrorCode =
 "agent_busy" | 
 /**  The agent is paused and runs no new turns. */
 "agent_paused" | 
+/**
+ *  An unfinished rename, delete or restore involves the agent; it is refused until the
+ *  operation is finished.
+ */
+"lifecycle_pending" | 
 /**  The configured sandbox is not available on this machine. */
 "sandbox_unavailable" | 
 /**  A storage backend failed or is unreachable. */
@@ -848,6 +853,8 @@ export type RiskProfile = {
 	shell_env_passthrough?: string[],
 	/**  Whether the `delegate` tool may be used. */
 	delegation?: DelegationMode,
+	/**  Whether sandboxed commands may connect and bind TCP (off by default: no network). */
+	network?: boolean,
 };
 
 /**  What to run. */

@@ -178,7 +178,7 @@ fn kind_name(k: warren_types::SandboxKind) -> &'static str {
 
 fn sandbox_view(policy: &SecurityPolicy, support: &SandboxSupport) -> SandboxView {
     let configured = kind_name(policy.risk.sandbox).to_string();
-    match choose(policy.risk.sandbox, support) {
+    match choose(policy.risk.sandbox, policy.workspace_only, support) {
         Ok((sb, reason)) => {
             let mut notes = Vec::new();
             let wo = policy.roots_of(Tier::WriteOnly).count();
@@ -311,13 +311,37 @@ impl Warren {
         let cfg = self.load()?.config;
         let p = self.policy_for(&cfg, alias, host)?;
         let support = SandboxSupport::probe(path_var(host));
-        let ctx = ToolContext::new(Arc::new(p), support, host.vars.clone());
+        let mut ctx = ToolContext::new(Arc::new(p), support, host.vars.clone());
+        // The install's action ledger, shared with every other process (SPEC §2.3).
+        let ledger = warren_runtime::ledger::DbLedger::open(&self.layout().sessions_db())
+            .map_err(|e| ApiError::new(ErrorCode::Storage, format!("the action ledger: {e}")))?;
+        ctx.ledger = Arc::new(ledger);
         let registry = Registry::builtin();
         let result = if approve {
             registry.invoke(tool, &args, &ctx, &ApproveAll)
         } else {
             registry.invoke(tool, &args, &ctx, &NoApprover)
         };
+        // An executed call gets a receipt, as in the agent loop (SPEC §6.3).
+        let executed = match &result {
+            Ok(v) => Some(match v {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            }),
+            Err(e) if matches!(e.code(), "command_failed" | "timeout" | "cancelled" | "io") => {
+                Some(e.to_json().to_string())
+            }
+            Err(_) => None,
+        };
+        if let Some(content) = executed {
+            warren_runtime::receipts::append_blocking(self.layout(), alias, tool, &args, &content)
+                .map_err(|e| {
+                    ApiError::new(
+                        ErrorCode::Storage,
+                        format!("the tool ran but its receipt could not be written: {e}"),
+                    )
+                })?;
+        }
         Ok(match result {
             Ok(output) => ToolCallResult {
                 ok: true,
@@ -379,5 +403,44 @@ impl Warren {
                 Err(e) => format!("unavailable: {}", e.message),
             },
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use warren_config::InstallLayout;
+
+    /// On a machine with neither landlock nor bubblewrap, `auto` is a refusal (not `none`) for
+    /// an agent with `workspace_only`, and the doctor's DTO carries it.
+    #[test]
+    fn doctor_shows_auto_refused_for_workspace_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg: Config = warren_config::parse_config(
+            "[risk_profiles.tight]\nsandbox = \"auto\"\nworkspace_only = true\n\
+             [risk_profiles.open]\nsandbox = \"auto\"\nworkspace_only = false\n\
+             [agents.a]\nrisk_profile = \"tight\"\n[agents.b]\nrisk_profile = \"open\"\n",
+        )
+        .unwrap();
+        let env = PolicyEnv {
+            layout: InstallLayout::new(dir.path()),
+            home: None,
+        };
+        let nothing = SandboxSupport {
+            landlock_abi: 0,
+            bwrap: None,
+            bwrap_problem: Some("bwrap not found on PATH".into()),
+        };
+        let a = SecurityPolicy::for_agent(&cfg, "a", &env).unwrap();
+        let view = sandbox_view(&a, &nothing);
+        assert_eq!(view.effective, None);
+        let error = view.error.unwrap();
+        assert!(error.starts_with("sandbox_unavailable: auto"), "{error}");
+        assert!(error.contains("workspace_only"), "{error}");
+        let b = SecurityPolicy::for_agent(&cfg, "b", &env).unwrap();
+        let view = sandbox_view(&b, &nothing);
+        assert_eq!(view.effective.as_deref(), Some("none"));
+        assert_eq!(view.error, None);
     }
 }

@@ -3,6 +3,7 @@
 //! reference graph that the lifecycle service uses.
 
 mod atomic;
+mod authority;
 mod decode;
 mod document;
 mod issue;
@@ -14,6 +15,7 @@ mod refs;
 mod validate;
 
 pub use atomic::{write_atomic, write_atomic_with, SaveFault, SaveStep};
+pub use authority::{nested_workspace_warnings, secret_owner};
 pub use document::{ConfigDocument, DocumentError, NewAgent};
 pub use issue::{ConfigErrors, Issue};
 pub use layout::{resolve_install_root, HomeEnv, InstallLayout, LayoutError};
@@ -21,4 +23,4 @@ pub use lifecycle_edit::RemovedBlock;
 pub use load::{load_config, parse_config, ConfigError, ConfigStore, LoadedConfig};
 pub use presets::{default_config_text, Preset};
 pub use refs::{references_to, RefKind, RefStrength, Reference};
-pub use validate::normalize_cron;
+pub use validate::{env_never_passed, normalize_cron, NEVER_PASSED_ENV};

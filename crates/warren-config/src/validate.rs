@@ -17,6 +17,26 @@ pub fn normalize_cron(expr: &str) -> String {
     }
 }
 
+/// Host variables that never reach a shell child, even when a risk profile lists them in
+/// `shell_env_passthrough`: they hand the child a way out of its sandbox (the session and system
+/// buses, the user's runtime directory and display servers, the SSH and GPG agents). Every
+/// `GIT_*` variable is refused as well (see [`env_never_passed`]).
+pub const NEVER_PASSED_ENV: &[&str] = &[
+    "DBUS_SESSION_BUS_ADDRESS",
+    "DBUS_SYSTEM_BUS_ADDRESS",
+    "XDG_RUNTIME_DIR",
+    "WAYLAND_DISPLAY",
+    "DISPLAY",
+    "SSH_AUTH_SOCK",
+    "GPG_AGENT_INFO",
+];
+
+/// Whether the host variable `name` must never be passed to a shell child: one of
+/// [`NEVER_PASSED_ENV`] or any `GIT_*` variable (git's environment is set by Warren only).
+pub fn env_never_passed(name: &str) -> bool {
+    NEVER_PASSED_ENV.contains(&name) || name.starts_with("GIT_")
+}
+
 /// Runs every semantic rule over `cfg`, appending problems to `out`.
 pub(crate) fn validate(cfg: &Config, out: &mut Vec<Issue>) {
     for (alias, agent) in &cfg.agents {
@@ -95,6 +115,17 @@ pub(crate) fn validate(cfg: &Config, out: &mut Vec<Issue>) {
     }
     for (name, profile) in &cfg.risk_profiles {
         let p = join("risk_profiles", name);
+        for (i, var) in profile.shell_env_passthrough.iter().enumerate() {
+            if env_never_passed(var) {
+                out.push(Issue::new(
+                    format!("{}[{i}]", join(&p, "shell_env_passthrough")),
+                    format!(
+                        "`{var}` is never passed to shell commands: it opens a way out of the \
+                         sandbox (session bus, runtime dir, display, SSH/GPG agent or git environment)"
+                    ),
+                ));
+            }
+        }
         for (i, root) in profile.allowed_roots.iter().enumerate() {
             if !(Path::new(root).is_absolute() || root.starts_with('~')) {
                 out.push(Issue::new(

@@ -323,3 +323,25 @@ fn ten_mistakes_ten_errors() {
     assert_eq!(got, want, "{errs:#?}");
     assert!(errs.iter().all(|e| e.line.is_some()), "{errs:#?}");
 }
+
+#[test]
+fn passthrough_never_hands_out_buses_agents_or_git_variables() {
+    for var in [
+        "DBUS_SESSION_BUS_ADDRESS",
+        "DBUS_SYSTEM_BUS_ADDRESS",
+        "XDG_RUNTIME_DIR",
+        "WAYLAND_DISPLAY",
+        "DISPLAY",
+        "SSH_AUTH_SOCK",
+        "GPG_AGENT_INFO",
+        "GIT_DIR",
+        "GIT_CONFIG_PARAMETERS",
+    ] {
+        expect_one(
+            &format!("[risk_profiles.q]\nshell_env_passthrough = [\"CARGO_HOME\", \"{var}\"]\n"),
+            "risk_profiles.q.shell_env_passthrough[1]",
+            var,
+        );
+    }
+    assert!(errors("[risk_profiles.q]\nshell_env_passthrough = [\"CARGO_HOME\"]\n").is_empty());
+}

@@ -141,3 +141,205 @@ fn allowed_commands_is_enforced() {
         }
     }
 }
+
+/// Lines whose paths cannot be known before they run are accepted by the analyzer but marked
+/// opaque (they then run only inside a real sandbox); literal lines are not.
+#[test]
+fn opaque_lines_are_marked_with_a_reason() {
+    let fx = Fixture::new(FAMILY);
+    let p = fx.policy("alice");
+    let ws = fx.ws("alice");
+    std::fs::create_dir_all(ws.join("sub/deeper")).unwrap();
+    std::os::unix::fs::symlink(ws.join("sub/deeper"), ws.join("link")).unwrap();
+    std::fs::create_dir_all(ws.join("dir")).unwrap();
+    std::os::unix::fs::symlink("/etc", ws.join("dir/etc-link")).unwrap();
+    let opaque: &[(&str, &str)] = &[
+        ("cd sub && cat x", "`cd`"),
+        ("cd", "`cd`"),
+        ("cat $D", "expanded at run time"),
+        ("cat ${D}", "expanded at run time"),
+        ("cat $(echo x)", "expanded at run time"),
+        ("cat `echo x`", "expanded at run time"),
+        ("cat {x,y}", "brace expansion"),
+        ("cat x{1..3}", "brace expansion"),
+        ("python3 -c 'print(1)'", "python3"),
+        ("perl -e 'print 1'", "perl"),
+        ("node -e 1", "node"),
+        ("ruby -e 1", "ruby"),
+        ("sh -c 'cat x'", "`sh`"),
+        ("bash -c 'ls'", "`bash`"),
+        ("sh x.sh", "`sh`"),
+        ("python x.py", "python"),
+        ("awk '{print}' x", "awk"),
+        ("sed 'w out' x", "sed"),
+        ("sed 's/a/b/w out' x", "sed"),
+        ("sed '1e id' x", "sed"),
+        ("ls | xargs cat", "xargs"),
+        ("find . -exec cat {} ;", "-exec"),
+        ("find . -okdir cat {} +", "-okdir"),
+        ("env -S 'cat x'", "env -S"),
+        ("busybox cat x", "busybox"),
+        ("dd if=x of=y", "dd"),
+        ("cat link/../x", "after a symbolic link"),
+        ("cat dir/*/passwd", "glob"),
+        ("cat dir/*", "glob"),
+        ("git status", "git"),
+        ("make", "make"),
+        ("sort --compress-program=gzip x", "compress-program"),
+        ("ln -s sub e", "ln -s"),
+        ("PATH=. ls", "PATH"),
+        ("link/../x", "after a symbolic link"),
+        ("trap 'cat x' EXIT", "trap"),
+        ("builtin cd sub", "`cd`"),
+        ("mv link m && cat m/x", "does not exist yet"),
+        ("tar -xf a.tar && cat l/x", "unpacks"),
+        ("tar xzf a.tgz", "unpacks"),
+        ("unzip a.zip", "unpacks"),
+        ("cp -s a b", "cp -s"),
+    ];
+    for (cmd, needle) in opaque {
+        let plan = p.check_shell(cmd).unwrap_or_else(|e| panic!("{cmd}: {e}"));
+        assert!(
+            plan.opaque.iter().any(|r| r.contains(needle)),
+            "{cmd}: expected an opaque reason containing {needle:?}, got {:?}",
+            plan.opaque
+        );
+    }
+    for cmd in [
+        "ls -la",
+        "cat x | grep foo | wc -l",
+        "sed 's/hello/world/g' x",
+        "sed -n '1,5p' x",
+        "echo hi > out.txt",
+        "cat sub/../x",
+        "find . -name '*.rs'",
+        "sort x",
+        "head -c 16 /dev/urandom",
+        "ls sub/*",
+        "mv a b",
+        "echo x > out.txt && cat out.txt",
+        "tar -cf a.tar sub",
+    ] {
+        let plan = p.check_shell(cmd).unwrap_or_else(|e| panic!("{cmd}: {e}"));
+        assert!(plan.opaque.is_empty(), "{cmd}: {:?}", plan.opaque);
+    }
+    // Without links in the workspace, moving and then using the new name stays literal.
+    let plain = fx.policy("bob");
+    let plan = plain.check_shell("mv a b && cat b/x").unwrap();
+    assert!(plan.opaque.is_empty(), "{:?}", plan.opaque);
+    // A literal path outside the grant is still denied statically, opaque or not.
+    assert!(matches!(
+        p.check_shell("dd if=/etc/passwd of=x"),
+        Err(ShellError::Path { .. })
+    ));
+}
+
+/// Under a restricted `allowed_commands`, a program started by an allowed one (through its
+/// arguments, options, `sh -c` strings or variables) must itself be allowed; one that cannot
+/// be known is refused.
+#[test]
+fn allowed_programs_cannot_start_others() {
+    let text = FAMILY.replace(
+        "allowed_commands = [\"*\"]",
+        "allowed_commands = [\"ls\", \"cat\", \"sort\", \"find\", \"xargs\", \"tar\", \"env\", \"timeout\", \"nice\", \"git\", \"sh\", \"sed\", \"rsync\", \"awk\", \"export\", \"unset\", \"trap\"]",
+    );
+    let fx = Fixture::new(&text);
+    let p = fx.policy("alice");
+    for (cmd, bad) in [
+        ("sort --compress-program=rm x", "rm"),
+        ("sort --compress-program rm x", "rm"),
+        ("find . -exec rm {} ;", "rm"),
+        ("find . -name x -execdir rm {} +", "rm"),
+        ("ls | xargs rm", "rm"),
+        ("ls | xargs -0 -n 1 rm", "rm"),
+        ("tar -I rm -cf a.tar x", "rm"),
+        ("tar --use-compress-program=rm -cf a.tar x", "rm"),
+        ("env FOO=1 rm x", "rm"),
+        ("timeout -s KILL 5 rm x", "rm"),
+        ("nice -n 5 rm x", "rm"),
+        ("sh -c 'rm x'", "rm"),
+        ("sh -ec 'ls; rm x'", "rm"),
+        ("rsync -e rm a b", "rm"),
+        ("timeout 5 env nice sort --compress-program=rm x", "rm"),
+        ("trap 'rm x' EXIT", "rm"),
+    ] {
+        match p.check_shell(cmd) {
+            Err(ShellError::CommandNotAllowed { command, .. }) => assert_eq!(command, bad, "{cmd}"),
+            other => panic!("{cmd}: expected command_not_allowed for {bad}, got {other:?}"),
+        }
+    }
+    for cmd in [
+        "git -c core.fsmonitor=./x status",
+        "git -c alias.x='!rm y' x",
+        "git --config-env=core.pager=P log",
+        "git -c core.hooksPath=h commit -m x",
+        "git --exec-path=. status",
+        "git rebase -x 'rm y' main",
+        "tar --to-command='rm y' -xf a.tar",
+        "tar --checkpoint-action=exec='rm y' -cf a.tar x",
+        "env -S 'rm x'",
+        "env -i git status",
+        "env -u GIT_CONFIG_COUNT git status",
+        "PATH=. ls",
+        "GIT_CONFIG_COUNT=0 git status",
+        "export PATH=.",
+        "unset GIT_CONFIG_COUNT",
+        "sed 's/a/id/e' x",
+        "awk 'BEGIN{system(\"rm y\")}'",
+        "sh x.sh",
+        "ls | sh",
+        "sh -c \"$CMD\"",
+        "timeout --frobnicate 5 rm x",
+        "trap 'sh x.sh' EXIT",
+    ] {
+        match p.check_shell(cmd) {
+            Err(e @ ShellError::UnknownProgram { .. }) => {
+                assert_eq!(e.code(), "command_not_allowed", "{cmd}")
+            }
+            other => panic!("{cmd}: expected an unknown program refusal, got {other:?}"),
+        }
+    }
+    for cmd in [
+        "sort --compress-program=cat x",
+        "find . -name x -exec cat {} ;",
+        "ls | xargs cat",
+        "env FOO=1 ls",
+        "tar -cf a.tar x",
+        "git status",
+        "git -c color.ui=never log",
+        "sh -c 'ls && cat x'",
+        "sed 's/a/b/' x",
+        "awk '{print $1}' x",
+    ] {
+        assert!(
+            p.check_shell(cmd).is_ok(),
+            "{cmd}: {:?}",
+            p.check_shell(cmd)
+        );
+    }
+}
+
+/// `/dev/tcp` and `/dev/udp` are network connections, not files: high risk wherever they
+/// appear; `git` global options do not hide a network subcommand.
+#[test]
+fn network_lines_are_high_risk() {
+    let fx = Fixture::new(FAMILY);
+    let p = fx.policy("alice");
+    for cmd in [
+        "echo x > /dev/tcp/10.0.0.1/80",
+        "cat < /dev/udp/10.0.0.1/53",
+        "git -C . push https://example.com/r.git",
+        "git -c k.v=1 fetch",
+        "git --no-pager -p pull",
+        "git --git-dir=.git ls-remote origin",
+        "git -c alias.x='!id' x",
+        "sort --compress-program=gzip x",
+        "systemd-run id",
+        "dbus-send --session x",
+        "vim x",
+        "make",
+    ] {
+        let plan = p.check_shell(cmd).unwrap_or_else(|e| panic!("{cmd}: {e}"));
+        assert_eq!(plan.risk, Risk::High, "{cmd}: {:?}", plan.reasons);
+    }
+}

@@ -9,12 +9,16 @@ use serde_json::{json, Value};
 use std::ffi::OsString;
 use std::io::Read;
 use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use std::time::{SystemTime, UNIX_EPOCH};
 use warren_policy::sandbox::docker::{docker_args, DockerRun};
-use warren_policy::sandbox::{choose, confine, layered_plan};
+use warren_policy::shell::ShellPlan;
+use warren_policy::{EffectiveSandbox, ShellError};
+
+mod git_config;
+use warren_policy::sandbox::{choose, confine, layered_plan, ConfinedChild};
 
 /// Environment variables a shell command always gets from the host (when set there).
 pub const BASE_ENV: &[&str] = &["PATH", "HOME", "LANG", "TERM", "USER", "TMPDIR"];
@@ -73,18 +77,56 @@ pub(crate) fn capture(
 }
 
 /// The environment of a shell command: PATH, HOME, LANG, TERM, USER, TMPDIR and the profile's
-/// `shell_env_passthrough`, taken from the host environment; nothing else.
-fn child_env(ctx: &ToolContext) -> Vec<(String, String)> {
+/// `shell_env_passthrough`, taken from the host environment; nothing else. The session and
+/// system buses, runtime dir, display, SSH/GPG agents and every `GIT_*` variable never pass,
+/// even when listed ([`warren_config::env_never_passed`]). A line that runs `git` (or, under a
+/// restricted allowlist, any opaque line) gets git's forced environment and the configuration
+/// overrides of [`git_config`].
+fn child_env(ctx: &ToolContext, plan: &ShellPlan) -> Vec<(String, String)> {
     let mut env: Vec<(String, String)> = BASE_ENV
         .iter()
         .map(|s| s.to_string())
         .chain(ctx.policy.risk.shell_env_passthrough.iter().cloned())
+        .filter(|k| !warren_config::env_never_passed(k))
         .filter_map(|k| ctx.host_env.get(&k).map(|v| (k.clone(), v.clone())))
         .collect();
     if !ctx.host_env.contains_key("PATH") {
         env.push(("PATH".into(), DEFAULT_PATH.into()));
     }
+    let restricted = !ctx.policy.allows_any_command();
+    if plan.runs_git() || (restricted && !plan.opaque.is_empty()) {
+        env.extend(
+            crate::git::write::FORCED_ENV
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string())),
+        );
+        if restricted {
+            env.extend(git_config::overrides(ctx, &plan.git_dirs));
+        }
+    }
     env
+}
+
+/// Analyses `command` and picks the sandbox it runs under (`None` for the container runtime).
+/// An opaque line (paths unknown before it runs) is refused with `sandbox_required` when the
+/// effective sandbox is `none`: nothing has run yet.
+fn plan_and_sandbox(
+    command: &str,
+    ctx: &ToolContext,
+) -> Result<(ShellPlan, Option<EffectiveSandbox>), ToolError> {
+    let policy = &ctx.policy;
+    let plan = policy.check_shell(command)?;
+    if policy.container.is_some() {
+        return Ok((plan, None));
+    }
+    let (sandbox, _why) = choose(policy.risk.sandbox, policy.workspace_only, &ctx.sandbox)?;
+    if sandbox == EffectiveSandbox::None && !plan.opaque.is_empty() {
+        return Err(ShellError::SandboxRequired {
+            reasons: plan.opaque,
+        }
+        .into());
+    }
+    Ok((plan, Some(sandbox)))
 }
 
 fn piped(cmd: &mut Command) {
@@ -93,7 +135,7 @@ fn piped(cmd: &mut Command) {
         .stderr(Stdio::piped());
 }
 
-pub(crate) fn kill_group(child: &mut Child, container: Option<&str>) {
+pub(crate) fn kill_group(child: &mut ConfinedChild, container: Option<&str>) {
     if let Some(name) = container {
         // The docker client going away does not stop the container: kill it by name.
         let _ = Command::new("docker")
@@ -102,13 +144,8 @@ pub(crate) fn kill_group(child: &mut Child, container: Option<&str>) {
             .stderr(Stdio::null())
             .status();
     }
-    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
-        // SAFETY: killpg with the id of a process group this crate created for the child.
-        unsafe {
-            libc::killpg(pid, libc::SIGKILL);
-        }
-    }
-    let _ = child.kill();
+    // Ends the command and everything it started (the sandbox's reaper or pid namespace).
+    let _ = child.terminate();
 }
 
 impl Tool for Shell {
@@ -132,7 +169,7 @@ impl Tool for Shell {
     }
 
     fn check(&self, args: &Value, ctx: &ToolContext) -> Result<CallCheck, ToolError> {
-        let plan = ctx.policy.check_shell(Self::command(args)?)?;
+        let (plan, _) = plan_and_sandbox(Self::command(args)?, ctx)?;
         Ok(CallCheck {
             side_effects: true,
             risk: Some(plan.risk),
@@ -143,11 +180,14 @@ impl Tool for Shell {
     fn execute(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
         let command = Self::command(args)?;
         let policy = &ctx.policy;
-        policy.check_shell(command)?;
-        let env = child_env(ctx);
+        let (plan, chosen) = plan_and_sandbox(command, ctx)?;
+        let env = child_env(ctx, &plan);
         let (mut child, label, container) = match &policy.container {
             None => {
-                let (sandbox, _why) = choose(policy.risk.sandbox, &ctx.sandbox)?;
+                let sandbox = match chosen {
+                    Some(s) => s,
+                    None => choose(policy.risk.sandbox, policy.workspace_only, &ctx.sandbox)?.0,
+                };
                 let argv: Vec<OsString> = vec!["-c".into(), command.into()];
                 let mut confined = confine(
                     policy,
@@ -188,12 +228,13 @@ impl Tool for Shell {
                     .process_group(0);
                 piped(&mut cmd);
                 let child = cmd.spawn().map_err(|e| ToolError::io("docker", e))?;
+                let child = ConfinedChild::from_group_leader(child);
                 (child, "docker".to_string(), Some(name))
             }
         };
         let cap = ctx.limits.max_output_bytes;
-        let out = child.stdout.take().map(|s| capture(s, cap));
-        let err = child.stderr.take().map(|s| capture(s, cap));
+        let out = child.take_stdout().map(|s| capture(s, cap));
+        let err = child.take_stderr().map(|s| capture(s, cap));
         let timeout_secs = policy.runtime.shell_timeout_secs;
         let deadline = Instant::now() + Duration::from_secs(u64::from(timeout_secs));
         let status = loop {
@@ -214,13 +255,8 @@ impl Tool for Shell {
             }
             std::thread::sleep(Duration::from_millis(10));
         };
-        // Whatever happened, the group goes: background jobs do not outlive the call.
-        if let Ok(pid) = libc::pid_t::try_from(child.id()) {
-            // SAFETY: as in kill_group; the group may already be empty.
-            unsafe {
-                libc::killpg(pid, libc::SIGKILL);
-            }
-        }
+        // Whatever happened, everything it started goes: background jobs do not outlive the call.
+        let _ = child.terminate();
         let join = |h: Option<JoinHandle<(Vec<u8>, bool)>>| {
             h.and_then(|h| h.join().ok()).unwrap_or_default()
         };

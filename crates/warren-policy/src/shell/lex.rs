@@ -13,6 +13,8 @@ pub struct Word {
     pub glob: bool,
     /// Some part of the word was quoted.
     pub quoted: bool,
+    /// Contains an unquoted brace expansion (`{a,b}`, `{1..3}`): one word becomes several.
+    pub brace: bool,
 }
 
 /// What a redirection does with its target.
@@ -425,8 +427,25 @@ impl Lexer<'_> {
 
     fn read_word(&mut self) -> Result<Word, LexError> {
         let mut w = Word::default();
+        // Unquoted `{` seen, and a `,` or `..` after it: a `}` then makes a brace expansion.
+        let mut brace_open = false;
+        let mut brace_sep = false;
         while let Some(c) = self.peek(0) {
             match c {
+                '{' | '}' | ',' | '.' => {
+                    match c {
+                        '{' => {
+                            brace_open = true;
+                            brace_sep = false;
+                        }
+                        '}' if brace_open && brace_sep => w.brace = true,
+                        ',' if brace_open => brace_sep = true,
+                        '.' if brace_open && self.peek(1) == Some('.') => brace_sep = true,
+                        _ => {}
+                    }
+                    w.text.push(c);
+                    self.pos += 1;
+                }
                 ' ' | '\t' | '\n' | ';' | '&' | '|' | '<' | '>' | '(' | ')' => break,
                 '\\' => {
                     match self.peek(1) {

@@ -3,13 +3,19 @@
 //! read-write root; the four devices as devices), allowlist each command against
 //! `allowed_commands`, and classify the whole command low/medium/high.
 
+pub mod git;
 pub mod lex;
+mod opaque;
+mod paths;
+mod programs;
 pub mod risk;
+mod sed;
 
 use crate::access::{Access, Denial};
 use crate::authorize::is_device;
 use crate::policy::SecurityPolicy;
 pub use lex::{parse, LexError, Redirect, RedirectKind, Script, Segment, Word};
+use opaque::Launch;
 pub use risk::{classify, Risk};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -26,11 +32,11 @@ const PREFIX_KEYWORDS: &[&str] = &[
 /// Headers whose words are all arguments (`for x in a b`).
 const HEADER_KEYWORDS: &[&str] = &["for", "case", "select", "function", "in"];
 
-/// Commands that run another command given as their arguments.
-const WRAPPERS: &[&str] = &[
-    "env", "nice", "nohup", "timeout", "stdbuf", "xargs", "command", "exec", "sudo", "doas",
-    "ionice", "chrt", "setsid",
-];
+/// Builtins whose `NAME=value` arguments set variables.
+const DECLARERS: &[&str] = &["export", "declare", "typeset", "readonly", "local", "env"];
+
+/// Most entries read from one directory when looking for symbolic links a glob may match.
+const MAX_GLOB_SCAN: usize = 4096;
 
 /// Directories whose programs may be named by absolute path.
 const SYSTEM_BIN_DIRS: &[&str] = &["/usr", "/bin", "/sbin", "/lib", "/lib64"];
@@ -58,6 +64,27 @@ pub struct ShellPlan {
     pub reasons: Vec<String>,
     /// Every checked path (resolved).
     pub paths: Vec<PathBuf>,
+    /// Why the paths the line touches cannot be known before it runs (expansions, `cd`,
+    /// inline code, programs started by other programs, `..` after a symbolic link, ...).
+    /// An opaque line runs only inside a real sandbox (landlock or bubblewrap).
+    pub opaque: Vec<String>,
+    /// Directories `git` commands of the line work in (the workspace is implied), resolved:
+    /// their repository configuration is read to neutralise the programs it names.
+    pub git_dirs: Vec<PathBuf>,
+    /// The line has several commands and one of them moves, copies, links or unpacks files: a
+    /// path that does not exist yet may be a symbolic link by the time a later command uses it.
+    #[serde(skip)]
+    links_may_change: bool,
+    /// Whether the workspace holds a symbolic link (looked up once, when first needed).
+    #[serde(skip)]
+    links_in_workspace: Option<bool>,
+}
+
+impl ShellPlan {
+    /// Whether the line runs `git` (directly or through a wrapper or `sh -c`).
+    pub fn runs_git(&self) -> bool {
+        self.commands.iter().any(|c| c.name == "git")
+    }
 }
 
 /// Why a shell command line is refused before it runs.
@@ -93,6 +120,29 @@ pub enum ShellError {
         /// The risk profile.
         profile: String,
     },
+    /// An allowed program would start another program that cannot be known before it runs,
+    /// and `allowed_commands` is restricted.
+    #[error(
+        "command `{command}`: {why}; allowed_commands of risk profile `{profile}` is restricted, so it is refused"
+    )]
+    UnknownProgram {
+        /// The program that would start it.
+        command: String,
+        /// How it would start it.
+        why: String,
+        /// The risk profile.
+        profile: String,
+    },
+    /// The line is opaque (its paths cannot be known statically) and the agent's effective
+    /// sandbox is `none`.
+    #[error(
+        "sandbox_required: this command runs only inside a sandbox (landlock or bubblewrap) and the effective sandbox is none: {}",
+        reasons.join("; ")
+    )]
+    SandboxRequired {
+        /// Why the line is opaque.
+        reasons: Vec<String>,
+    },
 }
 
 impl ShellError {
@@ -101,7 +151,10 @@ impl ShellError {
         match self {
             ShellError::Empty | ShellError::Parse(_) => "invalid_argument",
             ShellError::Path { .. } | ShellError::DynamicPath { .. } => "denied",
-            ShellError::CommandNotAllowed { .. } => "command_not_allowed",
+            ShellError::CommandNotAllowed { .. } | ShellError::UnknownProgram { .. } => {
+                "command_not_allowed"
+            }
+            ShellError::SandboxRequired { .. } => "sandbox_required",
         }
     }
 }
@@ -119,6 +172,10 @@ impl SecurityPolicy {
             risk: Risk::Low,
             reasons: Vec::new(),
             paths: Vec::new(),
+            opaque: Vec::new(),
+            git_dirs: Vec::new(),
+            links_may_change: script.segments.len() > 1 && moves_files(&script),
+            links_in_workspace: None,
         };
         if script.background {
             bump(
@@ -144,6 +201,16 @@ impl SecurityPolicy {
                 RedirectKind::ReadWrite => (Access::Write, true),
                 RedirectKind::Dup | RedirectKind::HereDoc | RedirectKind::HereString => continue,
             };
+            if is_net_device(&r.target.text) {
+                // Not a file: the shell opens a connection (bash) or fails (dash).
+                bump(
+                    plan,
+                    Risk::High,
+                    format!("`{}` opens a network connection", r.target.text),
+                );
+                continue;
+            }
+            self.note_path_opacity(&r.target, plan);
             let resolved = self.check_shell_path(&r.target, Some((access, both)))?;
             if let Some(p) = resolved {
                 if access == Access::Write && !is_device(&p, Access::Write) {
@@ -155,7 +222,8 @@ impl SecurityPolicy {
         let mut words = seg.words.iter().peekable();
         // Assignments before the command.
         while let Some(w) = words.peek() {
-            if let Some((_, value)) = assignment(&w.text) {
+            if let Some((name, value)) = assignment(&w.text) {
+                self.check_assignment(name, w, plan)?;
                 if value.contains('/') || value.starts_with('~') {
                     let v = Word {
                         text: value.to_string(),
@@ -179,6 +247,7 @@ impl SecurityPolicy {
         }
         if HEADER_KEYWORDS.contains(&rest[i].text.as_str()) && !rest[i].quoted {
             for w in &rest[i + 1..] {
+                note_word_opacity(w, plan);
                 self.push_path(w, plan)?;
             }
             return Ok(());
@@ -196,7 +265,7 @@ impl SecurityPolicy {
         let Some((cmd, args)) = words.split_first() else {
             return Ok(());
         };
-        let any = self.risk.allowed_commands.iter().any(|c| c == "*");
+        let any = self.allows_any_command();
         if cmd.dynamic && !any {
             return Err(ShellError::CommandNotAllowed {
                 command: cmd.text.clone(),
@@ -204,6 +273,7 @@ impl SecurityPolicy {
             });
         }
         let name = if cmd.text.contains('/') {
+            self.note_path_opacity(cmd, plan);
             let p = self.check_program_path(cmd)?;
             plan.paths.push(p);
             Path::new(&cmd.text)
@@ -213,14 +283,9 @@ impl SecurityPolicy {
         } else {
             cmd.text.clone()
         };
-        let allowed = any
-            || IMPLICIT_BUILTINS.contains(&name.as_str())
-            || self.risk.allowed_commands.contains(&name);
-        if !allowed {
-            return Err(ShellError::CommandNotAllowed {
-                command: name,
-                profile: self.risk_profile_name.clone(),
-            });
+        self.check_allowed(&name)?;
+        for w in words {
+            note_word_opacity(w, plan);
         }
         let arg_texts: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
         let (risk, reason) = risk::classify(&name, &arg_texts, after_pipe);
@@ -232,17 +297,151 @@ impl SecurityPolicy {
             risk,
             reason,
         });
-        if WRAPPERS.contains(&name.as_str()) {
-            if let Some(inner) = wrapped_command(&name, args) {
-                // Arguments before the inner command are still checked as paths.
-                for w in &args[..inner] {
-                    self.push_arg(w, plan)?;
+        if DECLARERS.contains(&name.as_str()) {
+            for w in args {
+                if let Some((var, _)) = assignment(&w.text) {
+                    self.check_assignment(var, w, plan)?;
                 }
-                return self.check_command(&args[inner..], after_pipe, plan);
             }
         }
-        for w in args {
-            self.push_arg(w, plan)?;
+        if name == "unset" {
+            for w in args {
+                if !w.text.starts_with('-') {
+                    self.check_assignment(&w.text, w, plan)?;
+                }
+            }
+        }
+        if name == "git" {
+            let call = git::parse_git(&arg_texts);
+            for d in call.dirs.iter().chain(&call.git_dirs) {
+                plan.git_dirs
+                    .push(self.check(Path::new(d), Access::Read).path);
+            }
+        }
+        let analysis = opaque::analyse(&name, args);
+        for why in analysis.opaque {
+            add_opaque(plan, why);
+        }
+        for p in analysis.paths {
+            let w = Word {
+                text: p,
+                ..Word::default()
+            };
+            self.push_path(&w, plan)?;
+        }
+        let mut skip = vec![false; args.len()];
+        for launch in analysis.launches {
+            match launch {
+                Launch::Command { start, end } => {
+                    let end = end.min(args.len());
+                    for s in skip.iter_mut().take(end).skip(start) {
+                        *s = true;
+                    }
+                    self.check_command(&args[start..end], after_pipe, plan)?;
+                }
+                Launch::Script(text) => self.check_script(&text, plan)?,
+                Launch::Program(program) => self.check_started(&program, plan)?,
+                Launch::Unknown(why) => {
+                    if !any {
+                        return Err(ShellError::UnknownProgram {
+                            command: name.clone(),
+                            why,
+                            profile: self.risk_profile_name.clone(),
+                        });
+                    }
+                }
+            }
+        }
+        for (w, skipped) in args.iter().zip(skip) {
+            if !skipped {
+                self.push_arg(w, plan)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether `allowed_commands` is `["*"]` (any program).
+    pub fn allows_any_command(&self) -> bool {
+        self.risk.allowed_commands.iter().any(|c| c == "*")
+    }
+
+    fn check_allowed(&self, name: &str) -> Result<(), ShellError> {
+        let allowed = self.allows_any_command()
+            || IMPLICIT_BUILTINS.contains(&name)
+            || self.risk.allowed_commands.iter().any(|c| c == name);
+        if allowed {
+            Ok(())
+        } else {
+            Err(ShellError::CommandNotAllowed {
+                command: name.to_string(),
+                profile: self.risk_profile_name.clone(),
+            })
+        }
+    }
+
+    /// A program named by another program's option: allowlisted like a command.
+    fn check_started(&self, program: &str, plan: &mut ShellPlan) -> Result<(), ShellError> {
+        let w = Word {
+            text: program.to_string(),
+            ..Word::default()
+        };
+        let name = if program.contains('/') {
+            let p = self.check_program_path(&w)?;
+            plan.paths.push(p);
+            Path::new(program)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        } else {
+            program.to_string()
+        };
+        self.check_allowed(&name)?;
+        let (risk, reason) = risk::classify(&name, &[], false);
+        if let Some(r) = &reason {
+            bump(plan, risk, r.clone());
+        }
+        plan.commands.push(CommandInfo { name, risk, reason });
+        Ok(())
+    }
+
+    /// Shell code given as a string (`sh -c '...'`, `eval ...`): analysed like the line.
+    fn check_script(&self, text: &str, plan: &mut ShellPlan) -> Result<(), ShellError> {
+        let script = lex::parse(text)?;
+        // The string runs inside a larger line: any mover in it counts.
+        plan.links_may_change |= moves_files(&script);
+        if script.background {
+            bump(
+                plan,
+                Risk::Medium,
+                "runs a command in the background".into(),
+            );
+        }
+        for seg in &script.segments {
+            self.check_segment(seg, plan)?;
+        }
+        Ok(())
+    }
+
+    /// `NAME=value` before a command or given to `export`/`env`: a variable that chooses
+    /// which program runs (`PATH`, `LD_PRELOAD`, `GIT_*`, `PAGER`, ...) makes the line opaque
+    /// and is refused under a restricted allowlist.
+    fn check_assignment(
+        &self,
+        var: &str,
+        w: &Word,
+        plan: &mut ShellPlan,
+    ) -> Result<(), ShellError> {
+        note_word_opacity(w, plan);
+        if programs::launch_var(var) {
+            let why = format!("setting `{var}` changes which programs run or what they load");
+            if !self.allows_any_command() {
+                return Err(ShellError::UnknownProgram {
+                    command: w.text.clone(),
+                    why,
+                    profile: self.risk_profile_name.clone(),
+                });
+            }
+            add_opaque(plan, why);
         }
         Ok(())
     }
@@ -279,119 +478,11 @@ impl SecurityPolicy {
     }
 
     fn push_path(&self, w: &Word, plan: &mut ShellPlan) -> Result<(), ShellError> {
+        self.note_path_opacity(w, plan);
         if let Some(p) = self.check_shell_path(w, None)? {
             plan.paths.push(p);
         }
         Ok(())
-    }
-
-    /// Checks one path word. `access`: `None` for an argument (must be readable and writable),
-    /// `Some((a, both))` for a redirection. Devices pass as devices.
-    fn check_shell_path(
-        &self,
-        w: &Word,
-        access: Option<(Access, bool)>,
-    ) -> Result<Option<PathBuf>, ShellError> {
-        let looks_like_path = w.text.contains('/') || w.text.starts_with('~');
-        if w.dynamic {
-            if looks_like_path || access.is_some() {
-                return Err(ShellError::DynamicPath {
-                    word: w.text.clone(),
-                });
-            }
-            return Ok(None);
-        }
-        if w.text.is_empty() {
-            return Ok(None);
-        }
-        let literal = if w.glob {
-            glob_prefix(&w.text)
-        } else {
-            w.text.clone()
-        };
-        let path = Path::new(&literal);
-        let read = self.check(path, Access::Read);
-        let device_access = match access {
-            Some((a, false)) => a,
-            _ => Access::Read,
-        };
-        if read.allowed
-            && read.rule == crate::access::Rule::Device
-            && is_device(&read.path, device_access)
-        {
-            return Ok(Some(read.path));
-        }
-        let need_read = !matches!(access, Some((Access::Write, false)));
-        if need_read && !read.allowed {
-            return Err(ShellError::Path {
-                word: w.text.clone(),
-                denial: deny(read),
-            });
-        }
-        let write = self.check(path, Access::Write);
-        if !write.allowed {
-            return Err(ShellError::Path {
-                word: w.text.clone(),
-                denial: deny(write),
-            });
-        }
-        // Arguments and redirections must be in the workspace or a read-write root, even
-        // when `workspace_only` is off: the shell may read or write anything it names.
-        if !(read.allowed && is_rw_rule(read.rule) && is_rw_rule(write.rule)) {
-            let rule = if !read.allowed {
-                read.rule
-            } else {
-                crate::access::Rule::OutsideWorkspace
-            };
-            return Err(ShellError::Path {
-                word: w.text.clone(),
-                denial: Denial {
-                    path: write.path,
-                    access: if read.allowed {
-                        Access::Write
-                    } else {
-                        Access::Read
-                    },
-                    rule,
-                    detail: Some(
-                        "shell arguments must be inside the workspace or a read-write root".into(),
-                    ),
-                },
-            });
-        }
-        Ok(Some(write.path))
-    }
-
-    fn check_program_path(&self, cmd: &Word) -> Result<PathBuf, ShellError> {
-        let d = self.check(Path::new(&cmd.text), Access::Read);
-        if SYSTEM_BIN_DIRS.iter().any(|s| d.path.starts_with(s))
-            && d.rule != crate::access::Rule::InvalidPath
-        {
-            return Ok(d.path);
-        }
-        match self.check_shell_path(cmd, None)? {
-            Some(p) => Ok(p),
-            None => Err(ShellError::DynamicPath {
-                word: cmd.text.clone(),
-            }),
-        }
-    }
-}
-
-fn is_rw_rule(rule: crate::access::Rule) -> bool {
-    use crate::access::Rule;
-    matches!(
-        rule,
-        Rule::Workspace | Rule::ReadWriteGrant | Rule::AllowedRoot
-    )
-}
-
-fn deny(d: crate::access::Decision) -> Denial {
-    Denial {
-        path: d.path,
-        access: d.access,
-        rule: d.rule,
-        detail: d.detail,
     }
 }
 
@@ -405,7 +496,7 @@ fn bump(plan: &mut ShellPlan, risk: Risk, reason: String) {
 }
 
 /// `NAME=value` (a shell assignment word).
-fn assignment(text: &str) -> Option<(&str, &str)> {
+pub(crate) fn assignment(text: &str) -> Option<(&str, &str)> {
     let (name, value) = text.split_once('=')?;
     let mut chars = name.chars();
     let first = chars.next()?;
@@ -418,65 +509,35 @@ fn assignment(text: &str) -> Option<(&str, &str)> {
     }
 }
 
-/// The literal directory part of a glob: components before the first one with a glob char.
-fn glob_prefix(text: &str) -> String {
-    let mut out: Vec<&str> = Vec::new();
-    for part in text.split('/') {
-        if part.contains(['*', '?', '[']) {
-            break;
-        }
-        out.push(part);
-    }
-    let joined = out.join("/");
-    if joined.is_empty() {
-        if text.starts_with('/') {
-            "/".into()
-        } else {
-            ".".into()
-        }
-    } else {
-        joined
+/// `/dev/tcp/HOST/PORT`, `/dev/udp/HOST/PORT`: a network connection opened by the shell.
+pub(crate) fn is_net_device(text: &str) -> bool {
+    text.starts_with("/dev/tcp/") || text.starts_with("/dev/udp/")
+}
+
+/// Programs that move or copy directory entries (symbolic links included) to new names.
+const MOVERS: &[&str] = &["mv", "cp", "rsync", "rename", "install"];
+
+/// Whether some word of the script names one of [`MOVERS`].
+fn moves_files(script: &Script) -> bool {
+    script.segments.iter().flat_map(|s| &s.words).any(|w| {
+        let base = w.text.rsplit('/').next().unwrap_or(&w.text);
+        MOVERS.contains(&base)
+    })
+}
+
+/// Records why the line is opaque (once per reason).
+fn add_opaque(plan: &mut ShellPlan, why: String) {
+    if !plan.opaque.contains(&why) {
+        plan.opaque.push(why);
     }
 }
 
-/// Index in `args` of the command a wrapper runs, if any.
-fn wrapped_command(wrapper: &str, args: &[&Word]) -> Option<usize> {
-    let mut i = 0;
-    let mut skip_value = matches!(wrapper, "timeout");
-    while i < args.len() {
-        let t = args[i].text.as_str();
-        if t.starts_with('-') {
-            // Options with a separate value.
-            if matches!(
-                (wrapper, t),
-                ("nice", "-n")
-                    | ("ionice", "-c")
-                    | ("ionice", "-n")
-                    | ("xargs", "-I")
-                    | ("xargs", "-n")
-                    | ("sudo", "-u")
-                    | ("env", "-u")
-                    | ("timeout", "-s")
-                    | ("timeout", "-k")
-                    | ("stdbuf", "-o")
-                    | ("stdbuf", "-e")
-                    | ("stdbuf", "-i")
-            ) {
-                i += 1;
-            }
-            i += 1;
-            continue;
-        }
-        if wrapper == "env" && assignment(t).is_some() {
-            i += 1;
-            continue;
-        }
-        if skip_value {
-            skip_value = false;
-            i += 1;
-            continue;
-        }
-        return Some(i);
+/// Expansions and brace expansions make a word's final value unknown.
+fn note_word_opacity(w: &Word, plan: &mut ShellPlan) {
+    if w.dynamic {
+        add_opaque(plan, format!("`{}` is expanded at run time", w.text));
     }
-    None
+    if w.brace {
+        add_opaque(plan, format!("`{}` is a brace expansion", w.text));
+    }
 }

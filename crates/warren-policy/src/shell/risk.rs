@@ -1,5 +1,6 @@
 //! Low / medium / high risk classification of one simple command (SPEC §2.2, §2.3).
 
+use super::git::{key_runs_program, parse_git, sub_runs_program, GIT_NETWORK};
 use serde::Serialize;
 
 /// How risky a shell command is.
@@ -66,6 +67,46 @@ const HIGH: &[&str] = &[
     "insmod",
     "rmmod",
     "modprobe",
+    // Reach other services of the session or system, or leave the sandbox's namespaces.
+    "systemd-run",
+    "dbus-send",
+    "gdbus",
+    "busctl",
+    "loginctl",
+    "nsenter",
+    "unshare",
+    "setsid",
+    "machinectl",
+    "flatpak-spawn",
+    "at",
+    "batch",
+    "dbus-run-session",
+    "dbus-launch",
+    "xdg-open",
+    "chroot",
+    "runuser",
+    // Run other programs through their arguments or a terminal.
+    "vi",
+    "vim",
+    "nvim",
+    "view",
+    "vimdiff",
+    "ex",
+    "nano",
+    "pico",
+    "ed",
+    "red",
+    "emacs",
+    "emacsclient",
+    "watch",
+    "parallel",
+    "strace",
+    "ltrace",
+    "gdb",
+    "lldb",
+    "valgrind",
+    "make",
+    "gmake",
 ];
 
 const LOW: &[&str] = &[
@@ -101,11 +142,12 @@ const LOW: &[&str] = &[
     "readlink",
     "du",
     "df",
-    "less",
-    "more",
     "cmp",
     "comm",
+    "less",
+    "more",
     "md5sum",
+    "sha512sum",
     "sha1sum",
     "sha256sum",
     "true",
@@ -141,7 +183,6 @@ const LOW: &[&str] = &[
     "command",
     "exec",
     "ionice",
-    "setsid",
 ];
 
 const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "fish", "csh", "tcsh"];
@@ -164,14 +205,13 @@ const GIT_LOW: &[&str] = &[
     "version",
     "help",
 ];
+/// Subcommands that change configuration or run programs.
 const GIT_HIGH: &[&str] = &[
-    "push",
-    "fetch",
-    "pull",
-    "clone",
-    "submodule",
-    "remote",
     "config",
+    "filter-branch",
+    "difftool",
+    "mergetool",
+    "fsmonitor--daemon",
 ];
 
 /// Classifies one command: `name` is the command's base name, `args` its arguments (as
@@ -185,6 +225,18 @@ pub fn classify(name: &str, args: &[&str], after_pipe: bool) -> (Risk, Option<St
     };
     if HIGH.contains(&name) || name.starts_with("mkfs") {
         return (Risk::High, Some(format!("`{name}` is a high-risk command")));
+    }
+    if let Some(a) = args.iter().find(|a| {
+        let v = a.split_once('=').map(|(_, v)| v).unwrap_or(a);
+        super::is_net_device(v)
+    }) {
+        return (
+            Risk::High,
+            Some(format!("`{a}` opens a network connection")),
+        );
+    }
+    if let Some(why) = runs_program_option(name, args) {
+        return (Risk::High, Some(why));
     }
     if SHELLS.contains(&name) {
         if after_pipe || has("-c") {
@@ -249,18 +301,92 @@ pub fn classify(name: &str, args: &[&str], after_pipe: bool) -> (Risk, Option<St
     )
 }
 
-fn classify_git(args: &[&str]) -> (Risk, Option<String>) {
-    let sub = args.iter().find(|a| !a.starts_with('-')).copied();
-    let Some(sub) = sub else {
-        return (Risk::Low, None);
+/// Options that make a (usually harmless) program run another program.
+fn runs_program_option(name: &str, args: &[&str]) -> Option<String> {
+    let any = |pred: &dyn Fn(&str) -> bool| args.iter().any(|a| pred(a));
+    let cluster =
+        |a: &str, c: char| a.starts_with('-') && !a.starts_with("--") && a[1..].contains(c);
+    let hit = match name {
+        "sort" => any(&|a| a.starts_with("--compress-program")),
+        "tar" => {
+            any(&|a| {
+                a.starts_with("--to-command")
+                    || a.starts_with("--use-compress-program")
+                    || a.starts_with("--checkpoint-action")
+                    || a.starts_with("--info-script")
+                    || a.starts_with("--new-volume-script")
+                    || a.starts_with("--rsh-command")
+                    || a.starts_with("--rmt-command")
+                    || a == "-I"
+                    || a == "-F"
+                    || (cluster(a, 'I') || cluster(a, 'F'))
+            }) || args
+                .first()
+                .is_some_and(|a| !a.starts_with('-') && a.contains(['I', 'F']))
+        }
+        "find" => any(&|a| matches!(a, "-exec" | "-execdir" | "-ok" | "-okdir")),
+        "rsync" => any(&|a| a.starts_with("--rsh") || a == "-e" || a.starts_with("--rsync-path")),
+        "zip" => any(&|a| a == "-TT" || a.starts_with("--unzip-command")),
+        "less" | "more" | "most" => any(&|a| a.starts_with('+')),
+        "man" => any(&|a| {
+            a.starts_with("-P")
+                || a.starts_with("--pager")
+                || a.starts_with("-H")
+                || a.starts_with("--html")
+        }),
+        "script" => any(&|a| a == "-c" || a.starts_with("--command")),
+        "flock" => args.len() > 1,
+        "ssh" | "scp" | "sftp" => any(&|a| {
+            let l = a.to_ascii_lowercase();
+            l.contains("proxycommand") || l.contains("localcommand") || a == "-F"
+        }),
+        "awk" | "gawk" | "mawk" | "nawk" => {
+            any(&|a| a.contains("system") || a.contains('|') || a.contains("getline") || a == "-f")
+        }
+        "sed" => {
+            let (_, exec) = super::sed::sed_effects(args);
+            exec
+        }
+        "env" => any(&|a| a.starts_with("-S") || a.starts_with("--split-string")),
+        _ => false,
     };
-    if GIT_HIGH.contains(&sub) {
+    hit.then(|| format!("`{name}` is given an option that runs another program"))
+}
+
+fn classify_git(args: &[&str]) -> (Risk, Option<String>) {
+    let call = parse_git(args);
+    if let Some(dir) = &call.exec_path {
         return (
             Risk::High,
             Some(format!(
-                "`git {sub}` reaches the network or changes git config"
+                "`git --exec-path={dir}` runs git programs from that directory"
             )),
         );
+    }
+    if let Some((k, _)) = call.config.iter().find(|(k, v)| key_runs_program(k, v)) {
+        return (
+            Risk::High,
+            Some(format!("`git -c {k}` makes git run a program")),
+        );
+    }
+    let Some(sub) = call.sub.as_deref() else {
+        return (Risk::Low, None);
+    };
+    let rest = &args[(call.sub_at + 1).min(args.len())..];
+    let args = rest;
+    if GIT_NETWORK.contains(&sub)
+        || (sub == "archive" && args.iter().any(|a| a.starts_with("--remote")))
+    {
+        return (Risk::High, Some(format!("`git {sub}` reaches the network")));
+    }
+    if GIT_HIGH.contains(&sub) {
+        return (
+            Risk::High,
+            Some(format!("`git {sub}` changes git config or runs programs")),
+        );
+    }
+    if let Some(what) = sub_runs_program(sub, args) {
+        return (Risk::High, Some(format!("`git {what}` runs a command")));
     }
     if (sub == "reset" && args.contains(&"--hard"))
         || (sub == "clean" && args.iter().any(|a| a.starts_with("-f") || *a == "--force"))
@@ -271,7 +397,7 @@ fn classify_git(args: &[&str]) -> (Risk, Option<String>) {
         return (Risk::Low, None);
     }
     if sub == "branch" || sub == "tag" || sub == "stash" || sub == "worktree" {
-        let listing = args.len() == 1
+        let listing = args.is_empty()
             || args
                 .iter()
                 .any(|a| matches!(*a, "list" | "-l" | "--list" | "-a" | "-v" | "-vv"));
@@ -286,47 +412,5 @@ fn classify_git(args: &[&str]) -> (Risk, Option<String>) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn classification_table() {
-        let cases: &[(&str, &[&str], bool, Risk)] = &[
-            ("ls", &["-la"], false, Risk::Low),
-            ("cat", &["a.txt"], false, Risk::Low),
-            ("grep", &["-r", "x", "."], false, Risk::Low),
-            ("find", &[".", "-name", "*.rs"], false, Risk::Low),
-            ("find", &[".", "-exec", "rm", "{}", ";"], false, Risk::High),
-            ("rm", &["a.txt"], false, Risk::Medium),
-            ("rm", &["-rf", "build"], false, Risk::High),
-            ("rm", &["-r", "-f", "build"], false, Risk::High),
-            ("rm", &["-r", "build"], false, Risk::Medium),
-            ("rm", &["/"], false, Risk::High),
-            ("mv", &["a", "b"], false, Risk::Medium),
-            ("sed", &["-i", "s/a/b/", "f"], false, Risk::Medium),
-            ("sed", &["s/a/b/", "f"], false, Risk::Medium),
-            ("sudo", &["ls"], false, Risk::High),
-            ("curl", &["http://x"], false, Risk::High),
-            ("sh", &[], true, Risk::High),
-            ("bash", &["-c", "ls"], false, Risk::High),
-            ("bash", &["script.sh"], false, Risk::Medium),
-            ("git", &["status"], false, Risk::Low),
-            ("git", &["log", "-n", "3"], false, Risk::Low),
-            ("git", &["commit", "-m", "x"], false, Risk::Medium),
-            ("git", &["push"], false, Risk::High),
-            ("git", &["reset", "--hard"], false, Risk::High),
-            ("git", &["branch"], false, Risk::Low),
-            ("git", &["branch", "feature"], false, Risk::Medium),
-            ("npm", &["install", "left-pad"], false, Risk::High),
-            ("cargo", &["build"], false, Risk::Medium),
-            ("mkfs.ext4", &["/dev/sda"], false, Risk::High),
-            ("python3", &["x.py"], false, Risk::Medium),
-            ("chmod", &["-R", "777", "."], false, Risk::High),
-        ];
-        for (name, args, piped, want) in cases {
-            let (got, why) = classify(name, args, *piped);
-            assert_eq!(got, *want, "{name} {args:?}");
-            assert_eq!(why.is_some(), *want != Risk::Low, "{name} {args:?} reason");
-        }
-    }
-}
+#[path = "risk_tests.rs"]
+mod tests;
