@@ -1305,3 +1305,86 @@ fn malformed_or_escaping_metadata_and_bad_paths_are_refused_naming_them() {
     assert!(err.to_string().contains("not a linked worktree"), "{err}");
     assert_eq!(std::fs::read_to_string(ws.join("full/x")).unwrap(), "x");
 }
+
+#[test]
+fn alternates_inside_the_grants_work_at_every_depth_and_relative_to_the_objects() {
+    let fx = Fixture::new(FAMILY);
+    let ctx = fx.ctx("alice");
+    let ws = fx.ws("alice");
+    // base <- middle (absolute alternate) <- top (relative alternate): two levels deep.
+    let base = ws.join("base");
+    init(&base);
+    let id = commit(&base, &[("a.txt", "a\n")], "from the base");
+    let middle = ws.join("middle");
+    init(&middle);
+    std::fs::create_dir_all(middle.join(".git/objects/info")).unwrap();
+    std::fs::write(
+        middle.join(".git/objects/info/alternates"),
+        format!("{}\n", p(&base.join(".git/objects"))),
+    )
+    .unwrap();
+    let top = ws.join("top");
+    init(&top);
+    std::fs::create_dir_all(top.join(".git/objects/info")).unwrap();
+    std::fs::write(
+        top.join(".git/objects/info/alternates"),
+        "../../../middle/.git/objects\n",
+    )
+    .unwrap();
+    std::fs::write(top.join(".git/refs/heads/main"), format!("{id}\n")).unwrap();
+    let v = ok(&ctx, json!({"operation": "log", "path": "top"}));
+    assert_eq!(v["commits"][0]["summary"], "from the base", "{v}");
+    // An alternate in bob's read grant is fine for reads too.
+    let bob = fx.ws("bob").join("shared");
+    init(&bob);
+    let bid = commit(&bob, &[("b.txt", "b\n")], "bob's");
+    std::fs::write(
+        middle.join(".git/objects/info/alternates"),
+        format!("{}\n", p(&bob.join(".git/objects"))),
+    )
+    .unwrap();
+    std::fs::write(top.join(".git/refs/heads/main"), format!("{bid}\n")).unwrap();
+    let v = ok(&ctx, json!({"operation": "log", "path": "top"}));
+    assert_eq!(v["commits"][0]["summary"], "bob's", "{v}");
+}
+
+#[test]
+fn status_and_diff_hide_forbidden_paths_and_writes_never_touch_them() {
+    let fx = Fixture::new(FAMILY);
+    let ctx = fx.ctx("alice");
+    let ws = fx.ws("alice");
+    // `secrets` is a forbidden path of alice's profile, inside her workspace repository.
+    init(&ws);
+    commit(
+        &ws,
+        &[("a.txt", "a\n"), ("secrets/.env", "TOKEN=1\n")],
+        "first",
+    );
+    std::fs::write(ws.join("secrets/.env"), "TOKEN=2\n").unwrap();
+    std::fs::write(ws.join("a.txt"), "b\n").unwrap();
+    let v = ok(&ctx, json!({"operation": "status"}));
+    let paths: Vec<&str> = v["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["a.txt"], "{v}");
+    let v = ok(&ctx, json!({"operation": "diff"}));
+    assert!(!v.to_string().contains("TOKEN"), "{v}");
+    assert_eq!(v["files"].as_array().unwrap().len(), 1, "{v}");
+    // Adding everything would copy the forbidden file into the objects: refused, named.
+    let err = op(&ctx, json!({"operation": "add", "paths": ["."]})).unwrap_err();
+    assert_eq!(
+        (err.code(), err.rule()),
+        ("denied", Some("forbidden_path")),
+        "{err}"
+    );
+    assert!(err.to_string().contains("workspace/secrets"), "{err}");
+    // Adding what she may read works.
+    ok(&ctx, json!({"operation": "add", "paths": ["a.txt"]}));
+    assert_eq!(
+        std::fs::read_to_string(ws.join("secrets/.env")).unwrap(),
+        "TOKEN=2\n"
+    );
+}

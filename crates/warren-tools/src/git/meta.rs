@@ -192,46 +192,24 @@ pub fn verify_worktree(
             )?;
         }
     }
-    verify_alternates(policy, &commondir)?;
-    Ok(Location {
+    let loc = Location {
         workdir: workdir.to_path_buf(),
         gitdir,
         commondir,
-    })
+    };
+    verify_objects(policy, &loc)?;
+    Ok(loc)
 }
 
-/// Every alternate object directory must be readable through a grant and free of symlinks.
-fn verify_alternates(policy: &SecurityPolicy, commondir: &Path) -> Result<(), ToolError> {
-    let objects = commondir.join("objects");
-    verify_dir(&objects, "object directory")?;
-    let info = objects.join("info");
-    match std::fs::symlink_metadata(&info) {
-        Err(_) => return Ok(()),
-        Ok(m) if m.file_type().is_symlink() => {
-            return Err(ToolError::GitSymlink {
-                path: info,
-                what: "objects/info".into(),
-            })
-        }
-        Ok(_) => {}
-    }
-    let file = info.join("alternates");
-    if std::fs::symlink_metadata(&file).is_err() {
-        return Ok(());
-    }
-    let text = read_meta(&file)?;
-    for line in text.lines().map(str::trim) {
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let what = format!("alternate object directory named by {}", file.display());
-        meta_path(policy, &objects, line, &[Access::Read], &what)?;
-    }
-    Ok(())
+/// The object directory must be a real directory; everything below the git directories and
+/// every alternate object directory is then walked ([`super::walk`]).
+fn verify_objects(policy: &SecurityPolicy, loc: &Location) -> Result<(), ToolError> {
+    verify_dir(&loc.commondir.join("objects"), "object directory")?;
+    super::walk::verify(policy, loc)
 }
 
 /// Reads a small metadata file, refusing a symlink at the leaf.
-fn read_meta(path: &Path) -> Result<String, ToolError> {
+pub(super) fn read_meta(path: &Path) -> Result<String, ToolError> {
     use std::os::unix::fs::OpenOptionsExt;
     let file = std::fs::OpenOptions::new()
         .read(true)
@@ -269,7 +247,7 @@ fn read_meta(path: &Path) -> Result<String, ToolError> {
 
 /// Resolves a path named by metadata (relative to `base`) component by component, refusing any
 /// symbolic link on the way, then authorizes the result for every access.
-fn meta_path(
+pub(super) fn meta_path(
     policy: &SecurityPolicy,
     base: &Path,
     raw: &str,

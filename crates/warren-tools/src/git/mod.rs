@@ -3,9 +3,15 @@
 //! the authorized root and its metadata verified through the policy ([`meta`]); under a docker
 //! runtime every write is refused before any process starts.
 
+pub mod carve;
+pub mod config;
+pub mod confined;
 pub mod meta;
 pub mod read;
 pub mod request;
+pub mod scope;
+pub mod status;
+pub mod walk;
 pub mod write;
 
 use crate::error::ToolError;
@@ -103,13 +109,12 @@ fn write_targets(
     let paths = read::repo_relative(policy, loc, "paths", &req.paths, rw)?;
     let worktree = worktree_target(policy, loc, req)?;
     let branch_exists = match (req.operation, req.branch) {
-        (Operation::WorktreeAdd, Some(b)) => {
-            let repo = read::open(policy, loc)?;
-            let exists = repo.find_branch(b, git2::BranchType::Local).is_ok();
-            exists
-        }
+        (Operation::WorktreeAdd, Some(b)) => read::with_repo(policy, loc, |repo, _| {
+            Ok(repo.find_branch(b, git2::BranchType::Local).is_ok())
+        })?,
         _ => false,
     };
+    scope::authorize(policy, loc, req, &paths)?;
     Ok(write::Targets {
         paths,
         worktree,
@@ -185,11 +190,17 @@ impl Tool for GitOperations {
             "sandbox": out.sandbox,
         });
         if matches!(req.operation, Operation::Commit | Operation::Checkout) {
-            if let Ok(repo) = read::open(policy, &loc) {
-                if let Ok(h) = repo.head() {
-                    v["branch"] = json!(h.shorthand());
-                    v["head"] = json!(h.target().map(|o| o.to_string()));
-                }
+            let head = read::with_repo(policy, &loc, |repo, _| {
+                Ok(repo.head().ok().map(|h| {
+                    (
+                        h.shorthand().map(str::to_string),
+                        h.target().map(|o| o.to_string()),
+                    )
+                }))
+            });
+            if let Ok(Some((branch, id))) = head {
+                v["branch"] = json!(branch);
+                v["head"] = json!(id);
             }
         }
         Ok(v)

@@ -2,30 +2,52 @@
 //! driver, fsmonitor, textconv, external diff, pager, credential helper or signing program, and
 //! this module never asks it for a mailmap: authors are printed raw. The crate is built without
 //! any transport, so nothing here can reach another repository; a missing object of a partial
-//! clone is an error.
+//! clone is an error. Every libgit2 call runs on a thread confined to the agent's read grants
+//! ([`with_repo`]), and every path in a result is one the policy lets the agent read: the
+//! others are omitted, never shown redacted.
 
+use super::carve;
+use super::config;
+use super::confined;
 use super::meta::{self, Location};
 use super::request::Request;
+use super::status;
 use crate::error::ToolError;
 use git2::{
     BranchType, Delta, DiffOptions, ErrorClass, ErrorCode, Patch, Repository, RepositoryOpenFlags,
-    Status, StatusOptions, StatusShow,
 };
 use serde_json::{json, Value};
 use std::ffi::OsStr;
 use std::path::Path;
 use std::sync::Once;
+use warren_policy::sandbox::fs_plan;
 use warren_policy::{Access, SecurityPolicy};
 
-static EXTENSIONS: Once = Once::new();
+static LIBGIT2: Once = Once::new();
 
-/// Lets libgit2 open partial clones (`extensions.partialclone`). libgit2 has no lazy fetch:
-/// a promised object that is missing stays missing and reading it is an error.
-fn allow_partial_clones() {
-    EXTENSIONS.call_once(|| {
-        // SAFETY: libgit2 keeps the extension list in a static; this is the only place in
-        // Warren that sets it, and `call_once` runs it before any repository is opened here.
-        let _ = unsafe { git2::opts::set_extensions(&["partialclone"]) };
+/// Sets libgit2's process-wide options once, before Warren opens any repository:
+/// - partial clones open (`extensions.partialclone`); libgit2 has no lazy fetch, so a promised
+///   object that is missing stays missing and reading it is an error;
+/// - no global, XDG or system configuration (nor the ignore and attributes files beside it):
+///   reads see the repository's own configuration only. Those files are found through the
+///   process's `HOME`, which is not the agent's, lie outside the read thread's grants, and may
+///   name further files anywhere.
+fn init_libgit2() {
+    LIBGIT2.call_once(|| {
+        // SAFETY: libgit2 keeps these options in process-wide statics; this is the only place
+        // in Warren that sets them, and `call_once` runs it before any repository is opened
+        // here (every libgit2 use goes through `open`, which calls this first).
+        unsafe {
+            let _ = git2::opts::set_extensions(&["partialclone"]);
+            for level in [
+                git2::ConfigLevel::Global,
+                git2::ConfigLevel::XDG,
+                git2::ConfigLevel::System,
+                git2::ConfigLevel::ProgramData,
+            ] {
+                let _ = git2::opts::set_search_path(level, "");
+            }
+        }
     });
 }
 
@@ -43,11 +65,40 @@ pub fn git_error(repo: &Path, e: git2::Error) -> ToolError {
     }
 }
 
+/// The directories of a verified repository that a read looks at.
+fn repo_dirs(loc: &Location) -> [&Path; 3] {
+    [&loc.workdir, &loc.gitdir, &loc.commondir]
+}
+
+/// Runs `f` on the verified repository `loc`, opened and used only on a thread confined to the
+/// agent's read grants ([`confined::run`]). Every libgit2 access of Warren goes through here.
+/// `f` also gets the working tree's subtrees the agent may not read ([`carve::hidden`]).
+pub fn with_repo<T, F>(policy: &SecurityPolicy, loc: &Location, f: F) -> Result<T, ToolError>
+where
+    T: Send,
+    F: FnOnce(&mut Repository, &[String]) -> Result<T, ToolError> + Send,
+{
+    config::verify(policy, loc)?;
+    let plan = fs_plan(policy);
+    let hidden = carve::hidden(&plan, &loc.workdir);
+    confined::run_with_plan(&plan, policy, &repo_dirs(loc), || {
+        let mut repo = open(policy, loc)?;
+        f(&mut repo, &hidden)
+    })
+}
+
+/// Whether the agent may read `rel` (relative to the working tree) according to the policy:
+/// entries it may not read are omitted from every result, never shown redacted.
+pub(super) fn readable(policy: &SecurityPolicy, loc: &Location, rel: &str) -> bool {
+    policy.check(&loc.workdir.join(rel), Access::Read).allowed
+}
+
 /// Opens exactly the verified repository (no search, no environment), and checks that libgit2
 /// resolved the same git directory, common directory and working tree, and that the files the
-/// repository's own config points reads at are readable through the policy.
-pub fn open(policy: &SecurityPolicy, loc: &Location) -> Result<Repository, ToolError> {
-    allow_partial_clones();
+/// repository's own config points reads at are readable through the policy. Only called on a
+/// confined thread.
+pub(super) fn open(policy: &SecurityPolicy, loc: &Location) -> Result<Repository, ToolError> {
+    init_libgit2();
     let repo = Repository::open_ext(
         &loc.workdir,
         RepositoryOpenFlags::NO_SEARCH,
@@ -75,14 +126,6 @@ pub fn open(policy: &SecurityPolicy, loc: &Location) -> Result<Repository, ToolE
     Ok(repo)
 }
 
-/// Config keys naming files that libgit2 reads for the operations here.
-fn names_a_read_file(name: &str) -> bool {
-    name == "include.path"
-        || (name.starts_with("includeif.") && name.ends_with(".path"))
-        || name == "core.excludesfile"
-        || name == "core.attributesfile"
-}
-
 /// The repository's own config (not the user's global or system config, which the operator
 /// controls) may not make reads look at files outside the agent's read grants: included config
 /// files, an excludes file (whose patterns `status` would reveal), an attributes file.
@@ -108,7 +151,7 @@ fn verify_config_files(
             }
             if let (Some(name), Some(value)) = (e.name(), e.value()) {
                 let name = name.to_ascii_lowercase();
-                if names_a_read_file(&name) {
+                if config::names_a_read_file(&name) {
                     found.push((name, value.to_string(), e.level(), e.include_depth()));
                 }
             }
@@ -143,7 +186,7 @@ fn verify_config_files(
 }
 
 /// `{branch, head, detached}` of a repository's HEAD.
-fn head_info(repo: &Repository) -> (Option<String>, Option<String>, bool) {
+pub(super) fn head_info(repo: &Repository) -> (Option<String>, Option<String>, bool) {
     match repo.head() {
         Ok(h) => {
             let id = h.target().map(|o| o.to_string());
@@ -164,7 +207,7 @@ fn head_info(repo: &Repository) -> (Option<String>, Option<String>, bool) {
     }
 }
 
-fn lossy(b: &[u8]) -> String {
+pub(super) fn lossy(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
@@ -176,14 +219,17 @@ pub fn run(
     max_bytes: usize,
 ) -> Result<Value, ToolError> {
     use super::request::Operation as Op;
-    let mut repo = open(policy, loc)?;
     let err = |e| git_error(&loc.workdir, e);
     match req.operation {
-        Op::Status => status(policy, loc, &repo),
-        Op::Diff => diff(policy, loc, &repo, req, max_bytes),
-        Op::Log => log(&repo, req.limit).map_err(err),
-        Op::Branch => branches(&repo).map_err(err),
-        Op::StashList => stash_list(&mut repo).map_err(err),
+        Op::Status => with_repo(policy, loc, |repo, hidden| {
+            status::status(policy, loc, repo, hidden)
+        }),
+        Op::Diff => with_repo(policy, loc, |repo, hidden| {
+            diff(policy, loc, repo, hidden, req, max_bytes)
+        }),
+        Op::Log => with_repo(policy, loc, |repo, _| log(repo, req.limit).map_err(err)),
+        Op::Branch => with_repo(policy, loc, |repo, _| branches(repo).map_err(err)),
+        Op::StashList => with_repo(policy, loc, |repo, _| stash_list(repo).map_err(err)),
         Op::WorktreeList => Ok(json!({
             "worktrees": worktree_list(policy, loc, &[Access::Read])
                 .iter()
@@ -195,165 +241,6 @@ pub fn run(
             format!("`{}` is not a read operation", other.name()),
         )),
     }
-}
-
-fn index_state(s: Status) -> &'static str {
-    if s.contains(Status::INDEX_NEW) {
-        "added"
-    } else if s.contains(Status::INDEX_MODIFIED) {
-        "modified"
-    } else if s.contains(Status::INDEX_DELETED) {
-        "deleted"
-    } else if s.contains(Status::INDEX_RENAMED) {
-        "renamed"
-    } else if s.contains(Status::INDEX_TYPECHANGE) {
-        "typechange"
-    } else if s.contains(Status::WT_NEW) {
-        "untracked"
-    } else {
-        "unmodified"
-    }
-}
-
-fn worktree_state(s: Status) -> &'static str {
-    if s.contains(Status::WT_NEW) {
-        "untracked"
-    } else if s.contains(Status::WT_MODIFIED) {
-        "modified"
-    } else if s.contains(Status::WT_DELETED) {
-        "deleted"
-    } else if s.contains(Status::WT_RENAMED) {
-        "renamed"
-    } else if s.contains(Status::WT_TYPECHANGE) {
-        "typechange"
-    } else if s.contains(Status::WT_UNREADABLE) {
-        "unreadable"
-    } else {
-        "unmodified"
-    }
-}
-
-/// One side of the status: `(path, flags, renamed from)` per entry.
-type Side = Vec<(String, Status, Option<String>)>;
-
-fn status_side(repo: &Repository, opts: &mut StatusOptions) -> Result<Side, git2::Error> {
-    let statuses = repo.statuses(Some(opts))?;
-    Ok(statuses
-        .iter()
-        .map(|e| {
-            let s = e.status();
-            let renamed = e
-                .head_to_index()
-                .filter(|_| s.contains(Status::INDEX_RENAMED))
-                .and_then(|d| {
-                    let old = d.old_file().path()?.to_string_lossy().into_owned();
-                    let new = d.new_file().path()?.to_string_lossy().into_owned();
-                    Some((new, old))
-                });
-            match renamed {
-                Some((new, old)) => (new, s, Some(old)),
-                None => (lossy(e.path_bytes()), s, None),
-            }
-        })
-        .collect())
-}
-
-/// HEAD against the index and the index against the working tree, computed at the same time
-/// (each side through its own handle on the verified repository), then merged by path.
-/// HEAD against the index and the index against the working tree, computed at the same time
-/// (each side through its own handle on the verified repository), then merged by path.
-fn status(policy: &SecurityPolicy, loc: &Location, repo: &Repository) -> Result<Value, ToolError> {
-    let err = |e| git_error(&loc.workdir, e);
-    let (staged, unstaged) = std::thread::scope(|scope| {
-        let staged = scope.spawn(|| {
-            let r = open(policy, loc)?;
-            let mut o = StatusOptions::new();
-            o.show(StatusShow::Index)
-                .exclude_submodules(true)
-                .renames_head_to_index(true);
-            status_side(&r, &mut o).map_err(err)
-        });
-        let mut o = StatusOptions::new();
-        o.show(StatusShow::Workdir)
-            .include_untracked(true)
-            .recurse_untracked_dirs(false)
-            .include_ignored(false)
-            .exclude_submodules(true);
-        let unstaged = status_side(repo, &mut o).map_err(err);
-        let staged = staged.join().unwrap_or_else(|_| {
-            Err(ToolError::Git {
-                repo: loc.workdir.clone(),
-                message: "the status of the index failed unexpectedly".into(),
-            })
-        });
-        (staged, unstaged)
-    });
-    let mut merged: std::collections::BTreeMap<String, (Status, Option<String>)> =
-        std::collections::BTreeMap::new();
-    for (path, s, from) in staged?.into_iter().chain(unstaged?) {
-        let e = merged.entry(path).or_insert((Status::empty(), None));
-        e.0 |= s;
-        if from.is_some() {
-            e.1 = from;
-        }
-    }
-    status_json(repo, merged).map_err(err)
-}
-
-fn status_json(
-    repo: &Repository,
-    merged: std::collections::BTreeMap<String, (Status, Option<String>)>,
-) -> Result<Value, git2::Error> {
-    let index = repo.index()?;
-    let mut conflicts = std::collections::BTreeMap::new();
-    if index.has_conflicts() {
-        for c in index.conflicts()? {
-            let c = c?;
-            let path = [&c.our, &c.their, &c.ancestor]
-                .into_iter()
-                .flatten()
-                .next()
-                .map(|e| lossy(&e.path));
-            if let Some(p) = path {
-                conflicts.insert(
-                    p,
-                    json!({
-                        "ancestor": c.ancestor.is_some(),
-                        "ours": c.our.is_some(),
-                        "theirs": c.their.is_some(),
-                    }),
-                );
-            }
-        }
-    }
-    let mut entries = Vec::new();
-    for (path, (s, from)) in merged {
-        if s.contains(Status::CONFLICTED) {
-            entries.push(json!({
-                "path": path,
-                "index": "conflicted",
-                "worktree": "conflicted",
-                "conflict": conflicts.get(&path).cloned().unwrap_or(Value::Null),
-            }));
-            continue;
-        }
-        let mut entry = json!({
-            "path": path,
-            "index": index_state(s),
-            "worktree": worktree_state(s),
-        });
-        if let Some(old) = from {
-            entry["from"] = json!(old);
-        }
-        entries.push(entry);
-    }
-    let (branch, head, detached) = head_info(repo);
-    Ok(json!({
-        "branch": branch,
-        "head": head,
-        "detached": detached,
-        "entries": entries,
-    }))
 }
 
 fn delta_name(d: Delta) -> &'static str {
@@ -406,16 +293,27 @@ fn diff(
     policy: &SecurityPolicy,
     loc: &Location,
     repo: &Repository,
+    hidden: &[String],
     req: &Request<'_>,
     max_bytes: usize,
 ) -> Result<Value, ToolError> {
     let err = |e| git_error(&loc.workdir, e);
     let files = repo_relative(policy, loc, "files", &req.files, &[Access::Read])?;
+    // The staged side reads objects only; the unstaged side walks the readable tree only.
+    let carved = if req.cached {
+        None
+    } else {
+        carve::readable_pathspecs(repo, &loc.workdir, hidden).map_err(err)?
+    };
+    let specs = carve::intersect(carved, &files);
+    if specs.as_ref().is_some_and(Vec::is_empty) {
+        return Ok(json!({"cached": req.cached, "files": [], "truncated": false}));
+    }
     let mut opts = DiffOptions::new();
     opts.ignore_submodules(true);
-    if !files.is_empty() && !files.iter().any(|f| f == ".") {
+    if let Some(specs) = &specs {
         opts.disable_pathspec_match(true);
-        for f in &files {
+        for f in specs {
             opts.pathspec(f.as_str());
         }
     }
@@ -437,6 +335,16 @@ fn diff(
     let mut truncated = false;
     let mut out = Vec::new();
     'files: for i in 0..d.deltas().len() {
+        // Omitted before its content is ever loaded: a path the agent may not read.
+        let shown = d.get_delta(i).is_some_and(|delta| {
+            [delta.new_file().path(), delta.old_file().path()]
+                .into_iter()
+                .flatten()
+                .all(|p| readable(policy, loc, &p.to_string_lossy()))
+        });
+        if !shown {
+            continue;
+        }
         let Some(patch) = Patch::from_diff(&d, i).map_err(err)? else {
             continue;
         };
@@ -628,15 +536,25 @@ pub fn worktree_list(policy: &SecurityPolicy, loc: &Location, access: &[Access])
             }
         }
     }
-    locs.into_iter()
-        .map(|l| {
-            let (branch, head) = match open(policy, &l) {
+    // One confined thread reads the HEAD of every verified worktree.
+    let dirs: Vec<&Path> = locs.iter().flat_map(repo_dirs).collect();
+    let heads = confined::run(policy, &dirs, || {
+        Ok(locs
+            .iter()
+            .map(|l| match open(policy, l) {
                 Ok(r) => {
                     let (b, h, _) = head_info(&r);
                     (b, h)
                 }
                 Err(_) => (None, None),
-            };
+            })
+            .collect::<Vec<_>>())
+    })
+    .unwrap_or_default();
+    let mut heads = heads.into_iter();
+    locs.into_iter()
+        .map(|l| {
+            let (branch, head) = heads.next().unwrap_or((None, None));
             Worktree {
                 loc: l,
                 branch,

@@ -11,10 +11,10 @@ use crate::tool::ToolContext;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-use warren_policy::sandbox::{choose, confine};
+use warren_policy::sandbox::{choose, confine, ConfinedChild};
 
 /// Host variables a git child gets (when set there); never a `GIT_*` one.
 pub const PASSED_ENV: &[&str] = &["PATH", "HOME", "LANG", "LC_ALL", "USER", "TMPDIR"];
@@ -191,7 +191,7 @@ pub fn run_git(ctx: &ToolContext, loc: &Location, args: &[OsString]) -> Result<O
             operation: "git".into(),
         });
     }
-    let (sandbox, _why) = choose(policy.risk.sandbox, &ctx.sandbox)?;
+    let (sandbox, _why) = choose(policy.risk.sandbox, policy.workspace_only, &ctx.sandbox)?;
     let mut confined = confine(policy, &sandbox, "git".as_ref(), args, &loc.workdir)?;
     let cmd = confined.command_mut();
     cmd.env_clear()
@@ -201,16 +201,11 @@ pub fn run_git(ctx: &ToolContext, loc: &Location, args: &[OsString]) -> Result<O
         .stderr(Stdio::piped());
     let mut child = confined.spawn().map_err(|e| ToolError::io("git", e))?;
     let cap = ctx.limits.max_output_bytes;
-    let out = child.stdout.take().map(|s| capture(s, cap));
-    let err = child.stderr.take().map(|s| capture(s, cap));
+    let out = child.take_stdout().map(|s| capture(s, cap));
+    let err = child.take_stderr().map(|s| capture(s, cap));
     let status = wait(ctx, &mut child);
-    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
-        // SAFETY: killpg on the process group `confine` created for this child; hooks that
-        // left background jobs do not outlive the call.
-        unsafe {
-            libc::killpg(pid, libc::SIGKILL);
-        }
-    }
+    // Hooks that left background jobs do not outlive the call.
+    let _ = child.terminate();
     let join =
         |h: Option<JoinHandle<(Vec<u8>, bool)>>| h.and_then(|h| h.join().ok()).unwrap_or_default();
     let stdout = String::from_utf8_lossy(&join(out).0).into_owned();
@@ -230,7 +225,10 @@ pub fn run_git(ctx: &ToolContext, loc: &Location, args: &[OsString]) -> Result<O
     })
 }
 
-fn wait(ctx: &ToolContext, child: &mut Child) -> Result<std::process::ExitStatus, ToolError> {
+fn wait(
+    ctx: &ToolContext,
+    child: &mut ConfinedChild,
+) -> Result<std::process::ExitStatus, ToolError> {
     let timeout_secs = ctx.policy.runtime.shell_timeout_secs;
     let deadline = Instant::now() + Duration::from_secs(u64::from(timeout_secs));
     loop {
