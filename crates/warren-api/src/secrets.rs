@@ -147,7 +147,8 @@ impl Warren {
             .await
             .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
         let log = ReceiptLog::new(pool, &FileSecretStore::for_install(self.layout()))
-            .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
+            .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?
+            .with_anchor(warren_runtime::receipts::anchor_path(self.layout()));
         log.verify(agent)
             .await
             .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))

@@ -161,6 +161,7 @@ fn parse_with_warnings(text: &str) -> Result<(Config, Vec<Issue>), ConfigErrors>
     let mut issues = Vec::new();
     let cfg = decode_config(&table, &mut issues);
     validate(&cfg, &mut issues);
+    crate::authority::validate_secret_refs(&cfg, &mut issues);
     if !issues.is_empty() {
         locate(text, &mut issues);
         return Err(ConfigErrors { issues });
@@ -204,6 +205,7 @@ pub fn load_config(layout: &InstallLayout) -> Result<LoadedConfig, ConfigError> 
             path: path.clone(),
             errors,
         })?;
+    warnings.extend(crate::authority::nested_workspace_warnings(&config, layout));
     if let Ok(meta) = fs::metadata(&path) {
         let mode = meta.permissions().mode() & 0o777;
         if mode & 0o077 != 0 {

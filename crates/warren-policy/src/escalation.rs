@@ -1,11 +1,11 @@
 //! `ensure_no_escalation(child, parent)` (SPEC §5): a SubAgent's policy may never exceed its
 //! parent's on any axis. The first violation is returned, named by its axis.
 
-use crate::access::Access;
+use crate::access::{Access, Rule};
 use crate::authorize::under;
 use crate::policy::{SecurityPolicy, Tier};
 use std::collections::BTreeSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use warren_types::SandboxKind;
 
 /// The first axis on which a child policy exceeds its parent.
@@ -43,13 +43,77 @@ fn superset(axis: &'static str, child: &[String], parent: &[String]) -> Result<(
     }
 }
 
-/// Roots of the policy whose tier is at least as strong as `tier` can contain a `tier` root.
-fn covers(parent_tier: Tier, child_tier: Tier) -> bool {
-    match child_tier {
-        Tier::ReadWrite => parent_tier == Tier::ReadWrite,
-        Tier::ReadOnly => parent_tier.can_read(),
-        Tier::WriteOnly => parent_tier.can_write(),
+/// A name no config uses, joined under each boundary path to probe what lies inside it.
+const PROBE: &str = ".warren-escalation-probe";
+
+/// Every path where either policy's decisions can change: roots, forbidden paths, runtime
+/// state and the install root of both, each with one probe inside it. Between these points
+/// both policies decide by the same rules, so comparing `decide()` here compares everywhere.
+fn boundary_points(child: &SecurityPolicy, parent: &SecurityPolicy) -> BTreeSet<PathBuf> {
+    let mut points = BTreeSet::new();
+    for p in [child, parent] {
+        let paths = p
+            .roots
+            .iter()
+            .map(|r| &r.path)
+            .chain(&p.forbidden)
+            .chain(&p.runtime_state)
+            .chain(std::iter::once(&p.install_root));
+        for path in paths {
+            points.insert(path.clone());
+            points.insert(path.join(PROBE));
+        }
     }
+    points
+}
+
+/// The axis a decision escalates: the parent's denying rule when it names one, else the tier
+/// of the child's deepest root at `path` (outside every root: `workspace_only`).
+fn axis_of(child: &SecurityPolicy, path: &Path, parent_rule: Rule) -> &'static str {
+    match parent_rule {
+        Rule::ForbiddenPath => return "forbidden_paths",
+        Rule::RuntimeState => return "runtime_state",
+        _ => {}
+    }
+    let deepest = child
+        .roots
+        .iter()
+        .filter(|r| under(path, &r.path))
+        .max_by_key(|r| r.path.components().count());
+    match deepest.map(|r| r.tier) {
+        Some(Tier::ReadWrite) => "read_write_roots",
+        Some(Tier::ReadOnly) => "read_only_roots",
+        Some(Tier::WriteOnly) => "write_only_roots",
+        None => "workspace_only",
+    }
+}
+
+/// Root containment judged by `authorize()` decisions (deepest root wins), not by prefixes: at
+/// every boundary point, what the child may read or write the parent may too. A read-only
+/// sibling nested inside a read-write root, or a workspace nested in another's, is caught.
+fn roots_by_decision(child: &SecurityPolicy, parent: &SecurityPolicy) -> Result<(), Escalation> {
+    for point in boundary_points(child, parent) {
+        for access in [Access::Read, Access::Write] {
+            let (ok, rule) = child.decide(&point, access);
+            if !ok {
+                continue;
+            }
+            let (parent_ok, parent_rule) = parent.decide(&point, access);
+            if !parent_ok {
+                return fail(
+                    axis_of(child, &point, parent_rule),
+                    format!(
+                        "the child may {} {} ({}) where the parent may not ({})",
+                        access.as_str(),
+                        point.display(),
+                        rule.code(),
+                        parent_rule.code()
+                    ),
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 fn sandbox_not_weaker(child: SandboxKind, parent: SandboxKind) -> bool {
@@ -63,8 +127,8 @@ fn sandbox_not_weaker(child: SandboxKind, parent: SandboxKind) -> bool {
 /// Checks every axis of SPEC §5, in this order: autonomy level, roots (read-write, read-only,
 /// write-only), `allowed_commands`, `workspace_only`, forbidden paths, `allowed_tools`,
 /// `excluded_tools`, `auto_approve`, `always_ask`, env passthrough, sandbox, high-risk blocking
-/// and medium-risk approval, action / cost / shell-timeout budgets, delegation depth, memory
-/// allowlist.
+/// and medium-risk approval, action / cost / shell-timeout / iteration / turn-timeout budgets,
+/// delegation depth, memory allowlist.
 pub fn ensure_no_escalation(
     child: &SecurityPolicy,
     parent: &SecurityPolicy,
@@ -76,31 +140,7 @@ pub fn ensure_no_escalation(
             format!("{:?} is above the parent's {:?}", c.level, p.level),
         );
     }
-    for (axis, tier) in [
-        ("read_write_roots", Tier::ReadWrite),
-        ("read_only_roots", Tier::ReadOnly),
-        ("write_only_roots", Tier::WriteOnly),
-    ] {
-        for root in child.roots_of(tier) {
-            let contained = parent
-                .roots
-                .iter()
-                .any(|pr| covers(pr.tier, tier) && under(&root.path, &pr.path));
-            // Outside every root, a parent without workspace_only may still reach the path.
-            let open = !parent.workspace_only
-                && (!tier.can_read() || parent.decide(&root.path, Access::Read).0)
-                && (!tier.can_write() || parent.decide(&root.path, Access::Write).0);
-            if !contained && !open {
-                return fail(
-                    axis,
-                    format!(
-                        "{} is not inside a parent root of a tier at least as strong",
-                        root.path.display()
-                    ),
-                );
-            }
-        }
-    }
+    roots_by_decision(child, parent)?;
     let any = |l: &[String]| l.iter().any(|x| x == "*");
     if !any(&p.allowed_commands) {
         if any(&c.allowed_commands) {
@@ -110,17 +150,6 @@ pub fn ensure_no_escalation(
     }
     if parent.workspace_only && !child.workspace_only {
         return fail("workspace_only", "cannot turn workspace_only off");
-    }
-    let cf: Vec<PathBuf> = child.forbidden.clone();
-    if let Some(f) = parent
-        .forbidden
-        .iter()
-        .find(|pf| !cf.iter().any(|f| under(pf, f)))
-    {
-        return fail(
-            "forbidden_paths",
-            format!("the parent's forbidden path {} is missing", f.display()),
-        );
     }
     if !p.allowed_tools.is_empty() {
         if c.allowed_tools.is_empty() {
@@ -178,6 +207,16 @@ pub fn ensure_no_escalation(
             "max_delegation_depth",
             cr.max_delegation_depth,
             pr.max_delegation_depth,
+        ),
+        (
+            "max_tool_iterations",
+            cr.max_tool_iterations,
+            pr.max_tool_iterations,
+        ),
+        (
+            "turn_timeout_secs",
+            cr.turn_timeout_secs,
+            pr.turn_timeout_secs,
         ),
     ] {
         if cv > pv {

@@ -1,7 +1,7 @@
 //! `ensure_no_escalation`: every axis of SPEC §5, each violation named.
 
 use crate::fixture::{Fixture, FAMILY};
-use warren_policy::{ensure_no_escalation, SecurityPolicy};
+use warren_policy::{ensure_no_escalation, Access, SecurityPolicy};
 use warren_types::{AutonomyLevel, MemoryGrant, SandboxKind};
 
 fn child_of(parent: &SecurityPolicy) -> SecurityPolicy {
@@ -133,6 +133,14 @@ fn every_axis_is_checked() {
             "shell_timeout_secs",
             Box::new(|c, _| c.runtime.shell_timeout_secs += 1),
         ),
+        (
+            "max_tool_iterations",
+            Box::new(|c, _| c.runtime.max_tool_iterations += 1),
+        ),
+        (
+            "turn_timeout_secs",
+            Box::new(|c, _| c.runtime.turn_timeout_secs += 1),
+        ),
         ("delegation_depth", Box::new(|c, _| c.delegation_depth = 2)),
         (
             "memory_grants",
@@ -141,6 +149,16 @@ fn every_axis_is_checked() {
         (
             "memory_grants",
             Box::new(|c, _| c.memory_grants = vec![MemoryGrant::Agent("bob".into())]),
+        ),
+        (
+            // Categories are exact: one more than the parent's scoped grant escalates.
+            "memory_grants",
+            Box::new(|c, _| {
+                c.memory_grants = vec![MemoryGrant::Scoped {
+                    agent: "bob".into(),
+                    categories: vec!["core".into(), "daily".into()],
+                }]
+            }),
         ),
     ];
     for (axis, edit) in edits {
@@ -158,4 +176,60 @@ fn every_axis_is_checked() {
     c.memory_grants = vec![MemoryGrant::Agent("alice".into())];
     c.roots.retain(|r| r.path != fx.ws("dave"));
     assert_eq!(ensure_no_escalation(&c, &parent), Ok(()));
+}
+
+/// A fixture where bob's workspace lies inside dave's; alice reads bob and read-writes dave.
+/// (Absolute forbidden paths only, so that every agent's list is the same.)
+fn nested() -> Fixture {
+    let family = FAMILY.replace(r#"["~/secret", "secrets"]"#, r#"["~/secret"]"#);
+    assert_ne!(family, FAMILY);
+    let mut fx = Fixture::new(&family);
+    let inner = fx.ws("dave").join("bob");
+    fx.config.agents.get_mut("bob").unwrap().workspace.path = Some(inner.display().to_string());
+    fx
+}
+
+#[test]
+fn a_read_only_sibling_nested_in_a_read_write_root_stays_read_only_for_the_child() {
+    let fx = nested();
+    let parent = fx.policy("alice");
+    let inner = fx.ws("dave").join("bob");
+    // The parent: dave's workspace writable, bob's nested one only readable.
+    assert!(parent.decide(&fx.ws("dave").join("x"), Access::Write).0);
+    assert!(!parent.decide(&inner.join("x"), Access::Write).0);
+    assert!(parent.decide(&inner.join("x"), Access::Read).0);
+    // dave's own policy: his root contains bob's workspace, so a SubAgent for dave started by
+    // alice would write where alice may only read. The prefix test saw dave's root inside
+    // alice's read-write grant; the decision test sees bob's workspace.
+    let mut child = fx.policy("dave");
+    child.delegation_depth = 1;
+    assert!(child.decide(&inner.join("x"), Access::Write).0);
+    let err = ensure_no_escalation(&child, &parent).unwrap_err();
+    assert_eq!(err.axis, "read_write_roots", "{err}");
+}
+
+#[test]
+fn a_child_inside_the_parent_workspace_is_bounded_by_the_parent_decisions() {
+    let fx = nested();
+    // With a read grant on bob, dave's deepest root at bob's (nested) workspace is read-only:
+    // a child for bob, whose root there is read-write, would write where dave may only read.
+    let mut config = fx.config.clone();
+    config
+        .agents
+        .get_mut("dave")
+        .unwrap()
+        .workspace
+        .access
+        .insert("bob".into(), warren_types::AccessMode::Read);
+    let env = fx.env();
+    let parent = SecurityPolicy::for_agent(&config, "dave", &env).unwrap();
+    let mut child = SecurityPolicy::for_agent(&config, "bob", &env).unwrap();
+    child.delegation_depth = 1;
+    let err = ensure_no_escalation(&child, &parent).unwrap_err();
+    assert_eq!(err.axis, "read_write_roots", "{err}");
+    // Without the grant, dave's own root covers bob's workspace: no escalation.
+    let parent = fx.policy("dave");
+    let mut child = fx.policy("bob");
+    child.delegation_depth = 1;
+    assert_eq!(ensure_no_escalation(&child, &parent), Ok(()));
 }

@@ -1,11 +1,12 @@
 //! The `delegate {agent?, prompt}` tool (SPEC §5): runs one task as a SubAgent — the agent
 //! itself or one listed in its `delegates` — under a child policy that may never exceed the
-//! parent's. The child's turn is a normal turn (stored, with receipts) whose events carry the
+//! parent's, and a memory reach no wider than the parent's (see `delegate_memory`). The child's turn is a normal turn (stored, with receipts) whose events carry the
 //! parent's turn and call id, and it spends the parent's action and cost budgets. The parent's
 //! `tool_result` for the call names the child turn (`sub_turn_id`), so a replay of the parent
 //! can find it.
 
 use crate::approval::AsyncApprover;
+use crate::delegate_memory::MemoryReach;
 use crate::events::EventHub;
 use crate::sessions::SessionKind;
 use crate::turn::{run_turn, TurnInput, TurnStatus};
@@ -78,6 +79,8 @@ pub struct Lineage {
     pub budget_agent: String,
     /// The hub that stamps the parent call on every event.
     pub hub: EventHub,
+    /// The memory the child may reach: never more than the parent's.
+    pub memory: MemoryReach,
 }
 
 /// An action ledger that charges every action to one account (the delegating agent), so what
@@ -121,19 +124,21 @@ pub struct DelegateTool {
     approver: Arc<dyn AsyncApprover>,
     budget_agent: String,
     hub: EventHub,
+    memory: MemoryReach,
     handle: tokio::runtime::Handle,
 }
 
 impl DelegateTool {
     /// A tool for a turn built from `config`, whose approvals go to `approver`, whose cost is
-    /// charged to `budget_agent` and whose events go to `hub`. Must be created inside a tokio
-    /// runtime.
+    /// charged to `budget_agent`, whose events go to `hub` and whose memory reach is `memory`
+    /// (the bound on every child's). Must be created inside a tokio runtime.
     pub fn new(
         kit: TurnKit,
         config: Arc<Config>,
         approver: Arc<dyn AsyncApprover>,
         budget_agent: String,
         hub: EventHub,
+        memory: MemoryReach,
     ) -> Self {
         DelegateTool {
             kit,
@@ -141,6 +146,7 @@ impl DelegateTool {
             approver,
             budget_agent,
             hub,
+            memory,
             handle: tokio::runtime::Handle::current(),
         }
     }
@@ -244,8 +250,14 @@ impl Tool for DelegateTool {
         let parent = ctx.policy.clone();
         let target = agent.unwrap_or_else(|| parent.alias.clone());
         let policy = self.child_policy(&parent, &target)?;
+        let memory = self.memory.for_child(&self.config, &target).map_err(|e| {
+            refused(format!(
+                "the memory of the SubAgent `{target}` cannot be bounded: {e}"
+            ))
+        })?;
         let (turn_id, call_id) = current_call().unwrap_or_default();
         let lineage = Lineage {
+            memory,
             policy,
             ledger: Arc::new(SharedLedger::new(ctx.ledger.clone(), &parent.alias)),
             budget_agent: self.budget_agent.clone(),

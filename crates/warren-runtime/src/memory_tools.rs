@@ -35,24 +35,49 @@ fn block<F: std::future::Future>(handle: &tokio::runtime::Handle, f: F) -> F::Ou
     handle.block_on(f)
 }
 
-/// The three memory tools over one agent's handle.
-pub fn memory_tools(memory: Arc<dyn Memory>, handle: tokio::runtime::Handle) -> Vec<Box<dyn Tool>> {
+/// Refuses a write on a read-only memory (a SubAgent for an agent its parent cannot write).
+fn ensure_writable(writable: bool, memory: &Arc<dyn Memory>) -> Result<(), ToolError> {
+    if writable {
+        return Ok(());
+    }
+    Err(ToolError::Refused {
+        rule: warren_policy::RefusalRule::DelegationRefused,
+        reason: format!(
+            "the memory of `{}` is read-only in this SubAgent: its parent cannot write it",
+            memory.agent()
+        ),
+    })
+}
+
+/// The three memory tools over one agent's handle; with `writable` false, `memory_store` and
+/// `memory_forget` are refused at check time (nothing runs).
+pub fn memory_tools(
+    memory: Arc<dyn Memory>,
+    handle: tokio::runtime::Handle,
+    writable: bool,
+) -> Vec<Box<dyn Tool>> {
     vec![
         Box::new(MemoryStoreTool {
             memory: memory.clone(),
             handle: handle.clone(),
+            writable,
         }),
         Box::new(MemoryRecallTool {
             memory: memory.clone(),
             handle: handle.clone(),
         }),
-        Box::new(MemoryForgetTool { memory, handle }),
+        Box::new(MemoryForgetTool {
+            memory,
+            handle,
+            writable,
+        }),
     ]
 }
 
 struct MemoryStoreTool {
     memory: Arc<dyn Memory>,
     handle: tokio::runtime::Handle,
+    writable: bool,
 }
 
 impl MemoryStoreTool {
@@ -87,9 +112,11 @@ impl Tool for MemoryStoreTool {
         }
     }
     fn check(&self, args: &Value, _ctx: &ToolContext) -> Result<CallCheck, ToolError> {
+        ensure_writable(self.writable, &self.memory)?;
         Self::parse(args).map(|_| checked(true))
     }
     fn execute(&self, args: &Value, _ctx: &ToolContext) -> Result<Value, ToolError> {
+        ensure_writable(self.writable, &self.memory)?;
         let new = Self::parse(args)?;
         let r = block(&self.handle, self.memory.store(new)).map_err(memory_error)?;
         Ok(json!({"stored": r.entry.key, "category": r.entry.category, "warnings": r.warnings}))
@@ -147,6 +174,7 @@ impl Tool for MemoryRecallTool {
 struct MemoryForgetTool {
     memory: Arc<dyn Memory>,
     handle: tokio::runtime::Handle,
+    writable: bool,
 }
 
 impl Tool for MemoryForgetTool {
@@ -162,10 +190,12 @@ impl Tool for MemoryForgetTool {
         }
     }
     fn check(&self, args: &Value, _ctx: &ToolContext) -> Result<CallCheck, ToolError> {
+        ensure_writable(self.writable, &self.memory)?;
         text(&Args::new(args, &["key"])?, "key")?;
         Ok(checked(true))
     }
     fn execute(&self, args: &Value, _ctx: &ToolContext) -> Result<Value, ToolError> {
+        ensure_writable(self.writable, &self.memory)?;
         let a = Args::new(args, &["key"])?;
         let key = text(&a, "key")?;
         let removed = block(&self.handle, self.memory.forget(key)).map_err(memory_error)?;

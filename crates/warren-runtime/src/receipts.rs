@@ -27,6 +27,9 @@ pub enum ReceiptError {
     /// The stored key is not valid hex.
     #[error("receipt key in the secret store is malformed")]
     BadKey,
+    /// The anchor file outside the database cannot be read or written.
+    #[error("receipt anchor: {0}")]
+    Anchor(String),
 }
 
 impl From<sqlx::Error> for ReceiptError {
@@ -69,6 +72,49 @@ pub struct Verification {
     pub problems: Vec<String>,
 }
 
+/// Where the install keeps the receipt anchors: `<install>/data/receipt-anchors.json`.
+pub fn anchor_path(layout: &warren_config::InstallLayout) -> std::path::PathBuf {
+    layout.data_dir().join("receipt-anchors.json")
+}
+
+/// Appends one receipt for `agent` from outside any async runtime (`warren tool`): opens the
+/// install's sessions database and anchor on a thread of its own and waits for the receipt.
+pub fn append_blocking(
+    layout: &warren_config::InstallLayout,
+    agent: &str,
+    tool: &str,
+    args: &serde_json::Value,
+    result: &str,
+) -> Result<Receipt, ReceiptError> {
+    let (layout, agent, tool, args, result) = (
+        layout.clone(),
+        agent.to_string(),
+        tool.to_string(),
+        args.clone(),
+        result.to_string(),
+    );
+    let worker = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| ReceiptError::Anchor(format!("cannot start a runtime: {e}")))?;
+        rt.block_on(async {
+            let pool = crate::db::open_sessions_db(&layout.sessions_db()).await?;
+            let log = ReceiptLog::new(
+                pool.clone(),
+                &crate::secrets::FileSecretStore::for_install(&layout),
+            )?
+            .with_anchor(anchor_path(&layout));
+            let r = log.append(&agent, &tool, &args, &result).await;
+            pool.close().await;
+            r
+        })
+    });
+    worker
+        .join()
+        .map_err(|_| ReceiptError::Anchor("the receipt writer stopped".into()))?
+}
+
 /// SHA-256 of bytes, hex.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
@@ -78,6 +124,7 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 pub struct ReceiptLog {
     pool: SqlitePool,
     key: Vec<u8>,
+    anchor: Option<std::path::PathBuf>,
 }
 
 impl ReceiptLog {
@@ -98,7 +145,19 @@ impl ReceiptLog {
         if key.len() < 16 {
             return Err(ReceiptError::BadKey);
         }
-        Ok(ReceiptLog { pool, key })
+        Ok(ReceiptLog {
+            pool,
+            key,
+            anchor: None,
+        })
+    }
+
+    /// Keeps an anchor of every chain (its length and newest MAC, by agent id) in the file at
+    /// `path`, outside the database: `verify` then detects a chain truncated in the database,
+    /// head record included. The host passes `<install>/data/receipt-anchors.json`.
+    pub fn with_anchor(mut self, path: std::path::PathBuf) -> Self {
+        self.anchor = Some(path);
+        self
     }
 
     fn mac(&self, parts: &[&str]) -> String {
@@ -206,6 +265,11 @@ impl ReceiptLog {
         .bind(&head_mac)
         .execute(&mut *tx)
         .await?;
+        // Written while the database's write lock is held, so writers of every process
+        // update the anchor in chain order.
+        if let Some(path) = &self.anchor {
+            anchor::raise(path, &aid, r.seq, &r.mac).map_err(ReceiptError::Anchor)?;
+        }
         tx.commit().await?;
         Ok(r)
     }
@@ -288,11 +352,71 @@ impl ReceiptLog {
                 }
             }
         }
+        if let Some(path) = &self.anchor {
+            match anchor::read(path).map_err(ReceiptError::Anchor)?.get(&aid) {
+                Some(a) if a.seq > 0 => match receipts.iter().find(|r| r.seq == a.seq) {
+                    Some(r) if r.mac == a.mac => {}
+                    Some(_) => problems.push(format!(
+                        "receipt #{} differs from the one anchored outside the database ({}); the chain was rewritten",
+                        a.seq,
+                        path.display()
+                    )),
+                    None => problems.push(format!(
+                        "the install's anchor ({}) records {} receipts, but the database holds {}; receipts were removed",
+                        path.display(),
+                        a.seq,
+                        receipts.len()
+                    )),
+                },
+                _ => {}
+            }
+        }
         Ok(Verification {
             agent: agent.to_string(),
             checked: u32::try_from(receipts.len()).unwrap_or(u32::MAX),
             ok: problems.is_empty(),
             problems,
         })
+    }
+}
+
+/// The anchor file: `{"<agent id>": {"seq": N, "mac": "<hex>"}}`, replaced atomically.
+mod anchor {
+    use std::collections::BTreeMap;
+    use std::path::Path;
+
+    /// One chain's anchor: its length and newest MAC.
+    #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+    pub(super) struct Anchor {
+        pub(super) seq: i64,
+        pub(super) mac: String,
+    }
+
+    /// Every anchor in the file (none when it does not exist yet).
+    pub(super) fn read(path: &Path) -> Result<BTreeMap<String, Anchor>, String> {
+        match std::fs::read(path) {
+            Ok(b) => serde_json::from_slice(&b)
+                .map_err(|e| format!("{} is malformed: {e}", path.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(BTreeMap::new()),
+            Err(e) => Err(format!("reading {}: {e}", path.display())),
+        }
+    }
+
+    /// Records `seq`/`mac` as the anchor of `agent_id` unless a longer chain is anchored.
+    pub(super) fn raise(path: &Path, agent_id: &str, seq: i64, mac: &str) -> Result<(), String> {
+        let mut all = read(path)?;
+        if all.get(agent_id).is_some_and(|a| a.seq >= seq) {
+            return Ok(());
+        }
+        all.insert(
+            agent_id.to_string(),
+            Anchor {
+                seq,
+                mac: mac.to_string(),
+            },
+        );
+        let bytes = serde_json::to_vec_pretty(&all).map_err(|e| e.to_string())?;
+        warren_config::write_atomic(path, &bytes)
+            .map_err(|e| format!("writing {}: {e}", path.display()))
     }
 }

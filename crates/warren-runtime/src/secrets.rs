@@ -119,6 +119,37 @@ impl SecretRef {
     }
 }
 
+impl SecretRef {
+    /// Whether a turn of `alias` may use this secret: its own (`agent:<alias>/NAME`) or an
+    /// install-wide one, never another agent's nor a reserved install-state name.
+    pub fn usable_by(&self, alias: &str) -> bool {
+        match &self.scope {
+            SecretScope::Install => !self.is_reserved(),
+            SecretScope::Agent(owner) => owner == alias,
+        }
+    }
+}
+
+/// Checks that every secret on a provider route may be used by `alias` (SPEC §10); the error
+/// names the first reference that may not.
+pub fn ensure_route_secrets<'a>(
+    alias: &str,
+    references: impl IntoIterator<Item = &'a str>,
+) -> Result<(), SecretError> {
+    for reference in references {
+        let usable = SecretRef::parse(reference).is_ok_and(|r| r.usable_by(alias));
+        if !usable {
+            return Err(SecretError::InvalidName {
+                name: reference.to_string(),
+                reason: format!(
+                    "agent `{alias}` may use only its own secrets (agent:{alias}/NAME) and install-wide ones"
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 impl fmt::Display for SecretRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.scope {

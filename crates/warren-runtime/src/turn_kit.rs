@@ -4,15 +4,17 @@
 
 use crate::approval::AsyncApprover;
 use crate::delegate::{DelegateTool, Lineage};
+use crate::delegate_memory::{handle_within, MemoryReach};
 use crate::events::EventHub;
 use crate::host::{HostEnv, HostError};
 use crate::memory_tools::memory_tools;
 use crate::receipts::ReceiptLog;
+use crate::secrets::ensure_route_secrets;
 use crate::sessions::SessionStore;
 use crate::turn::TurnEnv;
 use std::sync::Arc;
 use warren_config::InstallLayout;
-use warren_llm::Providers;
+use warren_llm::{KeySource, Providers};
 use warren_memory::MemoryStores;
 use warren_policy::{ActionLedger, Clock, PolicyEnv, SandboxSupport, SecurityPolicy};
 use warren_tools::{Registry, ToolContext, ToolLimits};
@@ -79,17 +81,40 @@ impl TurnKit {
                 }
             })?,
         };
-        let route = self.providers.route(config, &reference)?;
+        // An agent's route may carry only its own and install-wide secrets (SPEC §10).
+        let entries = warren_llm::resolve_route(config, &reference)?;
+        let secrets = entries
+            .iter()
+            .flat_map(|e| &e.key_sources)
+            .filter_map(|k| match k {
+                KeySource::Secret(r) => Some(r.as_str()),
+                KeySource::Env(_) => None,
+            });
+        ensure_route_secrets(alias, secrets).map_err(|e| HostError::Policy {
+            alias: alias.to_string(),
+            message: format!("provider `{reference}`: {e}"),
+        })?;
+        let route = self.providers.route_of(entries);
+        // A SubAgent reaches only the memory its parent could (SPEC §5); a top-level turn its
+        // own allowlist. A reach that cannot be resolved reads and writes nothing.
+        let reach = match &lineage {
+            Some(l) => l.memory.clone(),
+            None => MemoryReach::own(config, alias).unwrap_or(MemoryReach {
+                readable: Vec::new(),
+                writable: None,
+            }),
+        };
         // The memory factory's futures are not provably `Send` (sqlx executors), so they are
         // driven on a blocking thread.
-        let (stores, cfg, who, rt) = (
+        let (stores, cfg, who, rt, within) = (
             self.memory.clone(),
             config.clone(),
             alias.to_string(),
             tokio::runtime::Handle::current(),
+            reach.clone(),
         );
         let handle = tokio::task::spawn_blocking(move || {
-            rt.block_on(stores.handle_or_unavailable(&cfg, &who))
+            rt.block_on(handle_within(&stores, &cfg, &who, &within))
         })
         .await
         .map_err(|e| HostError::Policy {
@@ -101,7 +126,12 @@ impl TurnKit {
             None => (self.ledger.clone(), alias.to_string(), self.hub.clone()),
         };
         let mut registry = Registry::builtin();
-        for t in memory_tools(handle.memory.clone(), tokio::runtime::Handle::current()) {
+        let writable = reach.writable.as_deref() == Some(alias);
+        for t in memory_tools(
+            handle.memory.clone(),
+            tokio::runtime::Handle::current(),
+            writable,
+        ) {
             registry.register(t);
         }
         if policy.risk.delegation == DelegationMode::Allow {
@@ -111,6 +141,7 @@ impl TurnKit {
                 approver.clone(),
                 budget_agent.clone(),
                 hub.clone(),
+                reach,
             )));
         }
         Ok(TurnEnv {

@@ -125,6 +125,38 @@ impl Registry {
                 }
             }
         }
-        tool.execute(args, ctx).map_err(refund)
+        // A call that ran and failed keeps its unit (a failing command still acted); only a
+        // refusal before anything ran gives it back.
+        tool.execute(args, ctx)
+            .map_err(|e| if ran(&e) { e } else { refund(e) })
     }
+}
+
+/// Whether a failed `execute` may have started its side effect. Only failures decided before
+/// anything was written or run say no: bad arguments, a policy or shell-analysis denial, a
+/// gate refusal, and the file tools' preconditions (missing, not a file, no match, ...).
+/// Every other failure — a command that ran and failed, a timeout, an I/O error, and any
+/// variant added later — keeps the charged unit.
+fn ran(e: &ToolError) -> bool {
+    !matches!(
+        e,
+        ToolError::UnknownTool(_)
+            | ToolError::InvalidArgument { .. }
+            | ToolError::Denied(_)
+            | ToolError::Shell(_)
+            | ToolError::Refused { .. }
+            | ToolError::ApprovalDenied { .. }
+            | ToolError::NoApprover { .. }
+            | ToolError::Budget(_)
+            | ToolError::NotFound(_)
+            | ToolError::TooLarge { .. }
+            | ToolError::NotAFile(_)
+            | ToolError::SymlinkLeaf(_)
+            | ToolError::PathChanged(_)
+            | ToolError::NotWritable(_)
+            | ToolError::NotADirectory(_)
+            | ToolError::EditNoMatch(_)
+            | ToolError::EditAmbiguous { .. }
+            | ToolError::NotText(_)
+    )
 }

@@ -1,0 +1,105 @@
+//! Nested workspaces through the real turn loop (SPEC §5): a SubAgent whose own root contains a
+//! sibling workspace the parent may only read is refused, so it never writes there.
+
+use serde_json::json;
+use std::collections::BTreeMap;
+use warren_runtime::host::{Host, HostEnv};
+use warren_runtime::turn::TurnStatus;
+use warren_testkit::fake_llm::{FakeLlm, Reply};
+use warren_testkit::TestInstall;
+use warren_types::{EventKind, ProviderFamily};
+
+const BOB: &str = "canary-bob-nested-2W6";
+const ERIN: &str = "canary-erin-ungranted-9P3";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_whose_root_contains_a_read_only_sibling_is_refused() {
+    let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+    let t = TestInstall::empty().unwrap();
+    let dave_ws = t.root().join("agents/dave/workspace");
+    let bob_ws = dave_ws.join("bob");
+    let erin_ws = t.root().join("agents/erin/workspace");
+    t.write_config(&format!(
+        r#"
+[risk_profiles.lead]
+level = "full"
+allowed_commands = ["*"]
+delegation = "allow"
+
+[agents.alice]
+risk_profile = "lead"
+model_provider = "openai.main"
+delegates = ["dave"]
+[agents.alice.workspace.access]
+dave = "read_write"
+bob = "read"
+
+[agents.dave]
+risk_profile = "lead"
+model_provider = "openai.main"
+
+[agents.bob]
+risk_profile = "lead"
+model_provider = "openai.main"
+[agents.bob.workspace]
+path = "{}"
+
+[agents.erin]
+risk_profile = "lead"
+model_provider = "openai.main"
+
+{}"#,
+        bob_ws.display(),
+        fake.config_block("main")
+    ))
+    .unwrap();
+    for (dir, text) in [(&bob_ws, BOB), (&erin_ws, ERIN)] {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join("notes.txt"), text).unwrap();
+    }
+    let target = bob_ws.join("notes.txt");
+    fake.script([
+        Reply::tool_call(
+            "delegate",
+            json!({"agent": "dave", "prompt": "tidy bob/notes.txt"}),
+        ),
+        // Whoever gets this call — the child under the old check, alice otherwise — may not
+        // write bob's file: only reading was granted on it.
+        Reply::tool_call(
+            "file_write",
+            json!({"path": target.display().to_string(), "content": "overwritten"}),
+        ),
+        Reply::text("done"),
+        Reply::text("done"),
+    ]);
+    let mut vars = BTreeMap::new();
+    vars.insert("PATH".into(), std::env::var("PATH").unwrap_or_default());
+    let env = HostEnv {
+        home: Some(t.root().join("home")),
+        vars,
+    };
+    let h = Host::open(t.layout(), env).await.unwrap();
+    let mut rx = h.subscribe();
+    let out = h.run("alice", None, "go", "user", None).await.unwrap();
+    assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
+    let mut events = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        events.push(e);
+    }
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), BOB);
+    let first = events
+        .iter()
+        .find_map(|e| match &e.kind {
+            EventKind::ToolResult { ok, output, .. } => Some((*ok, output.clone())),
+            _ => None,
+        })
+        .unwrap();
+    assert!(!first.0, "the delegation is refused: {first:?}");
+    assert!(
+        first.1.contains("delegation_refused") && first.1.contains("read_write_roots"),
+        "{first:?}"
+    );
+    assert!(events.iter().all(|e| e.agent == "alice"), "dave never ran");
+    let text = serde_json::to_string(&events).unwrap();
+    assert!(!text.contains(ERIN) && !text.contains(BOB));
+}
