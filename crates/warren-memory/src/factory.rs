@@ -42,7 +42,9 @@ pub struct MemoryStores {
     env: EnvLookup,
     shared: tokio::sync::Mutex<HashMap<String, Arc<dyn MemoryStore>>>,
     sqlite: tokio::sync::Mutex<HashMap<PathBuf, Arc<SqliteStore>>>,
-    markdown: StdMutex<HashMap<PathBuf, Arc<MarkdownStore>>>,
+    /// Keyed by alias and workspace: a store is labelled with its alias, so a renamed agent
+    /// whose workspace stays put gets a store of its own name, never the old one.
+    markdown: StdMutex<HashMap<(String, PathBuf), Arc<MarkdownStore>>>,
 }
 
 /// A handle plus, when the store could not be opened, the reason memory is unavailable.
@@ -51,6 +53,21 @@ pub struct MemoryHandle {
     pub memory: Arc<dyn Memory>,
     /// Why memory is unavailable, if it is.
     pub unavailable: Option<MemoryError>,
+}
+
+impl MemoryHandle {
+    /// The handle of an agent whose store could not be opened: an `UnavailableMemory` that
+    /// answers every call with `e`, and `e` for the caller to report (logged here).
+    pub fn unavailable(config: &Config, alias: &str, e: MemoryError) -> Self {
+        tracing::warn!(agent = alias, "memory unavailable: {e}");
+        let backend = config
+            .effective_memory_backend(alias)
+            .unwrap_or(config.memory.backend);
+        MemoryHandle {
+            memory: Arc::new(UnavailableMemory::new(alias, backend, e.clone())),
+            unavailable: Some(e),
+        }
+    }
 }
 
 impl MemoryStores {
@@ -247,7 +264,7 @@ impl MemoryStores {
             Ok(m) => m,
             Err(poisoned) => poisoned.into_inner(),
         };
-        map.entry(workspace.to_path_buf())
+        map.entry((alias.to_string(), workspace.to_path_buf()))
             .or_insert_with(|| Arc::new(MarkdownStore::new(alias, workspace)))
             .clone()
     }
@@ -303,16 +320,7 @@ impl MemoryStores {
                 memory,
                 unavailable: None,
             },
-            Err(e) => {
-                tracing::warn!(agent = alias, "memory unavailable: {e}");
-                let backend = config
-                    .effective_memory_backend(alias)
-                    .unwrap_or(config.memory.backend);
-                MemoryHandle {
-                    memory: Arc::new(UnavailableMemory::new(alias, backend, e.clone())),
-                    unavailable: Some(e),
-                }
-            }
+            Err(e) => MemoryHandle::unavailable(config, alias, e),
         }
     }
 

@@ -149,3 +149,187 @@ async fn factory_rejects_category_grants_on_markdown() {
         "nothing written on refusal"
     );
 }
+
+/// Text that lives only in places mallory may not read.
+const CANARY: &str = "CANARY-markdown-7731";
+
+/// mallory's and erin's workspaces side by side, erin's memory full of canary rows, and a file
+/// standing in for `config.toml`. Returns (root, mallory's handle).
+async fn planted() -> (tempfile::TempDir, AgentScopedMarkdownMemory) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let (mallory, erin) = (root.join("mallory"), root.join("erin"));
+    std::fs::create_dir_all(mallory.join("memory")).unwrap();
+    let erin_h = AgentScopedMarkdownMemory::new(
+        Arc::new(MarkdownStore::new("erin", &erin)),
+        vec![],
+        vec![],
+        StepClock::at(day(2026, 3, 4, 12)),
+    );
+    erin_h
+        .store(NewMemory::new("secret", format!("{CANARY} core")))
+        .await
+        .unwrap();
+    erin_h
+        .store(NewMemory::new("diary", format!("{CANARY} daily")).category("daily"))
+        .await
+        .unwrap();
+    std::fs::create_dir_all(root.join("data")).unwrap();
+    std::fs::write(root.join("config.toml"), format!("# {CANARY} config\n")).unwrap();
+    let h = AgentScopedMarkdownMemory::new(
+        Arc::new(MarkdownStore::new("mallory", &mallory)),
+        vec![],
+        vec![],
+        StepClock::at(day(2026, 3, 4, 12)),
+    );
+    (dir, h)
+}
+
+/// Every file under `root` outside mallory's workspace, with its content.
+fn outside(root: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(p) = stack.pop() {
+        if p.starts_with(root.join("mallory")) {
+            continue;
+        }
+        let meta = std::fs::symlink_metadata(&p).unwrap();
+        if meta.is_dir() {
+            for e in std::fs::read_dir(&p).unwrap() {
+                stack.push(e.unwrap().path());
+            }
+        } else {
+            out.push((p.clone(), std::fs::read(&p).unwrap_or_default()));
+        }
+    }
+    out.sort();
+    out
+}
+
+async fn assert_blind(h: &AgentScopedMarkdownMemory) {
+    let r = h.recall(&RecallQuery::new(CANARY)).await;
+    let text = format!("{r:?}");
+    assert!(!text.contains(CANARY), "{text}");
+    let all = h.list(&warren_memory::ListQuery::default()).await;
+    assert!(!format!("{all:?}").contains(CANARY));
+}
+
+#[tokio::test]
+async fn a_linked_memory_file_is_an_error_not_a_sibling_read() {
+    let (dir, h) = planted().await;
+    let root = dir.path();
+    std::os::unix::fs::symlink(root.join("erin/MEMORY.md"), root.join("mallory/MEMORY.md"))
+        .unwrap();
+    let before = outside(root);
+    assert_blind(&h).await;
+    let e = h.store(NewMemory::new("k", "v")).await.unwrap_err();
+    assert!(e.to_string().contains("symbolic link"), "{e}");
+    assert_eq!(outside(root), before, "erin's MEMORY.md changed");
+}
+
+#[tokio::test]
+async fn a_linked_memory_folder_is_an_error_not_a_sibling_read_or_write() {
+    for target in ["erin/memory", "data"] {
+        let (dir, h) = planted().await;
+        let root = dir.path();
+        std::fs::remove_dir(root.join("mallory/memory")).unwrap();
+        std::os::unix::fs::symlink(root.join(target), root.join("mallory/memory")).unwrap();
+        let before = outside(root);
+        assert_blind(&h).await;
+        let r = h
+            .store(NewMemory::new("k", "dated").category("daily"))
+            .await;
+        assert!(r.is_err(), "{target}: {r:?}");
+        assert_eq!(
+            outside(root),
+            before,
+            "{target}: a dated file was written there"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_daily_file_linked_to_the_config_is_never_copied_into_memory() {
+    let (dir, h) = planted().await;
+    let root = dir.path();
+    std::os::unix::fs::symlink(
+        root.join("config.toml"),
+        root.join("mallory/memory/2026-03-04.md"),
+    )
+    .unwrap();
+    let before = outside(root);
+    assert_blind(&h).await;
+    assert!(h
+        .store(NewMemory::new("k", "v").category("daily"))
+        .await
+        .is_err());
+    assert_eq!(outside(root), before);
+}
+
+#[tokio::test]
+async fn a_planted_temp_file_link_never_redirects_the_rewrite() {
+    let (dir, h) = planted().await;
+    let root = dir.path();
+    // The temp names Warren used to use (pid-based) and a few guesses: all links to erin.
+    for name in [
+        format!(".MEMORY.md.tmp-{}", std::process::id()),
+        ".MEMORY.md.tmp".to_string(),
+        ".MEMORY.md.tmp-1".to_string(),
+    ] {
+        std::os::unix::fs::symlink(root.join("erin/MEMORY.md"), root.join("mallory").join(name))
+            .unwrap();
+    }
+    let before = outside(root);
+    h.store(NewMemory::new("mine", "my own row")).await.unwrap();
+    assert_eq!(outside(root), before, "erin's MEMORY.md was overwritten");
+    let own = std::fs::read_to_string(root.join("mallory/MEMORY.md")).unwrap();
+    assert!(own.contains("my own row") && !own.contains(CANARY), "{own}");
+}
+
+#[test]
+fn two_writers_on_the_same_files_never_lose_an_update() {
+    // Two stores over one workspace stand for two processes (each has its own in-process
+    // mutex); only the lock on the workspace directory orders their read-modify-writes.
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().to_path_buf();
+    let per_writer = 40;
+    let writers: Vec<_> = (0..2)
+        .map(|w| {
+            let ws = ws.clone();
+            std::thread::spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .build()
+                    .unwrap();
+                let h = AgentScopedMarkdownMemory::new(
+                    Arc::new(MarkdownStore::new("solo", &ws)),
+                    vec![],
+                    vec![],
+                    StepClock::at(day(2026, 3, 4, 12)),
+                );
+                rt.block_on(async {
+                    for i in 0..per_writer {
+                        h.store(NewMemory::new(format!("w{w}-{i}"), "row"))
+                            .await
+                            .unwrap();
+                    }
+                });
+            })
+        })
+        .collect();
+    for w in writers {
+        w.join().unwrap();
+    }
+    let text = std::fs::read_to_string(ws.join("MEMORY.md")).unwrap();
+    let rows = text.matches("[key:w").count();
+    assert_eq!(rows, 2 * per_writer, "updates were lost:\n{text}");
+}
+
+#[test]
+fn a_renamed_agent_never_gets_the_store_labelled_with_its_old_alias() {
+    let dir = tempfile::tempdir().unwrap();
+    let stores = MemoryStores::new(InstallLayout::new(dir.path()));
+    let ws = dir.path().join("shared-ws");
+    assert_eq!(stores.markdown_store_at("alice", &ws).alias(), "alice");
+    // Same workspace (a custom path kept across the rename), new alias.
+    assert_eq!(stores.markdown_store_at("ann", &ws).alias(), "ann");
+}

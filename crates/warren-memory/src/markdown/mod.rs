@@ -1,6 +1,7 @@
 //! The Markdown backend: per-agent files in the workspace, and `AgentScopedMarkdownMemory`,
 //! which composes cross-agent recall from the bound agent's store plus one per granted peer.
 
+mod files;
 pub mod format;
 mod store;
 

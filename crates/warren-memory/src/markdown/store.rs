@@ -8,14 +8,21 @@ use chrono::{DateTime, Utc};
 use tokio::sync::Mutex;
 use uuid::Uuid;
 
+use super::files::Workspace;
 use super::format::{parse, render, MdEntry};
 use crate::error::MemoryError;
 use crate::text::query_terms;
 use crate::types::{ListQuery, MemoryEntry, NewMemory, Page, RecallQuery, CORE_CATEGORY};
 
+/// The file of category `core`, relative to the workspace.
+const CORE_FILE: &str = "MEMORY.md";
+/// The folder of the daily files, relative to the workspace.
+const DAILY_DIR: &str = "memory";
+
 /// A parsed memory file: its lines, each an entry or text kept verbatim.
 struct MdFile {
-    path: PathBuf,
+    /// Relative to the workspace.
+    rel: PathBuf,
     lines: Vec<Line>,
     dirty: bool,
 }
@@ -40,13 +47,6 @@ pub fn markdown_agent_id(alias: &str) -> Uuid {
     )
 }
 
-fn io_err(path: &Path, e: impl std::fmt::Display) -> MemoryError {
-    MemoryError::File {
-        path: path.to_path_buf(),
-        reason: e.to_string(),
-    }
-}
-
 impl MarkdownStore {
     /// A store over `workspace` for `alias` (files are created on the first store).
     pub fn new(alias: impl Into<String>, workspace: impl Into<PathBuf>) -> Self {
@@ -69,29 +69,28 @@ impl MarkdownStore {
 
     /// `<workspace>/MEMORY.md`.
     pub fn core_file(&self) -> PathBuf {
-        self.workspace.join("MEMORY.md")
+        self.workspace.join(CORE_FILE)
     }
 
     /// `<workspace>/memory/YYYY-MM-DD.md` for a UTC day.
     pub fn daily_file(&self, day: DateTime<Utc>) -> PathBuf {
         self.workspace
-            .join("memory")
+            .join(DAILY_DIR)
             .join(format!("{}.md", day.format("%Y-%m-%d")))
     }
 
-    fn target_file(&self, category: &str, created: DateTime<Utc>) -> PathBuf {
+    /// The file an entry goes to, relative to the workspace.
+    fn target_file(category: &str, created: DateTime<Utc>) -> PathBuf {
         if category == CORE_CATEGORY {
-            self.core_file()
+            PathBuf::from(CORE_FILE)
         } else {
-            self.daily_file(created)
+            Path::new(DAILY_DIR).join(format!("{}.md", created.format("%Y-%m-%d")))
         }
     }
 
-    fn read_file(path: &Path) -> Result<Option<MdFile>, MemoryError> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(io_err(path, e)),
+    fn read_file(ws: &Workspace, rel: &Path) -> Result<Option<MdFile>, MemoryError> {
+        let Some(text) = ws.read(rel)? else {
+            return Ok(None);
         };
         let lines = text
             .lines()
@@ -101,41 +100,34 @@ impl MarkdownStore {
             })
             .collect();
         Ok(Some(MdFile {
-            path: path.to_path_buf(),
+            rel: rel.to_path_buf(),
             lines,
             dirty: false,
         }))
     }
 
-    fn load(&self) -> Result<Vec<MdFile>, MemoryError> {
+    /// Every memory file, opened inside the workspace without following links (a planted link
+    /// is an error naming it).
+    ///
+    /// The returned workspace holds an exclusive lock on the workspace directory until it is
+    /// dropped: a read-modify-write by another process (or another store of the same files)
+    /// waits instead of losing an update.
+    fn load(&self) -> Result<(Workspace, Vec<MdFile>), MemoryError> {
+        let ws = Workspace::open(&self.workspace)?;
+        ws.lock()?;
         let mut files = Vec::new();
-        if let Some(f) = Self::read_file(&self.core_file())? {
+        if let Some(f) = Self::read_file(&ws, Path::new(CORE_FILE))? {
             files.push(f);
         }
-        let dir = self.workspace.join("memory");
-        let mut daily = Vec::new();
-        match std::fs::read_dir(&dir) {
-            Ok(entries) => {
-                for e in entries {
-                    let p = e.map_err(|e| io_err(&dir, e))?.path();
-                    if p.extension().is_some_and(|x| x == "md") {
-                        daily.push(p);
-                    }
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(io_err(&dir, e)),
-        }
-        daily.sort();
-        for p in daily {
-            if let Some(f) = Self::read_file(&p)? {
+        for rel in ws.list_md(Path::new(DAILY_DIR))? {
+            if let Some(f) = Self::read_file(&ws, &rel)? {
                 files.push(f);
             }
         }
-        Ok(files)
+        Ok((ws, files))
     }
 
-    fn save(files: &[MdFile]) -> Result<(), MemoryError> {
+    fn save(ws: &Workspace, files: &[MdFile]) -> Result<(), MemoryError> {
         for f in files.iter().filter(|f| f.dirty) {
             let mut text = String::new();
             for l in &f.lines {
@@ -145,7 +137,7 @@ impl MarkdownStore {
                 }
                 text.push('\n');
             }
-            write_atomic(&f.path, text.as_bytes())?;
+            ws.write_atomic(&f.rel, text.as_bytes())?;
         }
         Ok(())
     }
@@ -203,7 +195,7 @@ impl MarkdownStore {
             r.validate()?;
         }
         let _guard = self.lock.lock().await;
-        let mut files = self.load()?;
+        let (ws, mut files) = self.load()?;
         let mut out = Vec::with_capacity(rows.len());
         for r in rows {
             let old = Self::take(&mut files, &r.key);
@@ -216,8 +208,8 @@ impl MarkdownStore {
                 updated_at: now,
                 content: r.content.clone(),
             };
-            let target = self.target_file(&r.category, created);
-            let fi = match files.iter().position(|f| f.path == target) {
+            let target = Self::target_file(&r.category, created);
+            let fi = match files.iter().position(|f| f.rel == target) {
                 Some(fi) => fi,
                 None => {
                     let title = if r.category == CORE_CATEGORY {
@@ -226,7 +218,7 @@ impl MarkdownStore {
                         format!("# {}", created.format("%Y-%m-%d"))
                     };
                     files.push(MdFile {
-                        path: target,
+                        rel: target,
                         lines: vec![Line::Text(title), Line::Text(String::new())],
                         dirty: true,
                     });
@@ -241,14 +233,14 @@ impl MarkdownStore {
             }
             file.dirty = true;
         }
-        Self::save(&files)?;
+        Self::save(&ws, &files)?;
         Ok(out)
     }
 
     /// The entry with `key`.
     pub async fn get(&self, key: &str) -> Result<Option<MemoryEntry>, MemoryError> {
         let _guard = self.lock.lock().await;
-        let files = self.load()?;
+        let (_ws, files) = self.load()?;
         let found = Self::entries(&files).find(|e| e.key == key);
         Ok(found.map(|e| self.to_entry(e, None)))
     }
@@ -256,7 +248,7 @@ impl MarkdownStore {
     /// Keyword recall over this agent's entries (IDF-weighted term matches, then recency).
     pub async fn recall(&self, q: &RecallQuery) -> Result<Vec<MemoryEntry>, MemoryError> {
         let _guard = self.lock.lock().await;
-        let files = self.load()?;
+        let (_ws, files) = self.load()?;
         let rows: Vec<&MdEntry> = Self::entries(&files)
             .filter(|e| q.category.as_ref().is_none_or(|c| &e.category == c))
             .filter(|e| q.session.is_none() || e.session_id == q.session)
@@ -322,7 +314,7 @@ impl MarkdownStore {
     /// The categories of this agent's entries, sorted, each once.
     pub async fn categories(&self) -> Result<Vec<String>, MemoryError> {
         let _guard = self.lock.lock().await;
-        let files = self.load()?;
+        let (_ws, files) = self.load()?;
         let set: std::collections::BTreeSet<String> =
             Self::entries(&files).map(|e| e.category.clone()).collect();
         Ok(set.into_iter().collect())
@@ -331,7 +323,7 @@ impl MarkdownStore {
     /// Every entry, in file order.
     pub async fn all(&self) -> Result<Vec<MemoryEntry>, MemoryError> {
         let _guard = self.lock.lock().await;
-        let files = self.load()?;
+        let (_ws, files) = self.load()?;
         Ok(Self::entries(&files)
             .map(|e| self.to_entry(e, None))
             .collect())
@@ -340,23 +332,23 @@ impl MarkdownStore {
     /// Removes the entry with `key`; `true` when one was removed.
     pub async fn forget(&self, key: &str) -> Result<bool, MemoryError> {
         let _guard = self.lock.lock().await;
-        let mut files = self.load()?;
+        let (ws, mut files) = self.load()?;
         let removed = Self::take(&mut files, key).is_some();
-        Self::save(&files)?;
+        Self::save(&ws, &files)?;
         Ok(removed)
     }
 
     /// Number of entries.
     pub async fn count(&self) -> Result<u64, MemoryError> {
         let _guard = self.lock.lock().await;
-        let files = self.load()?;
+        let (_ws, files) = self.load()?;
         Ok(Self::entries(&files).count() as u64)
     }
 
     /// Removes every entry line (other text stays); returns how many were removed.
     pub async fn purge(&self) -> Result<u64, MemoryError> {
         let _guard = self.lock.lock().await;
-        let mut files = self.load()?;
+        let (ws, mut files) = self.load()?;
         let mut n = 0u64;
         for f in &mut files {
             let before = f.lines.len();
@@ -367,7 +359,7 @@ impl MarkdownStore {
                 n += removed;
             }
         }
-        Self::save(&files)?;
+        Self::save(&ws, &files)?;
         Ok(n)
     }
 
@@ -401,21 +393,4 @@ fn words(text: &str) -> Vec<String> {
         .filter(|w| !w.is_empty())
         .map(|w| w.to_lowercase())
         .collect()
-}
-
-/// Writes a file atomically: a temp file beside it, fsync, rename.
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), MemoryError> {
-    use std::io::Write;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    let mut f = std::fs::File::create(&tmp).map_err(|e| io_err(&tmp, e))?;
-    f.write_all(bytes).map_err(|e| io_err(&tmp, e))?;
-    f.sync_all().map_err(|e| io_err(&tmp, e))?;
-    drop(f);
-    std::fs::rename(&tmp, path).map_err(|e| io_err(path, e))
 }
