@@ -139,6 +139,14 @@ async fn lifecycle_postgres() {
 }
 
 #[tokio::test]
+async fn lifecycle_qdrant() {
+    let Some(q) = crate::qdrant::QdrantScratch::fresh() else {
+        return;
+    };
+    lifecycle(&Env::new("qdrant", &q.memory_section(), true)).await;
+}
+
+#[tokio::test]
 async fn lifecycle_markdown() {
     let env = Env::new("markdown", "[memory]\nbackend = \"markdown\"\n", false);
     let alice = env.h("alice").await;

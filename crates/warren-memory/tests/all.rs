@@ -11,4 +11,5 @@ mod categories;
 mod failures;
 mod lucid;
 mod markdown;
+mod qdrant;
 mod validation;

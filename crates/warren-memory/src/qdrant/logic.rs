@@ -1,6 +1,7 @@
-//! The pure half of the Qdrant backend: point ids, payloads, the server-side filter, the
-//! over-fetch size and the payload post-filter. No network here, so all of it is unit-tested.
+//! The pure half of the Qdrant backend: point ids, payloads, the server-side filter and the
+//! payload post-filter. No network here, so all of it is unit-tested.
 
+use qdrant_client::qdrant::{Condition, Filter};
 use serde_json::{json, Map, Value};
 use uuid::Uuid;
 
@@ -28,9 +29,6 @@ pub mod field {
     /// Importance.
     pub const IMPORTANCE: &str = "importance";
 }
-
-/// Most points asked for in one recall round when over-fetching.
-pub const MAX_FETCH: u64 = 1000;
 
 /// The point id of an agent's key: deterministic, so a store of an existing key replaces it.
 pub fn point_id(agent_id: &Uuid, key: &str) -> Uuid {
@@ -95,43 +93,70 @@ pub fn entry_from_payload(
     })
 }
 
-/// The filter Qdrant evaluates: rows of these agents, plus the query's own filters.
+/// One `should` clause of a recall's server filter: rows of this agent, and, when the grant
+/// names categories, only rows whose `category` is one of them (exact, case-sensitive).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScopeClause {
+    /// `agent_id` must equal this.
+    pub agent_id: String,
+    /// `category` must be one of these, when set; `None` = every category of the agent.
+    pub categories: Option<Vec<String>>,
+}
+
+/// The filter Qdrant evaluates: the whole recall scope (one clause per visible agent, with its
+/// granted categories and the query's category folded in), plus the query's session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerFilter {
-    /// `agent_id` must be one of these.
-    pub agent_ids: Vec<String>,
-    /// `category` must equal this, when set.
-    pub category: Option<String>,
+    /// A row must match at least one of these.
+    pub clauses: Vec<ScopeClause>,
     /// `session_id` must equal this, when set.
     pub session: Option<String>,
 }
 
-/// The server-side filter of a recall, or `None` when the scope admits nothing.
+impl ServerFilter {
+    /// The `qdrant_client` filter: `must` holds the session, `should` one nested filter per
+    /// scoped agent (`agent_id` match, plus a match-any on `category` when restricted).
+    pub fn to_qdrant(&self) -> Filter {
+        let should = self.clauses.iter().map(|c| {
+            let mut conds = vec![Condition::matches(field::AGENT_ID, c.agent_id.clone())];
+            if let Some(cats) = &c.categories {
+                conds.push(Condition::matches(field::CATEGORY, cats.clone()));
+            }
+            Condition::from(Filter::must(conds))
+        });
+        let must = self
+            .session
+            .iter()
+            .map(|s| Condition::matches(field::SESSION_ID, s.clone()));
+        Filter {
+            should: should.collect(),
+            must: must.collect(),
+            ..Filter::default()
+        }
+    }
+}
+
+/// The server-side filter of a recall, or `None` when the scope admits nothing. Every grant
+/// restriction is in it, so the server never spends the limit on rows the scope drops.
 pub fn server_filter(scope: &RecallScope, q: &RecallQuery) -> Option<ServerFilter> {
-    let agent_ids: Vec<String> = scope
+    let clauses: Vec<ScopeClause> = scope
         .entries
         .iter()
-        .filter(|e| e.effective_categories(q.category.as_deref()).is_some())
-        .map(|e| e.agent.id.to_string())
+        .filter_map(|e| {
+            e.effective_categories(q.category.as_deref())
+                .map(|categories| ScopeClause {
+                    agent_id: e.agent.id.to_string(),
+                    categories,
+                })
+        })
         .collect();
-    if agent_ids.is_empty() {
+    if clauses.is_empty() {
         return None;
     }
     Some(ServerFilter {
-        agent_ids,
-        category: q.category.clone(),
+        clauses,
         session: q.session.clone(),
     })
-}
-
-/// How many points to ask for: the limit, or more when category grants will drop some rows.
-pub fn fetch_size(scope: &RecallScope, limit: usize) -> u64 {
-    let limit = limit as u64;
-    if scope.has_category_grants() {
-        (limit * 4 + 16).min(MAX_FETCH.max(limit))
-    } else {
-        limit
-    }
 }
 
 /// Keeps only rows the scope and the query allow (whatever the server returned), with the
@@ -245,18 +270,25 @@ mod tests {
     #[test]
     fn server_filter_names_every_visible_agent() {
         let f = server_filter(&scope(), &RecallQuery::new("x")).unwrap();
+        let agents: Vec<_> = f.clauses.iter().map(|c| c.agent_id.clone()).collect();
         assert_eq!(
-            f.agent_ids,
+            agents,
             vec![
                 Uuid::from_u128(1).to_string(),
                 Uuid::from_u128(2).to_string(),
                 Uuid::from_u128(3).to_string()
             ]
         );
-        // A category filter c's grant does not cover removes c from the server filter.
+        assert_eq!(f.clauses[0].categories, None, "own rows: every category");
+        assert_eq!(f.clauses[2].categories, Some(vec!["core".into()]));
+        // A category filter c's grant does not cover removes c from the server filter, and
+        // narrows every other clause to that category.
         let d = server_filter(&scope(), &RecallQuery::new("x").category("daily")).unwrap();
-        assert_eq!(d.agent_ids.len(), 2);
-        assert_eq!(d.category.as_deref(), Some("daily"));
+        assert_eq!(d.clauses.len(), 2);
+        assert!(d
+            .clauses
+            .iter()
+            .all(|c| c.categories == Some(vec!["daily".into()])));
         let nothing = RecallScope {
             entries: vec![ScopeEntry {
                 agent: agent(3, "c"),
@@ -264,13 +296,6 @@ mod tests {
             }],
         };
         assert_eq!(server_filter(&nothing, &RecallQuery::new("x")), None);
-    }
-
-    #[test]
-    fn over_fetch_only_with_category_grants() {
-        assert_eq!(fetch_size(&scope(), 10), 56);
-        assert_eq!(fetch_size(&RecallScope::own(agent(1, "a")), 10), 10);
-        assert_eq!(fetch_size(&scope(), 5000), 5000);
     }
 
     #[test]

@@ -1,9 +1,13 @@
 //! The Qdrant backend (official `qdrant-client`): one shared collection of points whose payload
-//! carries the owner; recall asks with an `agent_id` filter, over-fetches when category grants
-//! apply, and post-filters by payload. Agents' alias → UUID map lives in `<collection>_agents`.
+//! carries the owner; recall sends the whole scope (agents and their granted categories) as the
+//! server filter, and post-filters by payload. Agents' alias → UUID map lives in
+//! `<collection>_agents`, one point per alias at a deterministic id.
 
 mod admin;
+#[cfg(test)]
+mod filter_tests;
 pub mod logic;
+pub mod registry;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -15,8 +19,7 @@ use qdrant_client::qdrant::{
     point_id::PointIdOptions, Condition, CountPointsBuilder, CreateCollectionBuilder,
     CreateFieldIndexCollectionBuilder, DeletePointsBuilder, Direction, Distance, FieldType, Filter,
     GetPointsBuilder, OrderByBuilder, PointId, PointStruct, Query, QueryPointsBuilder,
-    ScrollPointsBuilder, SetPayloadPointsBuilder, UpsertPointsBuilder, Value as QValue,
-    VectorParamsBuilder,
+    ScrollPointsBuilder, UpsertPointsBuilder, Value as QValue, VectorParamsBuilder,
 };
 use qdrant_client::Qdrant;
 use serde_json::{Map, Value};
@@ -134,12 +137,14 @@ impl QdrantStore {
             )
             .await
             .map_err(|e| e.to_string())?;
-            c.create_field_index(
-                CreateFieldIndexCollectionBuilder::new(&self.agents, "alias", FieldType::Keyword)
-                    .wait(true),
-            )
-            .await
-            .map_err(|e| e.to_string())?;
+            for f in ["alias", field::AGENT_ID] {
+                c.create_field_index(
+                    CreateFieldIndexCollectionBuilder::new(&self.agents, f, FieldType::Keyword)
+                        .wait(true),
+                )
+                .await
+                .map_err(|e| e.to_string())?;
+            }
         }
         Ok(())
     }
@@ -192,27 +197,6 @@ impl QdrantStore {
         }
     }
 
-    pub(crate) async fn set_agent(&self, alias: &str, id: Uuid) -> Result<(), MemoryError> {
-        let mut payload = Map::new();
-        payload.insert("alias".into(), Value::from(alias));
-        payload.insert("agent_id".into(), Value::from(id.to_string()));
-        self.client
-            .upsert_points(
-                UpsertPointsBuilder::new(
-                    &self.agents,
-                    vec![PointStruct::new(
-                        id.to_string(),
-                        vec![1.0f32],
-                        to_qdrant(payload),
-                    )],
-                )
-                .wait(true),
-            )
-            .await
-            .map_err(|e| self.err("register agent")(e.to_string()))?;
-        Ok(())
-    }
-
     pub(crate) async fn upsert(
         &self,
         rows: &[MemoryEntry],
@@ -250,37 +234,11 @@ impl MemoryStore for QdrantStore {
     }
 
     async fn ensure_agent(&self, alias: &str) -> Result<AgentRef, MemoryError> {
-        if let Some(a) = self.lookup_agent(alias).await? {
-            return Ok(a);
-        }
-        let id = Uuid::new_v4();
-        self.set_agent(alias, id).await?;
-        Ok(AgentRef {
-            id,
-            alias: alias.to_string(),
-        })
+        self.register(alias).await
     }
 
     async fn lookup_agent(&self, alias: &str) -> Result<Option<AgentRef>, MemoryError> {
-        let resp = self
-            .client
-            .scroll(
-                ScrollPointsBuilder::new(&self.agents)
-                    .filter(Filter::must([Condition::matches(
-                        "alias",
-                        alias.to_string(),
-                    )]))
-                    .limit(1)
-                    .with_payload(true),
-            )
-            .await
-            .map_err(|e| self.err("look up agent")(e.to_string()))?;
-        let Some(p) = resp.result.into_iter().next() else {
-            return Ok(None);
-        };
-        let id = id_string(&p.id);
-        let id = Uuid::parse_str(&id).map_err(|e| self.err("look up agent")(e.to_string()))?;
-        Ok(Some(AgentRef {
+        Ok(self.registered(alias).await?.map(|id| AgentRef {
             id,
             alias: alias.to_string(),
         }))
@@ -375,15 +333,10 @@ impl MemoryStore for QdrantStore {
         if q.limit == 0 {
             return Ok(Vec::new());
         }
-        let mut conds = vec![Condition::matches(field::AGENT_ID, sf.agent_ids.clone())];
-        if let Some(c) = &sf.category {
-            conds.push(Condition::matches(field::CATEGORY, c.clone()));
-        }
-        if let Some(s) = &sf.session {
-            conds.push(Condition::matches(field::SESSION_ID, s.clone()));
-        }
-        let filter = Filter::must(conds);
-        let size = logic::fetch_size(scope, q.limit);
+        // The whole scope is in the server filter, so the limit is spent on visible rows only;
+        // the post-filter below stays as a second line of defence.
+        let filter = sf.to_qdrant();
+        let size = q.limit as u64;
         let mut rows = Vec::new();
         if crate::text::query_terms(&q.query).is_empty() {
             let resp = self
@@ -504,38 +457,7 @@ impl MemoryStore for QdrantStore {
     }
 
     async fn rename_agent(&self, old: &str, new: &str) -> Result<bool, MemoryError> {
-        if let Some(target) = self.lookup_agent(new).await? {
-            if self.count_for_agent(&target).await? > 0 {
-                return Err(MemoryError::AliasTaken {
-                    backend: BACKEND,
-                    location: self.location.clone(),
-                    alias: new.to_string(),
-                });
-            }
-            self.client
-                .delete_points(
-                    DeletePointsBuilder::new(&self.agents)
-                        .points(vec![PointId::from(target.id.to_string())])
-                        .wait(true),
-                )
-                .await
-                .map_err(|e| self.err("rename")(e.to_string()))?;
-        }
-        let Some(agent) = self.lookup_agent(old).await? else {
-            return Ok(false);
-        };
-        self.set_agent(new, agent.id).await?;
-        let mut payload = Map::new();
-        payload.insert(field::AGENT.into(), Value::from(new));
-        self.client
-            .set_payload(
-                SetPayloadPointsBuilder::new(&self.collection, to_qdrant(payload))
-                    .points_selector(Self::agent_filter(&agent.id))
-                    .wait(true),
-            )
-            .await
-            .map_err(|e| self.err("rename")(e.to_string()))?;
-        Ok(true)
+        self.rename(old, new).await
     }
 
     async fn export_page(
@@ -557,27 +479,7 @@ impl MemoryStore for QdrantStore {
     }
 
     async fn purge_agent(&self, alias: &str) -> Result<u64, MemoryError> {
-        let Some(agent) = self.lookup_agent(alias).await? else {
-            return Ok(0);
-        };
-        let n = self.count_for_agent(&agent).await?;
-        self.client
-            .delete_points(
-                DeletePointsBuilder::new(&self.collection)
-                    .points(Self::agent_filter(&agent.id))
-                    .wait(true),
-            )
-            .await
-            .map_err(|e| self.err("purge")(e.to_string()))?;
-        self.client
-            .delete_points(
-                DeletePointsBuilder::new(&self.agents)
-                    .points(vec![PointId::from(agent.id.to_string())])
-                    .wait(true),
-            )
-            .await
-            .map_err(|e| self.err("purge")(e.to_string()))?;
-        Ok(n)
+        self.purge(alias).await
     }
 
     async fn import_agent(
