@@ -18,6 +18,8 @@ use warren_config::{resolve_install_root, HomeEnv, InstallLayout};
 fn main() -> anyhow::Result<()> {
     // First, while this is the only thread: it sets and removes environment variables.
     let rendering = rendering::prepare();
+    // No agent may read this process's environment (provider keys) or memory through /proc.
+    warren_api::protect_process();
     let cwd = std::env::current_dir().context("reading the current directory")?;
     let root = resolve_install_root(None, &HomeEnv::from_process(), &cwd)?;
     let layout = InstallLayout::new(root);
@@ -40,6 +42,8 @@ fn main() -> anyhow::Result<()> {
         Ok(_) => {}
         Err(e) => tracing::error!("first-start setup failed: {e}"),
     }
+    // Renames, deletes and restores left unfinished are finished before any turn runs.
+    tauri::async_runtime::block_on(warren.resume_pending());
 
     let bindings = commands::specta_builder::<tauri::Wry>();
     tauri::Builder::default()

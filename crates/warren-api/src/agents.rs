@@ -92,8 +92,34 @@ impl Warren {
     }
 
     /// Adds an agent to the config (comments and unknown sections are kept) and creates its
-    /// workspace. The edited config is validated in full before it is saved.
+    /// workspace. The edited config is validated in full before it is saved. An existing,
+    /// non-empty workspace folder is refused (see [`Warren::create_agent_with`]).
     pub fn create_agent(&self, req: CreateAgentRequest) -> Result<AgentSummary, ApiError> {
+        self.create_agent_with(req, false)
+    }
+
+    /// [`Warren::create_agent`], adopting an existing non-empty workspace folder when
+    /// `adopt_workspace` (`warren agents create --adopt-workspace`). Refused with
+    /// `lifecycle_pending` while an unfinished rename, delete or restore involves the alias.
+    pub fn create_agent_with(
+        &self,
+        req: CreateAgentRequest,
+        adopt_workspace: bool,
+    ) -> Result<AgentSummary, ApiError> {
+        warren_runtime::lifecycle::refuse_if_pending(self.layout(), &req.alias)
+            .map_err(crate::lifecycle::lifecycle_error)?;
+        let folder = self.layout().workspace_for(&req.alias, None);
+        let occupied = std::fs::read_dir(&folder).is_ok_and(|mut d| d.next().is_some());
+        if occupied && !adopt_workspace {
+            return Err(ApiError::new(
+                ErrorCode::AlreadyExists,
+                format!(
+                    "the workspace folder {} of `{}` exists and is not empty (left by an earlier agent?); move it away, or pass --adopt-workspace to give it to the new agent",
+                    folder.display(),
+                    req.alias
+                ),
+            ));
+        }
         let new = NewAgent {
             alias: req.alias.clone(),
             risk_profile: req.risk_profile.clone(),

@@ -49,6 +49,7 @@ pub fn host_error(e: warren_runtime::host::HostError) -> ApiError {
         H::Provider(_) => ApiError::new(ErrorCode::InvalidConfig, e.to_string()),
         H::Lock(_) => ApiError::new(ErrorCode::Io, e.to_string()),
         H::Paused(_) => ApiError::new(ErrorCode::AgentPaused, e.to_string()),
+        H::LifecyclePending(_) => ApiError::new(ErrorCode::LifecyclePending, e.to_string()),
         H::PauseState(_) => ApiError::new(ErrorCode::Storage, e.to_string()),
         H::Db(_) | H::Receipts(_) | H::Secrets(_) => {
             ApiError::new(ErrorCode::Storage, e.to_string())

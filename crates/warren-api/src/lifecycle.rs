@@ -26,7 +26,8 @@ pub fn lifecycle_error(e: LifecycleError) -> ApiError {
         }
         L::UnknownAgent(_) | L::UnknownArchive(_) => ErrorCode::NotFound,
         L::InvalidAlias { .. } => ErrorCode::InvalidArgument,
-        L::Taken(_) => ErrorCode::AlreadyExists,
+        L::Taken(_) | L::RestoreConflict { .. } => ErrorCode::AlreadyExists,
+        L::Pending { .. } => ErrorCode::LifecyclePending,
         L::Busy { .. } => ErrorCode::AgentBusy,
         L::Blocked { .. } => ErrorCode::Denied,
         L::BadFile { .. } | L::Io { .. } => ErrorCode::Io,
@@ -91,6 +92,46 @@ impl Warren {
                 .with_participant(secrets)
                 .with_participant(Arc::new(PausedState::new(self.layout().clone()))),
         ))
+    }
+
+    /// Finishes the unfinished renames, deletes and restores when a process that hosts agents
+    /// starts (desktop app, `warren serve`, `run`, `acp`, `tool`). What could not be finished
+    /// is logged; the aliases it involves keep refusing turns with `lifecycle_pending`.
+    pub async fn resume_pending(&self) -> Vec<ResumeOutcome> {
+        if warren_runtime::lifecycle::journal::Journal::new(self.layout().journal_dir())
+            .pending()
+            .is_empty()
+        {
+            return Vec::new();
+        }
+        match self.resume_lifecycle().await {
+            Ok(done) => {
+                for o in &done {
+                    match &o.error {
+                        None => {
+                            tracing::info!(journal = %o.journal, "finished an interrupted {}", o.operation)
+                        }
+                        Some(e) => {
+                            tracing::warn!(journal = %o.journal, "an interrupted {} could not be finished: {e}", o.operation)
+                        }
+                    }
+                }
+                done
+            }
+            Err(e) => {
+                tracing::warn!(
+                    "resuming interrupted lifecycle operations failed: {}",
+                    e.message
+                );
+                Vec::new()
+            }
+        }
+    }
+
+    /// Refuses with `lifecycle_pending` while an unfinished rename, delete or restore involves
+    /// `alias`.
+    pub fn refuse_if_lifecycle_pending(&self, alias: &str) -> Result<(), ApiError> {
+        warren_runtime::lifecycle::refuse_if_pending(self.layout(), alias).map_err(lifecycle_error)
     }
 
     /// Finishes (or reports) every interrupted rename, delete or restore.
@@ -190,5 +231,79 @@ impl Warren {
             move |op| matches!(op, Operation::Restore(j) if j.archive.ends_with(&name)),
         )
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use crate::test_support::{install, runtime};
+    use warren_types::{CreateAgentRequest, ErrorCode};
+
+    const CONFIG: &str = "schema_version = 1\n\n[risk_profiles.p]\nlevel = \"supervised\"\n\n[agents.alice]\nrisk_profile = \"p\"\n";
+
+    fn req(alias: &str) -> CreateAgentRequest {
+        CreateAgentRequest {
+            alias: alias.into(),
+            risk_profile: "p".into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn create_is_refused_while_a_rename_of_the_alias_is_unfinished() {
+        let (dir, w) = install(CONFIG);
+        let ws = w.layout().default_workspace("alice");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::write(ws.join("notes.md"), "alice's notes").unwrap();
+        // The memory store fails for real: its database path is a directory.
+        let db = w.layout().memory_db();
+        std::fs::create_dir_all(db.join("not-a-database")).unwrap();
+        let rt = runtime();
+        let r = rt
+            .block_on(w.rename_agent("alice", "ann", false, false))
+            .unwrap();
+        assert!(!r.ok, "{r:?}");
+        let err = w.create_agent(req("alice")).unwrap_err();
+        assert_eq!(err.code, ErrorCode::LifecyclePending, "{err:?}");
+        assert!(
+            err.message.contains("warren agents rename alice ann"),
+            "{}",
+            err.message
+        );
+        let again = rt.block_on(w.rename_agent("ann", "anna", false, false));
+        assert_eq!(again.unwrap_err().code, ErrorCode::LifecyclePending);
+        for alias in ["alice", "ann"] {
+            let write = rt.block_on(w.store_memory(alias, "k", "v", None, None));
+            assert_eq!(write.unwrap_err().code, ErrorCode::LifecyclePending);
+            let forget = rt.block_on(w.forget_memory(alias, "k"));
+            assert_eq!(forget.unwrap_err().code, ErrorCode::LifecyclePending);
+        }
+        // Once the store works again, the next start finishes it and `alice` is free.
+        std::fs::remove_dir_all(&db).unwrap();
+        let done = rt.block_on(w.resume_pending());
+        assert!(done.len() == 1 && done[0].error.is_none(), "{done:?}");
+        w.create_agent(req("alice")).unwrap();
+        assert!(dir.path().join("agents/ann/workspace/notes.md").is_file());
+    }
+
+    #[test]
+    fn create_refuses_an_occupied_workspace_folder_unless_told_to_adopt_it() {
+        let (_dir, w) = install(CONFIG);
+        let folder = w.layout().default_workspace("zed");
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join("old.txt"), "left behind").unwrap();
+        let err = w.create_agent(req("zed")).unwrap_err();
+        assert_eq!(err.code, ErrorCode::AlreadyExists, "{err:?}");
+        assert!(err.message.contains("--adopt-workspace"), "{}", err.message);
+        assert!(w.list_agents().unwrap().iter().all(|a| a.alias != "zed"));
+        w.create_agent_with(req("zed"), true).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(folder.join("old.txt")).unwrap(),
+            "left behind"
+        );
+        // An empty folder is no one's: it is used without asking.
+        std::fs::create_dir_all(w.layout().default_workspace("yan")).unwrap();
+        w.create_agent(req("yan")).unwrap();
     }
 }

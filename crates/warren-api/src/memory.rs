@@ -83,7 +83,8 @@ impl Warren {
             .map_err(memory_error)
     }
 
-    /// Stores (or replaces, by key) a row of `agent`; category `core` when not given.
+    /// Stores (or replaces, by key) a row of `agent`; category `core` when not given. Refused
+    /// with `lifecycle_pending` while an unfinished rename, delete or restore involves `agent`.
     pub async fn store_memory(
         &self,
         agent: &str,
@@ -92,6 +93,7 @@ impl Warren {
         category: Option<&str>,
         session: Option<&str>,
     ) -> Result<StoredMemory, ApiError> {
+        self.refuse_if_lifecycle_pending(agent)?;
         let mut row = NewMemory::new(key, content);
         if let Some(c) = category {
             row = row.category(c);
@@ -156,6 +158,7 @@ impl Warren {
 
     /// Removes `agent`'s row with `key` (never another agent's); `not_found` when absent.
     pub async fn forget_memory(&self, agent: &str, key: &str) -> Result<ForgottenMemory, ApiError> {
+        self.refuse_if_lifecycle_pending(agent)?;
         let removed = self
             .memory_of(agent)
             .await?

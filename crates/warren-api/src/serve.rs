@@ -35,19 +35,7 @@ impl Warren {
         let config = self.load()?.config;
         let host = self.host().await?;
         // Finish rename/delete/restore operations a crash interrupted.
-        match self.resume_lifecycle().await {
-            Ok(done) if !done.is_empty() => {
-                tracing::info!(
-                    count = done.len(),
-                    "finished interrupted lifecycle operations"
-                )
-            }
-            Ok(_) => {}
-            Err(e) => tracing::warn!(
-                "resuming interrupted lifecycle operations failed: {}",
-                e.message
-            ),
-        }
+        self.resume_pending().await;
         let store = CronStore::open(&self.layout().cron_db(), host.sessions().pool().clone())
             .await
             .map_err(cron_error)?;

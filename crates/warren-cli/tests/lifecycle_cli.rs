@@ -386,3 +386,63 @@ fn pause_follows_the_agent_through_rename_delete_and_restore() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(paused(&t).is_empty());
 }
+
+#[test]
+fn an_unfinished_rename_blocks_create_and_turns_until_a_start_finishes_it() {
+    let t = install();
+    // The memory store fails for real: its database path is a directory.
+    let db = t.layout().memory_db();
+    fs::create_dir_all(db.join("not-a-database")).unwrap();
+    let r = warren(t.root(), &["--json", "agents", "rename", "alice", "ann"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(r.json()["ok"], false);
+    assert!(
+        r.stderr.contains("warren agents rename alice ann"),
+        "{}",
+        r.stderr
+    );
+    let create = ["--json", "agents", "create", "alice", "--risk-profile", "p"];
+    let r = warren(t.root(), &create);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(r.json()["error"]["code"], "lifecycle_pending");
+    // `run` tries to finish it first; the store still fails, so the turn is refused.
+    let r = warren(t.root(), &["--json", "run", "--agent", "ann", "hi"]);
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr.contains("unfinished rename alice → ann"),
+        "{}",
+        r.stderr
+    );
+    // Repaired: the next start finishes the rename before its turn.
+    fs::remove_dir_all(&db).unwrap();
+    let r = warren(t.root(), &["--json", "run", "--agent", "ann", "hi"]);
+    assert!(!r.stderr.contains("unfinished"), "{}", r.stderr);
+    assert!(t
+        .layout()
+        .default_workspace("ann")
+        .join("notes.md")
+        .is_file());
+    let r = warren(t.root(), &create);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
+#[test]
+fn create_refuses_a_left_over_workspace_unless_adopted() {
+    let t = install();
+    let folder = t.layout().default_workspace("zed");
+    fs::create_dir_all(&folder).unwrap();
+    fs::write(folder.join("old.txt"), "left behind").unwrap();
+    let create = ["--json", "agents", "create", "zed", "--risk-profile", "p"];
+    let r = warren(t.root(), &create);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(r.json()["error"]["code"], "already_exists");
+    assert!(r.stderr.contains("--adopt-workspace"), "{}", r.stderr);
+    let mut adopt = create.to_vec();
+    adopt.push("--adopt-workspace");
+    let r = warren(t.root(), &adopt);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        fs::read_to_string(folder.join("old.txt")).unwrap(),
+        "left behind"
+    );
+}

@@ -6,6 +6,7 @@ use crate::approval::{ApprovalBroker, AsyncApprover};
 use crate::db::{open_sessions_db, DbError};
 use crate::events::EventHub;
 use crate::keyring::{open_user_secrets, UserSecrets};
+use crate::ledger::DbLedger;
 use crate::receipts::{ReceiptError, ReceiptLog};
 use crate::secrets::{FileSecretStore, SecretError, SecretRef, SecretStore};
 use crate::sessions::{SessionKind, SessionStore};
@@ -22,7 +23,7 @@ pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T
 use warren_config::{load_config, ConfigError, InstallLayout};
 use warren_llm::{KeyResolver, KeySource, LlmError, Providers};
 use warren_memory::MemoryStores;
-use warren_policy::{ActionLedger, Clock, MemoryLedger, SandboxSupport, SystemClock};
+use warren_policy::{ActionLedger, Clock, SandboxSupport, SystemClock};
 use warren_types::{Config, TurnEvent};
 
 /// Facts about the host process, captured by the binary's `main`.
@@ -95,6 +96,9 @@ pub enum HostError {
     /// The paused-agents file (`<install>/data/paused.json`) could not be read or written.
     #[error("paused agents: {0}")]
     PauseState(String),
+    /// An unfinished rename, delete or restore involves the agent (`lifecycle_pending`).
+    #[error("{0}")]
+    LifecyclePending(String),
 }
 
 /// How long a key read from the secret store is reused before it is read again (a keyring
@@ -181,10 +185,10 @@ impl Host {
         let pool = open_sessions_db(&layout.sessions_db()).await?;
         // The receipt key is install state, kept in the encrypted file so that every process
         // (desktop, `warren serve` without a desktop session) verifies the same chain.
-        let receipts = Arc::new(ReceiptLog::new(
-            pool.clone(),
-            &FileSecretStore::for_install(&layout),
-        )?);
+        let receipts = Arc::new(
+            ReceiptLog::new(pool.clone(), &FileSecretStore::for_install(&layout))?
+                .with_anchor(crate::receipts::anchor_path(&layout)),
+        );
         let user_secrets = {
             let (layout, vars) = (layout.clone(), env.vars.clone());
             tokio::task::spawn_blocking(move || open_user_secrets(&layout, &vars))
@@ -197,6 +201,8 @@ impl Host {
             cache: Mutex::new(HashMap::new()),
         }))?;
         let sandbox = SandboxSupport::probe(env.path_var().as_deref());
+        // Actions are counted in sessions.db: every process of the install shares them.
+        let ledger = Arc::new(DbLedger::open(&layout.sessions_db())?);
         Ok(Host {
             memory: Arc::new(MemoryStores::new(layout.clone())),
             layout,
@@ -207,7 +213,7 @@ impl Host {
             hub: EventHub::new(),
             broker: ApprovalBroker::new(),
             sandbox,
-            ledger: Arc::new(MemoryLedger::new()),
+            ledger,
             clock,
             agents: Mutex::new(HashMap::new()),
         })
@@ -309,6 +315,8 @@ impl Host {
         let _cross_process = crate::agent_lock::acquire(&self.layout, alias, None)
             .await
             .map_err(HostError::Lock)?;
+        crate::lifecycle::refuse_if_pending(&self.layout, alias)
+            .map_err(|e| HostError::LifecyclePending(e.to_string()))?;
         let config = load_config(&self.layout)?.config;
         let agent = config
             .agents

@@ -4,10 +4,13 @@
 mod acp;
 mod cron;
 mod delegation;
+mod delegation_memory;
+mod delegation_nested;
 mod events;
 mod host;
 mod lifecycle;
 mod receipts;
+mod route_secrets;
 mod secrets;
 mod sessions;
 mod turn;

@@ -21,6 +21,9 @@ pub enum ErrorCode {
     AgentBusy,
     /// The agent is paused and runs no new turns.
     AgentPaused,
+    /// An unfinished rename, delete or restore involves the agent; it is refused until the
+    /// operation is finished.
+    LifecyclePending,
     /// The configured sandbox is not available on this machine.
     SandboxUnavailable,
     /// A storage backend failed or is unreachable.
@@ -42,6 +45,7 @@ impl ErrorCode {
             ErrorCode::Denied => "denied",
             ErrorCode::AgentBusy => "agent_busy",
             ErrorCode::AgentPaused => "agent_paused",
+            ErrorCode::LifecyclePending => "lifecycle_pending",
             ErrorCode::SandboxUnavailable => "sandbox_unavailable",
             ErrorCode::Storage => "storage",
             ErrorCode::Io => "io",

@@ -13,12 +13,18 @@ pub struct Args {
 
 /// Runs `warren acp`: serves until the client closes stdin.
 pub fn run(ctx: &Ctx, args: Args) -> ExitCode {
-    let result = ctx.block_on_multi(ctx.warren.serve_acp(
-        &args.agent,
-        std::process::id(),
-        tokio::io::stdin(),
-        tokio::io::stdout(),
-    ));
+    let result = ctx.block_on_multi(async {
+        // Unfinished renames, deletes and restores are finished before any turn runs.
+        ctx.warren.resume_pending().await;
+        ctx.warren
+            .serve_acp(
+                &args.agent,
+                std::process::id(),
+                tokio::io::stdin(),
+                tokio::io::stdout(),
+            )
+            .await
+    });
     match result {
         Ok(()) => ExitCode::SUCCESS,
         // stdout belongs to the protocol: the error goes to stderr only.

@@ -33,6 +33,10 @@ pub enum Cmd {
                 "unknown memory backend `{s}` (expected sqlite, postgres, lucid, markdown, qdrant or none)"))
         }))]
         memory_backend: Option<MemoryBackendKind>,
+        /// Give the new agent the workspace folder already at its path (refused otherwise
+        /// when that folder is not empty).
+        #[arg(long)]
+        adopt_workspace: bool,
     },
     /// Rename an agent: every reference, its workspace and its owned state follow.
     Rename(super::lifecycle::RenameArgs),
@@ -136,6 +140,7 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
             runtime_profile,
             model_provider,
             memory_backend,
+            adopt_workspace,
         } => {
             let req = CreateAgentRequest {
                 alias,
@@ -144,7 +149,7 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
                 model_provider,
                 memory_backend,
             };
-            ctx.out.result(ctx.warren.create_agent(req), |a| {
+            ctx.out.result(ctx.warren.create_agent_with(req, adopt_workspace), |a| {
                 format!("created agent `{}` (workspace {})", a.alias, a.workspace)
             })
         }

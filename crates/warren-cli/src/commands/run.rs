@@ -130,6 +130,8 @@ pub fn run(ctx: &Ctx, args: Args) -> ExitCode {
         prompt: args.prompt,
     };
     let result: Result<RunResult, warren_api::ApiError> = ctx.block_on_multi(async {
+        // Unfinished renames, deletes and restores are finished before any turn runs.
+        ctx.warren.resume_pending().await;
         let host = ctx.warren.host().await?;
         let mut events = host.subscribe();
         let turn = ctx.warren.run_prompt(req, "user", Some(approver));

@@ -293,6 +293,36 @@ impl CronStore {
         Ok(())
     }
 
+    /// The cursors of `jobs` that exist, as `(job, last_checked)` (for a deletion archive).
+    pub async fn cursors_of(&self, jobs: &[String]) -> Result<Vec<(String, String)>, CronError> {
+        let mut out = Vec::new();
+        for job in jobs {
+            let t: Option<String> =
+                sqlx::query_scalar("SELECT last_checked FROM cursors WHERE job = ?")
+                    .bind(job)
+                    .fetch_optional(&self.pool)
+                    .await?;
+            if let Some(t) = t {
+                out.push((job.clone(), t));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Removes the cursors of `jobs`: the next tick arms each job afresh (its cursor starts
+    /// then and nothing runs), so no catch-up run stands for time the job did not exist.
+    pub async fn remove_cursors(&self, jobs: &[String]) -> Result<u64, CronError> {
+        let mut n = 0;
+        for job in jobs {
+            n += sqlx::query("DELETE FROM cursors WHERE job = ?")
+                .bind(job)
+                .execute(&self.pool)
+                .await?
+                .rows_affected();
+        }
+        Ok(n)
+    }
+
     /// Records the start of a run; returns its id.
     #[allow(clippy::too_many_arguments)]
     pub async fn start_run(

@@ -2,6 +2,12 @@
 //! the agent's `sessions.db` id, so a rename needs nothing here; a delete exports them to
 //! `cascade/cron_runtime.json` (the config's `[cron.<id>]` blocks go to `cascade/cron.json`)
 //! and purges them; a restore re-creates the jobs (run history stays in the archive).
+//!
+//! The scheduler's cursors (`cursors` table, keyed by job id) are owned state too, for the
+//! runtime jobs and for the agent's `[cron.<id>]` jobs alike: a delete archives and removes
+//! them, and a restore starts each job from a fresh cursor (armed on the next tick). A cursor
+//! left behind would make a restored job, or a new job reusing the id, fire a catch-up run at
+//! once for time the job did not exist.
 
 use super::owned::{AgentState, OwnedState, OwnedStateError};
 use crate::cron::{CronJob, CronStore};
@@ -57,11 +63,31 @@ impl OwnedState for CronJobsState {
     async fn export(&self, a: &AgentState<'_>) -> Result<(Vec<u8>, u64), OwnedStateError> {
         let id = a.sessions_agent_id.unwrap_or("");
         let doc = self.store.export_agent(id).await.map_err(err("export"))?;
-        let bytes =
-            serde_json::to_vec_pretty(&doc).map_err(|e| OwnedStateError::new(KIND, "export", e))?;
+        let mut jobs: Vec<String> = doc.jobs.iter().map(|j| j.id.clone()).collect();
+        jobs.extend(a.cron_jobs.iter().cloned());
+        let cursors: serde_json::Map<String, serde_json::Value> = self
+            .store
+            .cursors_of(&jobs)
+            .await
+            .map_err(err("export"))?
+            .into_iter()
+            .map(|(job, t)| (job, serde_json::Value::String(t)))
+            .collect();
+        let mut value =
+            serde_json::to_value(&doc).map_err(|e| OwnedStateError::new(KIND, "export", e))?;
+        if let Some(obj) = value.as_object_mut() {
+            obj.insert("cursors".into(), serde_json::Value::Object(cursors));
+        }
+        let bytes = serde_json::to_vec_pretty(&value)
+            .map_err(|e| OwnedStateError::new(KIND, "export", e))?;
         Ok((bytes, doc.jobs.len() as u64))
     }
     async fn purge(&self, a: &AgentState<'_>) -> Result<u64, OwnedStateError> {
+        // The `[cron.<id>]` jobs left the config with the agent: their cursors go too.
+        self.store
+            .remove_cursors(a.cron_jobs)
+            .await
+            .map_err(err("purge"))?;
         let Some(id) = a.sessions_agent_id else {
             return Ok(0);
         };
@@ -73,6 +99,11 @@ impl OwnedState for CronJobsState {
         export: Option<&[u8]>,
         _tombstone: &str,
     ) -> Result<u64, OwnedStateError> {
+        // Restored jobs start from a fresh cursor: no catch-up for the time they were deleted.
+        self.store
+            .remove_cursors(a.cron_jobs)
+            .await
+            .map_err(err("restore"))?;
         let (Some(id), Some(bytes)) = (a.sessions_agent_id, export) else {
             return Ok(0);
         };
@@ -93,6 +124,11 @@ impl OwnedState for CronJobsState {
             .collect();
         self.store
             .import_jobs(id, &jobs)
+            .await
+            .map_err(err("restore"))?;
+        let ids: Vec<String> = jobs.iter().map(|j| j.id.clone()).collect();
+        self.store
+            .remove_cursors(&ids)
             .await
             .map_err(err("restore"))?;
         Ok(jobs.len() as u64)

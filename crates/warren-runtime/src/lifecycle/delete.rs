@@ -3,7 +3,7 @@
 //! kind export → fsync → purge, move the workspace into the archive, write the manifest.
 
 use super::files::{
-    archive_dir, move_dir, remove_if_empty, write_bytes, write_json, write_text, Moved,
+    archive_dir, move_dir, remove_if_empty, verify_moved, write_bytes, write_json, write_text,
 };
 use super::journal::{DeleteJob, JournalEntry, Operation};
 use super::owned::AgentState;
@@ -71,6 +71,7 @@ impl Lifecycle {
                 return self.run_delete(entry, None).await;
             }
         }
+        self.refuse_pending(&[alias])?;
         let cfg = self.store.load()?.config;
         let agent = cfg
             .agents
@@ -91,6 +92,12 @@ impl Lifecycle {
             exported: Default::default(),
             purged: Default::default(),
             failed: Default::default(),
+            cron_jobs: cfg
+                .cron
+                .iter()
+                .filter(|(_, j)| j.agent == alias)
+                .map(|(id, _)| id.clone())
+                .collect(),
         };
         let mut plan = self.delete_plan(&job, &cfg).await?;
         if opts.dry_run {
@@ -149,6 +156,7 @@ impl Lifecycle {
             memory_backend: job.memory_backend,
             workspace: &job.workspace,
             sessions_agent_id: job.sessions_agent_id.as_deref(),
+            cron_jobs: &job.cron_jobs,
         }
     }
 
@@ -245,6 +253,17 @@ impl Lifecycle {
         }
         let cfg = self.store.load()?.config;
         let tomb = tombstone(&job);
+        // Steps that could not complete in this run: reported, never journaled as done.
+        let mut problems: Vec<String> = Vec::new();
+        if job.memory_agent_id.is_none()
+            && job.memory_backend != warren_types::MemoryBackendKind::None
+            && !entry.done("export:memory")
+        {
+            // The store could not be read when the delete started: ask again.
+            let state = self.delete_state(&job, &cfg);
+            job.memory_agent_id = self.memory_agent_id(&state).await.map(|id| id.to_string());
+            entry.op = Operation::Delete(job.clone());
+        }
         for p in self.participants() {
             let kind = p.kind();
             let (export_step, purge_step) = (format!("export:{kind}"), format!("purge:{kind}"));
@@ -262,11 +281,10 @@ impl Lifecycle {
                 match written {
                     Ok(n) => {
                         job.exported.insert(kind.to_string(), n);
+                        job.failed.remove(kind);
                     }
+                    // The data is parked instead of purged (next step).
                     Err(reason) => {
-                        entry.warnings.push(format!(
-                            "{kind}: export failed, the data was kept (parked as `{tomb}`): {reason}"
-                        ));
                         job.failed.insert(kind.to_string(), reason);
                     }
                 }
@@ -275,18 +293,40 @@ impl Lifecycle {
             }
             if !entry.done(&purge_step) {
                 let state = self.delete_state(&job, &cfg);
-                if job.failed.contains_key(kind) {
-                    if let Err(e) = p.park(&state, &tomb).await {
-                        entry.warnings.push(e.to_string());
+                if let Some(reason) = job.failed.get(kind).cloned() {
+                    match p.park(&state, &tomb).await {
+                        Ok(()) => entry.warnings.push(format!(
+                            "{kind}: export failed, the data was kept (parked as `{tomb}`): {reason}"
+                        )),
+                        Err(e) => {
+                            problems.push(format!(
+                                "{kind}: export failed ({reason}) and parking the data failed ({e}); it is still under `{}`",
+                                job.alias
+                            ));
+                            // Nothing was exported or parked: the next run tries the export
+                            // again first.
+                            entry.steps.retain(|s| s != &export_step);
+                            job.failed.remove(kind);
+                            entry.op = Operation::Delete(job.clone());
+                            continue;
+                        }
                     }
                 } else {
                     match p.purge(&state).await {
                         Ok(n) => {
+                            // A rerun after a crash right after the purge finds nothing left:
+                            // the count of the first run is kept.
+                            let n = job.purged.get(kind).map_or(n, |&before| before.max(n));
                             job.purged.insert(kind.to_string(), n);
+                            entry.op = Operation::Delete(job.clone());
+                            self.journal().save(&entry)?;
                         }
-                        Err(e) => entry
-                            .warnings
-                            .push(format!("{e}; the data is still in place and exported")),
+                        Err(e) => {
+                            problems.push(format!(
+                                "{e}; the data is still in place (its export is in the archive)"
+                            ));
+                            continue;
+                        }
                     }
                 }
                 entry.op = Operation::Delete(job.clone());
@@ -294,17 +334,23 @@ impl Lifecycle {
             }
         }
         if !entry.done("workspace") {
-            match move_dir(&job.workspace, &job.archive.join("workspace")) {
-                Ok(Moved::Moved | Moved::AlreadyThere) => {}
-                Ok(Moved::Nothing) => {}
-                Err(e) => entry.warnings.push(format!("workspace not archived: {e}")),
-            }
-            if !job.custom_workspace {
-                if let Some(parent) = job.workspace.parent() {
-                    remove_if_empty(parent);
+            let to = job.archive.join("workspace");
+            match move_dir(&job.workspace, &to).and_then(|_| verify_moved(&job.workspace, &to)) {
+                Ok(()) => {
+                    if !job.custom_workspace {
+                        if let Some(parent) = job.workspace.parent() {
+                            remove_if_empty(parent);
+                        }
+                    }
+                    self.step_done(&mut entry, "workspace")?;
                 }
+                Err(e) => problems.push(format!("workspace not archived: {e}")),
             }
-            self.step_done(&mut entry, "workspace")?;
+        }
+        // The id row keeps the alias until everything else is done (the alias is blocked
+        // meanwhile), so a rerun finds the data where an uninterrupted run would.
+        if !problems.is_empty() {
+            return self.unfinished_delete(entry, &job, plan, problems);
         }
         if !entry.done("release") {
             if let Some(id) = &job.sessions_agent_id {
@@ -344,6 +390,40 @@ impl Lifecycle {
             dry_run: false,
             plan,
             warnings: entry.warnings,
+            archive: Some(job.archive.clone()),
+        })
+    }
+
+    /// The answer of a delete with steps that could not complete: the journal stays open (the
+    /// alias refuses turns, `agents create` and lifecycle commands until it is finished), the
+    /// manifest is not written yet, and `ok` is false.
+    fn unfinished_delete(
+        &self,
+        entry: JournalEntry,
+        job: &DeleteJob,
+        mut plan: Plan,
+        problems: Vec<String>,
+    ) -> Result<LifecycleReport, LifecycleError> {
+        self.journal().save(&entry)?;
+        let mut warnings = entry.warnings.clone();
+        warnings.extend(problems);
+        warnings.push(format!(
+            "the delete is unfinished (journal {}): `{}` stays blocked until it is; {}",
+            self.journal().path(&entry.id).display(),
+            job.alias,
+            entry.op.resume_hint()
+        ));
+        for w in &warnings {
+            tracing::warn!(agent = %job.alias, "delete: {w}");
+        }
+        if plan.counts.is_empty() {
+            plan.counts = job.exported.clone();
+        }
+        Ok(LifecycleReport {
+            ok: false,
+            dry_run: false,
+            plan,
+            warnings,
             archive: Some(job.archive.clone()),
         })
     }

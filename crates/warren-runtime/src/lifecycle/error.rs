@@ -69,6 +69,29 @@ pub enum LifecycleError {
     /// The memory store failed.
     #[error(transparent)]
     Memory(#[from] MemoryError),
+    /// An unfinished rename, delete or restore involves the alias: turns, `agents create` and
+    /// other lifecycle commands on it wait until it is finished.
+    #[error("agent `{alias}` is part of an unfinished {operation} (journal {}); {hint}", journal.display())]
+    Pending {
+        /// The alias asked for.
+        alias: String,
+        /// The operation in flight (`rename alice → ann`).
+        operation: String,
+        /// Its journal file.
+        journal: PathBuf,
+        /// How to finish it.
+        hint: String,
+    },
+    /// A restore found an agent under its alias: nothing is merged into it.
+    #[error("cannot restore {} as `{alias}`: an agent `{alias}` exists now; nothing is merged into it and the archive is kept. {}", archive.display(), if *started { "The restore stays unfinished and blocks the alias: take `[agents.<alias>]` out of config.toml and run the restore again" } else { "Restore under another name with --as NEW" })]
+    RestoreConflict {
+        /// The alias.
+        alias: String,
+        /// The archive.
+        archive: PathBuf,
+        /// Whether steps of the restore had already run (its journal stays open).
+        started: bool,
+    },
     /// The test hook stopped the operation after a journaled step; the journal resumes it.
     #[error("interrupted after step `{step}` of {op} (journal {journal})")]
     Interrupted {

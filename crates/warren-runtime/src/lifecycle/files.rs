@@ -156,3 +156,15 @@ pub fn archive_dir(deleted: &Path, alias: &str, now: DateTime<Utc>) -> PathBuf {
 pub fn write_text(path: &Path, text: &str) -> Result<(), LifecycleError> {
     write_bytes(path, text.as_bytes())
 }
+
+/// Checks on disk that a move of `from` to `to` took effect: nothing is left at `from`.
+/// A step is journaled done only after this check.
+pub fn verify_moved(from: &Path, to: &Path) -> Result<(), LifecycleError> {
+    if fs::symlink_metadata(from).is_ok() {
+        return Err(LifecycleError::BadFile {
+            path: from.to_path_buf(),
+            reason: format!("still exists after the move to {}", to.display()),
+        });
+    }
+    Ok(())
+}

@@ -50,6 +50,9 @@ pub struct DeleteJob {
     pub purged: BTreeMap<String, u64>,
     /// Kinds whose export failed (their data was kept), with the reason.
     pub failed: BTreeMap<String, String>,
+    /// Ids of the agent's `[cron.<id>]` jobs (their scheduler cursors are owned state).
+    #[serde(default)]
+    pub cron_jobs: Vec<String>,
 }
 
 /// A restore in flight.
@@ -69,6 +72,9 @@ pub struct RestoreJob {
     pub imported: BTreeMap<String, u64>,
     /// The archive's manifest (the archive itself is removed at the end).
     pub manifest: super::plan::Manifest,
+    /// Steps whose data did not come back (the archive is kept for them).
+    #[serde(default)]
+    pub failed: Vec<String>,
 }
 
 /// The operation a journal entry records.
@@ -91,6 +97,35 @@ impl Operation {
             Operation::Delete(_) => "delete",
             Operation::Restore(_) => "restore",
         }
+    }
+
+    /// The aliases the operation involves: each refuses turns, `agents create` and other
+    /// lifecycle commands while the operation is unfinished.
+    pub fn aliases(&self) -> Vec<&str> {
+        match self {
+            Operation::Rename(j) => vec![j.old.as_str(), j.new.as_str()],
+            Operation::Delete(j) => vec![j.alias.as_str()],
+            Operation::Restore(j) => vec![j.alias.as_str()],
+        }
+    }
+
+    /// How a person finishes the operation: the command that resumes it.
+    pub fn resume_hint(&self) -> String {
+        let cmd = match self {
+            Operation::Rename(j) => format!("warren agents rename {} {}", j.old, j.new),
+            Operation::Delete(j) => format!("warren agents delete {}", j.alias),
+            Operation::Restore(j) => format!(
+                "warren agents restore {} --as {}",
+                j.archive
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| j.archive.display().to_string()),
+                j.alias
+            ),
+        };
+        format!(
+            "finish it with `{cmd}` (every Warren start also retries it) once the cause of the failure is fixed"
+        )
     }
 
     /// A one-line description (`rename alice → ann`).
@@ -130,6 +165,11 @@ impl JournalEntry {
 pub trait StepHook: Send + Sync {
     /// Called after `step` of `op` was journaled; `Err` interrupts.
     fn after_step(&self, op: &str, step: &str) -> Result<(), String>;
+    /// Called after the side effect of `step` of `op` and before it is journaled; `Err`
+    /// interrupts there (the effect happened, the journal does not know it yet).
+    fn before_journal(&self, _op: &str, _step: &str) -> Result<(), String> {
+        Ok(())
+    }
     /// Called before a delete exports `kind`; `Some(reason)` makes that export fail.
     fn export_fault(&self, _kind: &str) -> Option<String> {
         None
@@ -183,6 +223,44 @@ impl StepHook for InterruptAfter {
         let k = self.seen.fetch_add(1, Ordering::SeqCst) + 1;
         if k == self.n {
             Err(format!("injected interruption after {op} step `{step}`"))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// Interrupts before the `n`-th journal write of a step (counting from 1), after that step's
+/// side effect, and never again.
+pub struct InterruptBeforeJournal {
+    n: usize,
+    seen: AtomicUsize,
+}
+
+impl InterruptBeforeJournal {
+    /// A hook that fails before the `n`-th step is journaled.
+    pub fn new(n: usize) -> Self {
+        InterruptBeforeJournal {
+            n,
+            seen: AtomicUsize::new(0),
+        }
+    }
+
+    /// Whether the hook fired.
+    pub fn fired(&self) -> bool {
+        self.seen.load(Ordering::SeqCst) >= self.n
+    }
+}
+
+impl StepHook for InterruptBeforeJournal {
+    fn after_step(&self, _op: &str, _step: &str) -> Result<(), String> {
+        Ok(())
+    }
+    fn before_journal(&self, op: &str, step: &str) -> Result<(), String> {
+        let k = self.seen.fetch_add(1, Ordering::SeqCst) + 1;
+        if k == self.n {
+            Err(format!(
+                "injected interruption before journaling {op} step `{step}`"
+            ))
         } else {
             Ok(())
         }

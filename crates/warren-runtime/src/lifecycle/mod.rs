@@ -22,7 +22,10 @@ pub use restore::list_archives;
 
 pub use cron_state::CronJobsState;
 pub use error::LifecycleError;
-pub use journal::{FailExport, InterruptAfter, JournalEntry, NoInterrupt, Operation, StepHook};
+pub use journal::{
+    FailExport, InterruptAfter, InterruptBeforeJournal, JournalEntry, NoInterrupt, Operation,
+    StepHook,
+};
 pub use owned::{AgentState, OwnedState, OwnedStateError, SessionsDbKind};
 pub use paused_state::PausedState;
 pub use plan::{ArchiveInfo, LifecycleReport, Manifest, Plan, PlannedMove, PlannedReference};
@@ -89,6 +92,35 @@ pub struct ResumeOutcome {
     pub report: Option<LifecycleReport>,
     /// Why it could not be finished.
     pub error: Option<String>,
+}
+
+/// The unfinished operation (journal entry) that involves `alias`, if any. Unreadable entries
+/// are skipped here; [`Lifecycle::resume_pending`] reports them.
+pub fn pending_for(layout: &InstallLayout, alias: &str) -> Option<JournalEntry> {
+    Journal::new(layout.journal_dir())
+        .pending()
+        .into_iter()
+        .filter_map(Result::ok)
+        .find(|e| e.op.aliases().contains(&alias))
+}
+
+/// Refuses with [`LifecycleError::Pending`] (code `lifecycle_pending`) when an unfinished
+/// rename, delete or restore involves `alias`: its turns, `agents create` and other lifecycle
+/// commands on it wait until the operation is finished.
+pub fn refuse_if_pending(layout: &InstallLayout, alias: &str) -> Result<(), LifecycleError> {
+    match pending_for(layout, alias) {
+        None => Ok(()),
+        Some(e) => Err(pending_error(layout, alias, &e)),
+    }
+}
+
+fn pending_error(layout: &InstallLayout, alias: &str, e: &JournalEntry) -> LifecycleError {
+    LifecycleError::Pending {
+        alias: alias.to_string(),
+        operation: e.op.describe(),
+        journal: Journal::new(layout.journal_dir()).path(&e.id),
+        hint: e.op.resume_hint(),
+    }
 }
 
 /// The lifecycle service of one install.
@@ -215,10 +247,25 @@ impl Lifecycle {
         Ok(guards)
     }
 
+    /// Refuses a new operation on `aliases` while another unfinished one involves any of them.
+    fn refuse_pending(&self, aliases: &[&str]) -> Result<(), LifecycleError> {
+        for alias in aliases {
+            refuse_if_pending(&self.layout, alias)?;
+        }
+        Ok(())
+    }
+
     /// Records `step` as done, durably, then asks the hook whether to go on.
     fn step_done(&self, entry: &mut JournalEntry, step: &str) -> Result<(), LifecycleError> {
-        entry.steps.push(step.to_string());
         let journal = self.journal();
+        self.hook
+            .before_journal(entry.op.name(), step)
+            .map_err(|_| LifecycleError::Interrupted {
+                op: entry.op.describe(),
+                step: step.to_string(),
+                journal: journal.path(&entry.id),
+            })?;
+        entry.steps.push(step.to_string());
         journal.save(entry)?;
         self.hook
             .after_step(entry.op.name(), step)
@@ -276,7 +323,19 @@ impl Lifecycle {
                 }
             };
             let (id, operation) = (entry.id.clone(), entry.op.describe());
-            let result = self.resume_entry(entry, false).await;
+            let result = self.resume_entry(entry, false).await.and_then(|r| {
+                // Steps that still cannot complete leave the entry open: not finished.
+                if self.journal().path(&id).exists() {
+                    Err(LifecycleError::Pending {
+                        alias: r.plan.new_alias.clone().unwrap_or(r.plan.alias.clone()),
+                        operation: operation.clone(),
+                        journal: self.journal().path(&id),
+                        hint: r.warnings.join("; "),
+                    })
+                } else {
+                    Ok(r)
+                }
+            });
             match &result {
                 Ok(_) => tracing::info!(journal = %id, "finished interrupted {operation}"),
                 Err(e) => tracing::warn!(journal = %id, "cannot finish {operation}: {e}"),

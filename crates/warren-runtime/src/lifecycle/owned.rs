@@ -27,6 +27,9 @@ pub struct AgentState<'a> {
     pub workspace: &'a Path,
     /// The agent's id in `sessions.db`, when it has one.
     pub sessions_agent_id: Option<&'a str>,
+    /// Ids of the agent's `[cron.<id>]` jobs (a delete has already taken them out of
+    /// `config`); their scheduler cursors are owned state.
+    pub cron_jobs: &'a [String],
 }
 
 /// Why a participant step failed.
@@ -202,11 +205,12 @@ impl OwnedState for MemoryState {
             return Ok(());
         }
         let admin = self.admin(a, a.alias).await?;
-        admin
-            .rename_to(tombstone)
-            .await
-            .map(|_| ())
-            .map_err(|e| OwnedStateError::new("memory", "park", e))
+        let err = |e| OwnedStateError::new("memory", "park", e);
+        if admin.agent_id().await.map_err(err)?.is_none() {
+            // Nothing under the alias (never used, or parked by an earlier run).
+            return Ok(());
+        }
+        admin.rename_to(tombstone).await.map(|_| ()).map_err(err)
     }
     async fn restore(
         &self,

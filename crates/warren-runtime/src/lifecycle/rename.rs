@@ -1,7 +1,7 @@
 //! Rename OLD → NEW (SPEC §8): config first (table re-keyed, every reference rewritten, one
 //! atomic save), then the workspace move and the owned state, one journaled step each.
 
-use super::files::{move_dir, remove_if_empty, Moved};
+use super::files::{move_dir, remove_if_empty, verify_moved};
 use super::journal::{JournalEntry, Operation, RenameJob};
 use super::owned::AgentState;
 use super::plan::{LifecycleReport, Plan, PlannedMove, PlannedReference};
@@ -10,8 +10,9 @@ use warren_config::references_to;
 use warren_types::validate_alias;
 
 impl Lifecycle {
-    /// Renames agent `old` to `new`. With `dry_run` only the plan is returned. When the config
-    /// already says `new` (an earlier run was interrupted), the remaining steps are finished.
+    /// Renames agent `old` to `new`. With `dry_run` only the plan is returned. When the journal
+    /// holds an unfinished rename `old` → `new`, its remaining steps are finished; without one,
+    /// an existing `new` is never merged into.
     pub async fn rename(
         &self,
         old: &str,
@@ -35,19 +36,26 @@ impl Lifecycle {
                 "agent `{old}` already has that name"
             )));
         }
+        self.refuse_pending(&[old, new])?;
         let cfg = self.store.load()?.config;
         let (has_old, has_new) = (cfg.agents.contains_key(old), cfg.agents.contains_key(new));
-        let current = match (has_old, has_new) {
+        match (has_old, has_new) {
             (true, true) => {
                 return Err(LifecycleError::Taken(format!(
                     "agent `{new}` already exists; choose another name"
                 )))
             }
             (false, false) => return Err(LifecycleError::UnknownAgent(old.to_string())),
-            (true, false) => old,
-            // The config step of an earlier run is done: finish the residue.
-            (false, true) => new,
-        };
+            (true, false) => {}
+            // No unfinished rename old → new is journaled: `new` is another agent (or a rename
+            // that already finished), and what is left under `old` is not merged into it.
+            (false, true) => {
+                return Err(LifecycleError::Taken(format!(
+                    "agent `{old}` does not exist and `{new}` does; no unfinished rename {old} → {new} is recorded, so nothing is merged into `{new}`"
+                )))
+            }
+        }
+        let current = old;
         let agent = &cfg.agents[current];
         let custom = agent.workspace.path.as_deref();
         let job = RenameJob {
@@ -57,8 +65,16 @@ impl Lifecycle {
             new_workspace: self.layout.workspace_for(new, custom),
             memory_backend: cfg.effective_memory_backend(current).unwrap_or_default(),
         };
-        let mut plan = self.rename_plan(&job, &cfg).await;
-        plan.resumed = !has_old;
+        if job.old_workspace != job.new_workspace
+            && job.old_workspace.exists()
+            && !super::files::is_empty_dir(&job.new_workspace)
+        {
+            return Err(LifecycleError::Taken(format!(
+                "the workspace folder {} exists and is not empty; move it away before renaming `{old}` to `{new}`",
+                job.new_workspace.display()
+            )));
+        }
+        let plan = self.rename_plan(&job, &cfg).await;
         if opts.dry_run {
             return Ok(LifecycleReport {
                 ok: true,
@@ -98,6 +114,7 @@ impl Lifecycle {
             memory_backend: job.memory_backend,
             workspace: &job.old_workspace,
             sessions_agent_id: sid.as_deref(),
+            cron_jobs: &[],
         };
         for p in self.participants() {
             let n = p.count(&state).await.unwrap_or(0);
@@ -146,18 +163,29 @@ impl Lifecycle {
             }
             self.step_done(&mut entry, "config")?;
         }
+        // Failures of this run: reported, never journaled (a retry may fix them).
+        let mut problems: Vec<String> = Vec::new();
         if !entry.done("workspace") {
             if job.old_workspace != job.new_workspace {
-                match move_dir(&job.old_workspace, &job.new_workspace) {
-                    Ok(Moved::Moved | Moved::AlreadyThere | Moved::Nothing) => {
+                let moved = move_dir(&job.old_workspace, &job.new_workspace).and_then(|m| {
+                    verify_moved(&job.old_workspace, &job.new_workspace)?;
+                    Ok(m)
+                });
+                match moved {
+                    Ok(_) => {
                         if let Some(parent) = job.old_workspace.parent() {
                             remove_if_empty(parent);
                         }
                     }
-                    Err(e) => entry.warnings.push(format!("workspace not moved: {e}")),
+                    Err(e) => problems.push(format!("workspace not moved: {e}")),
                 }
             }
-            self.step_done(&mut entry, "workspace")?;
+            if problems.is_empty() {
+                self.step_done(&mut entry, "workspace")?;
+            } else {
+                // The owned state waits for the workspace (markdown memory lives in it).
+                return self.unfinished_rename(entry, &job, plan, problems);
+            }
         }
         let cfg = self.store.load()?.config;
         let sid = crate::owned_state::agent_id_of(&self.pool, &job.old).await?;
@@ -167,8 +195,8 @@ impl Lifecycle {
             memory_backend: job.memory_backend,
             workspace: &job.new_workspace,
             sessions_agent_id: sid.as_deref(),
+            cron_jobs: &[],
         };
-        let mut failed = false;
         for p in self.participants() {
             let step = format!("rename:{}", p.kind());
             if entry.done(&step) {
@@ -176,31 +204,52 @@ impl Lifecycle {
             }
             match p.rename(&state, &job.new).await {
                 Ok(()) => self.step_done(&mut entry, &step)?,
-                Err(e) => {
-                    failed = true;
-                    entry.warnings.push(e.to_string());
-                    self.journal().save(&entry)?;
-                }
+                Err(e) => problems.push(e.to_string()),
             }
         }
-        if failed {
-            entry.warnings.push(format!(
-                "the rename is recorded in {}; rerun `warren agents rename {} {}` to retry the failed steps",
-                self.journal().path(&entry.id).display(),
-                job.old,
-                job.new
-            ));
-        } else {
-            self.journal().remove(&entry.id)?;
+        if !problems.is_empty() {
+            return self.unfinished_rename(entry, &job, plan, problems);
         }
+        self.journal().remove(&entry.id)?;
         for w in &entry.warnings {
             tracing::warn!(agent = %job.new, "rename {} → {}: {w}", job.old, job.new);
         }
         Ok(LifecycleReport {
-            ok: !failed,
+            ok: entry.warnings.is_empty(),
             dry_run: false,
             plan,
             warnings: entry.warnings,
+            archive: None,
+        })
+    }
+
+    /// The answer of a rename with steps that could not complete: the journal stays open (both
+    /// aliases refuse turns and lifecycle commands until it is finished) and `ok` is false.
+    fn unfinished_rename(
+        &self,
+        entry: JournalEntry,
+        job: &RenameJob,
+        plan: Plan,
+        problems: Vec<String>,
+    ) -> Result<LifecycleReport, LifecycleError> {
+        self.journal().save(&entry)?;
+        let mut warnings = entry.warnings.clone();
+        warnings.extend(problems);
+        warnings.push(format!(
+            "the rename is unfinished (journal {}): `{}` and `{}` refuse turns until it is; {}",
+            self.journal().path(&entry.id).display(),
+            job.old,
+            job.new,
+            entry.op.resume_hint()
+        ));
+        for w in &warnings {
+            tracing::warn!(agent = %job.new, "rename {} → {}: {w}", job.old, job.new);
+        }
+        Ok(LifecycleReport {
+            ok: false,
+            dry_run: false,
+            plan,
+            warnings,
             archive: None,
         })
     }

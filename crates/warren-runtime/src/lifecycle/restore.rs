@@ -2,7 +2,7 @@
 //! back from one (workspace, owned state, then the config entry last, so no turn can start on a
 //! half-restored agent). The archive is removed only once everything came back.
 
-use super::files::{is_empty_dir, move_dir, read_json, Moved};
+use super::files::{is_empty_dir, move_dir, read_json, verify_moved};
 use super::journal::{JournalEntry, Operation, RestoreJob};
 use super::owned::AgentState;
 use super::plan::{ArchiveInfo, LifecycleReport, Manifest, Plan, PlannedMove};
@@ -11,6 +11,9 @@ use crate::owned_state as db;
 use std::path::{Path, PathBuf};
 use warren_config::{parse_config, ConfigDocument, ConfigError, RemovedBlock};
 use warren_types::validate_alias;
+
+/// Journaled just before the restore saves the config entry (see the config step).
+const CONFIG_SAVING: &str = "config_saving";
 
 fn bad(path: &Path, reason: impl ToString) -> LifecycleError {
     LifecycleError::BadFile {
@@ -108,11 +111,14 @@ impl Lifecycle {
             alias: alias.clone(),
             reason: e.to_string(),
         })?;
+        self.refuse_pending(&[&alias])?;
         let loaded = self.store.load()?;
         if loaded.config.agents.contains_key(&alias) {
-            return Err(LifecycleError::Taken(format!(
-                "agent `{alias}` exists; restore under another name with --as NEW"
-            )));
+            return Err(LifecycleError::RestoreConflict {
+                alias,
+                archive,
+                started: false,
+            });
         }
         // The config the restore will produce, validated before anything moves.
         let entry_path = archive.join("config-entry.toml");
@@ -172,6 +178,7 @@ impl Lifecycle {
             sessions_agent_id: None,
             imported: Default::default(),
             manifest,
+            failed: Vec::new(),
         };
         let mut entry = self.new_entry(Operation::Restore(job), &alias);
         entry.warnings.append(&mut warnings);
@@ -197,16 +204,46 @@ impl Lifecycle {
             p.resumed = true;
             p
         });
-        let mut failed = false;
+        // Never merge: an agent that holds the alias now (added by hand while the restore was
+        // unfinished) stops the restore before anything more comes back.
+        if !entry.done("config")
+            && !entry.done(CONFIG_SAVING)
+            && self.store.load()?.config.agents.contains_key(&job.alias)
+        {
+            let started = !entry.steps.is_empty();
+            if !started {
+                self.journal().remove(&entry.id)?;
+            }
+            return Err(LifecycleError::RestoreConflict {
+                alias: job.alias.clone(),
+                archive: job.archive.clone(),
+                started,
+            });
+        }
         if !entry.done("workspace") {
-            match move_dir(&job.archive.join("workspace"), &job.workspace) {
-                Ok(Moved::Moved | Moved::AlreadyThere | Moved::Nothing) => {}
+            let from = job.archive.join("workspace");
+            match move_dir(&from, &job.workspace).and_then(|_| verify_moved(&from, &job.workspace))
+            {
+                Ok(()) => self.step_done(&mut entry, "workspace")?,
                 Err(e) => {
-                    failed = true;
-                    entry.warnings.push(format!("workspace not restored: {e}"));
+                    self.journal().save(&entry)?;
+                    let mut warnings = entry.warnings.clone();
+                    warnings.push(format!("workspace not restored: {e}"));
+                    warnings.push(format!(
+                        "the restore is unfinished (journal {}): `{}` stays blocked until it is; {}",
+                        self.journal().path(&entry.id).display(),
+                        job.alias,
+                        entry.op.resume_hint()
+                    ));
+                    return Ok(LifecycleReport {
+                        ok: false,
+                        dry_run: false,
+                        plan,
+                        warnings,
+                        archive: Some(job.archive.clone()),
+                    });
                 }
             }
-            self.step_done(&mut entry, "workspace")?;
         }
         if !entry.done("agent_row") {
             if let Some(wanted) = &manifest.sessions_agent_id {
@@ -215,7 +252,7 @@ impl Lifecycle {
                 {
                     Ok(id) => job.sessions_agent_id = Some(id),
                     Err(other) => {
-                        failed = true;
+                        job.failed.push("agent_row".into());
                         entry.warnings.push(format!(
                             "`{}` already owns sessions under id {other}; sessions, usage and receipts stay in the archive",
                             job.alias
@@ -226,6 +263,10 @@ impl Lifecycle {
             entry.op = Operation::Restore(job.clone());
             self.step_done(&mut entry, "agent_row")?;
         }
+        let cron_jobs: Vec<String> = cron_blocks(&job.archive)?
+            .into_iter()
+            .map(|b| b.name)
+            .collect();
         let cfg = self.store.load()?.config;
         for p in self.participants() {
             let kind = p.kind();
@@ -245,6 +286,7 @@ impl Lifecycle {
                 memory_backend: job.memory_backend,
                 workspace: &job.workspace,
                 sessions_agent_id: job.sessions_agent_id.as_deref(),
+                cron_jobs: &cron_jobs,
             };
             match p
                 .restore(&state, bytes.as_deref(), &manifest.tombstone)
@@ -254,7 +296,7 @@ impl Lifecycle {
                     job.imported.insert(kind.to_string(), n);
                 }
                 Err(e) => {
-                    failed = true;
+                    job.failed.push(step.clone());
                     entry.warnings.push(e.to_string());
                 }
             }
@@ -267,10 +309,19 @@ impl Lifecycle {
                 .map_err(|e| LifecycleError::io("reading", &block_path, e))?;
             let crons = cron_blocks(&job.archive)?;
             let alias = job.alias.clone();
-            let (notes, _) = self.store.edit(|doc, _| {
+            // Journaled before the save: an entry found under the alias after a crash right
+            // after the save is this restore's own, not another agent.
+            let ours = entry.done(CONFIG_SAVING);
+            if !ours {
+                entry.steps.push(CONFIG_SAVING.to_string());
+                self.journal().save(&entry)?;
+            }
+            let edited = self.store.edit(|doc, _| {
                 let mut notes = Vec::new();
                 if doc.has_agent(&alias) {
-                    return Ok(notes);
+                    // Saved by an earlier run of this restore, or taken between the check
+                    // above and this save (then nothing is merged).
+                    return Ok(if ours { Some(notes) } else { None });
                 }
                 doc.insert_agent_block(&alias, &block)?;
                 doc.drop_dangling_references(&alias);
@@ -279,12 +330,34 @@ impl Lifecycle {
                         notes.push(format!("cron job `{}` not restored: {e}", c.name));
                     }
                 }
-                Ok(notes)
-            })?;
-            failed |= !notes.is_empty();
+                Ok(Some(notes))
+            });
+            let outcome = match edited {
+                Ok((outcome, _)) => outcome,
+                Err(e) => {
+                    // Not saved: a later entry under the alias is not this restore's.
+                    entry.steps.retain(|s| s != CONFIG_SAVING);
+                    self.journal().save(&entry)?;
+                    return Err(e.into());
+                }
+            };
+            let Some(notes) = outcome else {
+                entry.steps.retain(|s| s != CONFIG_SAVING);
+                self.journal().save(&entry)?;
+                return Err(LifecycleError::RestoreConflict {
+                    alias: job.alias.clone(),
+                    archive: job.archive.clone(),
+                    started: true,
+                });
+            };
+            if !notes.is_empty() {
+                job.failed.push("config:cron".into());
+                entry.op = Operation::Restore(job.clone());
+            }
             entry.warnings.extend(notes);
             self.step_done(&mut entry, "config")?;
         }
+        let failed = !job.failed.is_empty();
         let mut archive = None;
         if !entry.done("archive_removed") {
             if failed {

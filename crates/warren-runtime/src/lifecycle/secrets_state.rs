@@ -238,6 +238,7 @@ mod tests {
             memory_backend: MemoryBackendKind::Sqlite,
             workspace: dir.path(),
             sessions_agent_id: None,
+            cron_jobs: &[],
         };
         let tomb = "~deleted:alice-20260301T000000Z";
         let err = state.park(&a, tomb).await.unwrap_err().to_string();

@@ -348,3 +348,52 @@ async fn runtime_cron_jobs_are_archived_purged_and_restored() {
         (job.id.as_str(), Some("carol"))
     );
 }
+
+#[tokio::test]
+async fn cron_cursors_are_archived_purged_and_restored_with_the_agent() {
+    use warren_runtime::cron::CronStore;
+    use warren_runtime::lifecycle::CronJobsState;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    build(root).await;
+    let layout = InstallLayout::new(root);
+    let pool = open_sessions_db(&layout.sessions_db()).await.unwrap();
+    let cron = CronStore::open(&layout.cron_db(), pool.clone())
+        .await
+        .unwrap();
+    let job = cron
+        .add_job("carol", "0 5 * * *", "water the plants", t0())
+        .await
+        .unwrap();
+    // Both of carol's jobs were last checked at t0; bob's job is not hers.
+    for j in [job.id.as_str(), "sweep", "bobs-job"] {
+        cron.set_cursor(j, t0()).await.unwrap();
+    }
+    let lc = || async {
+        lifecycle(root)
+            .await
+            .with_participant(std::sync::Arc::new(CronJobsState::new(cron.clone())))
+    };
+    let r = lc().await.delete("carol", GO).await.unwrap();
+    assert!(r.ok, "{r:?}");
+    // Gone with the agent: a job reusing the id starts afresh instead of catching up.
+    assert_eq!(cron.cursor("sweep").await.unwrap(), None);
+    assert_eq!(cron.cursor(&job.id).await.unwrap(), None);
+    assert_eq!(cron.cursor("bobs-job").await.unwrap(), Some(t0()));
+    let archive = r.archive.unwrap();
+    let exported = json(&archive.join("cascade/cron_runtime.json"));
+    assert_eq!(exported["cursors"]["sweep"], "2026-03-01T12:00:00.000000Z");
+    assert_eq!(exported["cursors"][&job.id], "2026-03-01T12:00:00.000000Z");
+    // A cursor written meanwhile under the id (another job) does not survive the restore
+    // either: the restored jobs are armed on the next tick, with no catch-up run.
+    cron.set_cursor("sweep", t0()).await.unwrap();
+    let back = lc()
+        .await
+        .restore(&archive.file_name().unwrap().to_string_lossy(), None, false)
+        .await
+        .unwrap();
+    assert!(back.ok, "{back:?}");
+    assert_eq!(cron.cursor("sweep").await.unwrap(), None);
+    assert_eq!(cron.cursor(&job.id).await.unwrap(), None);
+    assert_eq!(cron.jobs(None).await.unwrap().len(), 1);
+}

@@ -5,7 +5,10 @@
 use super::fixture::{build, copy, lifecycle, lifecycle_parts, snapshot};
 use std::path::Path;
 use std::sync::Arc;
-use warren_runtime::lifecycle::{InterruptAfter, Lifecycle, LifecycleError, RunOptions};
+use warren_runtime::lifecycle::{
+    refuse_if_pending, InterruptAfter, InterruptBeforeJournal, Lifecycle, LifecycleError,
+    RunOptions, StepHook,
+};
 
 const GO: RunOptions = RunOptions {
     dry_run: false,
@@ -39,7 +42,42 @@ async fn run(op: Op, lc: &Lifecycle) -> Result<(), LifecycleError> {
     }
 }
 
+/// Where the run is cut: after a step was journaled, or after its side effect but before the
+/// journal knows about it.
+#[derive(Clone, Copy, Debug)]
+enum Cut {
+    AfterJournal,
+    BeforeJournal,
+}
+
+fn hook(cut: Cut, n: usize) -> (Arc<dyn StepHook>, Box<dyn Fn() -> bool>) {
+    match cut {
+        Cut::AfterJournal => {
+            let h = Arc::new(InterruptAfter::new(n));
+            let f = h.clone();
+            (h, Box::new(move || f.fired()))
+        }
+        Cut::BeforeJournal => {
+            let h = Arc::new(InterruptBeforeJournal::new(n));
+            let f = h.clone();
+            (h, Box::new(move || f.fired()))
+        }
+    }
+}
+
+fn involved(op: Op) -> &'static [&'static str] {
+    match op {
+        Op::Rename => &["alice", "ann"],
+        Op::Delete | Op::Restore => &["carol"],
+    }
+}
+
 async fn converges_after_every_step(op: Op) {
+    converges(op, Cut::AfterJournal).await;
+    converges(op, Cut::BeforeJournal).await;
+}
+
+async fn converges(op: Op, cut: Cut) {
     let base = tempfile::tempdir().unwrap();
     build(base.path()).await;
     prepare(op, base.path()).await;
@@ -49,21 +87,29 @@ async fn converges_after_every_step(op: Op) {
     let mut n = 1;
     loop {
         let inst = copy(base.path());
-        let hook = Arc::new(InterruptAfter::new(n));
-        let lc = lifecycle(inst.path()).await.with_hook(hook.clone());
+        let (hook, fired) = hook(cut, n);
+        let lc = lifecycle(inst.path()).await.with_hook(hook);
         match run(op, &lc).await {
             Ok(()) => {
-                assert!(
-                    !hook.fired(),
-                    "{op:?}: step {n} fired but the run succeeded"
-                );
+                assert!(!fired(), "{op:?}: step {n} fired but the run succeeded");
                 assert_eq!(snapshot(inst.path()).await, expected, "{op:?}");
                 break;
             }
             Err(LifecycleError::Interrupted { .. }) => {}
-            Err(e) => panic!("{op:?}: after step {n}: unexpected error {e}"),
+            Err(e) => panic!("{op:?} {cut:?}: step {n}: unexpected error {e}"),
         }
         drop(lc);
+        // Before the resume, every alias involved is refused (turns, create, other commands).
+        let layout = warren_config::InstallLayout::new(inst.path());
+        for alias in involved(op) {
+            assert!(
+                matches!(
+                    refuse_if_pending(&layout, alias),
+                    Err(LifecycleError::Pending { .. })
+                ),
+                "{op:?} {cut:?} step {n}: `{alias}` is not blocked"
+            );
+        }
         // Half the time the same command is run again, half the time Warren "restarts".
         let fresh = lifecycle(inst.path()).await;
         if n % 2 == 0 {
@@ -86,7 +132,7 @@ async fn converges_after_every_step(op: Op) {
                 .filter(|(a, b)| a != b)
                 .take(5)
                 .collect();
-            panic!("{op:?}: interrupted after step {n}, the state differs: {diff:?}");
+            panic!("{op:?} {cut:?}: interrupted at step {n}, the state differs: {diff:?}");
         }
         n += 1;
         assert!(n < 40, "{op:?}: too many steps");

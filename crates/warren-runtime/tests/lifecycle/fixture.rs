@@ -208,6 +208,7 @@ fn files(root: &Path, dir: &Path, out: &mut Vec<String>) {
         if rel == "data/memory"
             || rel.starts_with("data/sessions.db")
             || rel == "data/config.lock"
+            || rel == "data/locks"
             || rel == "logs"
             || rel.starts_with("data/secrets")
             || rel.contains(".tmp-")

@@ -5,4 +5,5 @@ mod delete;
 mod faults;
 mod fixture;
 mod markdown;
+mod pending;
 mod rename;

@@ -217,9 +217,10 @@ async fn rerunning_a_finished_rename_converges_and_custom_workspaces_stay() {
         "mine"
     );
     let after = snapshot(root).await;
-    // The config already says `cara`: a rerun finishes nothing new and changes nothing.
-    let again = lc.rename("carol", "cara", GO).await.unwrap();
-    assert!(again.ok && again.plan.resumed, "{again:?}");
+    // The config already says `cara` and no rename is journaled: a rerun is refused (nothing
+    // is merged into `cara`) and changes nothing.
+    let again = lc.rename("carol", "cara", GO).await.unwrap_err();
+    assert!(matches!(again, LifecycleError::Taken(_)), "{again}");
     assert_eq!(snapshot(root).await, after);
 }
 
