@@ -1,8 +1,11 @@
 //! Black-box tests of the `warren` binary against hermetic installs. One module per command area.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod authority_cli;
 mod common;
 mod config_cli;
+mod escape_cli;
+mod git_cli;
 mod lifecycle_cli;
 mod memory_cli;
 mod policy_cli;
