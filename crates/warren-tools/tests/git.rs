@@ -1177,6 +1177,11 @@ fn commit_works_under_bubblewrap_too() {
     let fx = Fixture::new(&text);
     let ctx = fx.ctx("alice");
     if ctx.sandbox.bwrap.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI needs bubblewrap: {:?}",
+            ctx.sandbox.bwrap_problem
+        );
         eprintln!(
             "skipped: bubblewrap unusable here: {}",
             ctx.sandbox.bwrap_problem.clone().unwrap_or_default()
