@@ -302,6 +302,8 @@ impl Warren {
         approve: bool,
         host: &HostEnv,
     ) -> Result<ToolCallResult, ApiError> {
+        // An agent an unfinished rename, delete or restore involves runs no tool.
+        self.refuse_if_lifecycle_pending(alias)?;
         let args: serde_json::Value = serde_json::from_str(args).map_err(|e| {
             ApiError::new(
                 ErrorCode::InvalidArgument,

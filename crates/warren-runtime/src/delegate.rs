@@ -213,6 +213,10 @@ impl DelegateTool {
             Some(a) if !a.enabled => return Err(refused(format!("agent `{target}` is disabled"))),
             Some(_) => {}
         }
+        // A SubAgent turn is a turn of the target: an alias in an unfinished rename, delete or
+        // restore runs none until the operation is finished.
+        crate::lifecycle::refuse_if_pending(&self.kit.policy_env().layout, target)
+            .map_err(|e| refused(e.to_string()))?;
         let mut child = SecurityPolicy::for_agent(&self.config, target, &self.kit.policy_env())
             .map_err(|e| refused(format!("the policy of `{target}` cannot be built: {e}")))?;
         child.delegation_depth = parent.delegation_depth + 1;

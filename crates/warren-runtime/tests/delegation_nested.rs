@@ -1,5 +1,6 @@
-//! Nested workspaces through the real turn loop (SPEC §5): a SubAgent whose own root contains a
-//! sibling workspace the parent may only read is refused, so it never writes there.
+//! Delegation refusals through the real turn loop (SPEC §5): a SubAgent whose own root contains a
+//! sibling workspace the parent may only read is refused, so it never writes there; and a
+//! SubAgent of an agent in an unfinished lifecycle operation never runs.
 
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -102,4 +103,86 @@ model_provider = "openai.main"
     assert!(events.iter().all(|e| e.agent == "alice"), "dave never ran");
     let text = serde_json::to_string(&events).unwrap();
     assert!(!text.contains(ERIN) && !text.contains(BOB));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delegation_to_an_agent_in_an_unfinished_lifecycle_operation_is_refused() {
+    use warren_runtime::lifecycle::journal::{Journal, JournalEntry, Operation, RenameJob};
+    let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+    let t = TestInstall::empty().unwrap();
+    t.write_config(&format!(
+        r#"
+[risk_profiles.lead]
+level = "full"
+allowed_commands = ["*"]
+delegation = "allow"
+
+[agents.alice]
+risk_profile = "lead"
+model_provider = "openai.main"
+delegates = ["bob"]
+# Everything the SubAgent could do, alice may do too: only the pending rename stops it.
+[agents.alice.workspace.access]
+bob = "read_write"
+
+[agents.bob]
+risk_profile = "lead"
+model_provider = "openai.main"
+
+{}"#,
+        fake.config_block("main")
+    ))
+    .unwrap();
+    // A rename of bob that stopped before its first step (a crash, a failed step).
+    let layout = t.layout();
+    Journal::new(layout.journal_dir())
+        .save(&JournalEntry {
+            id: "rename-bob".into(),
+            started_at: "2026-12-01T00:00:00Z".into(),
+            op: Operation::Rename(RenameJob {
+                old: "bob".into(),
+                new: "bobby".into(),
+                old_workspace: layout.workspace_for("bob", None),
+                new_workspace: layout.workspace_for("bobby", None),
+                memory_backend: warren_types::MemoryBackendKind::Sqlite,
+            }),
+            steps: Vec::new(),
+            warnings: Vec::new(),
+        })
+        .unwrap();
+    fake.script([
+        Reply::tool_call("delegate", json!({"agent": "bob", "prompt": "help"})),
+        // The SubAgent's answer if it ran; alice's final text otherwise.
+        Reply::text("done"),
+        Reply::text("done"),
+    ]);
+    let mut vars = BTreeMap::new();
+    vars.insert("PATH".into(), std::env::var("PATH").unwrap_or_default());
+    let env = HostEnv {
+        home: Some(t.root().join("home")),
+        vars,
+    };
+    let h = Host::open(t.layout(), env).await.unwrap();
+    let mut rx = h.subscribe();
+    let out = h.run("alice", None, "go", "user", None).await.unwrap();
+    assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
+    let mut events = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        events.push(e);
+    }
+    let result = events
+        .iter()
+        .find_map(|e| match &e.kind {
+            EventKind::ToolResult { ok, output, .. } => Some((*ok, output.clone())),
+            _ => None,
+        })
+        .unwrap();
+    assert!(!result.0, "{result:?}");
+    assert!(
+        result.1.contains("delegation_refused") && result.1.contains("rename bob"),
+        "{result:?}"
+    );
+    assert!(events.iter().all(|e| e.agent == "alice"), "bob never ran");
+    // Two provider calls, both alice's: bob's turn never asked the model.
+    assert_eq!(fake.requests().len(), 2);
 }
