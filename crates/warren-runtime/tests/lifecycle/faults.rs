@@ -1,10 +1,13 @@
 //! Fault injection: an operation is interrupted after each journaled step in turn (as a crash
 //! would stop it); rerunning the same command, or resuming on start, must converge to the state
-//! an uninterrupted run reaches, with no data lost.
+//! an uninterrupted run reaches, with no data lost. Between the interruption and the resume,
+//! every alias involved refuses turns and other lifecycle commands.
 
 use super::fixture::{build, copy, lifecycle, lifecycle_parts, snapshot};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
+use warren_runtime::host::{Host, HostEnv, HostError};
 use warren_runtime::lifecycle::{
     refuse_if_pending, InterruptAfter, InterruptBeforeJournal, Lifecycle, LifecycleError,
     RunOptions, StepHook,
@@ -99,8 +102,19 @@ async fn converges(op: Op, cut: Cut) {
             Err(e) => panic!("{op:?} {cut:?}: step {n}: unexpected error {e}"),
         }
         drop(lc);
-        // Before the resume, every alias involved is refused (turns, create, other commands).
+        // Before the resume, every alias involved is refused: the gate itself, a turn through
+        // the host, and another lifecycle command on it.
         let layout = warren_config::InstallLayout::new(inst.path());
+        let host = Host::open(
+            layout.clone(),
+            HostEnv {
+                home: Some(inst.path().join("home")),
+                vars: BTreeMap::new(),
+            },
+        )
+        .await
+        .unwrap();
+        let other = lifecycle(inst.path()).await;
         for alias in involved(op) {
             assert!(
                 matches!(
@@ -109,7 +123,20 @@ async fn converges(op: Op, cut: Cut) {
                 ),
                 "{op:?} {cut:?} step {n}: `{alias}` is not blocked"
             );
+            let turn = host.run(alias, None, "hi", "user", None).await;
+            assert!(
+                matches!(turn, Err(HostError::LifecyclePending(_))),
+                "{op:?} {cut:?} step {n}: a turn of `{alias}` was not refused: {:?}",
+                turn.err()
+            );
+            let rename = other.rename(alias, "zed", GO).await;
+            assert!(
+                matches!(rename, Err(LifecycleError::Pending { .. })),
+                "{op:?} {cut:?} step {n}: a rename of `{alias}` was not refused: {rename:?}"
+            );
         }
+        drop(other);
+        drop(host);
         // Half the time the same command is run again, half the time Warren "restarts".
         let fresh = lifecycle(inst.path()).await;
         if n % 2 == 0 {
