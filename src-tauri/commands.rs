@@ -110,6 +110,8 @@ pub fn specta_builder<R: tauri::Runtime>() -> tauri_specta::Builder<R> {
             lifecycle::delete_agent,
             lifecycle::list_archives,
             lifecycle::restore_agent,
+            lifecycle::pending_operations,
+            lifecycle::resume_operations,
             profiles::list_profiles,
             profiles::preview_profile_edit,
             profiles::save_profile_edit,

@@ -51,7 +51,11 @@ pub struct PausedChanged {
 
 fn emit<R: Runtime>(app: &AppHandle<R>, change: StateChange) {
     crate::notify::on_change(app, &change);
-    if matches!(change, StateChange::Status(_) | StateChange::Approvals(_)) {
+    // A config change may have pruned the statuses of agents renamed or deleted.
+    if matches!(
+        change,
+        StateChange::Status(_) | StateChange::Approvals(_) | StateChange::AgentsChanged
+    ) {
         if let Some(core) = app.try_state::<Core>() {
             reflect_tray(app, &core);
         }

@@ -66,6 +66,8 @@ impl Ipc {
                 live::runtime_status,
                 lifecycle::rename_agent,
                 lifecycle::delete_agent,
+                lifecycle::pending_operations,
+                lifecycle::resume_operations,
                 profiles::save_profile_edit,
                 profiles::delete_profile,
                 profiles::list_profiles,
@@ -249,6 +251,10 @@ fn live_and_lifecycle_commands_map_their_errors() {
         text.contains("[agents.alice]"),
         "a dry run changed the config"
     );
+    let pending = ipc.call("pending_operations", json!({})).unwrap();
+    assert_eq!(pending, json!([]));
+    let resumed = ipc.call("resume_operations", json!({})).unwrap();
+    assert_eq!(resumed, json!([]));
 }
 
 #[test]

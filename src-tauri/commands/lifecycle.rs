@@ -3,7 +3,9 @@
 
 use super::Core;
 use tauri::State;
-use warren_api::lifecycle_view::{ArchiveView, LifecycleOutcome};
+use warren_api::lifecycle_view::{
+    ArchiveView, LifecycleOutcome, PendingOperationView, ResumeOutcomeView,
+};
 use warren_types::ApiError;
 
 /// Renames agent `old` to `new_alias` (`dry_run`: only the plan). A running turn makes it
@@ -57,4 +59,21 @@ pub async fn restore_agent(
         .restore_agent(&archive, as_alias.as_deref(), false)
         .await
         .map(Into::into)
+}
+
+/// The unfinished renames, deletes and restores, with the step each stopped at and the error
+/// of the last attempt to finish it.
+#[tauri::command]
+#[specta::specta]
+pub async fn pending_operations(
+    core: State<'_, Core>,
+) -> Result<Vec<PendingOperationView>, ApiError> {
+    Ok(core.warren.pending_lifecycle().await)
+}
+
+/// Tries again to finish every unfinished rename, delete or restore.
+#[tauri::command]
+#[specta::specta]
+pub async fn resume_operations(core: State<'_, Core>) -> Result<Vec<ResumeOutcomeView>, ApiError> {
+    core.warren.resume_lifecycle_views().await
 }

@@ -12,6 +12,7 @@ mod lifecycle;
 mod live;
 mod memory;
 mod pause;
+mod pending;
 mod profiles;
 mod rendering;
 mod settings;

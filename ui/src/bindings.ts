@@ -56,6 +56,13 @@ export const commands = {
 	listArchives: () => typedError<ArchiveView[], ApiError>(__TAURI_INVOKE("list_archives")),
 	/**  Restores the agent of `archive`, as `as_alias` when given. */
 	restoreAgent: (archive: string, asAlias: string | null) => typedError<LifecycleOutcome, ApiError>(__TAURI_INVOKE("restore_agent", { archive, asAlias })),
+	/**
+	 *  The unfinished renames, deletes and restores, with the step each stopped at and the error
+	 *  of the last attempt to finish it.
+	 */
+	pendingOperations: () => typedError<PendingOperationView[], ApiError>(__TAURI_INVOKE("pending_operations")),
+	/**  Tries again to finish every unfinished rename, delete or restore. */
+	resumeOperations: () => typedError<ResumeOutcomeView[], ApiError>(__TAURI_INVOKE("resume_operations")),
 	/**  Every risk and runtime profile with the agents using it. */
 	listProfiles: () => typedError<ProfileView[], ApiError>(__TAURI_INVOKE("list_profiles")),
 	/**  What saving `edit` would change, and the validator's findings; writes nothing. */
@@ -707,6 +714,34 @@ export type PendingApprovalView = {
 	requested_at: string,
 };
 
+/**
+ *  An unfinished rename, delete or restore (a journal entry), for the notice that offers to
+ *  resume it.
+ */
+export type PendingOperationView = {
+	/**  The journal entry id (empty for an unreadable entry). */
+	journal: string,
+	/**  `rename`, `delete`, `restore`, or `unreadable` when the entry cannot be read. */
+	kind: string,
+	/**  One line, e.g. `rename alice → ann`. */
+	description: string,
+	/**  The aliases it involves: each refuses turns with `lifecycle_pending` until it is done. */
+	aliases: string[],
+	/**  When the operation started (RFC 3339; empty for an unreadable entry). */
+	started_at: string,
+	/**  The steps completed, in order. */
+	steps_done: string[],
+	/**
+	 *  The first step not completed yet, where it stopped (known for renames; a delete or a
+	 *  restore reports its completed steps only).
+	 */
+	stopped_at: string | null,
+	/**  Why the last attempt in this process could not finish it, when one failed. */
+	last_error: string | null,
+	/**  How to finish it from the command line. */
+	hint: string,
+};
+
 /**  What a rename, delete or restore will do (or did). */
 export type PlanView = {
 	/**  `rename`, `delete` or `restore`. */
@@ -821,6 +856,18 @@ export type ReferenceView = {
 	strength: string,
 	/**  `rewrite`, `remove` or `blocks`. */
 	action: string,
+};
+
+/**  What resuming one unfinished operation gave. */
+export type ResumeOutcomeView = {
+	/**  The journal entry id. */
+	journal: string,
+	/**  The operation (`rename alice → ann`). */
+	operation: string,
+	/**  True when it finished. */
+	ok: boolean,
+	/**  Why it could not be finished. */
+	error: string | null,
 };
 
 /**  `[risk_profiles.<p>]`. */

@@ -7,6 +7,7 @@ mod agents;
 mod config_ops;
 mod errors;
 pub mod lifecycle;
+mod lifecycle_pending;
 pub mod lifecycle_view;
 pub mod live;
 pub mod logging;
@@ -48,6 +49,9 @@ pub struct Warren {
     store: ConfigStore,
     env: HostEnv,
     host: tokio::sync::OnceCell<Arc<Host>>,
+    /// Why the last attempt of this process to finish an unfinished lifecycle operation failed,
+    /// per journal entry id (the journal itself records only the steps completed).
+    lifecycle_errors: std::sync::Mutex<std::collections::BTreeMap<String, String>>,
 }
 
 impl Warren {
@@ -63,6 +67,7 @@ impl Warren {
             store: ConfigStore::new(layout),
             env,
             host: tokio::sync::OnceCell::new(),
+            lifecycle_errors: Default::default(),
         }
     }
 

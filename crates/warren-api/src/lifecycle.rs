@@ -137,7 +137,9 @@ impl Warren {
     /// Finishes (or reports) every interrupted rename, delete or restore.
     pub async fn resume_lifecycle(&self) -> Result<Vec<ResumeOutcome>, ApiError> {
         let svc = self.lifecycle().await?;
-        on_service(svc, |lc| Box::pin(lc.resume_pending())).await
+        let outcomes = on_service(svc, |lc| Box::pin(lc.resume_pending())).await?;
+        self.note_resumed(&outcomes);
+        Ok(outcomes)
     }
 
     async fn run_op(
@@ -153,18 +155,26 @@ impl Warren {
     ) -> Result<LifecycleReport, ApiError> {
         self.load()?;
         let svc = self.lifecycle().await?;
-        let (notes, result) = on_service(svc, move |lc| {
+        let (resumed, result) = on_service(svc, move |lc| {
             Box::pin(async move {
-                let notes = if dry_run {
+                let resumed = if dry_run {
                     Vec::new()
                 } else {
-                    resumed_notes(&lc.resume_pending_where(|op| !own(op)).await)
+                    lc.resume_pending_where(|op| !own(op)).await
                 };
-                (notes, op(lc).await)
+                (resumed, op(lc).await)
             })
         })
         .await?;
+        self.note_resumed(&resumed);
+        let notes = resumed_notes(&resumed);
         let mut report = result.map_err(lifecycle_error)?;
+        if !report.ok && !dry_run {
+            let problem = report.warnings.join("\n");
+            for alias in std::iter::once(&report.plan.alias).chain(&report.plan.new_alias) {
+                self.note_unfinished(alias, problem.clone());
+            }
+        }
         let mut warnings = notes;
         warnings.append(&mut report.warnings);
         report.warnings = warnings;

@@ -179,3 +179,54 @@ impl From<ArchiveInfo> for ArchiveView {
         }
     }
 }
+
+/// An unfinished rename, delete or restore (a journal entry), for the notice that offers to
+/// resume it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct PendingOperationView {
+    /// The journal entry id (empty for an unreadable entry).
+    pub journal: String,
+    /// `rename`, `delete`, `restore`, or `unreadable` when the entry cannot be read.
+    pub kind: String,
+    /// One line, e.g. `rename alice → ann`.
+    pub description: String,
+    /// The aliases it involves: each refuses turns with `lifecycle_pending` until it is done.
+    pub aliases: Vec<String>,
+    /// When the operation started (RFC 3339; empty for an unreadable entry).
+    pub started_at: String,
+    /// The steps completed, in order.
+    pub steps_done: Vec<String>,
+    /// The first step not completed yet, where it stopped (known for renames; a delete or a
+    /// restore reports its completed steps only).
+    pub stopped_at: Option<String>,
+    /// Why the last attempt in this process could not finish it, when one failed.
+    pub last_error: Option<String>,
+    /// How to finish it from the command line.
+    pub hint: String,
+}
+
+/// What resuming one unfinished operation gave.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ResumeOutcomeView {
+    /// The journal entry id.
+    pub journal: String,
+    /// The operation (`rename alice → ann`).
+    pub operation: String,
+    /// True when it finished.
+    pub ok: bool,
+    /// Why it could not be finished.
+    pub error: Option<String>,
+}
+
+impl From<crate::lifecycle::ResumeOutcome> for ResumeOutcomeView {
+    fn from(o: crate::lifecycle::ResumeOutcome) -> Self {
+        ResumeOutcomeView {
+            journal: o.journal,
+            operation: o.operation,
+            ok: o.error.is_none(),
+            error: o.error,
+        }
+    }
+}

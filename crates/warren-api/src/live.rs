@@ -4,6 +4,8 @@
 //! agent and gets a snapshot in the same step, so no frame falls between the two; coarse
 //! changes go to one callback.
 
+mod prune;
+
 use crate::Warren;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
@@ -545,6 +547,10 @@ impl Live {
                     let now = config_stamp(&config);
                     if now != stamp {
                         stamp = now;
+                        // Agents renamed or deleted leave no status behind.
+                        if let Ok(loaded) = warren.load() {
+                            self.prune(|a| loaded.config.agents.contains_key(a));
+                        }
                         on_change(StateChange::AgentsChanged);
                     }
                 }

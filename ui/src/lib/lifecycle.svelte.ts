@@ -6,12 +6,13 @@ import {
   type ApiError,
   type ArchiveView,
   type LifecycleOutcome,
+  type PendingOperationView,
 } from "../bindings";
 import { toApiError, type AgentsStore } from "./agents.svelte";
 
 export type LifecycleApi = Pick<
   typeof commands,
-  "renameAgent" | "deleteAgent" | "listArchives" | "restoreAgent" | "checkAlias"
+  "renameAgent" | "deleteAgent" | "listArchives" | "restoreAgent" | "checkAlias" | "pendingOperations" | "resumeOperations"
 >;
 
 type Ok<T> = { status: "ok"; data: T } | { status: "error"; error: ApiError };
@@ -34,6 +35,11 @@ export class LifecycleStore {
   done = $state<Done | null>(null);
   error = $state<ApiError | null>(null);
   busy = $state(false);
+  /** Unfinished renames, deletes and restores (their aliases refuse turns until finished). */
+  pending = $state<PendingOperationView[]>([]);
+  /** Why the last Resume failed (null after one that finished everything). */
+  resumeError = $state<string | null>(null);
+  resuming = $state(false);
 
   #api: LifecycleApi;
   #agents: AgentsStore;
@@ -62,7 +68,7 @@ export class LifecycleStore {
       return false;
     } finally {
       this.busy = false;
-      await Promise.all([this.#agents.load(), this.loadArchives()]);
+      await Promise.all([this.#agents.load(), this.loadArchives(), this.loadPending()]);
       const open = this.#agents.selected;
       if (open !== null && !this.#agents.agents.some((a) => a.alias === open)) void this.#agents.select(null);
     }
@@ -108,5 +114,35 @@ export class LifecycleStore {
 
   restore(archive: string, asAlias: string | null): Promise<boolean> {
     return this.#run("restore", () => this.#api.restoreAgent(archive, asAlias));
+  }
+
+  /** Reloads the unfinished operations; a failure to list them shows as the resume error. */
+  async loadPending(): Promise<void> {
+    try {
+      this.pending = unwrap(await this.#api.pendingOperations());
+    } catch (e) {
+      this.resumeError = toApiError(e).message;
+    }
+  }
+
+  /**
+   * Tries again to finish every unfinished operation, then reloads the agents, the archives and
+   * the list. What still fails stays listed with its error.
+   */
+  async resumePending(): Promise<boolean> {
+    this.resuming = true;
+    this.resumeError = null;
+    try {
+      const outcomes = unwrap(await this.#api.resumeOperations());
+      const failed = outcomes.filter((o) => !o.ok);
+      if (failed.length) this.resumeError = failed.map((o) => `${o.operation}: ${o.error ?? "not finished"}`).join("\n");
+      return failed.length === 0;
+    } catch (e) {
+      this.resumeError = toApiError(e).message;
+      return false;
+    } finally {
+      this.resuming = false;
+      await Promise.all([this.#agents.load(), this.loadArchives(), this.loadPending()]);
+    }
   }
 }
