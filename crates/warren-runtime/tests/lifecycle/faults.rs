@@ -1,9 +1,10 @@
 //! Fault injection: an operation is interrupted after each journaled step in turn (as a crash
 //! would stop it); rerunning the same command, or resuming on start, must converge to the state
 //! an uninterrupted run reaches, with no data lost. Between the interruption and the resume,
-//! every alias involved refuses turns and other lifecycle commands.
+//! every alias involved refuses turns and other lifecycle commands. Each operation runs with
+//! memory on SQLite and again on Postgres (`WARREN_TEST_POSTGRES_URL`).
 
-use super::fixture::{build, copy, lifecycle, lifecycle_parts, snapshot};
+use super::fixture::{lifecycle, lifecycle_parts, pg_url, snapshot, Install};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -75,21 +76,22 @@ fn involved(op: Op) -> &'static [&'static str] {
     }
 }
 
-async fn converges_after_every_step(op: Op) {
-    converges(op, Cut::AfterJournal).await;
-    converges(op, Cut::BeforeJournal).await;
+/// Every cut of `op`, with memory on SQLite, or on Postgres at `pg_url` (each install, the
+/// reference included, then has its own schema).
+async fn converges_after_every_step(op: Op, pg_url: Option<&str>) {
+    converges(op, Cut::AfterJournal, pg_url).await;
+    converges(op, Cut::BeforeJournal, pg_url).await;
 }
 
-async fn converges(op: Op, cut: Cut) {
-    let base = tempfile::tempdir().unwrap();
-    build(base.path()).await;
+async fn converges(op: Op, cut: Cut, pg_url: Option<&str>) {
+    let base = Install::build(pg_url).await;
     prepare(op, base.path()).await;
-    let reference = copy(base.path());
+    let reference = base.copy().await;
     run(op, &lifecycle(reference.path()).await).await.unwrap();
     let expected = snapshot(reference.path()).await;
     let mut n = 1;
     loop {
-        let inst = copy(base.path());
+        let inst = base.copy().await;
         let (hook, fired) = hook(cut, n);
         let lc = lifecycle(inst.path()).await.with_hook(hook);
         match run(op, &lc).await {
@@ -169,15 +171,36 @@ async fn converges(op: Op, cut: Cut) {
 
 #[tokio::test]
 async fn rename_converges_after_an_interruption_at_every_step() {
-    converges_after_every_step(Op::Rename).await;
+    converges_after_every_step(Op::Rename, None).await;
 }
 
 #[tokio::test]
 async fn delete_converges_after_an_interruption_at_every_step() {
-    converges_after_every_step(Op::Delete).await;
+    converges_after_every_step(Op::Delete, None).await;
 }
 
 #[tokio::test]
 async fn restore_converges_after_an_interruption_at_every_step() {
-    converges_after_every_step(Op::Restore).await;
+    converges_after_every_step(Op::Restore, None).await;
+}
+
+#[tokio::test]
+async fn rename_on_postgres_memory_converges_after_an_interruption_at_every_step() {
+    if let Some(url) = pg_url() {
+        converges_after_every_step(Op::Rename, Some(&url)).await;
+    }
+}
+
+#[tokio::test]
+async fn delete_on_postgres_memory_converges_after_an_interruption_at_every_step() {
+    if let Some(url) = pg_url() {
+        converges_after_every_step(Op::Delete, Some(&url)).await;
+    }
+}
+
+#[tokio::test]
+async fn restore_on_postgres_memory_converges_after_an_interruption_at_every_step() {
+    if let Some(url) = pg_url() {
+        converges_after_every_step(Op::Restore, Some(&url)).await;
+    }
 }

@@ -14,7 +14,7 @@ use warren_runtime::lifecycle::Lifecycle;
 use warren_runtime::receipts::ReceiptLog;
 use warren_runtime::secrets::FileSecretStore;
 use warren_runtime::sessions::{SessionKind, SessionStore};
-use warren_types::TurnEvent;
+use warren_types::{MemoryBackendKind, TurnEvent};
 
 pub const CONFIG: &str = r#"schema_version = 1
 
@@ -97,7 +97,12 @@ pub async fn lifecycle_parts(root: &Path) -> (Lifecycle, Arc<MemoryStores>) {
 
 /// Builds the three-agent install under `root`.
 pub async fn build(root: &Path) {
-    std::fs::write(root.join("config.toml"), CONFIG).unwrap();
+    build_with(root, CONFIG).await;
+}
+
+/// [`build`] with another config text (the same agents, another memory backend).
+async fn build_with(root: &Path, config: &str) {
+    std::fs::write(root.join("config.toml"), config).unwrap();
     let layout = InstallLayout::new(root);
     let cfg = warren_config::load_config(&layout).unwrap().config;
     let mem = stores(&layout);
@@ -253,15 +258,25 @@ async fn open(path: &Path) -> SqlitePool {
 }
 
 /// Every piece of state of an install, as text: config, files (workspaces, archives, journal)
-/// and every row of both databases.
+/// and every row of both databases; on Postgres memory, the rows of the install's schema
+/// instead of `memory.db`.
 pub async fn snapshot(root: &Path) -> String {
     let mut out = vec![std::fs::read_to_string(root.join("config.toml")).unwrap()];
     files(root, root, &mut out);
     let layout = InstallLayout::new(root);
-    let mem = open(&layout.memory_db()).await;
-    out.extend(dump(&mem, "agents", &["created_at"]).await);
-    out.extend(dump(&mem, "memories", &[]).await);
-    mem.close().await;
+    let cfg = warren_config::load_config(&layout).unwrap().config;
+    let mut schema = None;
+    if cfg.memory.backend == MemoryBackendKind::Postgres {
+        let pg = &cfg.memory.postgres;
+        let name = pg.schema.clone().unwrap();
+        out.extend(pg_dump(pg.url.as_deref().unwrap(), &name).await);
+        schema = Some(name);
+    } else {
+        let mem = open(&layout.memory_db()).await;
+        out.extend(dump(&mem, "agents", &["created_at"]).await);
+        out.extend(dump(&mem, "memories", &[]).await);
+        mem.close().await;
+    }
     let ses = open(&layout.sessions_db()).await;
     for t in [
         "agents",
@@ -276,8 +291,14 @@ pub async fn snapshot(root: &Path) -> String {
         out.extend(dump(&ses, t, &[]).await);
     }
     ses.close().await;
-    out.join("\n")
-        .replace(&root.display().to_string(), "<root>")
+    let text = out
+        .join("\n")
+        .replace(&root.display().to_string(), "<root>");
+    match schema {
+        // Each install has its own schema: its name is the one expected difference.
+        Some(name) => text.replace(&name, "<schema>"),
+        None => text,
+    }
 }
 
 /// Rows of `alias` in the memory store.
@@ -305,4 +326,184 @@ pub async fn session_aliases(root: &Path) -> Vec<String> {
     ses.close().await;
     v.sort();
     v
+}
+
+/// The Postgres server of the tests, or `None` after printing the skip line.
+pub fn pg_url() -> Option<String> {
+    match std::env::var("WARREN_TEST_POSTGRES_URL") {
+        Ok(u) if !u.is_empty() => Some(u),
+        _ => {
+            println!("skipped: WARREN_TEST_POSTGRES_URL not set");
+            None
+        }
+    }
+}
+
+/// A fresh Postgres schema, dropped with everything in it when the guard goes away.
+pub struct PgSchema {
+    url: String,
+    name: String,
+}
+
+impl PgSchema {
+    fn fresh(url: &str) -> PgSchema {
+        PgSchema {
+            url: url.to_string(),
+            name: format!(
+                "wl_fault_{}",
+                &uuid::Uuid::new_v4().simple().to_string()[..16]
+            ),
+        }
+    }
+
+    /// [`CONFIG`] with its memory in this schema.
+    fn config(&self) -> String {
+        let section = format!(
+            "[memory]\nbackend = \"postgres\"\n\n[memory.postgres]\nurl = \"{}\"\nschema = \"{}\"\n",
+            self.url, self.name
+        );
+        let head = "schema_version = 1\n";
+        assert!(CONFIG.starts_with(head));
+        CONFIG.replacen(head, &format!("{head}\n{section}"), 1)
+    }
+}
+
+impl Drop for PgSchema {
+    fn drop(&mut self) {
+        let (url, name) = (self.url.clone(), self.name.clone());
+        // From a thread with its own runtime: the guard may go away inside or outside tokio.
+        let _ = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                use sqlx::Connection;
+                if let Ok(mut c) = sqlx::PgConnection::connect(&url).await {
+                    // Never hang the run on a lock left by a failed test.
+                    let _ = sqlx::query("SET lock_timeout = '5s'").execute(&mut c).await;
+                    let dropped = sqlx::query(&format!("DROP SCHEMA IF EXISTS \"{name}\" CASCADE"))
+                        .execute(&mut c)
+                        .await;
+                    if let Err(e) = dropped {
+                        eprintln!("could not drop test schema {name}: {e}");
+                    }
+                }
+            });
+        })
+        .join();
+    }
+}
+
+/// A test install in its own temp dir; on Postgres memory, with its own schema as well.
+pub struct Install {
+    dir: tempfile::TempDir,
+    pg: Option<PgSchema>,
+}
+
+impl Install {
+    /// [`build`] in a fresh temp dir: on SQLite memory, or with the URL of a Postgres server,
+    /// on Postgres memory in a fresh schema.
+    pub async fn build(pg_url: Option<&str>) -> Install {
+        let dir = tempfile::tempdir().unwrap();
+        let pg = pg_url.map(PgSchema::fresh);
+        match &pg {
+            None => build(dir.path()).await,
+            Some(pg) => build_with(dir.path(), &pg.config()).await,
+        }
+        Install { dir, pg }
+    }
+
+    /// The install's root.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// A [`copy`] of the install; on Postgres memory its rows are copied to a new schema and
+    /// the copy's config points there, so the two installs never share a row.
+    pub async fn copy(&self) -> Install {
+        let dir = copy(self.path());
+        let Some(from) = &self.pg else {
+            return Install { dir, pg: None };
+        };
+        let to = PgSchema::fresh(&from.url);
+        clone_schema(&from.url, &from.name, &to.name).await;
+        let cfg = dir.path().join("config.toml");
+        let text = std::fs::read_to_string(&cfg).unwrap();
+        assert!(text.contains(&from.name), "{text}");
+        std::fs::write(&cfg, text.replace(&from.name, &to.name)).unwrap();
+        Install { dir, pg: Some(to) }
+    }
+}
+
+/// Creates schema `to` with the store's own migrations and copies every row (every stored
+/// column, same ids and timestamps) and the insertion counter of schema `from` into it.
+async fn clone_schema(url: &str, from: &str, to: &str) {
+    use sqlx::Connection;
+    let mut c = sqlx::PgConnection::connect(url).await.unwrap();
+    warren_memory::postgres::schema::migrate(&mut c, to)
+        .await
+        .unwrap();
+    for table in ["agents", "memories"] {
+        let cols: Vec<String> = sqlx::query_scalar(
+            "SELECT column_name::text FROM information_schema.columns \
+             WHERE table_schema = $1 AND table_name = $2 AND is_generated = 'NEVER' \
+             ORDER BY ordinal_position",
+        )
+        .bind(from)
+        .bind(table)
+        .fetch_all(&mut c)
+        .await
+        .unwrap();
+        let cols = cols
+            .iter()
+            .map(|c| format!("\"{c}\""))
+            .collect::<Vec<_>>()
+            .join(", ");
+        sqlx::query(&format!(
+            "INSERT INTO \"{to}\".{table} ({cols}) SELECT {cols} FROM \"{from}\".{table}"
+        ))
+        .execute(&mut c)
+        .await
+        .unwrap();
+    }
+    sqlx::query(&format!(
+        "SELECT setval('\"{to}\".memories_seq_seq', last_value, is_called) \
+         FROM \"{from}\".memories_seq_seq"
+    ))
+    .execute(&mut c)
+    .await
+    .unwrap();
+    c.close().await.unwrap();
+}
+
+/// The rows of a Postgres memory schema, ordered: agents (without the server-set creation
+/// time) and memories with their agent's alias and every column but the insertion counter and
+/// the derived search vector.
+async fn pg_dump(url: &str, schema: &str) -> Vec<String> {
+    use sqlx::Connection;
+    let mut c = sqlx::PgConnection::connect(url).await.unwrap();
+    sqlx::query("SET TIME ZONE 'UTC'")
+        .execute(&mut c)
+        .await
+        .unwrap();
+    let s = format!("\"{schema}\"");
+    let agents: Vec<String> = sqlx::query_scalar(&format!(
+        "SELECT (to_jsonb(a) - 'created_at')::text FROM {s}.agents a ORDER BY a.alias"
+    ))
+    .fetch_all(&mut c)
+    .await
+    .unwrap();
+    let memories: Vec<String> = sqlx::query_scalar(&format!(
+        "SELECT a.alias || ' ' || (to_jsonb(m) - 'seq' - 'tsv')::text \
+         FROM {s}.memories m JOIN {s}.agents a ON a.id = m.agent_id ORDER BY a.alias, m.key"
+    ))
+    .fetch_all(&mut c)
+    .await
+    .unwrap();
+    c.close().await.unwrap();
+    let agents = agents.into_iter().map(|r| format!("pg agents: {r}"));
+    agents
+        .chain(memories.into_iter().map(|r| format!("pg memories: {r}")))
+        .collect()
 }
