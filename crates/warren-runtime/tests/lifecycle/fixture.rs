@@ -346,7 +346,8 @@ pub struct PgSchema {
 }
 
 impl PgSchema {
-    fn fresh(url: &str) -> PgSchema {
+    /// A new, unique schema name on the server at `url` (created by the first store opened).
+    pub fn fresh(url: &str) -> PgSchema {
         PgSchema {
             url: url.to_string(),
             name: format!(
@@ -354,6 +355,11 @@ impl PgSchema {
                 &uuid::Uuid::new_v4().simple().to_string()[..16]
             ),
         }
+    }
+
+    /// The schema's name.
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     /// [`CONFIG`] with its memory in this schema.

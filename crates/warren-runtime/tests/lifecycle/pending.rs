@@ -3,7 +3,7 @@
 //! resumed. Failures are real: the memory database is replaced by a directory, a stale folder
 //! sits where a workspace must go, an agent is added to config.toml by hand.
 
-use super::fixture::{build, copy, lifecycle, memory_rows, session_aliases, snapshot};
+use super::fixture::{build, copy, lifecycle, memory_rows, session_aliases, snapshot, PgSchema};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -331,34 +331,6 @@ async fn an_unfinished_rename_refuses_turns_until_resumed_then_converges() {
     same(&snapshot(root).await, &expected);
 }
 
-/// A fresh Postgres schema, dropped when the guard goes away.
-struct PgSchema {
-    url: String,
-    name: String,
-}
-
-impl Drop for PgSchema {
-    fn drop(&mut self) {
-        let (url, name) = (self.url.clone(), self.name.clone());
-        let _ = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            rt.block_on(async move {
-                use sqlx::Connection;
-                if let Ok(mut c) = sqlx::PgConnection::connect(&url).await {
-                    let _ = sqlx::query("SET lock_timeout = '5s'").execute(&mut c).await;
-                    let _ = sqlx::query(&format!("DROP SCHEMA IF EXISTS \"{name}\" CASCADE"))
-                        .execute(&mut c)
-                        .await;
-                }
-            });
-        })
-        .join();
-    }
-}
-
 #[tokio::test]
 async fn an_unfinished_rename_on_postgres_memory_converges_once_the_server_is_back() {
     use warren_memory::{MemoryStores, NewMemory};
@@ -369,20 +341,14 @@ async fn an_unfinished_rename_on_postgres_memory_converges_once_the_server_is_ba
             return;
         }
     };
-    let pg = PgSchema {
-        url: url.clone(),
-        name: format!(
-            "wl_test_{}",
-            &uuid::Uuid::new_v4().simple().to_string()[..16]
-        ),
-    };
+    let pg = PgSchema::fresh(&url);
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     let layout = InstallLayout::new(root);
     let config = |url: &str| {
         format!(
             "schema_version = 1\n\n[memory]\nbackend = \"postgres\"\n\n[memory.postgres]\nurl = \"{url}\"\nschema = \"{}\"\n\n[risk_profiles.p]\nlevel = \"supervised\"\n\n[agents.alice]\nrisk_profile = \"p\"\n\n[agents.bob]\nrisk_profile = \"p\"\ndelegates = [\"alice\"]\n",
-            pg.name
+            pg.name()
         )
     };
     std::fs::write(layout.config_path(), config(&url)).unwrap();
