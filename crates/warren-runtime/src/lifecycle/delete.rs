@@ -1,6 +1,7 @@
 //! Delete with archive (SPEC §8): refuse on hard references and live ACP sessions; write the
 //! removed config block, save the config without the agent and its soft references; then per
-//! kind export → fsync → purge, move the workspace into the archive, write the manifest.
+//! kind export → fsync → count (journaled) → purge, move the workspace into the archive, write
+//! the manifest.
 
 use super::files::{
     archive_dir, move_dir, remove_if_empty, verify_moved, write_bytes, write_json, write_text,
@@ -266,7 +267,8 @@ impl Lifecycle {
         }
         for p in self.participants() {
             let kind = p.kind();
-            let (export_step, purge_step) = (format!("export:{kind}"), format!("purge:{kind}"));
+            let export_step = format!("export:{kind}");
+            let (count_step, purge_step) = (format!("count:{kind}"), format!("purge:{kind}"));
             if !entry.done(&export_step) {
                 let state = self.delete_state(&job, &cfg);
                 let result = match self.hook.export_fault(kind) {
@@ -312,14 +314,27 @@ impl Lifecycle {
                         }
                     }
                 } else {
-                    match p.purge(&state).await {
+                    // The count is durable before the purge: a rerun after a crash right after
+                    // the purge finds nothing left and keeps the journaled count.
+                    if !entry.done(&count_step) {
+                        match p.purge_count(&self.delete_state(&job, &cfg)).await {
+                            Ok(n) => {
+                                job.purged.insert(kind.to_string(), n);
+                                entry.op = Operation::Delete(job.clone());
+                                self.step_done(&mut entry, &count_step)?;
+                            }
+                            Err(e) => {
+                                problems.push(format!(
+                                    "{e}; the data is still in place (its export is in the archive)"
+                                ));
+                                continue;
+                            }
+                        }
+                    }
+                    match p.purge(&self.delete_state(&job, &cfg)).await {
                         Ok(n) => {
-                            // A rerun after a crash right after the purge finds nothing left:
-                            // the count of the first run is kept.
-                            let n = job.purged.get(kind).map_or(n, |&before| before.max(n));
-                            job.purged.insert(kind.to_string(), n);
-                            entry.op = Operation::Delete(job.clone());
-                            self.journal().save(&entry)?;
+                            let counted = job.purged.get(kind).copied().unwrap_or(0);
+                            job.purged.insert(kind.to_string(), counted.max(n));
                         }
                         Err(e) => {
                             problems.push(format!(

@@ -46,7 +46,7 @@ pub struct DeleteJob {
     pub time: String,
     /// Rows exported per kind.
     pub exported: BTreeMap<String, u64>,
-    /// Rows purged per kind.
+    /// Rows purged per kind: counted and journaled before the purge (step `count:<kind>`).
     pub purged: BTreeMap<String, u64>,
     /// Kinds whose export failed (their data was kept), with the reason.
     pub failed: BTreeMap<String, String>,

@@ -73,6 +73,11 @@ pub trait OwnedState: Send + Sync {
     async fn export(&self, agent: &AgentState<'_>) -> Result<(Vec<u8>, u64), OwnedStateError>;
     /// Deletes the agent's data (only called once the export is durable); returns the count.
     async fn purge(&self, agent: &AgentState<'_>) -> Result<u64, OwnedStateError>;
+    /// What [`OwnedState::purge`] would return now. Journaled before the purge, so a rerun
+    /// after a crash right after the purge (which then finds nothing) keeps the count.
+    async fn purge_count(&self, agent: &AgentState<'_>) -> Result<u64, OwnedStateError> {
+        self.count(agent).await
+    }
     /// Keeps data whose export failed, but away from the alias (under `tombstone`).
     async fn park(&self, _agent: &AgentState<'_>, _tombstone: &str) -> Result<(), OwnedStateError> {
         Ok(())
@@ -195,6 +200,13 @@ impl OwnedState for MemoryState {
                     .await
                     .map_err(|e| OwnedStateError::new("memory", "purge", e))
             }
+        }
+    }
+    async fn purge_count(&self, a: &AgentState<'_>) -> Result<u64, OwnedStateError> {
+        match a.memory_backend {
+            // Nothing is purged: the files go to the archive with the workspace.
+            MemoryBackendKind::Markdown | MemoryBackendKind::None => Ok(0),
+            _ => self.count(a).await,
         }
     }
     async fn park(&self, a: &AgentState<'_>, tombstone: &str) -> Result<(), OwnedStateError> {

@@ -12,8 +12,36 @@ use std::path::{Path, PathBuf};
 use warren_config::{parse_config, ConfigDocument, ConfigError, RemovedBlock};
 use warren_types::validate_alias;
 
-/// Journaled just before the restore saves the config entry (see the config step).
+/// Journaled just before the restore saves the config entry, as `config_saving:<sha256>` of
+/// the `[agents.<alias>]` text it saves (see the config step).
 const CONFIG_SAVING: &str = "config_saving";
+
+fn is_saving_marker(step: &str) -> bool {
+    step == CONFIG_SAVING
+        || step
+            .strip_prefix(CONFIG_SAVING)
+            .is_some_and(|rest| rest.starts_with(':'))
+}
+
+/// The SHA-256 of the `[agents.<alias>]` text of `doc`, when it has that agent.
+fn agent_entry_hash(doc: &ConfigDocument, alias: &str) -> Option<String> {
+    use sha2::{Digest, Sha256};
+    doc.agent_block_text(alias)
+        .map(|text| hex::encode(Sha256::digest(text.as_bytes())))
+}
+
+/// Whether the `[agents.<alias>]` entry of `doc` is the one this restore saved: its marker
+/// names exactly that text. A marker without a hash (or none) never claims an entry.
+fn own_entry(entry: &JournalEntry, doc: &ConfigDocument, alias: &str) -> bool {
+    let Some(hash) = agent_entry_hash(doc, alias) else {
+        return false;
+    };
+    entry
+        .steps
+        .iter()
+        .filter_map(|s| s.strip_prefix(CONFIG_SAVING)?.strip_prefix(':'))
+        .any(|marked| marked == hash)
+}
 
 fn bad(path: &Path, reason: impl ToString) -> LifecycleError {
     LifecycleError::BadFile {
@@ -186,6 +214,12 @@ impl Lifecycle {
         self.run_restore(entry, Some(plan)).await
     }
 
+    /// Whether `[agents.<alias>]` is in the config now and is not the entry this restore saved.
+    fn taken_by_another(&self, entry: &JournalEntry, alias: &str) -> Result<bool, LifecycleError> {
+        let doc = ConfigDocument::parse(&self.store.load()?.text).map_err(ConfigError::from)?;
+        Ok(doc.has_agent(alias) && !own_entry(entry, &doc, alias))
+    }
+
     /// Runs (or resumes) the steps of a journaled restore.
     pub(super) async fn run_restore(
         &self,
@@ -205,11 +239,9 @@ impl Lifecycle {
             p
         });
         // Never merge: an agent that holds the alias now (added by hand while the restore was
-        // unfinished) stops the restore before anything more comes back.
-        if !entry.done("config")
-            && !entry.done(CONFIG_SAVING)
-            && self.store.load()?.config.agents.contains_key(&job.alias)
-        {
+        // unfinished) stops the restore before anything more comes back, unless it is the very
+        // entry this restore saved before it was interrupted.
+        if !entry.done("config") && self.taken_by_another(&entry, &job.alias)? {
             let started = !entry.steps.is_empty();
             if !started {
                 self.journal().remove(&entry.id)?;
@@ -309,19 +341,15 @@ impl Lifecycle {
                 .map_err(|e| LifecycleError::io("reading", &block_path, e))?;
             let crons = cron_blocks(&job.archive)?;
             let alias = job.alias.clone();
-            // Journaled before the save: an entry found under the alias after a crash right
-            // after the save is this restore's own, not another agent.
-            let ours = entry.done(CONFIG_SAVING);
-            if !ours {
-                entry.steps.push(CONFIG_SAVING.to_string());
-                self.journal().save(&entry)?;
-            }
+            let journal = self.journal();
+            // Why the marker could not be journaled (the save is then not made).
+            let mut unmarked: Option<LifecycleError> = None;
             let edited = self.store.edit(|doc, _| {
                 let mut notes = Vec::new();
                 if doc.has_agent(&alias) {
-                    // Saved by an earlier run of this restore, or taken between the check
-                    // above and this save (then nothing is merged).
-                    return Ok(if ours { Some(notes) } else { None });
+                    // Saved by an earlier run of this restore (the marker names this very
+                    // entry), or taken by someone else (then nothing is merged).
+                    return Ok(own_entry(&entry, doc, &alias).then_some(notes));
                 }
                 doc.insert_agent_block(&alias, &block)?;
                 doc.drop_dangling_references(&alias);
@@ -330,20 +358,40 @@ impl Lifecycle {
                         notes.push(format!("cron job `{}` not restored: {e}", c.name));
                     }
                 }
+                // Journaled before the save, under the config lock: after a crash, an entry
+                // under the alias is this restore's own only when it is the text saved here
+                // (as a later load parses it).
+                let saved = ConfigDocument::parse(&doc.to_string())?;
+                let hash = agent_entry_hash(&saved, &alias).unwrap_or_default();
+                entry.steps.retain(|s| !is_saving_marker(s));
+                entry.steps.push(format!("{CONFIG_SAVING}:{hash}"));
+                let marked = journal.save(&entry).and_then(|()| {
+                    self.hook
+                        .after_step(entry.op.name(), CONFIG_SAVING)
+                        .map_err(|_| LifecycleError::Interrupted {
+                            op: entry.op.describe(),
+                            step: CONFIG_SAVING.to_string(),
+                            journal: journal.path(&entry.id),
+                        })
+                });
+                if let Err(e) = marked {
+                    let reason = e.to_string();
+                    unmarked = Some(e);
+                    return Err(ConfigError::Io {
+                        action: "journaling the config save of",
+                        path: journal.path(&entry.id),
+                        source: std::io::Error::other(reason),
+                    });
+                }
                 Ok(Some(notes))
             });
-            let outcome = match edited {
-                Ok((outcome, _)) => outcome,
-                Err(e) => {
-                    // Not saved: a later entry under the alias is not this restore's.
-                    entry.steps.retain(|s| s != CONFIG_SAVING);
-                    self.journal().save(&entry)?;
-                    return Err(e.into());
-                }
-            };
+            if let Some(e) = unmarked {
+                return Err(e);
+            }
+            // A failed save keeps its marker: it names only the entry this restore would have
+            // written, so nothing else is ever taken for it.
+            let (outcome, _) = edited?;
             let Some(notes) = outcome else {
-                entry.steps.retain(|s| s != CONFIG_SAVING);
-                self.journal().save(&entry)?;
                 return Err(LifecycleError::RestoreConflict {
                     alias: job.alias.clone(),
                     archive: job.archive.clone(),

@@ -7,3 +7,4 @@ mod fixture;
 mod markdown;
 mod pending;
 mod rename;
+mod windows;
