@@ -3,6 +3,8 @@
 //! error, survives a restart of the app, and finishes from the Resume button once the fault is
 //! gone; one whose fault is already gone is finished by the app's start with no click.
 
+mod killed;
+
 use crate::harness::{launch, Desktop};
 use crate::{block_on_mt, serial};
 use fantoccini::Locator;
