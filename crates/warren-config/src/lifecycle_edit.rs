@@ -352,6 +352,18 @@ impl ConfigDocument {
         self.append_text(&piece.doc.to_string())
     }
 
+    /// The agent of `[cron.<id>]`, when that job exists and names one.
+    pub fn cron_agent(&self, id: &str) -> Option<String> {
+        self.doc
+            .get("cron")
+            .and_then(Item::as_table_like)
+            .and_then(|t| t.get(id))
+            .and_then(Item::as_table_like)
+            .and_then(|job| job.get("agent"))
+            .and_then(Item::as_str)
+            .map(str::to_string)
+    }
+
     /// Appends an archived `[cron.<id>]` block, re-pointed at `agent`. Refuses a taken id.
     pub fn insert_cron_block(
         &mut self,

@@ -9,7 +9,7 @@ use super::plan::{ArchiveInfo, LifecycleReport, Manifest, Plan, PlannedMove};
 use super::{Lifecycle, LifecycleError};
 use crate::owned_state as db;
 use std::path::{Path, PathBuf};
-use warren_config::{parse_config, ConfigDocument, ConfigError, RemovedBlock};
+use warren_config::{parse_config, ConfigDocument, ConfigError, DocumentError, RemovedBlock};
 use warren_types::validate_alias;
 
 /// Journaled just before the restore saves the config entry, as `config_saving:<sha256>` of
@@ -349,7 +349,21 @@ impl Lifecycle {
                 if doc.has_agent(&alias) {
                     // Saved by an earlier run of this restore (the marker names this very
                     // entry), or taken by someone else (then nothing is merged).
-                    return Ok(own_entry(&entry, doc, &alias).then_some(notes));
+                    if !own_entry(&entry, doc, &alias) {
+                        return Ok(None);
+                    }
+                    // That run's notes died with it: a cron job that did not come back then
+                    // is not under the alias now, and must keep the archive all the same.
+                    for c in &crons {
+                        if doc.cron_agent(&c.name).as_deref() != Some(alias.as_str()) {
+                            let taken = DocumentError::AlreadyExists {
+                                what: "cron job".into(),
+                                name: c.name.clone(),
+                            };
+                            notes.push(format!("cron job `{}` not restored: {taken}", c.name));
+                        }
+                    }
+                    return Ok(Some(notes));
                 }
                 doc.insert_agent_block(&alias, &block)?;
                 doc.drop_dangling_references(&alias);

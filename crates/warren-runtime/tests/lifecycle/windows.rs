@@ -280,3 +280,71 @@ async fn a_restore_cut_around_its_own_config_save_converges() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_restore_cut_after_its_config_save_still_keeps_the_archive_when_a_cron_job_did_not_come_back(
+) {
+    let dir = tempfile::tempdir().unwrap();
+    build(dir.path()).await;
+    assert!(
+        lifecycle(dir.path())
+            .await
+            .delete("carol", GO)
+            .await
+            .unwrap()
+            .ok
+    );
+    // While carol is archived, her cron id `sweep` is taken by a job of bob's: the restore
+    // cannot bring that job back and must keep the archive.
+    let cfg = dir.path().join("config.toml");
+    let mut text = std::fs::read_to_string(&cfg).unwrap();
+    text.push_str(
+        "\n[cron.sweep]\nagent = \"bob\"\nschedule = \"0 4 * * *\"\nprompt = \"bob's sweep\"\n",
+    );
+    std::fs::write(&cfg, text).unwrap();
+    let reference = copy(dir.path());
+    let r = lifecycle(reference.path())
+        .await
+        .restore(ARCHIVE, None, false)
+        .await
+        .unwrap();
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.contains("cron job `sweep` not restored")),
+        "{r:?}"
+    );
+    let expected = snapshot(reference.path()).await;
+    assert!(
+        InstallLayout::new(reference.path())
+            .deleted_dir()
+            .join(ARCHIVE)
+            .exists(),
+        "the uninterrupted restore keeps the archive"
+    );
+    for rerun in [true, false] {
+        let inst = copy(dir.path());
+        let root = inst.path();
+        let lc =
+            lifecycle(root)
+                .await
+                .with_hook(CutAt::new("restore", "config", Point::BeforeJournal));
+        let err = lc.restore(ARCHIVE, None, false).await.unwrap_err();
+        assert!(matches!(err, LifecycleError::Interrupted { .. }), "{err}");
+        drop(lc);
+        let fresh = lifecycle(root).await;
+        if rerun {
+            fresh.restore(ARCHIVE, None, false).await.unwrap();
+        } else {
+            fresh.resume_pending().await;
+        }
+        assert!(
+            InstallLayout::new(root)
+                .deleted_dir()
+                .join(ARCHIVE)
+                .exists(),
+            "rerun={rerun}: the archive was removed"
+        );
+        assert_eq!(snapshot(root).await, expected, "rerun={rerun}");
+    }
+}
