@@ -1,6 +1,8 @@
 //! `warren acp` driven by a real JSON-RPC client over the child's stdio, a `kill -9`d ACP
 //! process leaving an ended session, and `warren serve` stopping cleanly on SIGTERM.
 
+mod acp;
+
 use serde_json::{json, Value};
 use std::process::Stdio;
 use std::time::Duration;
@@ -32,6 +34,13 @@ model_provider = "openai.main"
         fake.config_block("main")
     ))
     .unwrap()
+}
+
+/// alice's workspace, created (an ACP session's `cwd` must be a directory the policy grants).
+fn workspace(t: &TestInstall) -> std::path::PathBuf {
+    let ws = t.root().join("agents/alice/workspace");
+    std::fs::create_dir_all(&ws).unwrap();
+    ws
 }
 
 fn warren(home: &std::path::Path, args: &[&str]) -> Command {
@@ -166,7 +175,7 @@ async fn acp_client_prompts_answers_a_permission_and_cancels_a_second_prompt() {
     ]);
     let t = install(&fake, "");
     let mut c = Client::spawn(t.root(), "alice");
-    let session = c.handshake(t.root()).await;
+    let session = c.handshake(&workspace(&t)).await;
 
     let id = c
         .request(
@@ -257,7 +266,7 @@ async fn a_killed_acp_process_leaves_an_ended_session() {
     let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
     let t = install(&fake, "");
     let mut c = Client::spawn(t.root(), "alice");
-    let session = c.handshake(t.root()).await;
+    let session = c.handshake(&workspace(&t)).await;
     let pid = c.child.id().unwrap();
     assert_eq!(
         acp_row(t.root(), &session).await,

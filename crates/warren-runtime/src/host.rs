@@ -298,7 +298,35 @@ impl Host {
         trigger: &'a str,
         approver: Option<Arc<dyn AsyncApprover>>,
     ) -> BoxFuture<'a, Result<TurnOutcome, HostError>> {
-        Box::pin(self.run_inner(alias, session, prompt, trigger, approver))
+        Box::pin(async move {
+            // Without a stop token nothing ends the wait early, so there is always an outcome.
+            self.run_inner(alias, session, prompt, trigger, approver, None)
+                .await?
+                .ok_or_else(|| {
+                    HostError::Lock(std::io::Error::new(
+                        std::io::ErrorKind::Interrupted,
+                        "the turn was stopped before it started",
+                    ))
+                })
+        })
+    }
+
+    /// [`Host::run`] for a front-end that cancels per prompt (ACP): `stop` cancels this turn
+    /// only. Stopped while still queued behind another turn, it returns `Ok(None)` at once,
+    /// having run and recorded nothing.
+    pub fn run_stoppable<'a>(
+        &'a self,
+        alias: &'a str,
+        session: Option<&'a str>,
+        prompt: &'a str,
+        trigger: &'a str,
+        approver: Option<Arc<dyn AsyncApprover>>,
+        stop: CancellationToken,
+    ) -> BoxFuture<'a, Result<Option<TurnOutcome>, HostError>> {
+        Box::pin(async move {
+            self.run_inner(alias, session, prompt, trigger, approver, Some(&stop))
+                .await
+        })
     }
 
     async fn run_inner(
@@ -308,13 +336,19 @@ impl Host {
         prompt: &str,
         trigger: &str,
         approver: Option<Arc<dyn AsyncApprover>>,
-    ) -> Result<TurnOutcome, HostError> {
+        stop: Option<&CancellationToken>,
+    ) -> Result<Option<TurnOutcome>, HostError> {
         let slot = self.slot(alias);
-        let _turn = slot.turn_lock.lock().await;
+        let Some(_turn) = until_stopped(stop, slot.turn_lock.lock()).await else {
+            return Ok(None);
+        };
         // Turns of this agent in other processes, and their lifecycle operations, go first.
-        let _cross_process = crate::agent_lock::acquire(&self.layout, alias, None)
-            .await
-            .map_err(HostError::Lock)?;
+        let Some(cross_process) =
+            until_stopped(stop, crate::agent_lock::acquire(&self.layout, alias, None)).await
+        else {
+            return Ok(None);
+        };
+        let _cross_process = cross_process.map_err(HostError::Lock)?;
         crate::lifecycle::refuse_if_pending(&self.layout, alias)
             .map_err(|e| HostError::LifecyclePending(e.to_string()))?;
         let config = load_config(&self.layout)?.config;
@@ -353,7 +387,10 @@ impl Host {
                     .id
             }
         };
-        let cancel = CancellationToken::new();
+        if stop.is_some_and(CancellationToken::is_cancelled) {
+            return Ok(None);
+        }
+        let cancel = stop.map_or_else(CancellationToken::new, CancellationToken::child_token);
         *slot.cancel.lock().unwrap_or_else(|p| p.into_inner()) = Some(cancel.clone());
         let outcome = run_turn(
             &env,
@@ -366,7 +403,7 @@ impl Host {
         )
         .await;
         slot.cancel.lock().unwrap_or_else(|p| p.into_inner()).take();
-        Ok(outcome)
+        Ok(Some(outcome))
     }
 
     /// Quiesces `alias` for the lifecycle service: while the returned gate lives no turn of the
@@ -444,6 +481,20 @@ impl Host {
             }
             None => false,
         }
+    }
+}
+
+/// Awaits `f` unless `stop` fires first (None: stopped).
+async fn until_stopped<F: std::future::Future>(
+    stop: Option<&CancellationToken>,
+    f: F,
+) -> Option<F::Output> {
+    match stop {
+        None => Some(f.await),
+        Some(t) => tokio::select! {
+            r = f => Some(r),
+            () = t.cancelled() => None,
+        },
     }
 }
 

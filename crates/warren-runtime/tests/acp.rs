@@ -45,6 +45,8 @@ async fn protocol_errors_are_named_and_a_rejected_permission_reaches_the_model()
         Reply::text("Understood, I will not write it."),
     ]);
     let (t, h) = host(&fake).await;
+    let ws = t.root().join("agents/alice/workspace");
+    std::fs::create_dir_all(&ws).unwrap();
     let (client, server) = tokio::io::duplex(1 << 16);
     let (server_r, server_w) = tokio::io::split(server);
     let agent = tokio::spawn(serve(
@@ -62,8 +64,9 @@ async fn protocol_errors_are_named_and_a_rejected_permission_reaches_the_model()
         json!({"jsonrpc": "2.0", "id": 1, "method": "session/load", "params": {}}).to_string(),
         json!({"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": "relative"}})
             .to_string(),
-        json!({"jsonrpc": "2.0", "id": 3, "method": "session/new", "params": {"cwd": "/tmp"}})
-            .to_string(),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "session/new",
+            "params": {"cwd": ws.to_str().unwrap(), "mcpServers": []}})
+        .to_string(),
     ] {
         client_w
             .write_all(format!("{line}\n").as_bytes())

@@ -6,7 +6,9 @@
 //! crate's builder API has changed major versions repeatedly and brings a large dependency tree,
 //! while the wire format needed here (five methods, newline-delimited JSON) is small and tested.
 
+mod forward;
 pub mod liveness;
+mod params;
 pub mod rpc;
 mod server;
 

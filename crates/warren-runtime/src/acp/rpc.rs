@@ -105,6 +105,9 @@ pub fn parse_line(line: &str) -> Incoming {
 
 type Pending = Arc<Mutex<HashMap<i64, oneshot::Sender<Result<Value, Value>>>>>;
 
+/// Where the answer to one request sent to the client arrives.
+pub type Answer = oneshot::Receiver<Result<Value, Value>>;
+
 /// The sending half of a connection: cheap to clone, usable from any task.
 #[derive(Clone)]
 pub struct Peer {
@@ -154,6 +157,12 @@ impl Peer {
         self.send(json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}));
     }
 
+    /// Answers a request with an error carrying `data` (a stable `code` and details).
+    pub fn respond_error_data(&self, id: Value, code: i64, message: &str, data: Value) {
+        self.send(json!({"jsonrpc": "2.0", "id": id,
+            "error": {"code": code, "message": message, "data": data}}));
+    }
+
     /// Sends a notification.
     pub fn notify(&self, method: &str, params: Value) {
         self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}));
@@ -162,6 +171,12 @@ impl Peer {
     /// Sends a request and waits for its answer (Err: the error object, or the connection
     /// closed).
     pub async fn request(&self, method: &str, params: Value) -> Result<Value, Value> {
+        Self::answer(self.start_request(method, params)).await
+    }
+
+    /// Queues a request on the output now (after everything queued before it) and returns
+    /// where its answer arrives; await it with [`Peer::answer`].
+    pub fn start_request(&self, method: &str, params: Value) -> Answer {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         self.pending
@@ -169,6 +184,12 @@ impl Peer {
             .unwrap_or_else(|p| p.into_inner())
             .insert(id, tx);
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        rx
+    }
+
+    /// The answer of a request started with [`Peer::start_request`] (Err: the error object,
+    /// or the connection closed).
+    pub async fn answer(rx: Answer) -> Result<Value, Value> {
         rx.await.unwrap_or_else(|_| {
             Err(json!({"code": codes::INTERNAL_ERROR, "message": "connection closed"}))
         })

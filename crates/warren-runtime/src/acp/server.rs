@@ -2,23 +2,33 @@
 //! turn with trigger `acp`, its events streamed as `session/update` notifications),
 //! `session/cancel`, and approvals asked as `session/request_permission`.
 
+use super::forward::{AcpApprover, Ask, Forwarder};
 use super::liveness::{process_alive, AcpSessions, HEARTBEAT_INTERVAL, HEARTBEAT_TIMEOUT};
+use super::params::{check_initialize, check_mcp_servers, session_cwd, Refusal};
 use super::rpc::{codes, parse_line, Incoming, Peer};
 use super::AcpError;
-use crate::approval::{ApprovalAnswer, AsyncApprover, PendingApproval};
 use crate::host::{Host, HostError};
 use crate::turn::TurnStatus;
-use async_trait::async_trait;
 use serde_json::{json, Value};
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
+use tokio::sync::mpsc;
 use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
 use warren_config::load_config;
-use warren_types::{ApprovalDecision, EventKind, TurnEvent};
+use warren_policy::SecurityPolicy;
 
 /// The ACP protocol version spoken here.
 pub const PROTOCOL_VERSION: u64 = 1;
+
+/// One session opened on this connection (its cwd, resolved and granted by the policy, is
+/// recorded in its title in `sessions.db`).
+struct Session {
+    /// Stops the prompts sent so far (running or queued); replaced by a fresh token on each
+    /// `session/cancel`, so later prompts are not affected.
+    stop: CancellationToken,
+}
 
 struct Conn {
     host: Arc<Host>,
@@ -26,110 +36,7 @@ struct Conn {
     pid: u32,
     peer: Peer,
     acp: AcpSessions,
-    sessions: Mutex<HashSet<String>>,
-}
-
-/// Asks the client through `session/request_permission`.
-struct AcpApprover {
-    peer: Peer,
-    session_id: String,
-}
-
-fn tool_kind(name: &str) -> &'static str {
-    match name {
-        "file_read" => "read",
-        "file_write" | "file_edit" => "edit",
-        "glob_search" | "content_search" | "memory_recall" => "search",
-        "shell" | "git_operations" => "execute",
-        _ => "other",
-    }
-}
-
-fn raw_input(arguments: &str) -> Value {
-    serde_json::from_str(arguments).unwrap_or_else(|_| Value::String(arguments.to_string()))
-}
-
-#[async_trait]
-impl AsyncApprover for AcpApprover {
-    async fn ask(&self, p: PendingApproval) -> ApprovalAnswer {
-        let params = json!({
-            "sessionId": self.session_id,
-            "toolCall": {
-                "toolCallId": p.call_id,
-                "title": format!("{} — {}", p.tool, p.reason),
-                "kind": tool_kind(&p.tool),
-                "status": "pending",
-                "rawInput": raw_input(&p.arguments),
-            },
-            "options": [
-                {"optionId": "allow_once", "name": "Allow once", "kind": "allow_once"},
-                {"optionId": "allow_session", "name": "Allow for this session", "kind": "allow_always"},
-                {"optionId": "reject_once", "name": "Reject", "kind": "reject_once"},
-            ],
-        });
-        match self
-            .peer
-            .request("session/request_permission", params)
-            .await
-        {
-            Ok(r) => match (
-                r["outcome"]["outcome"].as_str(),
-                r["outcome"]["optionId"].as_str(),
-            ) {
-                (Some("selected"), Some("allow_once")) => ApprovalAnswer::approve(),
-                (Some("selected"), Some("allow_session")) => ApprovalAnswer {
-                    decision: ApprovalDecision::ApproveSession,
-                    message: None,
-                    no_one_to_ask: false,
-                },
-                (Some("selected"), Some("reject_once")) => ApprovalAnswer::deny(None),
-                (Some("cancelled"), _) => {
-                    ApprovalAnswer::deny(Some("the client cancelled the permission request".into()))
-                }
-                _ => ApprovalAnswer::deny(Some(format!(
-                    "the client's answer was not understood: {r}"
-                ))),
-            },
-            Err(_) => ApprovalAnswer::no_one(),
-        }
-    }
-}
-
-/// The `session/update` of one turn event, if it has one.
-fn update_of(e: &TurnEvent) -> Option<Value> {
-    Some(match &e.kind {
-        EventKind::TextDelta { text } => json!({
-            "sessionUpdate": "agent_message_chunk",
-            "content": {"type": "text", "text": text},
-        }),
-        EventKind::Notice { message, .. } => json!({
-            "sessionUpdate": "agent_thought_chunk",
-            "content": {"type": "text", "text": message},
-        }),
-        EventKind::ToolCall {
-            id,
-            name,
-            arguments,
-        } => json!({
-            "sessionUpdate": "tool_call",
-            "toolCallId": id,
-            "title": name,
-            "kind": tool_kind(name),
-            "status": "pending",
-            "rawInput": raw_input(arguments),
-        }),
-        EventKind::ApprovalResolved { id, decision, .. } if *decision != ApprovalDecision::Deny => {
-            json!({"sessionUpdate": "tool_call_update", "toolCallId": id, "status": "in_progress"})
-        }
-        EventKind::ToolResult { id, ok, output, .. } => json!({
-            "sessionUpdate": "tool_call_update",
-            "toolCallId": id,
-            "status": if *ok { "completed" } else { "failed" },
-            "content": [{"type": "content", "content": {"type": "text", "text": output}}],
-            "rawOutput": {"ok": ok, "output": output},
-        }),
-        _ => return None,
-    })
+    sessions: Mutex<HashMap<String, Session>>,
 }
 
 /// The prompt text of `session/prompt` content blocks.
@@ -171,126 +78,165 @@ impl Conn {
         self.host.kit().clock.now().into()
     }
 
-    fn owns(&self, session: &str) -> bool {
-        self.sessions
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .contains(session)
+    fn lock_sessions(&self) -> std::sync::MutexGuard<'_, HashMap<String, Session>> {
+        self.sessions.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    async fn handle(self: Arc<Self>, id: Value, method: String, params: Value) {
+    /// The stop token of the session a `session/prompt` names, taken when the request is read
+    /// (so a `session/cancel` read after it applies to it); None for an unknown session.
+    fn stop_of(&self, params: &Value) -> Option<CancellationToken> {
+        let session = params["sessionId"].as_str()?;
+        self.lock_sessions().get(session).map(|s| s.stop.clone())
+    }
+
+    async fn handle(
+        self: Arc<Self>,
+        id: Value,
+        method: String,
+        params: Value,
+        stop: Option<CancellationToken>,
+    ) {
         let result = match method.as_str() {
-            "initialize" => Ok(json!({
-                "protocolVersion": PROTOCOL_VERSION,
-                "agentCapabilities": {
-                    "loadSession": false,
-                    "promptCapabilities": {"image": false, "audio": false, "embeddedContext": true},
-                },
-                "authMethods": [],
-                "agentInfo": {"name": "warren", "title": format!("Warren agent `{}`", self.agent),
-                    "version": env!("CARGO_PKG_VERSION")},
-            })),
+            "initialize" => check_initialize(&params).map(|()| {
+                json!({
+                    "protocolVersion": PROTOCOL_VERSION,
+                    "agentCapabilities": {
+                        "loadSession": false,
+                        "promptCapabilities": {"image": false, "audio": false, "embeddedContext": true},
+                        "mcpCapabilities": {"http": false, "sse": false},
+                    },
+                    "authMethods": [],
+                    "agentInfo": {"name": "warren", "title": format!("Warren agent `{}`", self.agent),
+                        "version": env!("CARGO_PKG_VERSION")},
+                })
+            }),
             "authenticate" => Ok(json!({})),
             "session/new" => self.new_session(&params).await,
-            "session/prompt" => self.prompt(&params).await,
+            "session/prompt" => self.prompt(&params, stop).await,
             other => Err((
                 codes::METHOD_NOT_FOUND,
                 format!("method `{other}` is not supported"),
+                None,
             )),
         };
         match result {
             Ok(v) => self.peer.respond(id, v),
-            Err((code, message)) => self.peer.respond_error(id, code, &message),
+            Err((code, message, None)) => self.peer.respond_error(id, code, &message),
+            Err((code, message, Some(data))) => {
+                self.peer.respond_error_data(id, code, &message, data)
+            }
         }
     }
 
-    async fn new_session(&self, params: &Value) -> Result<Value, (i64, String)> {
-        let cwd = params["cwd"].as_str().unwrap_or("");
-        if !cwd.starts_with('/') {
-            return Err((
-                codes::INVALID_PARAMS,
-                "session/new: `cwd` must be an absolute path".into(),
-            ));
-        }
-        let title = format!("ACP session in {cwd}");
+    async fn new_session(&self, params: &Value) -> Result<Value, Refusal> {
+        check_mcp_servers(params)?;
+        // The cwd is decided by the agent's policy as it is now (the config is read afresh).
+        let config = load_config(self.host.layout())
+            .map_err(|e| (codes::INTERNAL_ERROR, e.to_string(), None))?
+            .config;
+        let policy = SecurityPolicy::for_agent(&config, &self.agent, &self.host.kit().policy_env())
+            .map_err(|e| {
+                (
+                    codes::INTERNAL_ERROR,
+                    format!("policy of `{}`: {e}", self.agent),
+                    None,
+                )
+            })?;
+        let cwd = session_cwd(&policy, params)?;
+        let title = format!("ACP session in {}", cwd.display());
         let s = self
             .acp
             .open(&self.agent, self.pid, &title, self.now())
             .await
-            .map_err(|e| (codes::INTERNAL_ERROR, e.to_string()))?;
-        self.sessions
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(s.id.clone());
+            .map_err(|e| (codes::INTERNAL_ERROR, e.to_string(), None))?;
+        self.lock_sessions().insert(
+            s.id.clone(),
+            Session {
+                stop: CancellationToken::new(),
+            },
+        );
         Ok(json!({"sessionId": s.id}))
     }
 
-    async fn prompt(&self, params: &Value) -> Result<Value, (i64, String)> {
+    async fn prompt(
+        &self,
+        params: &Value,
+        stop: Option<CancellationToken>,
+    ) -> Result<Value, Refusal> {
         let session = params["sessionId"].as_str().unwrap_or("").to_string();
-        if !self.owns(&session) {
+        let Some(stop) = stop else {
             return Err((
                 codes::INVALID_PARAMS,
                 format!("session/prompt: unknown sessionId `{session}`"),
+                None,
             ));
-        }
-        let text = prompt_text(&params["prompt"])
-            .map_err(|m| (codes::INVALID_PARAMS, format!("session/prompt: {m}")))?;
-        let mut rx = self.host.subscribe();
-        let approver = Arc::new(AcpApprover {
-            peer: self.peer.clone(),
-            session_id: session.clone(),
-        });
-        let run = self
-            .host
-            .run(&self.agent, Some(&session), &text, "acp", Some(approver));
-        tokio::pin!(run);
-        let mut turn: Option<String> = None;
-        let mut forward = |e: TurnEvent| {
-            if e.parent.is_some() {
-                return;
-            }
-            if let EventKind::TurnStarted { session_id, .. } = &e.kind {
-                if *session_id == session {
-                    turn = Some(e.turn_id.clone());
-                }
-            }
-            if turn.as_deref() == Some(e.turn_id.as_str()) {
-                if let Some(update) = update_of(&e) {
-                    self.peer.notify(
-                        "session/update",
-                        json!({"sessionId": session, "update": update}),
-                    );
-                }
-            }
         };
+        let text = prompt_text(&params["prompt"])
+            .map_err(|m| (codes::INVALID_PARAMS, format!("session/prompt: {m}"), None))?;
+        let mut events = self.host.subscribe();
+        let (asks, mut asked) = mpsc::unbounded_channel::<Ask>();
+        let approver = Arc::new(AcpApprover { asks });
+        let run = self.host.run_stoppable(
+            &self.agent,
+            Some(&session),
+            &text,
+            "acp",
+            Some(approver),
+            stop,
+        );
+        tokio::pin!(run);
+        let mut out = Forwarder::new(self.peer.clone(), session.clone());
         let outcome = loop {
             tokio::select! {
                 r = &mut run => {
-                    while let Ok(e) = rx.try_recv() {
-                        forward(e);
+                    while let Ok(e) = events.try_recv() {
+                        out.event(e);
                     }
                     break r;
                 }
-                Some(e) = rx.recv() => forward(e),
+                Some(e) = events.recv() => out.event(e),
+                Some(ask) = asked.recv() => {
+                    // Events are published before the approval is asked: the call's
+                    // announcement is written first.
+                    while let Ok(e) = events.try_recv() {
+                        out.event(e);
+                    }
+                    out.ask(ask);
+                }
             }
         };
         match outcome {
-            Ok(o) => match o.status {
+            Ok(None) => Ok(json!({"stopReason": "cancelled"})),
+            Ok(Some(o)) => match o.status {
                 TurnStatus::Completed => Ok(json!({"stopReason": "end_turn"})),
                 TurnStatus::Cancelled => Ok(json!({"stopReason": "cancelled"})),
                 TurnStatus::Failed { code, message } => Err((
                     codes::INTERNAL_ERROR,
                     format!("the turn failed ({code}): {message}"),
+                    Some(json!({"code": code})),
                 )),
             },
-            Err(e @ HostError::UnknownSession(_)) => Err((codes::INVALID_PARAMS, e.to_string())),
-            Err(e) => Err((codes::INTERNAL_ERROR, e.to_string())),
+            Err(e @ HostError::UnknownSession(_)) => {
+                Err((codes::INVALID_PARAMS, e.to_string(), None))
+            }
+            Err(e) => Err((codes::INTERNAL_ERROR, e.to_string(), None)),
         }
     }
 
+    /// `session/cancel`: stops that session's prompts (running or queued), nothing else.
     fn cancel(&self, params: &Value) {
-        if params["sessionId"].as_str().is_some_and(|s| self.owns(s)) {
-            self.host.cancel(&self.agent);
+        let Some(session) = params["sessionId"].as_str() else {
+            return;
+        };
+        if let Some(s) = self.lock_sessions().get_mut(session) {
+            std::mem::replace(&mut s.stop, CancellationToken::new()).cancel();
+        }
+    }
+
+    /// Stops every prompt of this connection (the client is gone).
+    fn cancel_all(&self) {
+        for s in self.lock_sessions().values() {
+            s.stop.cancel();
         }
     }
 }
@@ -326,7 +272,7 @@ where
         pid,
         peer: peer.clone(),
         acp: acp.clone(),
-        sessions: Mutex::new(HashSet::new()),
+        sessions: Mutex::new(HashMap::new()),
     });
     let beat = {
         let (acp, clock) = (acp.clone(), host.kit().clock);
@@ -361,7 +307,10 @@ where
                 method,
                 params,
             } => {
-                handlers.spawn(conn.clone().handle(id, method, params));
+                let stop = (method == "session/prompt")
+                    .then(|| conn.stop_of(&params))
+                    .flatten();
+                handlers.spawn(conn.clone().handle(id, method, params, stop));
             }
             Incoming::Call {
                 id: None,
@@ -379,8 +328,8 @@ where
             Incoming::Invalid { id, code, message } => peer.respond_error(id, code, &message),
         }
     };
-    // The client is gone: stop the running turn, let handlers record it, end the sessions.
-    host.cancel(agent);
+    // The client is gone: stop its prompts, let handlers record them, end the sessions.
+    conn.cancel_all();
     peer.close_pending();
     while handlers.join_next().await.is_some() {}
     beat.abort();
