@@ -229,7 +229,7 @@ fn live_and_lifecycle_commands_map_their_errors() {
     let found = ipc
         .call(
             "answer_approval",
-            json!({ "callId": "nope", "decision": "approve_once", "message": null }),
+            json!({ "turnId": "nope", "callId": "nope", "decision": "approve_once", "message": null }),
         )
         .unwrap();
     assert_eq!(found, false);

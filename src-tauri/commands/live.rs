@@ -64,17 +64,19 @@ pub async fn pending_approvals(
     Ok(core.live.pending_approvals())
 }
 
-/// Answers an approval request; false when nothing waits under `call_id`.
+/// Answers the approval request of call `call_id` in turn `turn_id`; false when nothing
+/// waits under that pair (call ids are only unique within a turn).
 #[tauri::command]
 #[specta::specta]
 pub async fn answer_approval(
     core: State<'_, Core>,
+    turn_id: String,
     call_id: String,
     decision: ApprovalDecision,
     message: Option<String>,
 ) -> Result<bool, ApiError> {
     core.warren
-        .answer_approval(&call_id, decision, message)
+        .answer_approval(&turn_id, &call_id, decision, message)
         .await
 }
 

@@ -472,21 +472,24 @@ fn approvals_and_failures_are_notified_while_the_window_is_hidden() {
         // Deny it; the next request fails: one notification for the failure.
         let pending = fake.request_count();
         assert_eq!(pending, 1);
-        let call_id = {
+        let (turn_id, call_id) = {
             let r = d
                 .client
                 .execute_async(
-                    "const done = arguments[arguments.length - 1]; window.__TAURI_INTERNALS__.invoke('pending_approvals').then((p) => done(p[0].call_id), (e) => done(String(e)));",
+                    "const done = arguments[arguments.length - 1]; window.__TAURI_INTERNALS__.invoke('pending_approvals').then((p) => done([p[0].turn_id, p[0].call_id]), (e) => done(String(e)));",
                     vec![],
                 )
                 .await
                 .unwrap();
-            r.as_str().unwrap().to_string()
+            (
+                r[0].as_str().unwrap().to_string(),
+                r[1].as_str().unwrap().to_string(),
+            )
         };
         invoke(
             &d,
             "answer_approval",
-            json!({"callId": call_id, "decision": "deny", "message": "no"}),
+            json!({"turnId": turn_id, "callId": call_id, "decision": "deny", "message": "no"}),
         )
         .await;
         let got = notified(&d, 2, "the failed turn").await;

@@ -31,8 +31,11 @@ export const commands = {
 	agentStatuses: () => typedError<AgentStatusEntry[], ApiError>(__TAURI_INVOKE("agent_statuses")),
 	/**  The approval requests waiting, across agents. */
 	pendingApprovals: () => typedError<PendingApprovalView[], ApiError>(__TAURI_INVOKE("pending_approvals")),
-	/**  Answers an approval request; false when nothing waits under `call_id`. */
-	answerApproval: (callId: string, decision: ApprovalDecision, message: string | null) => typedError<boolean, ApiError>(__TAURI_INVOKE("answer_approval", { callId, decision, message })),
+	/**
+	 *  Answers the approval request of call `call_id` in turn `turn_id`; false when nothing
+	 *  waits under that pair (call ids are only unique within a turn).
+	 */
+	answerApproval: (turnId: string, callId: string, decision: ApprovalDecision, message: string | null) => typedError<boolean, ApiError>(__TAURI_INVOKE("answer_approval", { turnId, callId, decision, message })),
 	/**  Runs a prompt as a turn of the agent (approvals go to the window) and returns how it ended. */
 	sendPrompt: (req: RunRequest) => typedError<RunResult, ApiError>(__TAURI_INVOKE("send_prompt", { req })),
 	/**  Cancels the agent's running turn; false when none runs. */

@@ -255,7 +255,8 @@ struct LiveState {
     agents: HashMap<String, AgentLive>,
     /// Per running SubAgent turn: its ancestors as `(turn, agent)`, nearest first.
     lineage: HashMap<String, Vec<(String, String)>>,
-    pending: BTreeMap<String, PendingApprovalView>,
+    /// Keyed by turn and call id: call ids are only unique within a turn.
+    pending: BTreeMap<(String, String), PendingApprovalView>,
     /// Per budget agent: the UTC day and the highest level already announced that day.
     alerted: HashMap<String, (String, BudgetLevel)>,
     next_sink: u32,
@@ -409,7 +410,7 @@ impl Live {
                 reason,
             } => {
                 st.pending.insert(
-                    id.clone(),
+                    (event.turn_id.clone(), id.clone()),
                     PendingApprovalView {
                         agent: agent.clone(),
                         turn_id: event.turn_id.clone(),
@@ -422,7 +423,7 @@ impl Live {
                 );
             }
             EventKind::ApprovalResolved { id, .. } => {
-                st.pending.remove(id);
+                st.pending.remove(&(event.turn_id.clone(), id.clone()));
             }
             k if k.is_terminal() => st.pending.retain(|_, p| p.turn_id != event.turn_id),
             _ => {}
@@ -579,11 +580,12 @@ fn snapshot_of(agent: &str, a: &AgentLive) -> LiveSnapshot {
 }
 
 impl Warren {
-    /// Answers a waiting approval request of a turn run with the host's broker. A request
-    /// announced a moment ago may not be parked yet: it is retried for up to two seconds.
-    /// False when nothing waits under `call_id`.
+    /// Answers the waiting approval request of call `call_id` in turn `turn_id` (a turn run
+    /// with the host's broker). A request is parked before it is announced, so one seen in an
+    /// event or a snapshot is answerable at once. False when nothing waits under that pair.
     pub async fn answer_approval(
         &self,
+        turn_id: &str,
         call_id: &str,
         decision: warren_types::ApprovalDecision,
         message: Option<String>,
@@ -594,13 +596,7 @@ impl Warren {
             message: message.filter(|m| !m.trim().is_empty()),
             no_one_to_ask: false,
         };
-        for _ in 0..40 {
-            if host.approvals().answer(call_id, answer.clone()) {
-                return Ok(true);
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        Ok(false)
+        Ok(host.approvals().answer(turn_id, call_id, answer))
     }
 }
 
@@ -741,6 +737,45 @@ mod tests {
         );
         assert_eq!(live.statuses()[0].status, AgentStatus::Error);
         assert_eq!(live.running_agents(), ["b"], "a failed turn runs no more");
+    }
+
+    #[test]
+    fn pending_approvals_of_two_turns_with_one_call_id_stay_apart() {
+        let live = Live::new();
+        let asked = |agent: &str, turn: &str| {
+            ev(
+                agent,
+                turn,
+                2,
+                EventKind::ApprovalRequested {
+                    id: "text-1-1".into(),
+                    tool: "file_write".into(),
+                    arguments: "{}".into(),
+                    reason: "asks".into(),
+                },
+            )
+        };
+        live.fold(started("a", "t1"));
+        live.fold(started("b", "t2"));
+        live.fold(asked("a", "t1"));
+        live.fold(asked("b", "t2"));
+        assert_eq!(live.pending_approvals().len(), 2);
+        live.fold(ev(
+            "a",
+            "t1",
+            3,
+            EventKind::ApprovalResolved {
+                id: "text-1-1".into(),
+                decision: warren_types::ApprovalDecision::ApproveOnce,
+                message: None,
+            },
+        ));
+        let left = live.pending_approvals();
+        assert_eq!(left.len(), 1);
+        assert_eq!(
+            (left[0].agent.as_str(), left[0].turn_id.as_str()),
+            ("b", "t2")
+        );
     }
 
     fn child(

@@ -2,6 +2,7 @@
 //! broker that parks each request until a front-end (UI, terminal, ACP client) answers it.
 
 use async_trait::async_trait;
+use futures::future::BoxFuture;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -70,6 +71,14 @@ impl ApprovalAnswer {
 pub trait AsyncApprover: Send + Sync {
     /// Answers one request.
     async fn ask(&self, request: PendingApproval) -> ApprovalAnswer;
+
+    /// Takes `request` in now and returns the wait for its answer. The turn loop calls this
+    /// before it announces the request, so an answer sent on the announcement always finds
+    /// it. The default asks when the wait is first polled, which is enough for an approver
+    /// that is not answered from outside.
+    fn register(&self, request: PendingApproval) -> BoxFuture<'_, ApprovalAnswer> {
+        self.ask(request)
+    }
 }
 
 /// Always the same answer (`--approve`, `--deny`, or nobody to ask).
@@ -82,12 +91,30 @@ impl AsyncApprover for FixedApprover {
     }
 }
 
-type Parked = HashMap<String, (PendingApproval, oneshot::Sender<ApprovalAnswer>)>;
+/// A request's key: its turn and its call id (call ids are only unique within a turn).
+type Key = (String, String);
 
-/// Parks requests until [`ApprovalBroker::answer`] is called for their call id.
+type Parked = HashMap<Key, (PendingApproval, oneshot::Sender<ApprovalAnswer>)>;
+
+/// Parks requests until [`ApprovalBroker::answer`] is called for their turn and call id.
 #[derive(Clone, Default)]
 pub struct ApprovalBroker {
     pending: Arc<Mutex<Parked>>,
+}
+
+/// Takes a parked request out when its wait ends, answered or dropped (a cancelled turn).
+struct Unpark {
+    pending: Arc<Mutex<Parked>>,
+    key: Key,
+}
+
+impl Drop for Unpark {
+    fn drop(&mut self) {
+        self.pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.key);
+    }
 }
 
 impl ApprovalBroker {
@@ -100,17 +127,18 @@ impl ApprovalBroker {
     pub fn pending(&self) -> Vec<PendingApproval> {
         let map = self.pending.lock().unwrap_or_else(|p| p.into_inner());
         let mut v: Vec<_> = map.values().map(|(p, _)| p.clone()).collect();
-        v.sort_by(|a, b| a.call_id.cmp(&b.call_id));
+        v.sort_by(|a, b| (&a.turn_id, &a.call_id).cmp(&(&b.turn_id, &b.call_id)));
         v
     }
 
-    /// Answers the request of `call_id`; false when nothing waits under that id.
-    pub fn answer(&self, call_id: &str, answer: ApprovalAnswer) -> bool {
+    /// Answers the request of call `call_id` in turn `turn_id`; false when nothing waits
+    /// under that pair.
+    pub fn answer(&self, turn_id: &str, call_id: &str, answer: ApprovalAnswer) -> bool {
         let entry = self
             .pending
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .remove(call_id);
+            .remove(&(turn_id.to_string(), call_id.to_string()));
         match entry {
             Some((_, tx)) => tx.send(answer).is_ok(),
             None => false,
@@ -121,17 +149,24 @@ impl ApprovalBroker {
 #[async_trait]
 impl AsyncApprover for ApprovalBroker {
     async fn ask(&self, request: PendingApproval) -> ApprovalAnswer {
+        self.register(request).await
+    }
+
+    fn register(&self, request: PendingApproval) -> BoxFuture<'_, ApprovalAnswer> {
         let (tx, rx) = oneshot::channel();
-        let id = request.call_id.clone();
+        let key = (request.turn_id.clone(), request.call_id.clone());
         self.pending
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(id.clone(), (request, tx));
-        let answer = rx.await.unwrap_or_else(|_| ApprovalAnswer::no_one());
-        self.pending
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&id);
-        answer
+            .insert(key.clone(), (request, tx));
+        let unpark = Unpark {
+            pending: self.pending.clone(),
+            key,
+        };
+        Box::pin(async move {
+            let answer = rx.await.unwrap_or_else(|_| ApprovalAnswer::no_one());
+            drop(unpark);
+            answer
+        })
     }
 }

@@ -92,12 +92,25 @@ fn fail(code: &str, message: impl Into<String>) -> Fail {
     Fail(code.to_string(), message.into())
 }
 
-/// Approves inside the tool gate what the loop already approved.
-struct Preapproved;
+/// The tool gate's approver: it approves what the loop approved (asked and approved, or
+/// approved for the session) and denies any other call the gate still wants asked about, so
+/// a call whose judgement changed between the loop's look and its run fails closed.
+struct LoopApproval {
+    approved: bool,
+}
 
-impl Approver for Preapproved {
+impl Approver for LoopApproval {
     fn decide(&self, _: &ApprovalRequest) -> ToolDecision {
-        ToolDecision::ApproveOnce
+        if self.approved {
+            ToolDecision::ApproveOnce
+        } else {
+            ToolDecision::Deny {
+                message: Some(
+                    "this call needs approval and was not approved before it ran; it did not run"
+                        .into(),
+                ),
+            }
+        }
     }
 }
 
@@ -423,8 +436,14 @@ async fn turn_body(
         let mut text = response.text.clone();
         if calls.is_empty() && !at_cap {
             let names: Vec<&str> = registered.iter().map(String::as_str).collect();
-            let recovered =
-                warren_llm::recover_tool_calls(&text, &names, &format!("text-{iteration}-"));
+            // The turn's id in the prefix keeps recovered ids apart across the turns of a
+            // session and across agents waiting for approval at once.
+            let short: String = turn_id.chars().filter(|c| *c != '-').take(8).collect();
+            let recovered = warren_llm::recover_tool_calls(
+                &text,
+                &names,
+                &format!("text-{short}-{iteration}-"),
+            );
             if !recovered.calls.is_empty() {
                 calls = recovered.calls;
                 text = recovered.text;
@@ -503,17 +522,32 @@ async fn turn_body(
     Err(fail("internal", "the turn loop ended without an answer"))
 }
 
-/// What the gate says about a call before anything runs: Some(reason) when it must be asked.
-fn needs_approval(env: &TurnEnv, ctx: &ToolContext, call: &ToolCall) -> Option<String> {
-    let tool = env.registry.get(&call.name)?;
+/// What the gate says about a call before it runs.
+#[derive(Debug, Clone)]
+enum Judgement {
+    /// Nothing to ask: it runs, or the gate refuses it when it runs.
+    Run,
+    /// It must be asked about, for this reason.
+    Ask(String),
+    /// Its check failed (it may need what an earlier call of the batch creates): it is judged
+    /// again right before it runs.
+    Unjudged,
+}
+
+fn judge(env: &TurnEnv, ctx: &ToolContext, call: &ToolCall) -> Judgement {
+    let Some(tool) = env.registry.get(&call.name) else {
+        return Judgement::Run;
+    };
     if !ctx.policy.tool_offered(&call.name) {
-        return None;
+        return Judgement::Run;
     }
-    let check = tool.check(&call.arguments, ctx).ok()?;
+    let Ok(check) = tool.check(&call.arguments, ctx) else {
+        return Judgement::Unjudged;
+    };
     match ctx.policy.gate(&call.name, check.side_effects, check.risk) {
-        Gate::Ask { reason } if check.reasons.is_empty() => Some(reason),
-        Gate::Ask { reason } => Some(format!("{reason}: {}", check.reasons.join("; "))),
-        _ => None,
+        Gate::Ask { reason } if check.reasons.is_empty() => Judgement::Ask(reason),
+        Gate::Ask { reason } => Judgement::Ask(format!("{reason}: {}", check.reasons.join("; "))),
+        _ => Judgement::Run,
     }
 }
 
@@ -533,17 +567,30 @@ async fn run_calls(
             arguments: c.arguments.to_string(),
         });
     }
-    let asks: Vec<Option<String>> = calls
-        .iter()
-        .map(|c| needs_approval(env, ctx, c).filter(|_| !approved_for_session.contains(&c.name)))
-        .collect();
-    let parallel = ctx.policy.runtime.parallel_tools && asks.iter().all(Option::is_none);
+    let judged: Vec<Judgement> = calls.iter().map(|c| judge(env, ctx, c)).collect();
+    // Only calls that need no question run in parallel: one judged again before it runs waits
+    // for the calls before it.
+    let parallel = ctx.policy.runtime.parallel_tools
+        && calls.iter().zip(&judged).all(|(c, j)| match j {
+            Judgement::Run => true,
+            Judgement::Ask(_) => approved_for_session.contains(&c.name),
+            Judgement::Unjudged => false,
+        });
     let slots: Arc<Mutex<Vec<Option<CallResult>>>> =
         Arc::new(Mutex::new((0..calls.len()).map(|_| None).collect()));
     if parallel {
         let mut handles = Vec::new();
         for (i, c) in calls.iter().enumerate() {
-            handles.push(spawn_call(env, ctx, turn_id, c.clone(), i, slots.clone()));
+            let approved = approved_for_session.contains(&c.name);
+            handles.push(spawn_call(
+                env,
+                ctx,
+                turn_id,
+                c.clone(),
+                i,
+                approved,
+                slots.clone(),
+            ));
         }
         let all = futures::future::join_all(handles);
         tokio::select! {
@@ -555,13 +602,14 @@ async fn run_calls(
             if cancel.is_cancelled() {
                 break;
             }
-            if let Some(reason) = &asks[i] {
-                em.emit(EventKind::ApprovalRequested {
-                    id: c.id.clone(),
-                    tool: c.name.clone(),
-                    arguments: c.arguments.to_string(),
-                    reason: reason.clone(),
-                });
+            let judgement = match &judged[i] {
+                // The calls before it have run now: what it needs may exist.
+                Judgement::Unjudged => judge(env, ctx, c),
+                j => j.clone(),
+            };
+            // A tool approved for the session runs without a question.
+            let mut approved = approved_for_session.contains(&c.name);
+            if let (Judgement::Ask(reason), false) = (&judgement, approved) {
                 let req = PendingApproval {
                     agent: ctx.policy.alias.clone(),
                     turn_id: turn_id.to_string(),
@@ -570,8 +618,17 @@ async fn run_calls(
                     arguments: c.arguments.to_string(),
                     reason: reason.clone(),
                 };
+                // Registered before it is announced: an answer sent on the announcement
+                // always finds it.
+                let wait = env.approver.register(req);
+                em.emit(EventKind::ApprovalRequested {
+                    id: c.id.clone(),
+                    tool: c.name.clone(),
+                    arguments: c.arguments.to_string(),
+                    reason: reason.clone(),
+                });
                 let answer = tokio::select! {
-                    a = env.approver.ask(req) => a,
+                    a = wait => a,
                     () = cancel.cancelled() => break,
                 };
                 em.emit(EventKind::ApprovalResolved {
@@ -599,8 +656,9 @@ async fn run_calls(
                     ApprovalDecision::ApproveSession => approved_for_session.push(c.name.clone()),
                     ApprovalDecision::ApproveOnce => {}
                 }
+                approved = true;
             }
-            let h = spawn_call(env, ctx, turn_id, c.clone(), i, slots.clone());
+            let h = spawn_call(env, ctx, turn_id, c.clone(), i, approved, slots.clone());
             tokio::select! {
                 _ = h => {}
                 () = cancel.cancelled() => { ctx.cancel.cancel(); break; }
@@ -635,6 +693,7 @@ fn spawn_call(
     turn_id: &str,
     call: ToolCall,
     index: usize,
+    approved: bool,
     slots: Arc<Mutex<Vec<Option<CallResult>>>>,
 ) -> tokio::task::JoinHandle<()> {
     let registry = env.registry.clone();
@@ -647,7 +706,12 @@ fn spawn_call(
         // The call's identity is visible to a `delegate` call, which nests its child turn under
         // it and hands back the child turn's id for the result event.
         let (result, sub_turn) = crate::delegate::within_call(&turn_id, &call.id, || {
-            registry.invoke(&call.name, &call.arguments, &ctx, &Preapproved)
+            registry.invoke(
+                &call.name,
+                &call.arguments,
+                &ctx,
+                &LoopApproval { approved },
+            )
         });
         let duration_ms = u32::try_from(start.elapsed().as_millis()).unwrap_or(u32::MAX);
         let (ok, content, executed, interrupted) = match result {

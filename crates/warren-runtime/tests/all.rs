@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod acp;
+mod approvals;
 mod cron;
 mod delegation;
 mod delegation_memory;

@@ -77,9 +77,11 @@ model_provider = "anthropic.b"
 
     let pending = host.approvals().pending();
     assert_eq!(pending.len(), 1);
-    assert!(host
-        .approvals()
-        .answer(&pending[0].call_id, ApprovalAnswer::approve()));
+    assert!(host.approvals().answer(
+        &pending[0].turn_id,
+        &pending[0].call_id,
+        ApprovalAnswer::approve()
+    ));
     let a1 = alice1.await.unwrap().unwrap();
     let a2 = alice2.await.unwrap().unwrap();
     assert_eq!(

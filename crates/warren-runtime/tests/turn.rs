@@ -622,7 +622,7 @@ async fn approvals_approve_deny_and_no_one_to_ask() {
             assert_eq!(p.tool, "file_write");
             answered = host
                 .approvals()
-                .answer(&p.call_id, ApprovalAnswer::approve());
+                .answer(&p.turn_id, &p.call_id, ApprovalAnswer::approve());
             break;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;

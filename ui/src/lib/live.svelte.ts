@@ -152,10 +152,10 @@ export class LiveStore {
     await Promise.all([this.refreshMeters(), this.refreshHistory()]);
   }
 
-  /** Answers a pending approval of this agent. */
-  async answer(callId: string, decision: ApprovalDecision, message: string | null): Promise<void> {
+  /** Answers a pending approval of this agent: the request of call `callId` in turn `turnId`. */
+  async answer(turnId: string, callId: string, decision: ApprovalDecision, message: string | null): Promise<void> {
     try {
-      const found = unwrap(await this.#api.answerApproval(callId, decision, message));
+      const found = unwrap(await this.#api.answerApproval(turnId, callId, decision, message));
       if (!found) this.error = { code: "not_found", message: "that approval request is no longer waiting" };
     } catch (e) {
       this.error = toApiError(e);

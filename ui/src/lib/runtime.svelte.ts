@@ -117,10 +117,10 @@ export class RuntimeStore {
     }
   }
 
-  /** Answers an approval from the inbox. */
-  async answer(callId: string, decision: ApprovalDecision, message: string | null): Promise<boolean> {
+  /** Answers an approval from the inbox: the request of call `callId` in turn `turnId`. */
+  async answer(turnId: string, callId: string, decision: ApprovalDecision, message: string | null): Promise<boolean> {
     try {
-      return unwrap(await this.#api.answerApproval(callId, decision, message));
+      return unwrap(await this.#api.answerApproval(turnId, callId, decision, message));
     } catch (e) {
       this.error = toApiError(e);
       return false;
