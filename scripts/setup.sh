@@ -43,3 +43,8 @@ if [ "$want_test" = 1 ] && ! command -v tauri-driver >/dev/null 2>&1; then
   echo "setup: installing tauri-driver" >&2
   cargo install tauri-driver --version '^2' --locked --quiet
 fi
+
+if [ "$want_test" = 1 ] && ! command -v cargo-machete >/dev/null 2>&1; then
+  echo "setup: installing cargo-machete" >&2
+  cargo install cargo-machete --version '^0.9' --locked --quiet
+fi

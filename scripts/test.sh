@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test of Warren: formatting, lints, the UI's type check and unit tests, and all Rust
-# tests (unit, integration, the CLI as a black box, the desktop app through WebDriver under Xvfb).
+# Runs every test of Warren: formatting, unused dependencies, lints, the UI's type check and unit
+# tests, and all Rust tests (unit, integration, the CLI as a black box, the desktop app through
+# WebDriver under Xvfb).
 # Installs what is missing first. Postgres tests run when WARREN_TEST_POSTGRES_URL is set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +21,9 @@ echo "== ui: install, type-check, unit tests, build"
 
 echo "== rust: fmt"
 cargo fmt --all -- --check
+
+echo "== rust: unused dependencies"
+cargo machete
 
 echo "== rust: clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings

@@ -150,7 +150,6 @@ mod ipc_tests;
 
 #[cfg(test)]
 mod bindings {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use std::path::Path;
 

@@ -1,6 +1,5 @@
 //! The commands over Tauri's mock runtime (no display): real installs in temp dirs, answers
 //! and errors exactly as the window receives them through IPC.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use super::*;
 use serde_json::{json, Value};

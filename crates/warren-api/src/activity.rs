@@ -225,7 +225,6 @@ impl Warren {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use crate::live::Live;
     use warren_runtime::sessions::SessionKind;

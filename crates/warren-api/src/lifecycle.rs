@@ -246,7 +246,6 @@ impl Warren {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
     use crate::test_support::{install, runtime};
     use warren_types::{CreateAgentRequest, ErrorCode};
 

@@ -63,7 +63,6 @@ impl Notifier {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::live::{AgentStatusEntry, PendingApprovalView};

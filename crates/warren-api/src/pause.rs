@@ -58,7 +58,6 @@ impl Warren {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use crate::Warren;
     use std::time::{Duration, Instant};

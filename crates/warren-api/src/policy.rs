@@ -410,7 +410,6 @@ impl Warren {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
     use warren_config::InstallLayout;
 

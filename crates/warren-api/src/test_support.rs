@@ -1,5 +1,4 @@
 //! Set-up shared by this crate's unit tests.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::Warren;
 use warren_config::InstallLayout;

@@ -96,7 +96,6 @@ pub fn write_atomic_with(path: &Path, bytes: &[u8], fault: &dyn SaveFault) -> io
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 

@@ -168,7 +168,6 @@ pub fn nested_workspace_warnings(cfg: &Config, layout: &InstallLayout) -> Vec<Is
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 

@@ -138,7 +138,6 @@ backend = "sqlite"
 "#;
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 

@@ -57,7 +57,6 @@ impl LineBuffer {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
 
     /// (chunks, lines, unterminated rest)

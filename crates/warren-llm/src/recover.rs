@@ -168,7 +168,6 @@ fn one_call(v: Value, registered: &[&str], strict: bool) -> Option<(String, Valu
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
     use serde_json::json;
 

@@ -104,7 +104,6 @@ impl SseParser {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
 
     /// (chunks, events as (name, data), stopped inside an event)

@@ -104,7 +104,6 @@ pub async fn recall(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use crate::types::parse_ts;

@@ -183,7 +183,6 @@ impl ActionLedger for MemoryLedger {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 

@@ -619,7 +619,6 @@ pub fn force_walk_for_tests(on: bool) {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use std::os::unix::fs::symlink;

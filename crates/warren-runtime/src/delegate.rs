@@ -328,7 +328,6 @@ impl Tool for DelegateTool {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use crate::host::{Host, HostEnv};
     use crate::turn::TurnStatus;

@@ -397,7 +397,6 @@ impl SecretStore for FileSecretStore {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 

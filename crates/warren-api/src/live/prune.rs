@@ -39,7 +39,6 @@ impl Live {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::super::*;
 

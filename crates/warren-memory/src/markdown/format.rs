@@ -121,7 +121,6 @@ pub fn parse(line: &str) -> Option<MdEntry> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 

@@ -1,7 +1,6 @@
 //! The recall filter as Qdrant would apply it: a small interpreter of the built
 //! `qdrant_client` filter over in-memory payloads stands in for the server, so the scoping the
 //! server does (and what it leaves to the post-filter) is checked without one.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use qdrant_client::qdrant::condition::ConditionOneOf;
 use qdrant_client::qdrant::r#match::MatchValue;

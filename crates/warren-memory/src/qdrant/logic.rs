@@ -181,7 +181,6 @@ pub fn post_filter(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use crate::grants::ScopeEntry;

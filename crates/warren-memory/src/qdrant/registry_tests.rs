@@ -1,7 +1,6 @@
 //! Registration ids and rename planning, run against an in-memory model of the two
 //! collections: every interruption point of a rename, in either order of its writes, is
 //! resumed by planning again from what the store holds.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use super::*;
 

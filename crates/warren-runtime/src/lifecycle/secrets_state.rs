@@ -214,7 +214,6 @@ impl OwnedState for SecretsState {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use warren_config::InstallLayout;
