@@ -17,7 +17,13 @@ impl SecurityPolicy {
     /// Resolves `path` (relative paths join the workspace) and decides `access` on it. Never
     /// fails: a malformed path is a denied decision with rule `invalid_path` or `symlink_loop`.
     pub fn check(&self, path: &Path, access: Access) -> Decision {
-        match resolve::resolve(path, &self.workspace, self.home.as_deref()) {
+        self.check_from(&self.workspace, path, access)
+    }
+
+    /// [`check`](Self::check) with relative paths joining `base` instead of the workspace (a
+    /// session's working directory). The base only anchors the path: the decision is the same.
+    pub fn check_from(&self, base: &Path, path: &Path, access: Access) -> Decision {
+        match resolve::resolve(path, base, self.home.as_deref()) {
             Ok(r) => {
                 // `/proc/self` resolves to Warren's own pid here; the child asking means its own.
                 let own = own_proc_entry(&r.lexical);
@@ -54,6 +60,22 @@ impl SecurityPolicy {
     /// [`check`](Self::check) as a `Result`: the authorized (resolved) path, or the denial.
     pub fn authorize(&self, path: &Path, access: Access) -> Result<Authorized, Denial> {
         self.check(path, access).into_result()
+    }
+
+    /// [`check_from`](Self::check_from) as a `Result`.
+    pub fn authorize_from(
+        &self,
+        base: &Path,
+        path: &Path,
+        access: Access,
+    ) -> Result<Authorized, Denial> {
+        self.check_from(base, path, access).into_result()
+    }
+
+    /// `path` made absolute the way [`check_from`](Self::check_from) does before resolving
+    /// links (`~` expanded, joined to `base`, `.`/`..` folded); `None` when it is malformed.
+    pub fn absolute_from(&self, base: &Path, path: &Path) -> Option<std::path::PathBuf> {
+        resolve::lexical_absolute(path, base, self.home.as_deref()).ok()
     }
 
     /// The decision table of SPEC §2.1 on an already resolved, absolute path. Pure: no I/O.

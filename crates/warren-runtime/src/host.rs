@@ -14,7 +14,7 @@ use crate::turn::{run_turn, TurnEnv, TurnInput, TurnOutcome};
 use crate::turn_kit::TurnKit;
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
@@ -47,6 +47,13 @@ impl HostEnv {
     fn path_var(&self) -> Option<OsString> {
         self.vars.get("PATH").map(OsString::from)
     }
+}
+
+/// How a front-end runs one turn: its stop token and its tool calls' working directory.
+#[derive(Default, Clone, Copy)]
+struct Turn<'a> {
+    stop: Option<&'a CancellationToken>,
+    cwd: Option<&'a Path>,
 }
 
 /// Why the host could not do what was asked.
@@ -300,7 +307,7 @@ impl Host {
     ) -> BoxFuture<'a, Result<TurnOutcome, HostError>> {
         Box::pin(async move {
             // Without a stop token nothing ends the wait early, so there is always an outcome.
-            self.run_inner(alias, session, prompt, trigger, approver, None)
+            self.run_inner(alias, session, prompt, trigger, approver, Turn::default())
                 .await?
                 .ok_or_else(|| {
                     HostError::Lock(std::io::Error::new(
@@ -313,7 +320,9 @@ impl Host {
 
     /// [`Host::run`] for a front-end that cancels per prompt (ACP): `stop` cancels this turn
     /// only. Stopped while still queued behind another turn, it returns `Ok(None)` at once,
-    /// having run and recorded nothing.
+    /// having run and recorded nothing. `cwd`, when given, is the working directory of this
+    /// turn's tool calls (checked again against the policy the turn runs under).
+    #[allow(clippy::too_many_arguments)]
     pub fn run_stoppable<'a>(
         &'a self,
         alias: &'a str,
@@ -322,9 +331,14 @@ impl Host {
         trigger: &'a str,
         approver: Option<Arc<dyn AsyncApprover>>,
         stop: CancellationToken,
+        cwd: Option<&'a Path>,
     ) -> BoxFuture<'a, Result<Option<TurnOutcome>, HostError>> {
         Box::pin(async move {
-            self.run_inner(alias, session, prompt, trigger, approver, Some(&stop))
+            let at = Turn {
+                stop: Some(&stop),
+                cwd,
+            };
+            self.run_inner(alias, session, prompt, trigger, approver, at)
                 .await
         })
     }
@@ -336,8 +350,9 @@ impl Host {
         prompt: &str,
         trigger: &str,
         approver: Option<Arc<dyn AsyncApprover>>,
-        stop: Option<&CancellationToken>,
+        at: Turn<'_>,
     ) -> Result<Option<TurnOutcome>, HostError> {
+        let stop = at.stop;
         let slot = self.slot(alias);
         let Some(_turn) = until_stopped(stop, slot.turn_lock.lock()).await else {
             return Ok(None);
@@ -363,7 +378,10 @@ impl Host {
             return Err(HostError::Paused(alias.to_string()));
         }
         let approver = approver.unwrap_or_else(|| Arc::new(self.broker.clone()));
-        let env = self.turn_env(&config, alias, approver).await?;
+        let mut env = self.turn_env(&config, alias, approver).await?;
+        if let Some(dir) = at.cwd {
+            crate::turn_kit::enter_dir(&mut env, dir)?;
+        }
         let now = self.clock.now().into();
         let session_id = match session {
             Some(id) => {

@@ -12,11 +12,12 @@ use crate::receipts::ReceiptLog;
 use crate::secrets::ensure_route_secrets;
 use crate::sessions::SessionStore;
 use crate::turn::TurnEnv;
+use std::path::Path;
 use std::sync::Arc;
 use warren_config::InstallLayout;
 use warren_llm::{KeySource, Providers};
 use warren_memory::MemoryStores;
-use warren_policy::{ActionLedger, Clock, PolicyEnv, SandboxSupport, SecurityPolicy};
+use warren_policy::{Access, ActionLedger, Clock, PolicyEnv, Rule, SandboxSupport, SecurityPolicy};
 use warren_tools::{Registry, ToolContext, ToolLimits};
 use warren_types::{Config, DelegationMode};
 
@@ -144,6 +145,7 @@ impl TurnKit {
                 reach,
             )));
         }
+        let policy_workspace = policy.workspace.clone();
         Ok(TurnEnv {
             route,
             registry: Arc::new(registry),
@@ -155,6 +157,7 @@ impl TurnKit {
                 clock: self.clock.clone(),
                 cancel: warren_tools::CancelToken::new(),
                 limits: ToolLimits::default(),
+                cwd: policy_workspace,
             },
             memory: handle.unavailable.is_none().then_some(handle.memory),
             sessions: self.sessions.clone(),
@@ -167,4 +170,40 @@ impl TurnKit {
             budget_agent,
         })
     }
+}
+
+/// Makes `dir` the working directory of `env`'s tool calls (a session's cwd), decided again by
+/// the turn's policy: it must still be granted for reading and writing through the workspace,
+/// an allowed root or a read-write workspace grant, and be a directory.
+pub(crate) fn enter_dir(env: &mut TurnEnv, dir: &Path) -> Result<(), HostError> {
+    let policy = &env.tools.policy;
+    let granted = |access| {
+        let d = policy.check(dir, access);
+        let ok = d.allowed
+            && matches!(
+                d.rule,
+                Rule::Workspace | Rule::AllowedRoot | Rule::ReadWriteGrant
+            );
+        ok.then_some(d.path)
+    };
+    let (Some(resolved), Some(_)) = (granted(Access::Read), granted(Access::Write)) else {
+        return Err(HostError::Policy {
+            alias: policy.alias.clone(),
+            message: format!(
+                "the session's working directory {} is no longer granted for reading and writing",
+                dir.display()
+            ),
+        });
+    };
+    if !resolved.is_dir() {
+        return Err(HostError::Policy {
+            alias: policy.alias.clone(),
+            message: format!(
+                "the session's working directory {} is not a directory",
+                resolved.display()
+            ),
+        });
+    }
+    env.tools.cwd = resolved;
+    Ok(())
 }

@@ -93,7 +93,7 @@ fn readable(ctx: &ToolContext, path: &Path) -> bool {
 /// Under a write-only grant, every failure that depends on what is already at the path gets
 /// the same answer.
 fn blind(ctx: &ToolContext, input: &Path, e: ToolError) -> ToolError {
-    let decision = ctx.policy.check(input, Access::Write);
+    let decision = ctx.check(input, Access::Write);
     if readable(ctx, &decision.path) {
         return e;
     }
@@ -157,7 +157,7 @@ impl Tool for FileRead {
         let a = Args::new(args, Self::ARGS)?;
         let path = a.path("path")?;
         a.opt_u64("max_bytes")?;
-        ctx.policy.authorize(Path::new(path), Access::Read)?;
+        ctx.authorize(Path::new(path), Access::Read)?;
         Ok(no_side_effects())
     }
 
@@ -165,7 +165,9 @@ impl Tool for FileRead {
         let a = Args::new(args, Self::ARGS)?;
         let input = a.path("path")?;
         let max = a.opt_u64("max_bytes")?;
-        let mut opened = ctx.policy.open_file(Path::new(input), FileAccess::Read)?;
+        let mut opened = ctx
+            .policy
+            .open_file(&ctx.path(Path::new(input)), FileAccess::Read)?;
         let want = max.unwrap_or(DEFAULT_DEVICE_BYTES);
         let (bytes, truncated) = read_opened(&mut opened, ctx.limits.max_file_bytes, want)?;
         Ok(text_json(&opened.path, bytes, truncated))
@@ -190,7 +192,7 @@ impl FileWrite {
                 limit,
             });
         }
-        ctx.policy.authorize(Path::new(path), Access::Write)?;
+        ctx.authorize(Path::new(path), Access::Write)?;
         Ok((path, content))
     }
 }
@@ -226,7 +228,7 @@ impl Tool for FileWrite {
         let input = Path::new(input);
         let opened = ctx
             .policy
-            .open_file(input, FileAccess::Write)
+            .open_file(&ctx.path(input), FileAccess::Write)
             .map_err(|e| blind(ctx, input, e.into()))?;
         replace_content(&opened, content.as_bytes()).map_err(|e| blind(ctx, input, e))?;
         let mut out = json!({
@@ -259,8 +261,8 @@ impl FileEdit {
             return Err(ToolError::arg("old_text", "must not be empty"));
         }
         let p = Path::new(path);
-        ctx.policy.authorize(p, Access::Read)?;
-        ctx.policy.authorize(p, Access::Write)?;
+        ctx.authorize(p, Access::Read)?;
+        ctx.authorize(p, Access::Write)?;
         Ok((path, old, new))
     }
 }
@@ -297,7 +299,7 @@ impl Tool for FileEdit {
         let (input, old, new) = Self::prepare(args, ctx)?;
         let mut opened = ctx
             .policy
-            .open_file(Path::new(input), FileAccess::ReadWrite)?;
+            .open_file(&ctx.path(Path::new(input)), FileAccess::ReadWrite)?;
         let (bytes, _) = read_opened(&mut opened, ctx.limits.max_file_bytes, 0)?;
         let path = opened.path.clone();
         let text = String::from_utf8(bytes).map_err(|_| ToolError::NotText(path.clone()))?;

@@ -89,7 +89,8 @@ impl Root {
 }
 
 fn root_arg(a: &Args<'_>, ctx: &ToolContext, file_ok: bool) -> Result<Root, ToolError> {
-    let input = Path::new(a.opt_path("path")?.unwrap_or("."));
+    let input = ctx.path(Path::new(a.opt_path("path")?.unwrap_or(".")));
+    let input = input.as_ref();
     match ctx.policy.open_dir(input) {
         Ok(d) => Ok(Root::Dir(d)),
         Err(warren_policy::OpenError::NotADirectory(_)) if file_ok => {

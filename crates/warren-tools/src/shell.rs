@@ -115,7 +115,7 @@ fn plan_and_sandbox(
     ctx: &ToolContext,
 ) -> Result<(ShellPlan, Option<EffectiveSandbox>), ToolError> {
     let policy = &ctx.policy;
-    let plan = policy.check_shell(command)?;
+    let plan = policy.check_shell_from(&ctx.cwd, command)?;
     if policy.container.is_some() {
         return Ok((plan, None));
     }
@@ -189,13 +189,7 @@ impl Tool for Shell {
                     None => choose(policy.risk.sandbox, policy.workspace_only, &ctx.sandbox)?.0,
                 };
                 let argv: Vec<OsString> = vec!["-c".into(), command.into()];
-                let mut confined = confine(
-                    policy,
-                    &sandbox,
-                    "/bin/sh".as_ref(),
-                    &argv,
-                    &policy.workspace,
-                )?;
+                let mut confined = confine(policy, &sandbox, "/bin/sh".as_ref(), &argv, &ctx.cwd)?;
                 let cmd = confined.command_mut();
                 cmd.env_clear().envs(env.iter().map(|(k, v)| (k, v)));
                 piped(cmd);

@@ -3,10 +3,14 @@
 use crate::error::ToolError;
 use serde::Serialize;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use warren_policy::{ActionLedger, Clock, Risk, SandboxSupport, SecurityPolicy};
+use warren_policy::{
+    Access, ActionLedger, Authorized, Clock, Decision, Denial, Risk, SandboxSupport, SecurityPolicy,
+};
 
 /// What a tool call will do, found before anything happens: drives the gate and the budget.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -101,6 +105,9 @@ pub struct ToolContext {
     pub cancel: CancelToken,
     /// Size limits.
     pub limits: ToolLimits,
+    /// The working directory of the calls: the shell's current directory and the base of
+    /// relative paths. The policy's workspace unless a session chose another one.
+    pub cwd: PathBuf,
 }
 
 impl ToolContext {
@@ -112,6 +119,7 @@ impl ToolContext {
         host_env: BTreeMap<String, String>,
     ) -> Self {
         ToolContext {
+            cwd: policy.workspace.clone(),
             policy,
             sandbox,
             host_env,
@@ -120,6 +128,34 @@ impl ToolContext {
             cancel: CancelToken::new(),
             limits: ToolLimits::default(),
         }
+    }
+
+    /// This context working in `cwd` (relative paths and the shell start there).
+    pub fn in_dir(mut self, cwd: PathBuf) -> Self {
+        self.cwd = cwd;
+        self
+    }
+
+    /// `input` as the policy should see it: unchanged in the workspace, made absolute against
+    /// the working directory otherwise (a malformed path is left for the policy to refuse).
+    pub fn path<'a>(&self, input: &'a Path) -> Cow<'a, Path> {
+        if self.cwd == self.policy.workspace || input.is_absolute() {
+            return Cow::Borrowed(input);
+        }
+        match self.policy.absolute_from(&self.cwd, input) {
+            Some(p) => Cow::Owned(p),
+            None => Cow::Borrowed(input),
+        }
+    }
+
+    /// [`SecurityPolicy::check_from`] at the working directory.
+    pub fn check(&self, path: &Path, access: Access) -> Decision {
+        self.policy.check_from(&self.cwd, path, access)
+    }
+
+    /// [`SecurityPolicy::authorize_from`] at the working directory.
+    pub fn authorize(&self, path: &Path, access: Access) -> Result<Authorized, Denial> {
+        self.policy.authorize_from(&self.cwd, path, access)
     }
 }
 

@@ -1,7 +1,8 @@
 //! `warren acp` as an editor (Zed) drives it, over a real child's stdio: a tool call is
 //! announced before its permission is asked, `session/cancel` stops only the named session's
 //! prompt (a queued one is answered at once), `session/new` takes `cwd` through the policy and
-//! refuses MCP servers, and `initialize` checks its params.
+//! refuses MCP servers, the cwd is where that session's tool calls work (decided again by each
+//! turn), and `initialize` checks its params.
 
 use super::{acp_row, Client};
 use serde_json::{json, Value};
@@ -298,5 +299,112 @@ async fn acp_initialize_refuses_malformed_params() {
     let answer = c.next().await;
     assert_eq!(answer["id"], json!(id));
     assert_eq!(answer["result"]["protocolVersion"], 1, "{answer}");
+    fake.acknowledge_failures();
+}
+
+/// Runs one prompt, allowing every permission asked; the answer and each tool call's output.
+async fn allowed_prompt(c: &mut Client, session: &str) -> (Value, Vec<String>) {
+    let id = c.request("session/prompt", prompt(session, "work")).await;
+    let mut outputs = Vec::new();
+    loop {
+        let m = c.next().await;
+        if m["id"] == json!(id) && m.get("method").is_none() {
+            return (m, outputs);
+        }
+        if m["method"] == "session/request_permission" {
+            c.send(json!({"jsonrpc": "2.0", "id": m["id"],
+                "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}}}))
+                .await;
+        }
+        if let Some(out) = m["params"]["update"]["rawOutput"]["output"].as_str() {
+            outputs.push(out.to_string());
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acp_session_cwd_is_the_working_directory_of_its_tool_calls() {
+    let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+    let (t, extra) = install(&fake);
+    let own = t.root().join("agents/alice/workspace");
+    let carol = t.root().join("agents/carol/workspace");
+    let mut c = Client::spawn(t.root(), "alice");
+    let id = c.request("initialize", json!({"protocolVersion": 1})).await;
+    assert_eq!(c.next().await["id"], json!(id));
+
+    // A read_write sibling, an allowed root, then the agent's own workspace.
+    for (n, cwd) in [carol.clone(), extra.path().to_path_buf(), own.clone()]
+        .iter()
+        .enumerate()
+    {
+        let content = format!("session {n}");
+        fake.script([
+            Reply::tool_calls([
+                (
+                    "file_write",
+                    json!({"path": "made.txt", "content": content}),
+                ),
+                ("shell", json!({"command": "pwd"})),
+            ]),
+            Reply::text("Done."),
+        ]);
+        let answer = new_session(&mut c, cwd, json!([])).await;
+        let session = answer["result"]["sessionId"].as_str().unwrap().to_string();
+        let (resp, outputs) = allowed_prompt(&mut c, &session).await;
+        assert_eq!(resp["result"]["stopReason"], "end_turn", "{resp}");
+
+        // The file landed in the cwd, and only there.
+        assert_eq!(
+            std::fs::read_to_string(cwd.join("made.txt")).unwrap(),
+            content,
+            "{}: {outputs:?}",
+            cwd.display()
+        );
+        for other in [&carol, &extra.path().to_path_buf(), &own] {
+            if other != cwd {
+                let there = std::fs::read_to_string(other.join("made.txt")).unwrap_or_default();
+                assert_ne!(there, content, "{} written", other.display());
+            }
+        }
+        // The shell started in the cwd.
+        let real = std::fs::canonicalize(cwd).unwrap().display().to_string();
+        let pwd = outputs
+            .iter()
+            .find(|o| !o.contains("made.txt"))
+            .unwrap_or_else(|| panic!("no shell output: {outputs:?}"));
+        assert!(pwd.contains(&format!("{real}\\n")), "{pwd}");
+    }
+    fake.acknowledge_failures();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acp_session_cwd_is_decided_again_by_each_turn() {
+    let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+    fake.script([Reply::tool_call(
+        "file_write",
+        json!({"path": "made.txt", "content": "late"}),
+    )]);
+    let (t, _extra) = install(&fake);
+    let carol = t.root().join("agents/carol/workspace");
+    let mut c = Client::spawn(t.root(), "alice");
+    let id = c.request("initialize", json!({"protocolVersion": 1})).await;
+    assert_eq!(c.next().await["id"], json!(id));
+    let answer = new_session(&mut c, &carol, json!([])).await;
+    let session = answer["result"]["sessionId"].as_str().unwrap().to_string();
+
+    // The grant goes away after session/new: the next turn refuses to run there.
+    let text = t.read_config().unwrap();
+    let text = text.replace("carol = \"read_write\"", "");
+    assert!(!text.contains("read_write"));
+    t.write_config(&text).unwrap();
+    let (resp, outputs) = allowed_prompt(&mut c, &session).await;
+    let message = resp["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains(&std::fs::canonicalize(&carol).unwrap().display().to_string()),
+        "{resp}"
+    );
+    assert!(outputs.is_empty(), "{outputs:?}");
+    assert!(!carol.join("made.txt").exists());
+    assert_eq!(fake.request_count(), 0);
     fake.acknowledge_failures();
 }

@@ -163,6 +163,22 @@ impl SecurityPolicy {
     /// Analyses a shell command line against this policy. `Ok` means every path and program
     /// passed; the plan's risk then drives approval ([`SecurityPolicy::gate`]).
     pub fn check_shell(&self, command: &str) -> Result<ShellPlan, ShellError> {
+        self.check_shell_in(command)
+    }
+
+    /// [`check_shell`](Self::check_shell) for a line run in the directory `base`: its relative
+    /// words join `base` instead of the workspace. Only the anchor moves (the workspace field is
+    /// nothing but the anchor of relative paths); every decision is the same `check`.
+    pub fn check_shell_from(&self, base: &Path, command: &str) -> Result<ShellPlan, ShellError> {
+        if base == self.workspace {
+            return self.check_shell_in(command);
+        }
+        let mut anchored = self.clone();
+        anchored.workspace = base.to_path_buf();
+        anchored.check_shell_in(command)
+    }
+
+    fn check_shell_in(&self, command: &str) -> Result<ShellPlan, ShellError> {
         if command.trim().is_empty() {
             return Err(ShellError::Empty);
         }

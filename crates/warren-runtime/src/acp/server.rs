@@ -11,6 +11,7 @@ use crate::host::{Host, HostError};
 use crate::turn::TurnStatus;
 use serde_json::{json, Value};
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::mpsc;
@@ -22,12 +23,14 @@ use warren_policy::SecurityPolicy;
 /// The ACP protocol version spoken here.
 pub const PROTOCOL_VERSION: u64 = 1;
 
-/// One session opened on this connection (its cwd, resolved and granted by the policy, is
-/// recorded in its title in `sessions.db`).
+/// One session opened on this connection (its cwd, resolved and granted by the policy, is the
+/// working directory of its tool calls and is recorded in its title in `sessions.db`).
 struct Session {
     /// Stops the prompts sent so far (running or queued); replaced by a fresh token on each
     /// `session/cancel`, so later prompts are not affected.
     stop: CancellationToken,
+    /// The working directory of the session's tool calls.
+    cwd: PathBuf,
 }
 
 struct Conn {
@@ -153,6 +156,7 @@ impl Conn {
             s.id.clone(),
             Session {
                 stop: CancellationToken::new(),
+                cwd,
             },
         );
         Ok(json!({"sessionId": s.id}))
@@ -173,6 +177,7 @@ impl Conn {
         };
         let text = prompt_text(&params["prompt"])
             .map_err(|m| (codes::INVALID_PARAMS, format!("session/prompt: {m}"), None))?;
+        let cwd = self.lock_sessions().get(&session).map(|s| s.cwd.clone());
         let mut events = self.host.subscribe();
         let (asks, mut asked) = mpsc::unbounded_channel::<Ask>();
         let approver = Arc::new(AcpApprover { asks });
@@ -183,6 +188,7 @@ impl Conn {
             "acp",
             Some(approver),
             stop,
+            cwd.as_deref(),
         );
         tokio::pin!(run);
         let mut out = Forwarder::new(self.peer.clone(), session.clone());

@@ -36,26 +36,28 @@ fn refuse_in_container(policy: &SecurityPolicy, op: Operation) -> Result<(), Too
 }
 
 /// Finds and verifies the repository of a call.
-fn locate(policy: &SecurityPolicy, req: &Request<'_>) -> Result<Location, ToolError> {
-    let path = req
-        .path
-        .map(PathBuf::from)
-        .unwrap_or_else(|| policy.workspace.clone());
-    meta::locate(policy, &path, meta::accesses(req.operation.is_write()))
+/// A relative `path` starts at the working directory of the call, which is also the default.
+fn locate(ctx: &ToolContext, req: &Request<'_>) -> Result<Location, ToolError> {
+    let path = match req.path {
+        Some(p) => ctx.path(Path::new(p)).into_owned(),
+        None => ctx.cwd.clone(),
+    };
+    meta::locate(&ctx.policy, &path, meta::accesses(req.operation.is_write()))
 }
 
 /// Resolves `worktree_path` for `worktree_add` (a new directory the agent may read and write)
 /// and `worktree_remove` (a linked worktree of this repository, verified for Read and Write).
 fn worktree_target(
-    policy: &SecurityPolicy,
+    ctx: &ToolContext,
     loc: &Location,
     req: &Request<'_>,
 ) -> Result<Option<PathBuf>, ToolError> {
     let Some(raw) = req.worktree_path else {
         return Ok(None);
     };
+    let policy = &ctx.policy;
     let rw = meta::accesses(true);
-    let path = meta::authorize_all(policy, Path::new(raw), rw, None)?;
+    let path = meta::authorize_all(policy, &ctx.path(Path::new(raw)), rw, None)?;
     match req.operation {
         Operation::WorktreeAdd => {
             match std::fs::read_dir(&path) {
@@ -101,13 +103,14 @@ fn worktree_target(
 
 /// Checks everything a write touches and returns the targets of the git command.
 fn write_targets(
-    policy: &SecurityPolicy,
+    ctx: &ToolContext,
     loc: &Location,
     req: &Request<'_>,
 ) -> Result<write::Targets, ToolError> {
+    let policy = &ctx.policy;
     let rw = meta::accesses(true);
     let paths = read::repo_relative(policy, loc, "paths", &req.paths, rw)?;
-    let worktree = worktree_target(policy, loc, req)?;
+    let worktree = worktree_target(ctx, loc, req)?;
     let branch_exists = match (req.operation, req.branch) {
         (Operation::WorktreeAdd, Some(b)) => read::with_repo(policy, loc, |repo, _| {
             Ok(repo.find_branch(b, git2::BranchType::Local).is_ok())
@@ -155,9 +158,9 @@ impl Tool for GitOperations {
     fn check(&self, args: &Value, ctx: &ToolContext) -> Result<CallCheck, ToolError> {
         let req = Request::parse(args)?;
         refuse_in_container(&ctx.policy, req.operation)?;
-        let loc = locate(&ctx.policy, &req)?;
+        let loc = locate(ctx, &req)?;
         if req.operation.is_write() {
-            write_targets(&ctx.policy, &loc, &req)?;
+            write_targets(ctx, &loc, &req)?;
         } else {
             read::repo_relative(&ctx.policy, &loc, "files", &req.files, &[Access::Read])?;
         }
@@ -172,14 +175,14 @@ impl Tool for GitOperations {
         let req = Request::parse(args)?;
         let policy = &ctx.policy;
         refuse_in_container(policy, req.operation)?;
-        let loc = locate(policy, &req)?;
+        let loc = locate(ctx, &req)?;
         if !req.operation.is_write() {
             let mut v = read::run(policy, &loc, &req, ctx.limits.max_output_bytes)?;
             v["operation"] = json!(req.operation.name());
             v["repository"] = json!(loc.workdir.display().to_string());
             return Ok(v);
         }
-        let targets = write_targets(policy, &loc, &req)?;
+        let targets = write_targets(ctx, &loc, &req)?;
         let argv = write::git_args(&loc, &req, &targets)?;
         let out = write::run_git(ctx, &loc, &argv)?;
         let mut v = json!({

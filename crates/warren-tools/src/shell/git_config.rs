@@ -62,10 +62,15 @@ pub(crate) fn overrides(ctx: &ToolContext, dirs: &[PathBuf]) -> Vec<(String, Str
         .iter()
         .map(|(k, v)| (canonical(k), v.to_string()))
         .collect();
+    // The line starts in the working directory: its repositories count as the workspace's.
+    let starts = [ctx.policy.workspace.clone(), ctx.cwd.clone()];
     let mut repos = repositories_under(&ctx.policy.workspace);
+    if ctx.cwd != ctx.policy.workspace {
+        repos.extend(repositories_under(&ctx.cwd));
+    }
     repos.extend(dirs.iter().cloned());
     let mut seen = Vec::new();
-    for dir in std::iter::once(ctx.policy.workspace.clone()).chain(repos) {
+    for dir in starts.into_iter().chain(repos) {
         if seen.contains(&dir) {
             continue;
         }
