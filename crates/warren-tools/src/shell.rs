@@ -82,7 +82,7 @@ pub(crate) fn capture(
 /// even when listed ([`warren_config::env_never_passed`]). A line that runs `git` (or, under a
 /// restricted allowlist, any opaque line) gets git's forced environment and the configuration
 /// overrides of [`git_config`].
-fn child_env(ctx: &ToolContext, plan: &ShellPlan) -> Vec<(String, String)> {
+fn child_env(ctx: &ToolContext, plan: &ShellPlan) -> Result<Vec<(String, String)>, ToolError> {
     let mut env: Vec<(String, String)> = BASE_ENV
         .iter()
         .map(|s| s.to_string())
@@ -101,10 +101,10 @@ fn child_env(ctx: &ToolContext, plan: &ShellPlan) -> Vec<(String, String)> {
                 .map(|(k, v)| (k.to_string(), v.to_string())),
         );
         if restricted {
-            env.extend(git_config::overrides(ctx, &plan.git_dirs));
+            env.extend(git_config::overrides(ctx, &plan.git_dirs)?);
         }
     }
-    env
+    Ok(env)
 }
 
 /// Analyses `command` and picks the sandbox it runs under (`None` for the container runtime).
@@ -181,7 +181,7 @@ impl Tool for Shell {
         let command = Self::command(args)?;
         let policy = &ctx.policy;
         let (plan, chosen) = plan_and_sandbox(command, ctx)?;
-        let env = child_env(ctx, &plan);
+        let env = child_env(ctx, &plan)?;
         let (mut child, label, container) = match &policy.container {
             None => {
                 let sandbox = match chosen {

@@ -32,7 +32,7 @@ static LIBGIT2: Once = Once::new();
 ///   reads see the repository's own configuration only. Those files are found through the
 ///   process's `HOME`, which is not the agent's, lie outside the read thread's grants, and may
 ///   name further files anywhere.
-fn init_libgit2() {
+pub(crate) fn init_libgit2() {
     LIBGIT2.call_once(|| {
         // SAFETY: libgit2 keeps these options in process-wide statics; this is the only place
         // in Warren that sets them, and `call_once` runs it before any repository is opened

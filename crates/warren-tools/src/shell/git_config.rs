@@ -17,6 +17,7 @@
 //! `git config` or a write to `.git/`, and it still runs only inside the agent's sandbox
 //! (shell lines that run git are opaque, SPEC §4).
 
+use crate::error::ToolError;
 use crate::tool::ToolContext;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -57,7 +58,16 @@ const MAX_DEPTH: usize = 8;
 
 /// `GIT_CONFIG_*` variables neutralising every command-valued key git could read for this
 /// line (see the module documentation for what is covered).
-pub(crate) fn overrides(ctx: &ToolContext, dirs: &[PathBuf]) -> Vec<(String, String)> {
+///
+/// The configuration is read by libgit2 in Warren's own process, so it is read on the thread
+/// that Landlock confines to the agent's read grants ([`crate::git::confined`]): an include, a
+/// linked `.git/config` or a discovered parent repository outside the grants is not read. When
+/// that read cannot be done, the call is refused (fail closed) rather than run with fewer
+/// overrides.
+pub(crate) fn overrides(
+    ctx: &ToolContext,
+    dirs: &[PathBuf],
+) -> Result<Vec<(String, String)>, ToolError> {
     let mut keys: BTreeMap<String, String> = FIXED
         .iter()
         .map(|(k, v)| (canonical(k), v.to_string()))
@@ -69,30 +79,53 @@ pub(crate) fn overrides(ctx: &ToolContext, dirs: &[PathBuf]) -> Vec<(String, Str
         repos.extend(repositories_under(&ctx.cwd));
     }
     repos.extend(dirs.iter().cloned());
-    let mut seen = Vec::new();
-    for dir in starts.into_iter().chain(repos) {
-        if seen.contains(&dir) {
-            continue;
+    let global = ctx
+        .host_env
+        .get("HOME")
+        .map(|home| Path::new(home).join(".gitconfig"));
+    let listed: Vec<&Path> = starts
+        .iter()
+        .chain(repos.iter())
+        .map(PathBuf::as_path)
+        .collect();
+    crate::git::read::init_libgit2();
+    let found = crate::git::confined::run(&ctx.policy, &listed, || {
+        let mut found = BTreeMap::new();
+        let mut seen = Vec::new();
+        for dir in starts.iter().chain(repos.iter()) {
+            if seen.contains(&dir) {
+                continue;
+            }
+            // The repository's own files only (and what they include): libgit2's global and
+            // system lookups go through Warren's HOME, which is not the agent's.
+            if let Ok(repo) = git2::Repository::discover(dir) {
+                for file in [
+                    repo.commondir().join("config"),
+                    repo.path().join("config.worktree"),
+                ] {
+                    if let Ok(config) = git2::Config::open(&file) {
+                        named_keys(&config, &mut found);
+                    }
+                }
+            }
+            seen.push(dir);
         }
-        if let Ok(repo) = git2::Repository::discover(&dir) {
-            if let Ok(config) = repo.config() {
-                named_keys(&config, &mut keys);
+        if let Some(global) = &global {
+            if let Ok(config) = git2::Config::open(global) {
+                named_keys(&config, &mut found);
             }
         }
-        seen.push(dir);
-    }
-    if let Some(home) = ctx.host_env.get("HOME") {
-        let global = Path::new(home).join(".gitconfig");
-        if let Ok(config) = git2::Config::open(&global) {
-            named_keys(&config, &mut keys);
-        }
+        Ok(found)
+    })?;
+    for (k, v) in found {
+        keys.entry(k).or_insert(v);
     }
     let mut env = vec![("GIT_CONFIG_COUNT".to_string(), keys.len().to_string())];
     for (i, (k, v)) in keys.into_iter().enumerate() {
         env.push((format!("GIT_CONFIG_KEY_{i}"), k));
         env.push((format!("GIT_CONFIG_VALUE_{i}"), v));
     }
-    env
+    Ok(env)
 }
 
 /// Adds every key of `config` that names a program (or is an alias) with its neutral value.

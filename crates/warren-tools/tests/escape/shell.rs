@@ -482,3 +482,37 @@ fn auto_never_falls_back_to_none_for_workspace_only() {
         }
     }
 }
+
+/// The repository configuration that the `GIT_CONFIG_*` overrides are computed from is read in
+/// Warren's own process: an `include.path` planted in mallory's `.git/config` that points at an
+/// ungranted sibling's file is not read, so not even the names of erin's filters reach the
+/// child's environment.
+#[test]
+fn the_overrides_never_read_a_siblings_config_through_an_include() {
+    let sb = Sandbox::Landlock;
+    if !sb.available() {
+        return;
+    }
+    let lab = Lab::with_profile(sb, true, "allowed_commands = [\"git\", \"env\"]");
+    let erin = lab.ws("erin").join("erin.gitconfig");
+    std::fs::write(&erin, "[filter \"erinfilterzz\"]\n\tclean = cat\n").unwrap();
+    let proj = lab.ws("mallory").join("proj");
+    init_repo(&proj, &proj.join("own.txt"));
+    let mut text = std::fs::read_to_string(proj.join(".git/config")).unwrap();
+    text.push_str(&format!("[include]\n\tpath = {}\n", erin.display()));
+    std::fs::write(proj.join(".git/config"), text).unwrap();
+    let r = call(
+        &tmp_ctx(&lab),
+        "shell",
+        json!({"command": "git -C proj status >/dev/null 2>&1; env"}),
+    );
+    let out = format!("{r:?}");
+    assert!(
+        out.contains("GIT_CONFIG_COUNT"),
+        "the overrides were set: {out}"
+    );
+    assert!(
+        !out.contains("erinfilterzz"),
+        "erin's config was read: {out}"
+    );
+}
