@@ -155,15 +155,19 @@ fn value(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> String {
     v
 }
 
-fn read(path: &Path) -> Result<Option<String>, ToolError> {
+/// Reads a config file for the agent through the policy's race-free opener: decided for Read,
+/// opened beneath its grant root without following links (a file swapped for a link after its
+/// include was authorized is never read through the link).
+fn read(policy: &SecurityPolicy, path: &Path) -> Result<Option<String>, ToolError> {
     use std::io::Read;
-    let file = match std::fs::File::open(path) {
+    let file = match policy.open_file(path, warren_policy::FileAccess::Read) {
         Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(ToolError::io(path, e)),
+        Err(warren_policy::OpenError::NotFound(_)) => return Ok(None),
+        Err(e) => return Err(e.into()),
     };
     let mut buf = Vec::new();
-    file.take(MAX_CONFIG_BYTES)
+    (&file.file)
+        .take(MAX_CONFIG_BYTES)
         .read_to_end(&mut buf)
         .map_err(|e| ToolError::io(path, e))?;
     Ok(Some(String::from_utf8_lossy(&buf).into_owned()))
@@ -179,7 +183,7 @@ pub fn verify(policy: &SecurityPolicy, loc: &Location) -> Result<(), ToolError> 
         (loc.gitdir.join("config.worktree"), loc.gitdir.clone(), 0),
     ];
     while let Some((file, base, depth)) = queue.pop() {
-        let Some(text) = read(&file)? else {
+        let Some(text) = read(policy, &file)? else {
             continue;
         };
         for (name, value) in entries(&text) {
