@@ -630,7 +630,7 @@ impl Warren {
 mod tests {
     use super::*;
 
-    fn ev(agent: &str, turn: &str, seq: u32, kind: EventKind) -> TurnEvent {
+    pub(super) fn ev(agent: &str, turn: &str, seq: u32, kind: EventKind) -> TurnEvent {
         TurnEvent {
             turn_id: turn.into(),
             agent: agent.into(),
@@ -641,7 +641,7 @@ mod tests {
         }
     }
 
-    fn started(agent: &str, turn: &str) -> TurnEvent {
+    pub(super) fn started(agent: &str, turn: &str) -> TurnEvent {
         ev(
             agent,
             turn,

@@ -40,31 +40,8 @@ impl Live {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::{ev, started};
     use super::super::*;
-
-    fn ev(agent: &str, turn: &str, seq: u32, kind: EventKind) -> TurnEvent {
-        TurnEvent {
-            turn_id: turn.into(),
-            agent: agent.into(),
-            seq,
-            time: format!("2026-01-01T00:00:{seq:02}Z"),
-            kind,
-            parent: None,
-        }
-    }
-
-    fn started(agent: &str, turn: &str) -> TurnEvent {
-        ev(
-            agent,
-            turn,
-            1,
-            EventKind::TurnStarted {
-                session_id: "s".into(),
-                trigger: "user".into(),
-                prompt: "hi".into(),
-            },
-        )
-    }
 
     fn failed(agent: &str, turn: &str) -> TurnEvent {
         ev(
