@@ -10,7 +10,7 @@
 #   scripts/bench_desktop.sh                       # builds the release binary, then measures it
 #   scripts/bench_desktop.sh path/to/warren-desktop
 #   IDLE=30 RUNS=9 scripts/bench_desktop.sh ...
-#   WARREN_GPU=1 scripts/bench_desktop.sh ...    # the app drawing with OpenGL (README: Desktop app)
+#   WARREN_GPU=1 scripts/bench_desktop.sh ...    # the app drawing with OpenGL (docs/desktop.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 APP="${1:-}"

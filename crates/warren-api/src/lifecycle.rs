@@ -1,4 +1,4 @@
-//! Rename, delete with archive, archives and restore (SPEC §8): thin calls into the runtime's
+//! Rename, delete with archive, archives and restore (rules §8): thin calls into the runtime's
 //! lifecycle service, shared by the CLI and the desktop app. Interrupted operations recorded in
 //! the journal are finished first, and what that did is reported with the next answer.
 

@@ -1,4 +1,4 @@
-//! The live view of a running install (SPEC §9.2, the desktop's Live screen): one bridge folds
+//! The live view of a running install (rules §9.2, the desktop's Live screen): one bridge folds
 //! the host's event stream into a frame stream per agent with its own gap-free `seq`, the
 //! agents' statuses, the approvals waiting and budget alerts. A front-end subscribes to an
 //! agent and gets a snapshot in the same step, so no frame falls between the two; coarse

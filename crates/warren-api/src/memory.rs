@@ -1,4 +1,4 @@
-//! `warren memory store | recall | list | forget` (SPEC §9.1) and the desktop Memory screen: an
+//! `warren memory store | recall | list | forget` (rules §9.1) and the desktop Memory screen: an
 //! agent's memory, always through its scoped handle (own rows plus what its grants expose).
 
 use std::sync::Arc;

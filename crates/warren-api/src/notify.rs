@@ -1,4 +1,4 @@
-//! What deserves a desktop notification (SPEC §9.2): a new approval request waiting, or an
+//! What deserves a desktop notification (rules §9.2): a new approval request waiting, or an
 //! agent's turn failing. The desktop app feeds every state change of the live bridge to one
 //! [`Notifier`] and shows what it returns while its window is not in front.
 

@@ -83,7 +83,7 @@ pub struct PolicyView {
     pub sandbox: SandboxView,
 }
 
-/// `warren policy check` (SPEC §9.1): `{allowed, access, path, rule}`.
+/// `warren policy check` (rules §9.1): `{allowed, access, path, rule}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct PolicyCheck {
@@ -110,7 +110,7 @@ pub struct ToolErrorView {
     pub rule: Option<String>,
 }
 
-/// `warren tool` (SPEC §9.1): `{ok, output, error?}`.
+/// `warren tool` (rules §9.1): `{ok, output, error?}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ToolCallResult {
@@ -314,7 +314,7 @@ impl Warren {
         let p = self.policy_for(&cfg, alias, host)?;
         let support = SandboxSupport::probe(path_var(host));
         let mut ctx = ToolContext::new(Arc::new(p), support, host.vars.clone());
-        // The install's action ledger, shared with every other process (SPEC §2.3).
+        // The install's action ledger, shared with every other process (rules §2.3).
         let ledger = warren_runtime::ledger::DbLedger::open(&self.layout().sessions_db())
             .map_err(|e| ApiError::new(ErrorCode::Storage, format!("the action ledger: {e}")))?;
         ctx.ledger = Arc::new(ledger);
@@ -324,7 +324,7 @@ impl Warren {
         } else {
             registry.invoke(tool, &args, &ctx, &NoApprover)
         };
-        // An executed call gets a receipt, as in the agent loop (SPEC §6.3).
+        // An executed call gets a receipt, as in the agent loop (rules §6.3).
         let executed = match &result {
             Ok(v) => Some(match v {
                 serde_json::Value::String(s) => s.clone(),

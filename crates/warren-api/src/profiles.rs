@@ -1,4 +1,4 @@
-//! Risk and runtime profile editing (SPEC §1.1, the desktop's Profiles screen): list profiles
+//! Risk and runtime profile editing (rules §1.1, the desktop's Profiles screen): list profiles
 //! with the agents using them, preview an edit (the real validator's findings and a diff of
 //! the file), save it (only the changed keys are written, so comments and layout stay), and
 //! delete a profile no agent references.

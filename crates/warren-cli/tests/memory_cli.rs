@@ -1,5 +1,5 @@
 //! `warren memory store | recall | list | forget` as a black box (SQLite backend by default,
-//! Markdown by config), including grants and the JSON shape of SPEC §9.1.
+//! Markdown by config), including grants and the JSON shape of rules §9.1.
 
 use crate::common::warren;
 use warren_testkit::TestInstall;

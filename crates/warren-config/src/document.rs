@@ -1,5 +1,5 @@
 //! Comment-preserving edits of `config.toml` through `toml_edit`. Generic edits refuse to remove
-//! or re-key `[agents.<alias>]`: that is the lifecycle service's job (SPEC §8).
+//! or re-key `[agents.<alias>]`: that is the lifecycle service's job (rules §8).
 
 use toml_edit::{value, Array, DocumentMut, Item, Table};
 use warren_types::{validate_alias, MemoryBackendKind};

@@ -1,4 +1,4 @@
-//! The install root and every path Warren keeps under it (SPEC §1).
+//! The install root and every path Warren keeps under it (rules §1).
 
 use std::path::{Path, PathBuf};
 

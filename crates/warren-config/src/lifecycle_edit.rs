@@ -1,4 +1,4 @@
-//! The config edits only the lifecycle service may make (SPEC §8): re-keying and removing
+//! The config edits only the lifecycle service may make (rules §8): re-keying and removing
 //! `[agents.<alias>]`, rewriting or scrubbing every reference to an alias, and putting an archived
 //! block back. Comments and layout of everything else survive.
 

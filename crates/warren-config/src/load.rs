@@ -179,7 +179,7 @@ fn parse_with_warnings(text: &str) -> Result<(Config, Vec<Issue>), ConfigErrors>
     Ok((cfg, warnings))
 }
 
-/// Parses and fully validates config text (SPEC §1.2), reporting every problem at once.
+/// Parses and fully validates config text (rules §1.2), reporting every problem at once.
 pub fn parse_config(text: &str) -> Result<Config, ConfigErrors> {
     parse_with_warnings(text).map(|(c, _)| c)
 }

@@ -53,7 +53,7 @@ pub fn default_config_text(preset: Preset) -> String {
 }
 
 const TEMPLATE: &str = r#"# Warren configuration. Edit by hand or from the desktop app; comments are kept on every save.
-# Reference: README.md ("Configuration"). Validate with `warren config validate`.
+# Reference: docs/configuration.md in Warren's source. Validate with `warren config validate`.
 schema_version = 1
 
 # ---------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-//! The reference graph: everything in a config that points at an agent alias (SPEC §8).
+//! The reference graph: everything in a config that points at an agent alias (rules §8).
 
 use crate::issue::join;
 use warren_types::Config;

@@ -1,4 +1,4 @@
-//! Semantic validation of a decoded config (SPEC §1.2): references resolve, grants are sane,
+//! Semantic validation of a decoded config (rules §1.2): references resolve, grants are sane,
 //! backends are configured. Every rule appends to the same issue list.
 
 use crate::issue::{join, Issue};

@@ -1,4 +1,4 @@
-//! Every validation rule of SPEC §1.2, one at a time, and all at once.
+//! Every validation rule of rules §1.2, one at a time, and all at once.
 
 use warren_config::{parse_config, Issue};
 

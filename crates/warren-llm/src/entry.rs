@@ -103,7 +103,7 @@ impl ProviderEntry {
     }
 }
 
-/// The family default of single-tool control (SPEC §6.4): OpenAI and Anthropic have it,
+/// The family default of single-tool control (rules §6.4): OpenAI and Anthropic have it,
 /// Ollama does not.
 pub fn family_supports_single_tool(family: ProviderFamily) -> bool {
     match family {

@@ -134,7 +134,7 @@ impl LlmError {
     }
 
     /// True when the route should try its next entry: connection errors, timeouts, HTTP 429
-    /// and 5xx (SPEC §6.5). Other errors are final.
+    /// and 5xx (rules §6.5). Other errors are final.
     pub fn moves_to_fallback(&self) -> bool {
         match self {
             LlmError::Unreachable { .. } | LlmError::Timeout { .. } => true,

@@ -1,7 +1,7 @@
 //! Provider clients for the three wire protocols Warren speaks: OpenAI Chat Completions,
 //! Anthropic Messages and Ollama's native chat API. Each supports native tool calling and
 //! streaming (SSE / NDJSON), reports usage and cost, and runs inside a [`Route`] whose fallbacks
-//! take over on connection errors, timeouts, 429 and 5xx (SPEC §6.5).
+//! take over on connection errors, timeouts, 429 and 5xx (rules §6.5).
 //!
 //! The agent loop uses it like this: build [`Providers`] once with a [`KeyResolver`], get the
 //! agent's [`Route`] from the config, check [`Route::supports_single_tool`], then call

@@ -1,4 +1,4 @@
-//! Tool calls written as text by models without native tool calling (SPEC §6.1 step 3):
+//! Tool calls written as text by models without native tool calling (rules §6.1 step 3):
 //! `<tool_call>{"name": ..., "arguments": {...}}</tool_call>` blocks and fenced JSON blocks
 //! (```` ```json ````) holding `{"name", "arguments"}`. Only registered tool names count; any
 //! block that is not entirely made of valid calls to registered tools stays text.

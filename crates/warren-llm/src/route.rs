@@ -1,4 +1,4 @@
-//! Routes: an agent's `model_provider` followed by that entry's own `fallbacks` (SPEC §6.5).
+//! Routes: an agent's `model_provider` followed by that entry's own `fallbacks` (rules §6.5).
 //! Connection errors, timeouts, 429 and 5xx move to the next entry; anything else is final.
 
 use crate::client::ProviderClient;
@@ -62,7 +62,7 @@ impl Route {
             .collect()
     }
 
-    /// True only if every reachable entry carries a single-tool control (SPEC §6.4); an empty
+    /// True only if every reachable entry carries a single-tool control (rules §6.4); an empty
     /// route supports nothing.
     pub fn supports_single_tool(&self) -> bool {
         !self.clients.is_empty() && self.clients.iter().all(|c| c.entry().single_tool_control)

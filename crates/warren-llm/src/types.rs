@@ -15,7 +15,7 @@ pub struct ChatRequest {
     /// Tools the model may call natively; empty means a call without tools.
     #[serde(default)]
     pub tools: Vec<ToolSpec>,
-    /// Ask for at most one tool call per response (SPEC §6.4). Sent only to entries whose family
+    /// Ask for at most one tool call per response (rules §6.4). Sent only to entries whose family
     /// (or `single_tool_control` override) supports it, and only when `tools` is not empty.
     #[serde(default)]
     pub single_tool: bool,

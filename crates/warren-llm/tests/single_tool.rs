@@ -1,4 +1,4 @@
-//! Single-tool control in the request (SPEC §6.4) and route support decisions.
+//! Single-tool control in the request (rules §6.4) and route support decisions.
 
 use crate::common::*;
 use serde_json::{json, Value};

@@ -1,4 +1,4 @@
-//! The factory (SPEC §7): `MemoryStores` is the registry the runtime holds. It opens each
+//! The factory (rules §7): `MemoryStores` is the registry the runtime holds. It opens each
 //! shared store once (one pool per store, shared by every agent on it), one Markdown store per
 //! workspace, and hands out per-agent handles and admin views.
 
@@ -269,7 +269,7 @@ impl MemoryStores {
             .clone()
     }
 
-    /// The memory handle of `alias` (SPEC §7): grants checked, scope resolved, store shared.
+    /// The memory handle of `alias` (rules §7): grants checked, scope resolved, store shared.
     pub async fn handle_for(
         &self,
         config: &Config,

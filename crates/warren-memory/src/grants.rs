@@ -1,4 +1,4 @@
-//! Grant resolution (SPEC §7): which agents' rows, and which of their categories, an agent may
+//! Grant resolution (rules §7): which agents' rows, and which of their categories, an agent may
 //! recall. Pure functions over the config; the backends turn the result into query filters.
 
 use warren_types::{Config, MemoryBackendKind, MemoryGrant};
@@ -57,7 +57,7 @@ pub fn resolve_grants(config: &Config, alias: &str) -> Result<Vec<GrantSpec>, Me
     Ok(out)
 }
 
-/// Checks the grants of `alias` against the backends (SPEC §1.2, repeated by the factory):
+/// Checks the grants of `alias` against the backends (rules §1.2, repeated by the factory):
 /// peers must be defined and on the same backend, and Markdown takes whole-agent grants only.
 pub fn check_grants(config: &Config, alias: &str) -> Result<MemoryBackendKind, MemoryError> {
     let backend =

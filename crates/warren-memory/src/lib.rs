@@ -1,4 +1,4 @@
-//! Per-agent memory for Warren (SPEC §7): the [`Memory`] handle an agent holds, the shared
+//! Per-agent memory for Warren (rules §7): the [`Memory`] handle an agent holds, the shared
 //! [`MemoryStore`] backends (SQLite, Postgres, Lucid, Qdrant, None) and the per-workspace
 //! Markdown store, grant resolution, the agent-scoped wrappers and the factory.
 

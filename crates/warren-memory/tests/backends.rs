@@ -9,7 +9,7 @@ async fn suite_sqlite() {
     behavioural_suite(&env).await;
     assert!(
         env.layout().memory_db().is_file(),
-        "memory.db where SPEC says"
+        "memory.db where the rules say"
     );
 }
 

@@ -30,7 +30,7 @@ impl fmt::Display for Access {
     }
 }
 
-/// The rule that decided an authorization, allowed or denied (SPEC §2.1). The code is stable.
+/// The rule that decided an authorization, allowed or denied (rules §2.1). The code is stable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Rule {

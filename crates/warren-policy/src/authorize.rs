@@ -1,4 +1,4 @@
-//! The one authorization function (SPEC §2.1). Every tool and the sandbox rule construction ask
+//! The one authorization function (rules §2.1). Every tool and the sandbox rule construction ask
 //! [`SecurityPolicy::check`] / [`SecurityPolicy::authorize`]; nothing else decides on a path.
 
 use crate::access::{Access, Authorized, Decision, Denial, Rule};
@@ -78,7 +78,7 @@ impl SecurityPolicy {
         resolve::lexical_absolute(path, base, self.home.as_deref()).ok()
     }
 
-    /// The decision table of SPEC §2.1 on an already resolved, absolute path. Pure: no I/O.
+    /// The decision table of rules §2.1 on an already resolved, absolute path. Pure: no I/O.
     ///
     /// Order: devices; runtime state; kernel interfaces (another process's `/proc/<pid>`,
     /// writes under `/proc` and `/sys`); forbidden paths; protected ancestors (writing the

@@ -1,4 +1,4 @@
-//! The action budget (SPEC §2.3): `max_actions_per_hour` successful side-effecting actions per
+//! The action budget (rules §2.3): `max_actions_per_hour` successful side-effecting actions per
 //! agent in a sliding one-hour window. Storage sits behind [`ActionLedger`] so the runtime can
 //! persist it; [`MemoryLedger`] keeps it in process.
 

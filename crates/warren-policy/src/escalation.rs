@@ -1,4 +1,4 @@
-//! `ensure_no_escalation(child, parent)` (SPEC §5): a SubAgent's policy may never exceed its
+//! `ensure_no_escalation(child, parent)` (rules §5): a SubAgent's policy may never exceed its
 //! parent's on any axis. The first violation is returned, named by its axis.
 
 use crate::access::{Access, Rule};
@@ -124,7 +124,7 @@ fn sandbox_not_weaker(child: SandboxKind, parent: SandboxKind) -> bool {
     }
 }
 
-/// Checks every axis of SPEC §5, in this order: autonomy level, roots (read-write, read-only,
+/// Checks every axis of rules §5, in this order: autonomy level, roots (read-write, read-only,
 /// write-only), `allowed_commands`, `workspace_only`, forbidden paths, `allowed_tools`,
 /// `excluded_tools`, `auto_approve`, `always_ask`, env passthrough, sandbox, high-risk blocking
 /// and medium-risk approval, action / cost / shell-timeout / iteration / turn-timeout budgets,

@@ -1,4 +1,4 @@
-//! Autonomy levels and approvals (SPEC §2.3): whether a tool call runs, must be approved, or is
+//! Autonomy levels and approvals (rules §2.3): whether a tool call runs, must be approved, or is
 //! refused, given the risk profile and (for the shell) the command's risk.
 
 use crate::policy::SecurityPolicy;
@@ -16,7 +16,7 @@ pub enum RefusalRule {
     ReadonlyAutonomy,
     /// A high-risk shell command while `block_high_risk_commands` is on.
     HighRiskBlocked,
-    /// A `delegate` call the delegation rules refuse (SPEC §5: forbidden by the risk profile,
+    /// A `delegate` call the delegation rules refuse (rules §5: forbidden by the risk profile,
     /// target not in `delegates`, depth, or an escalating child policy).
     DelegationRefused,
 }

@@ -1,4 +1,4 @@
-//! Warren's permission model (SPEC §2, §4, §5): the effective [`SecurityPolicy`] of an agent,
+//! Warren's permission model (rules §2, §4, §5): the effective [`SecurityPolicy`] of an agent,
 //! the one [`SecurityPolicy::authorize`] every tool asks, shell command analysis, OS sandboxes
 //! for child processes, the action budget, autonomy gates and the delegation escalation check.
 

@@ -1,4 +1,4 @@
-//! Race-free opening of files on an agent's behalf (SPEC §4, "files Warren itself opens").
+//! Race-free opening of files on an agent's behalf (rules §4, "files Warren itself opens").
 //!
 //! Warren's own process is not sandboxed, so every file it opens for an agent (the file tools,
 //! the search tools, Markdown memory) goes through here. A path is first decided by

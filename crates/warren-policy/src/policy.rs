@@ -1,4 +1,4 @@
-//! `SecurityPolicy::for_agent` (SPEC §2): the effective policy of one agent, built from its risk
+//! `SecurityPolicy::for_agent` (rules §2): the effective policy of one agent, built from its risk
 //! profile, runtime profile, workspace and sibling grants.
 
 use crate::resolve::{self, ResolveError};
@@ -140,7 +140,7 @@ pub struct PolicyEnv {
     pub home: Option<PathBuf>,
 }
 
-/// The effective security policy of one agent (SPEC §2).
+/// The effective security policy of one agent (rules §2).
 #[derive(Debug, Clone)]
 pub struct SecurityPolicy {
     /// The agent's alias.
@@ -175,7 +175,7 @@ pub struct SecurityPolicy {
 }
 
 impl SecurityPolicy {
-    /// Builds the effective policy of `alias` from `config` (SPEC §2 steps 1–4). Creates the
+    /// Builds the effective policy of `alias` from `config` (rules §2 steps 1–4). Creates the
     /// agent's workspace when it is missing.
     pub fn for_agent(config: &Config, alias: &str, env: &PolicyEnv) -> Result<Self, PolicyError> {
         let agent = config

@@ -1,4 +1,4 @@
-//! Path resolution for authorization (SPEC §2.1): `~` expansion, joining relative paths to the
+//! Path resolution for authorization (rules §2.1): `~` expansion, joining relative paths to the
 //! workspace, NUL rejection, lexical `.`/`..` normalisation, then symlink resolution on the
 //! longest existing prefix (dangling symlinks are followed to their target; 40 hops at most).
 
@@ -236,7 +236,7 @@ fn walk_symlinks(path: &Path) -> Result<PathBuf, ResolveError> {
     Ok(out)
 }
 
-/// The whole resolution of SPEC §2.1: [`lexical_absolute`] then [`resolve_symlinks`].
+/// The whole resolution of rules §2.1: [`lexical_absolute`] then [`resolve_symlinks`].
 pub fn resolve(
     input: &Path,
     base: &Path,

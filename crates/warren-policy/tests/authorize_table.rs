@@ -1,4 +1,4 @@
-//! Table-driven tests of every rule of SPEC §2.1 on real paths.
+//! Table-driven tests of every rule of rules §2.1 on real paths.
 
 use crate::fixture::{Fixture, FAMILY};
 use std::os::unix::fs::symlink;

@@ -1,4 +1,4 @@
-//! `ensure_no_escalation`: every axis of SPEC §5, each violation named.
+//! `ensure_no_escalation`: every axis of rules §5, each violation named.
 
 use crate::fixture::{Fixture, FAMILY};
 use warren_policy::{ensure_no_escalation, Access, SecurityPolicy};

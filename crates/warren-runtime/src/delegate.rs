@@ -1,4 +1,4 @@
-//! The `delegate {agent?, prompt}` tool (SPEC §5): runs one task as a SubAgent — the agent
+//! The `delegate {agent?, prompt}` tool (rules §5): runs one task as a SubAgent — the agent
 //! itself or one listed in its `delegates` — under a child policy that may never exceed the
 //! parent's, and a memory reach no wider than the parent's (see `delegate_memory`). The child's turn is a normal turn (stored, with receipts) whose events carry the
 //! parent's turn and call id, and it spends the parent's action and cost budgets. The parent's

@@ -1,4 +1,4 @@
-//! The memory a turn may reach (SPEC §5): a top-level turn reads its own store plus its
+//! The memory a turn may reach (rules §5): a top-level turn reads its own store plus its
 //! `read_memory_from` grants and writes its own store; a SubAgent reads only the intersection of
 //! its parent's reach and the target's own allowlist (categories exact), and writes a store only
 //! when the parent could write it — which, memory grants being read-only, means only when the

@@ -1,4 +1,4 @@
-//! The desktop keyring backend of the secret store (SPEC §10): items in the Secret Service's
+//! The desktop keyring backend of the secret store (rules §10): items in the Secret Service's
 //! default collection (GNOME Keyring, KWallet, KeePassXC ...), found by attributes that name the
 //! install and the secret. Values travel over D-Bus encrypted (Diffie-Hellman session).
 //!

@@ -1,4 +1,4 @@
-//! The persistent action ledger (SPEC §2.3): `max_actions_per_hour` counted in the `actions`
+//! The persistent action ledger (rules §2.3): `max_actions_per_hour` counted in the `actions`
 //! table of `sessions.db`, keyed by the agent's stable id. Every process of the install (the
 //! desktop, `warren run`, `warren tool`, `warren serve`) charges the same rows, a restart
 //! forgets nothing, and a rename keeps the agent's id and so its window.

@@ -1,4 +1,4 @@
-//! Tool-call receipts (SPEC §6.3): one record per executed tool call, authenticated with
+//! Tool-call receipts (rules §6.3): one record per executed tool call, authenticated with
 //! HMAC-SHA256 and chained to the previous record of the same agent. A per-agent head record,
 //! itself authenticated, pins the chain's length so that removing the newest record is detected.
 

@@ -1,4 +1,4 @@
-//! The secret store (SPEC §10): API keys and the receipt key, never in `config.toml`. This is the
+//! The secret store (rules §10): API keys and the receipt key, never in `config.toml`. This is the
 //! encrypted-file backend: `<install>/data/secrets.enc` (XChaCha20-Poly1305) under a random key in
 //! `<install>/data/secrets.key`, readable only by the user. Names are install-wide (`NAME`) or
 //! namespaced per agent (`agent:<alias>/NAME`).
@@ -130,7 +130,7 @@ impl SecretRef {
     }
 }
 
-/// Checks that every secret on a provider route may be used by `alias` (SPEC §10); the error
+/// Checks that every secret on a provider route may be used by `alias` (rules §10); the error
 /// names the first reference that may not.
 pub fn ensure_route_secrets<'a>(
     alias: &str,

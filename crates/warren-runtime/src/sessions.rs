@@ -140,7 +140,7 @@ impl SessionStore {
         self.spend.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The tools the user approved "for the session" in `session_id` (SPEC §6.3). They hold
+    /// The tools the user approved "for the session" in `session_id` (rules §6.3). They hold
     /// for every later turn of that session while this process runs; a restart asks again.
     pub fn session_approvals(&self, session_id: &str) -> Vec<String> {
         self.approvals

@@ -1,4 +1,4 @@
-//! The turn loop (SPEC §6.1): one user prompt, as many provider rounds and tool calls as the
+//! The turn loop (rules §6.1): one user prompt, as many provider rounds and tool calls as the
 //! model needs, within the agent's policy, budgets and iteration cap. The same loop serves
 //! `warren run`, the desktop chat, cron and ACP.
 

@@ -82,7 +82,7 @@ impl TurnKit {
                 }
             })?,
         };
-        // An agent's route may carry only its own and install-wide secrets (SPEC §10).
+        // An agent's route may carry only its own and install-wide secrets (rules §10).
         let entries = warren_llm::resolve_route(config, &reference)?;
         let secrets = entries
             .iter()
@@ -96,7 +96,7 @@ impl TurnKit {
             message: format!("provider `{reference}`: {e}"),
         })?;
         let route = self.providers.route_of(entries);
-        // A SubAgent reaches only the memory its parent could (SPEC §5); a top-level turn its
+        // A SubAgent reaches only the memory its parent could (rules §5); a top-level turn its
         // own allowlist. A reach that cannot be resolved reads and writes nothing.
         let reach = match &lineage {
             Some(l) => l.memory.clone(),

@@ -1,4 +1,4 @@
-//! A SubAgent's memory through the real turn loop (SPEC §5): the child reads only what its
+//! A SubAgent's memory through the real turn loop (rules §5): the child reads only what its
 //! parent could read (the intersection of both allowlists, categories exact), and a child for
 //! another agent never writes a store — neither the target's nor the parent's.
 

@@ -1,4 +1,4 @@
-//! Delegation refusals through the real turn loop (SPEC §5): a SubAgent whose own root contains a
+//! Delegation refusals through the real turn loop (rules §5): a SubAgent whose own root contains a
 //! sibling workspace the parent may only read is refused, so it never writes there; and a
 //! SubAgent of an agent in an unfinished lifecycle operation never runs.
 

@@ -1,4 +1,4 @@
-//! Per-agent secrets at run time (SPEC §10): an agent's provider route may use only its own
+//! Per-agent secrets at run time (rules §10): an agent's provider route may use only its own
 //! (`agent:<alias>/NAME`) and install-wide secrets. The check holds even for a config that
 //! skipped validation, so bob's turns never carry alice's key.
 

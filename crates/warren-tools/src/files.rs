@@ -1,4 +1,4 @@
-//! `file_read`, `file_write`, `file_edit` (SPEC §2.2). Each asks the policy before touching
+//! `file_read`, `file_write`, `file_edit` (rules §2.2). Each asks the policy before touching
 //! anything and then acts on the resolved path only.
 
 use crate::args::Args;

@@ -1,4 +1,4 @@
-//! The tools an agent acts through (SPEC §2.2, §9.1): `file_read`, `file_write`, `file_edit`,
+//! The tools an agent acts through (rules §2.2, §9.1): `file_read`, `file_write`, `file_edit`,
 //! `glob_search`, `content_search`, `shell`, `git_operations`. Every call goes through [`Registry::invoke`]: the
 //! policy, autonomy and risk gates, the action budget and the approval hook, then execution.
 

@@ -1,4 +1,4 @@
-//! `glob_search` and `content_search` (SPEC §2.2): Read access on the root and on every match;
+//! `glob_search` and `content_search` (rules §2.2): Read access on the root and on every match;
 //! unreadable matches are dropped silently and unreadable directories are not entered.
 
 use crate::args::Args;

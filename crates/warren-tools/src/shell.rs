@@ -1,4 +1,4 @@
-//! `shell {command}` (SPEC §2.2): analysed by the policy (paths, allowlist, risk), then run by
+//! `shell {command}` (rules §2.2): analysed by the policy (paths, allowlist, risk), then run by
 //! `/bin/sh -c` in the workspace, inside the agent's sandbox, with a cleared environment, stdin
 //! from /dev/null, its own process group killed on timeout or cancel, and output capped.
 

@@ -1,4 +1,4 @@
-//! Agent alias rules (SPEC §"Words used"): lowercase ASCII letters, digits and single
+//! Agent alias rules (rules §"Words used"): lowercase ASCII letters, digits and single
 //! underscores; 1–63 chars; starts and ends with a letter or digit; `default` is reserved.
 
 use std::fmt;

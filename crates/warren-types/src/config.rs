@@ -1,4 +1,4 @@
-//! The typed config schema of `config.toml` (SPEC §1.1). Loading, validation and saving live in
+//! The typed config schema of `config.toml` (rules §1.1). Loading, validation and saving live in
 //! `warren-config`; these are the plain data types.
 
 use serde::{Deserialize, Serialize};

@@ -1,4 +1,4 @@
-//! The typed event stream of a turn (SPEC §6.2). The UI, `warren run --json` and the session
+//! The typed event stream of a turn (rules §6.2). The UI, `warren run --json` and the session
 //! store all see the same events; every `tool_call` has exactly one `tool_result` with its id.
 
 use serde::{Deserialize, Serialize};

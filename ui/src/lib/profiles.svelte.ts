@@ -1,4 +1,4 @@
-// The Profiles screen: every field of risk and runtime profiles (SPEC §1.1) as a form, the
+// The Profiles screen: every field of risk and runtime profiles (rules §1.1) as a form, the
 // changed fields as an edit, a preview from the backend (the real validator's findings and a
 // diff of config.toml), save and delete.
 

@@ -8,7 +8,7 @@ use uuid::Uuid;
 use crate::grants::RecallScope;
 use crate::types::{format_ts, parse_ts, MemoryEntry, RecallQuery};
 
-/// Payload field names (SPEC §7), plus `updated_at` and `importance`.
+/// Payload field names (rules §7), plus `updated_at` and `importance`.
 pub mod field {
     /// Owning agent's UUID.
     pub const AGENT_ID: &str = "agent_id";

@@ -1,4 +1,4 @@
-//! `[runtime] kind = "docker"` (SPEC §4): the shell runs each command in a container of
+//! `[runtime] kind = "docker"` (rules §4): the shell runs each command in a container of
 //! `[runtime.docker] image`, with the workspace and read-write roots mounted read-write and
 //! read-only roots read-only at the same paths (write-only roots are not mounted: a mount cannot
 //! mean write-only), forbidden paths inside them masked, network as configured (default none).

@@ -1,4 +1,4 @@
-//! OS sandboxes for an agent's child processes (SPEC §4): `landlock`, `bubblewrap`, `none`, and
+//! OS sandboxes for an agent's child processes (rules §4): `landlock`, `bubblewrap`, `none`, and
 //! `auto` (the best available, in that order). A configured sandbox that is not available is an
 //! error, never a silent fallback. [`confine`] turns a program into a [`ConfinedCommand`] that
 //! any caller (the shell tool, git write operations) spawns.

@@ -10,7 +10,7 @@ use crate::resolve;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
-/// Directories a program needs to run: read and execute (SPEC §4).
+/// Directories a program needs to run: read and execute (rules §4).
 pub const SYSTEM_DIRS: &[&str] = &["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc"];
 
 /// Kernel interfaces: never granted wholesale with the rest of `/`, read-only at most (the

@@ -1,4 +1,4 @@
-//! Shell command analysis (SPEC §2.2): split the command into segments, check every path-looking
+//! Shell command analysis (rules §2.2): split the command into segments, check every path-looking
 //! argument, `--opt=value` value and redirection target against the policy (the workspace or a
 //! read-write root; the four devices as devices), allowlist each command against
 //! `allowed_commands`, and classify the whole command low/medium/high.

@@ -1,5 +1,5 @@
 //! What one simple command does beyond its literal arguments: whether its paths can be known
-//! statically (an "opaque" command runs only inside a real sandbox, SPEC §4), and which other
+//! statically (an "opaque" command runs only inside a real sandbox, rules §4), and which other
 //! programs it starts through its arguments or options (each must itself be allowed).
 
 use super::git;

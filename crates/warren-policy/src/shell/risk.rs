@@ -1,4 +1,4 @@
-//! Low / medium / high risk classification of one simple command (SPEC §2.2, §2.3).
+//! Low / medium / high risk classification of one simple command (rules §2.2, §2.3).
 
 use super::git::{key_runs_program, parse_git, sub_runs_program, GIT_NETWORK};
 use serde::Serialize;

@@ -1,4 +1,4 @@
-//! Liveness of ACP sessions (SPEC §9.3): each is recorded in `sessions.db` with the serving
+//! Liveness of ACP sessions (rules §9.3): each is recorded in `sessions.db` with the serving
 //! process id and a heartbeat. A session is live only while its process exists and its
 //! heartbeat is fresh; anything else is marked ended by [`AcpSessions::reap`], so a crashed
 //! client can never block a delete forever.

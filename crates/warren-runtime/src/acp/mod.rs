@@ -1,4 +1,4 @@
-//! The Agent Client Protocol (SPEC §9.3) over stdio: JSON-RPC 2.0, one message per line, so
+//! The Agent Client Protocol (rules §9.3) over stdio: JSON-RPC 2.0, one message per line, so
 //! editors can drive an agent. Sessions are recorded in `sessions.db` with the serving process
 //! and a heartbeat, so a crashed client's session ends instead of staying live forever.
 //!

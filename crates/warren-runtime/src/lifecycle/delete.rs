@@ -1,4 +1,4 @@
-//! Delete with archive (SPEC §8): refuse on hard references and live ACP sessions; write the
+//! Delete with archive (rules §8): refuse on hard references and live ACP sessions; write the
 //! removed config block, save the config without the agent and its soft references; then per
 //! kind export → fsync → count (journaled) → purge, move the workspace into the archive, write
 //! the manifest.

@@ -1,4 +1,4 @@
-//! The lifecycle service (SPEC §8): rename, delete with archive, and restore of agents. The
+//! The lifecycle service (rules §8): rename, delete with archive, and restore of agents. The
 //! desktop UI and the `warren agents` CLI both call it through `warren-api`.
 //!
 //! Every operation quiesces the agent, makes the config change durable first (atomic save),
@@ -42,7 +42,7 @@ use warren_memory::{Clock, MemoryStores, SystemClock};
 
 use crate::host::Host;
 
-/// How long a running turn is awaited before `agent_busy` (SPEC §8).
+/// How long a running turn is awaited before `agent_busy` (rules §8).
 pub const BUSY_WAIT: Duration = Duration::from_secs(30);
 
 /// Stops new turns of an agent while an operation runs.

@@ -1,4 +1,4 @@
-//! Owned state (SPEC §8): everything keyed by an agent. Each kind is an [`OwnedState`]
+//! Owned state (rules §8): everything keyed by an agent. Each kind is an [`OwnedState`]
 //! participant that the lifecycle drives the same way: count, rename, export, purge, park (keep
 //! data whose export failed away from the alias) and restore. Memory, sessions (with
 //! transcripts), usage and receipts are built in; cron jobs and ACP sessions of the runtime plug

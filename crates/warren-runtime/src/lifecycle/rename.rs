@@ -1,4 +1,4 @@
-//! Rename OLD → NEW (SPEC §8): config first (table re-keyed, every reference rewritten, one
+//! Rename OLD → NEW (rules §8): config first (table re-keyed, every reference rewritten, one
 //! atomic save), then the workspace move and the owned state, one journaled step each.
 
 use super::files::{move_dir, remove_if_empty, verify_moved};

@@ -1,4 +1,4 @@
-//! An agent's own secrets (`agent:<alias>/NAME`, SPEC §10) as an owned-state participant. A
+//! An agent's own secrets (`agent:<alias>/NAME`, rules §10) as an owned-state participant. A
 //! rename moves them to the new namespace; a delete exports them to `cascade/secrets.json`,
 //! whose values are sealed with the install's secret key (never plain text on disk), then
 //! removes them; a restore puts them back under the restored alias.

@@ -1,5 +1,5 @@
 //! Every libgit2 read runs on a dedicated, short-lived thread that Landlock confines to the
-//! agent's read grants (SPEC §4: files Warren opens for an agent are opened within the grant).
+//! agent's read grants (rules §4: files Warren opens for an agent are opened within the grant).
 //! libgit2 follows symbolic links under `refs/`, `logs/` and `objects/` and loads alternate
 //! object directories recursively; on this thread, any of them that leads outside the grants
 //! fails with `EACCES` inside libgit2 instead of reading a sibling's data.

@@ -1,4 +1,4 @@
-//! Finding a repository and verifying its metadata through the policy (SPEC §3 rule 5) before
+//! Finding a repository and verifying its metadata through the policy (rules §3 rule 5) before
 //! libgit2 or the `git` program sees it: discovery never leaves the authorized root; the `.git`
 //! entry, the `gitdir` it names, `commondir`, a linked worktree's back-pointer and alternate
 //! object directories must all resolve inside grants of the needed kind; a symbolic link

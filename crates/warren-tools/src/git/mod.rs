@@ -1,4 +1,4 @@
-//! `git_operations` (SPEC §3): reads in-process through libgit2, writes through the `git`
+//! `git_operations` (rules §3): reads in-process through libgit2, writes through the `git`
 //! program inside the agent's sandbox. Before either, the repository is found without leaving
 //! the authorized root and its metadata verified through the policy ([`meta`]); under a docker
 //! runtime every write is refused before any process starts.

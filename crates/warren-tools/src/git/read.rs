@@ -1,4 +1,4 @@
-//! Read operations, in-process through libgit2 (SPEC §3 rule 1). libgit2 runs no hook, filter
+//! Read operations, in-process through libgit2 (rules §3 rule 1). libgit2 runs no hook, filter
 //! driver, fsmonitor, textconv, external diff, pager, credential helper or signing program, and
 //! this module never asks it for a mailmap: authors are printed raw. The crate is built without
 //! any transport, so nothing here can reach another repository; a missing object of a partial
@@ -513,7 +513,7 @@ fn worktree_json(w: &Worktree) -> Value {
 }
 
 /// The worktrees of `loc`'s repository whose path resolves and whose metadata verifies for
-/// `access` (SPEC §3 rule 6); the others are omitted.
+/// `access` (rules §3 rule 6); the others are omitted.
 pub fn worktree_list(policy: &SecurityPolicy, loc: &Location, access: &[Access]) -> Vec<Worktree> {
     let mut locs = Vec::new();
     if let Some(main) = meta::main_worktree(policy, &loc.commondir, access) {

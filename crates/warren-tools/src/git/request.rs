@@ -1,4 +1,4 @@
-//! The arguments of `git_operations` (SPEC §3), parsed and validated before anything runs:
+//! The arguments of `git_operations` (rules §3), parsed and validated before anything runs:
 //! which arguments an operation takes, which it requires, and that branch names are ref names
 //! that can never be read as an option.
 

@@ -1,5 +1,5 @@
 //! What a write operation would touch in the working tree, computed before git starts so that
-//! every such path is authorized through the policy first (SPEC §2.1: no side effect before the
+//! every such path is authorized through the policy first (rules §2.1: no side effect before the
 //! answer is yes). The `git` child may run without OS confinement (`sandbox = "none"`), so the
 //! policy must see every file it would change or copy into the repository:
 //! `checkout` changes the files that differ between HEAD and the target tree and carries the

@@ -1,4 +1,4 @@
-//! The deep metadata walk (SPEC §3 rule 5): every file and directory that libgit2 opens below
+//! The deep metadata walk (rules §3 rule 5): every file and directory that libgit2 opens below
 //! a git directory (`refs/`, `logs/`, `info/`, every part of `objects/`: the fan-out
 //! directories and their loose objects, `pack/`, `info/`) is checked through directory
 //! descriptors opened without following links, and a symbolic link anywhere there is refused.

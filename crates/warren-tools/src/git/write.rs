@@ -1,4 +1,4 @@
-//! Write operations: the `git` program, run inside the agent's sandbox (SPEC §3 rules 2–4, 8)
+//! Write operations: the `git` program, run inside the agent's sandbox (rules §3 rules 2–4, 8)
 //! so the repository's hooks and filters keep working, with an environment built from scratch
 //! (no inherited `GIT_*` variable, every transport forbidden) and an argument list in which
 //! nothing the model wrote can become an option.

@@ -15,7 +15,7 @@
 //! driver under a new name (`git config filter.y.clean ...`, `echo ... >> .git/config`, creating a
 //! new repository) and then runs git in the same call is not covered; such a line needs
 //! `git config` or a write to `.git/`, and it still runs only inside the agent's sandbox
-//! (shell lines that run git are opaque, SPEC §4).
+//! (shell lines that run git are opaque, rules §4).
 
 use crate::error::ToolError;
 use crate::tool::ToolContext;
