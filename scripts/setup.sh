@@ -34,6 +34,10 @@ if ! command -v cargo >/dev/null 2>&1; then
   echo "setup: cargo not found; install Rust with rustup (https://rustup.rs) first" >&2
   exit 1
 fi
+if [ "$want_test" = 1 ] && ! command -v python3 >/dev/null 2>&1; then
+  echo "setup: installing python3 (the license check)" >&2
+  $SUDO apt-get install -y -qq python3 >/dev/null
+fi
 if ! command -v npm >/dev/null 2>&1; then
   echo "setup: installing nodejs and npm" >&2
   $SUDO apt-get install -y -qq nodejs npm >/dev/null

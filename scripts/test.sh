@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every test of Warren: formatting, unused dependencies, lints, the UI's type check and unit
+# Runs every test of Warren: formatting, unused dependencies, licenses, lints, the UI's type check and unit
 # tests, and all Rust tests (unit, integration, the CLI as a black box, the desktop app through
 # WebDriver under Xvfb).
 # Installs what is missing first. Postgres tests run when WARREN_TEST_POSTGRES_URL is set.
@@ -24,6 +24,9 @@ cargo fmt --all -- --check
 
 echo "== rust: unused dependencies"
 cargo machete
+
+echo "== licenses of what ships (crates and bundled npm packages)"
+python3 scripts/check_licenses.py
 
 echo "== rust: clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings

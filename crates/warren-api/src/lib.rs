@@ -3,7 +3,9 @@
 
 mod acp;
 mod activity;
+mod agent_settings;
 mod agents;
+pub mod approvals;
 mod config_ops;
 mod errors;
 pub mod lifecycle;
@@ -16,8 +18,10 @@ pub mod memory;
 pub mod memory_view;
 pub mod notify;
 mod pause;
+pub mod permission_map;
 pub mod policy;
 pub mod profiles;
+pub mod providers;
 mod run;
 mod secrets;
 mod serve;
@@ -27,6 +31,7 @@ mod test_support;
 pub mod usage;
 
 pub use activity::{AgentMeters, RuntimeStatus, TurnSummary};
+pub use agent_settings::{AgentChange, AgentEdit, AgentField, AgentSettingsView, DisabledSetting};
 pub use agents::check_alias;
 pub use errors::{config_error, host_error};
 pub use memory::{ForgottenMemory, MemoryItem, StoredMemory};

@@ -176,7 +176,7 @@ fn kind_name(k: warren_types::SandboxKind) -> &'static str {
     }
 }
 
-fn sandbox_view(policy: &SecurityPolicy, support: &SandboxSupport) -> SandboxView {
+pub(crate) fn sandbox_view(policy: &SecurityPolicy, support: &SandboxSupport) -> SandboxView {
     let configured = kind_name(policy.risk.sandbox).to_string();
     match choose(policy.risk.sandbox, policy.workspace_only, support) {
         Ok((sb, reason)) => {
@@ -209,14 +209,14 @@ fn sandbox_view(policy: &SecurityPolicy, support: &SandboxSupport) -> SandboxVie
     }
 }
 
-fn path_var(host: &HostEnv) -> Option<&std::ffi::OsStr> {
+pub(crate) fn path_var(host: &HostEnv) -> Option<&std::ffi::OsStr> {
     host.vars
         .get("PATH")
         .map(|p| std::ffi::OsStr::new(p.as_str()))
 }
 
 impl Warren {
-    fn policy_for(
+    pub(crate) fn policy_for(
         &self,
         cfg: &Config,
         alias: &str,

@@ -110,7 +110,11 @@ fn profile_name_ok(name: &str) -> Result<(), ApiError> {
 }
 
 /// Writes `v` at `path` as its TOML value.
-fn set_field(doc: &mut ConfigDocument, path: &[&str], v: &FieldValue) -> Result<(), ApiError> {
+pub(crate) fn set_field(
+    doc: &mut ConfigDocument,
+    path: &[&str],
+    v: &FieldValue,
+) -> Result<(), ApiError> {
     let done = match v {
         FieldValue::Bool(b) => doc.set_value(path, (*b).into()),
         // Whole numbers in i64's range are TOML integers (the validator then checks the range

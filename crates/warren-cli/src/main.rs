@@ -36,6 +36,12 @@ enum Command {
     /// List, show, create, rename, delete, restore, pause and resume agents.
     #[command(subcommand)]
     Agents(commands::agents::Cmd),
+    /// List, show, change, create and remove risk and runtime profiles.
+    #[command(subcommand)]
+    Profiles(commands::profiles::Cmd),
+    /// List, add, test and remove provider routes (keys go to the secret store).
+    #[command(subcommand)]
+    Providers(commands::providers::Cmd),
     /// Store, recall, list and forget an agent's memory.
     #[command(subcommand)]
     Memory(commands::memory::Cmd),
@@ -55,6 +61,13 @@ enum Command {
     Serve,
     /// Serve one agent over the Agent Client Protocol on stdin/stdout (for editors).
     Acp(commands::acp::Args),
+    /// Approval requests waiting in any process of the install, and answering them.
+    #[command(subcommand)]
+    Approvals(commands::approvals::Cmd),
+    /// Provider requests, tokens and cost per agent and day.
+    Usage(commands::usage::UsageArgs),
+    /// The newest lines of Warren's logs, by agent and level.
+    Logs(commands::usage::LogsArgs),
     /// Check tool-call receipts.
     #[command(subcommand)]
     Receipts(commands::receipts::Cmd),
@@ -89,6 +102,8 @@ fn main() -> ExitCode {
         Command::Init(a) => commands::init::run(&ctx, a),
         Command::Config(c) => commands::config::run(&ctx, c),
         Command::Agents(c) => commands::agents::run(&ctx, c),
+        Command::Profiles(c) => commands::profiles::run(&ctx, c),
+        Command::Providers(c) => commands::providers::run(&ctx, c),
         Command::Memory(c) => commands::memory::run(&ctx, c),
         Command::Secrets(c) => commands::secrets::run(&ctx, c),
         Command::Receipts(c) => commands::receipts::run(&ctx, c),
@@ -98,5 +113,8 @@ fn main() -> ExitCode {
         Command::Doctor => commands::doctor::run(&ctx),
         Command::Serve => commands::serve::run(&ctx),
         Command::Acp(a) => commands::acp::run(&ctx, a),
+        Command::Approvals(c) => commands::approvals::run(&ctx, c),
+        Command::Usage(a) => commands::usage::usage(&ctx, a),
+        Command::Logs(a) => commands::usage::logs(&ctx, a),
     }
 }

@@ -1,6 +1,7 @@
 //! Black-box tests of the `warren` binary against hermetic installs. One module per command area.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod approvals_cli;
 mod authority_cli;
 mod common;
 mod config_cli;
@@ -9,6 +10,8 @@ mod git_cli;
 mod lifecycle_cli;
 mod memory_cli;
 mod policy_cli;
+mod providers_cli;
 mod run_cli;
 mod secrets_cli;
 mod serve_cli;
+mod settings_cli;

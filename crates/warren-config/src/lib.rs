@@ -2,6 +2,7 @@
 //! every error reported at once, editing it without losing comments, saving it atomically, and the
 //! reference graph that the lifecycle service uses.
 
+mod agent_edit;
 mod atomic;
 mod authority;
 mod decode;

@@ -210,6 +210,9 @@ impl Host {
         let sandbox = SandboxSupport::probe(env.path_var().as_deref());
         // Actions are counted in sessions.db: every process of the install shares them.
         let ledger = Arc::new(DbLedger::open(&layout.sessions_db())?);
+        // Requests are also published to the install's inbox, so `warren approvals` in another
+        // process can answer them.
+        let broker = ApprovalBroker::with_inbox(crate::approval_inbox::Inbox::for_install(&layout));
         Ok(Host {
             memory: Arc::new(MemoryStores::new(layout.clone())),
             layout,
@@ -218,7 +221,7 @@ impl Host {
             receipts,
             providers,
             hub: EventHub::new(),
-            broker: ApprovalBroker::new(),
+            broker,
             sandbox,
             ledger,
             clock,

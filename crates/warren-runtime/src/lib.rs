@@ -4,6 +4,7 @@
 pub mod acp;
 pub mod agent_lock;
 pub mod approval;
+pub mod approval_inbox;
 pub mod cron;
 pub mod db;
 pub mod delegate;
@@ -15,6 +16,7 @@ pub mod ledger;
 pub mod lifecycle;
 pub mod memory_tools;
 pub mod owned_state;
+pub mod provider_probe;
 pub mod receipts;
 pub mod secrets;
 pub mod sessions;

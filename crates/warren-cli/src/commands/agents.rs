@@ -1,7 +1,8 @@
-//! `warren agents list | show | create` (rename, delete, archives, restore: see `lifecycle`).
+//! `warren agents list | show | create | set | grant | memory-grant` (rename, delete, archives, restore: see `lifecycle`).
 
 use super::Ctx;
 use std::process::ExitCode;
+use warren_api::{AgentChange, AgentEdit, AgentField};
 use warren_types::{CreateAgentRequest, MemoryBackendKind};
 
 /// `warren agents ...` subcommands.
@@ -50,6 +51,101 @@ pub enum Cmd {
     Pause(PauseArgs),
     /// Resume a paused agent (or every paused agent with --all).
     Resume(PauseArgs),
+    /// Change one setting: risk_profile, runtime_profile, model_provider, memory_backend,
+    /// enabled, delegates (comma-separated or a JSON list) or unrestricted_filesystem.
+    Set(SetArgs),
+    /// Grant access on a sibling's workspace: read, write, read_write, or none to remove it.
+    Grant(GrantArgs),
+    /// Grant reading a sibling's memory (every category, or only --categories), or remove it.
+    MemoryGrant(MemoryGrantArgs),
+}
+
+/// `warren agents set A KEY VALUE`.
+#[derive(clap::Args)]
+pub struct SetArgs {
+    /// The agent's alias.
+    alias: String,
+    /// The setting.
+    key: String,
+    /// The new value (JSON when it parses as JSON, else text).
+    #[arg(required_unless_present = "unset", conflicts_with = "unset")]
+    value: Option<String>,
+    /// Remove the key so its default applies.
+    #[arg(long)]
+    unset: bool,
+    /// Print the change and the validator's findings; write nothing.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+/// `warren agents grant A PEER ACCESS`.
+#[derive(clap::Args)]
+pub struct GrantArgs {
+    /// The agent receiving the grant.
+    alias: String,
+    /// The sibling whose workspace it gets access to.
+    peer: String,
+    /// read, write, read_write or none.
+    access: String,
+    /// Print the change and the validator's findings; write nothing.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+/// `warren agents memory-grant A PEER [--categories C,D] [--remove]`.
+#[derive(clap::Args)]
+pub struct MemoryGrantArgs {
+    /// The agent receiving the grant.
+    alias: String,
+    /// The sibling whose memory it may read.
+    peer: String,
+    /// Only rows in these categories (exact names, comma-separated); default every category.
+    #[arg(long, value_delimiter = ',', conflicts_with = "remove")]
+    categories: Option<Vec<String>>,
+    /// Remove the grant.
+    #[arg(long)]
+    remove: bool,
+    /// Print the change and the validator's findings; write nothing.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+fn edit(ctx: &Ctx, alias: String, change: AgentChange, dry_run: bool) -> ExitCode {
+    let edit = AgentEdit {
+        alias,
+        changes: vec![change],
+    };
+    if dry_run {
+        return super::settings::render_preview(ctx, ctx.warren.preview_agent_edit(&edit));
+    }
+    ctx.out.result(ctx.warren.save_agent_edit(&edit), |d| {
+        format!(
+            "saved `{}`; it applies from the agent's next turn",
+            d.summary.alias
+        )
+    })
+}
+
+fn set(ctx: &Ctx, a: SetArgs) -> ExitCode {
+    let Some(field) = AgentField::from_name(&a.key) else {
+        let names: Vec<&str> = AgentField::ALL.iter().map(|f| f.name()).collect();
+        return ctx.out.fail(&warren_api::ApiError::new(
+            warren_api::ErrorCode::InvalidArgument,
+            format!(
+                "unknown setting `{}` (expected one of: {})",
+                a.key,
+                names.join(", ")
+            ),
+        ));
+    };
+    let value = match a.value.as_deref() {
+        None => None,
+        Some(raw) => match super::settings::parse_value(raw, field == AgentField::Delegates) {
+            Ok(v) => Some(v),
+            Err(e) => return ctx.out.fail(&e),
+        },
+    };
+    edit(ctx, a.alias, AgentChange::Set { field, value }, a.dry_run)
 }
 
 /// Which agents `pause` / `resume` act on.
@@ -88,6 +184,32 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
         Cmd::Restore(a) => super::lifecycle::restore(ctx, a),
         Cmd::Pause(a) => pause(ctx, a, true),
         Cmd::Resume(a) => pause(ctx, a, false),
+        Cmd::Set(a) => set(ctx, a),
+        Cmd::Grant(a) => match super::settings::parse_access(&a.access) {
+            Ok(access) => edit(
+                ctx,
+                a.alias,
+                AgentChange::Grant {
+                    peer: a.peer,
+                    access,
+                },
+                a.dry_run,
+            ),
+            Err(m) => ctx.out.fail(&warren_api::ApiError::new(
+                warren_api::ErrorCode::InvalidArgument,
+                m,
+            )),
+        },
+        Cmd::MemoryGrant(a) => edit(
+            ctx,
+            a.alias,
+            AgentChange::MemoryGrant {
+                peer: a.peer,
+                categories: a.categories,
+                remove: a.remove,
+            },
+            a.dry_run,
+        ),
         Cmd::List => ctx.out.result(ctx.warren.list_agents(), |agents| {
             if agents.is_empty() {
                 return "no agents".into();

@@ -23,8 +23,9 @@ pub enum Cmd {
         /// Session id.
         #[arg(long)]
         session: Option<String>,
-        /// The text to remember.
-        text: String,
+        /// The text to remember; `-` (or nothing) reads it from standard input, so the text
+        /// never has to appear on a command line.
+        text: Option<String>,
     },
     /// Recall what an agent may see (its own rows plus granted ones), best first.
     Recall {
@@ -87,6 +88,33 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
             session,
             text,
         } => {
+            let text = match text.as_deref() {
+                Some("-") | None => {
+                    use std::io::Read;
+                    let mut buf = String::new();
+                    if let Err(e) = std::io::stdin().read_to_string(&mut buf) {
+                        return ctx.out.fail(&warren_api::ApiError::new(
+                            warren_api::ErrorCode::InvalidArgument,
+                            format!("reading the memory text from standard input: {e}"),
+                        ));
+                    }
+                    // One trailing newline is what `echo` and here-documents add, not text.
+                    if buf.ends_with('\n') {
+                        buf.pop();
+                        if buf.ends_with('\r') {
+                            buf.pop();
+                        }
+                    }
+                    if buf.is_empty() {
+                        return ctx.out.fail(&warren_api::ApiError::new(
+                            warren_api::ErrorCode::InvalidArgument,
+                            "the memory text read from standard input is empty",
+                        ));
+                    }
+                    buf
+                }
+                Some(t) => t.to_string(),
+            };
             let r = ctx.block_on(w.store_memory(
                 &agent,
                 &key,

@@ -3,17 +3,22 @@
 
 pub mod acp;
 pub mod agents;
+pub mod approvals;
 pub mod config;
 pub mod doctor;
 pub mod init;
 pub mod lifecycle;
 pub mod memory;
 pub mod policy;
+pub mod profiles;
+pub mod providers;
 pub mod receipts;
 pub mod run;
 pub mod secrets;
 pub mod serve;
+pub mod settings;
 pub mod tool;
+pub mod usage;
 
 use crate::output::Output;
 

@@ -1,4 +1,7 @@
-//! `warren policy show | check`.
+//! `warren policy show | check | map | explain`. `map --json` → `{"agents", "rows": [{"agent",
+//! "sandbox", "cells": [{"peer", "read", "write", "memory", "memory_categories",
+//! "delegate"}]}]}`; `explain --json` → `{"agent", "peer", "aspect", "allowed", "rule", "path",
+//! "grants", "enforced_by"}` (exit 0 allowed, 1 not).
 
 use super::Ctx;
 use std::process::ExitCode;
@@ -28,6 +31,53 @@ pub enum Cmd {
         /// The path (relative paths are inside the agent's workspace; `~` is your home).
         path: String,
     },
+    /// Every agent against every other: workspace read / write, memory reads, delegation.
+    Map,
+    /// Why an agent may or may not read, write, read the memory of, or delegate to a peer.
+    Explain {
+        /// The agent's alias.
+        #[arg(long)]
+        agent: String,
+        /// The other agent.
+        peer: String,
+        /// read, write, memory or delegate.
+        aspect: String,
+    },
+}
+
+fn map_text(m: &warren_api::permission_map::PermissionMap) -> String {
+    let mut s = String::from(
+        "agent -> peer: workspace (R/W/RW), memory (M, M[categories]), delegate (D)\n",
+    );
+    for r in &m.rows {
+        let sandbox = r.sandbox.as_deref().unwrap_or("UNAVAILABLE");
+        s.push_str(&format!("{} (sandbox {sandbox})\n", r.agent));
+        for c in &r.cells {
+            let ws = match (c.read, c.write) {
+                (true, true) => "RW",
+                (true, false) => "R",
+                (false, true) => "W",
+                (false, false) => "",
+            };
+            let mut parts: Vec<String> = Vec::new();
+            if !ws.is_empty() {
+                parts.push(ws.to_string());
+            }
+            if c.memory {
+                parts.push(match &c.memory_categories {
+                    Some(cats) => format!("M[{}]", cats.join(",")),
+                    None => "M".to_string(),
+                });
+            }
+            if c.delegate {
+                parts.push("D".into());
+            }
+            if !parts.is_empty() {
+                s.push_str(&format!("  -> {:<24} {}\n", c.peer, parts.join(" ")));
+            }
+        }
+    }
+    s
 }
 
 /// The host facts the policy services need, captured here in the binary.
@@ -102,5 +152,55 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
             }
             Err(e) => ctx.out.fail(&e),
         },
+        Cmd::Map => ctx.out.result(ctx.warren.permission_map(&host), map_text),
+        Cmd::Explain {
+            agent,
+            peer,
+            aspect,
+        } => {
+            use warren_api::permission_map::PermissionAspect as A;
+            let aspect = match aspect.as_str() {
+                "read" => A::Read,
+                "write" => A::Write,
+                "memory" => A::Memory,
+                "delegate" => A::Delegate,
+                other => {
+                    return ctx.out.fail(&warren_api::ApiError::new(
+                        warren_api::ErrorCode::InvalidArgument,
+                        format!("unknown permission `{other}` (expected read, write, memory or delegate)"),
+                    ))
+                }
+            };
+            match ctx.warren.explain_permission(&agent, &peer, aspect, &host) {
+                Ok(x) => {
+                    let allowed = x.allowed;
+                    let code = ctx.out.ok(&x, || {
+                        let mut t = format!(
+                            "{} {} {:?} {}: {} (rule {})\n",
+                            x.agent,
+                            if x.allowed { "may" } else { "may not" },
+                            x.aspect,
+                            x.peer,
+                            if x.allowed { "allowed" } else { "denied" },
+                            x.rule
+                        );
+                        if let Some(p) = &x.path {
+                            t.push_str(&format!("path:        {p}\n"));
+                        }
+                        for g in &x.grants {
+                            t.push_str(&format!("config:      {g}\n"));
+                        }
+                        t.push_str(&format!("enforced by: {}\n", x.enforced_by));
+                        t
+                    });
+                    if allowed {
+                        code
+                    } else {
+                        ExitCode::from(1)
+                    }
+                }
+                Err(e) => ctx.out.fail(&e),
+            }
+        }
     }
 }

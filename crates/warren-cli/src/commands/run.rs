@@ -1,4 +1,5 @@
-//! `warren run --agent A [--session S] [--approve | --deny] PROMPT`: one turn, streamed.
+//! `warren run --agent A [--session S] [--approve | --deny | --wait-approval] PROMPT`: one
+//! turn, streamed.
 
 use super::Ctx;
 use async_trait::async_trait;
@@ -22,8 +23,12 @@ pub struct Args {
     #[arg(long, conflicts_with = "deny")]
     approve: bool,
     /// Deny every approval request.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "wait_approval")]
     deny: bool,
+    /// Leave approval requests in the install's inbox and wait until they are answered from
+    /// another shell (`warren approvals answer`) or the desktop app.
+    #[arg(long, conflicts_with = "approve")]
+    wait_approval: bool,
     /// The prompt.
     prompt: String,
 }
@@ -112,18 +117,22 @@ fn render(e: &TurnEvent, out: &mut impl Write) {
 
 /// Runs `warren run`.
 pub fn run(ctx: &Ctx, args: Args) -> ExitCode {
-    let approver: Arc<dyn AsyncApprover> = if args.approve {
-        Arc::new(FixedApprover(ApprovalAnswer::approve()))
+    let approver: Option<Arc<dyn AsyncApprover>> = if args.wait_approval {
+        // The host's broker: requests go to the inbox for `warren approvals answer`.
+        None
+    } else if args.approve {
+        Some(Arc::new(FixedApprover(ApprovalAnswer::approve())))
     } else if args.deny {
-        Arc::new(FixedApprover(ApprovalAnswer::deny(Some(
+        Some(Arc::new(FixedApprover(ApprovalAnswer::deny(Some(
             "denied by --deny".into(),
-        ))))
+        )))))
     } else if std::io::stdin().is_terminal() {
-        Arc::new(TerminalApprover)
+        Some(Arc::new(TerminalApprover))
     } else {
-        Arc::new(FixedApprover(ApprovalAnswer::no_one()))
+        Some(Arc::new(FixedApprover(ApprovalAnswer::no_one())))
     };
     let json = ctx.out.json();
+    let wait_approval = args.wait_approval;
     let req = RunRequest {
         agent: args.agent.clone(),
         session: args.session,
@@ -134,7 +143,7 @@ pub fn run(ctx: &Ctx, args: Args) -> ExitCode {
         ctx.warren.resume_pending().await;
         let host = ctx.warren.host().await?;
         let mut events = host.subscribe();
-        let turn = ctx.warren.run_prompt(req, "user", Some(approver));
+        let turn = ctx.warren.run_prompt(req, "user", approver);
         tokio::pin!(turn);
         let mut stdout = std::io::stdout();
         let emit = |e: &TurnEvent, stdout: &mut std::io::Stdout| {
@@ -144,6 +153,13 @@ pub fn run(ctx: &Ctx, args: Args) -> ExitCode {
                 }
             } else {
                 render(e, stdout);
+                if let (true, EventKind::ApprovalRequested { id, .. }) = (wait_approval, &e.kind) {
+                    let _ = writeln!(
+                        stdout,
+                        "  waiting for an answer: warren approvals answer {} {id} approve|session|deny",
+                        e.turn_id
+                    );
+                }
             }
         };
         loop {

@@ -1,0 +1,320 @@
+//! The permission map (`warren policy map`, the desktop's Permissions screen): for every agent
+//! and every other agent, what the first may do to the second — read or write its workspace,
+//! read its memory (which categories), delegate to it — and, for any cell, why: the rule that
+//! decided it, the grant in the config, and what enforces it on this machine. Workspace cells
+//! are decided by the same `check` the tools and `warren policy check` use, on the peer's
+//! workspace folder.
+
+use crate::policy::{path_var, sandbox_view, HostEnv};
+use crate::Warren;
+use serde::{Deserialize, Serialize};
+use warren_policy::sandbox::SandboxSupport;
+use warren_policy::{Access, SecurityPolicy};
+use warren_types::{AccessMode, ApiError, Config, DelegationMode, ErrorCode, MemoryGrant};
+
+/// What one agent may do to another.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct PermissionCell {
+    /// The other agent.
+    pub peer: String,
+    /// May read files of the peer's workspace.
+    pub read: bool,
+    /// May write files of the peer's workspace.
+    pub write: bool,
+    /// Reads the peer's memory.
+    pub memory: bool,
+    /// Only these categories of it (none: every category).
+    pub memory_categories: Option<Vec<String>>,
+    /// May delegate a task to the peer.
+    pub delegate: bool,
+}
+
+/// One agent's row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct PermissionRow {
+    /// The agent.
+    pub agent: String,
+    /// The sandbox its shell and git children run in here (`landlock`, `bubblewrap`,
+    /// `none`), or none when the configured one is unavailable.
+    pub sandbox: Option<String>,
+    /// One cell per other agent, in the order of `agents`.
+    pub cells: Vec<PermissionCell>,
+}
+
+/// The whole map.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct PermissionMap {
+    /// Every agent, by alias.
+    pub agents: Vec<String>,
+    /// One row per agent.
+    pub rows: Vec<PermissionRow>,
+}
+
+/// Which permission a cell explanation is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum PermissionAspect {
+    /// Reading the peer's workspace.
+    Read,
+    /// Writing the peer's workspace.
+    Write,
+    /// Reading the peer's memory.
+    Memory,
+    /// Delegating to the peer.
+    Delegate,
+}
+
+/// Why a cell says what it says.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct PermissionExplanation {
+    /// The agent.
+    pub agent: String,
+    /// The peer.
+    pub peer: String,
+    /// Which permission.
+    pub aspect: PermissionAspect,
+    /// Allowed or not.
+    pub allowed: bool,
+    /// The rule that decided it (the codes of `warren policy check`, or `memory_grant`,
+    /// `no_memory_grant`, `other_backend`, `delegate_listed`, `not_a_delegate`,
+    /// `delegation_forbidden`).
+    pub rule: String,
+    /// The path checked, for workspace permissions.
+    pub path: Option<String>,
+    /// The config entries behind it, as written (`agents.alice.workspace.access.bob = "read"`).
+    pub grants: Vec<String>,
+    /// What enforces it on this machine, in plain words.
+    pub enforced_by: String,
+}
+
+fn access_name(m: AccessMode) -> &'static str {
+    match m {
+        AccessMode::Read => "read",
+        AccessMode::Write => "write",
+        AccessMode::ReadWrite => "read_write",
+    }
+}
+
+fn memory_grant<'a>(cfg: &'a Config, agent: &str, peer: &str) -> Option<&'a MemoryGrant> {
+    cfg.agents
+        .get(agent)?
+        .workspace
+        .read_memory_from
+        .iter()
+        .find(|g| g.agent() == peer)
+}
+
+fn can_delegate(cfg: &Config, agent: &str, peer: &str) -> bool {
+    let Some(a) = cfg.agents.get(agent) else {
+        return false;
+    };
+    let allowed = cfg
+        .risk_profiles
+        .get(&a.risk_profile)
+        .is_some_and(|r| r.delegation == DelegationMode::Allow);
+    allowed && a.delegates.iter().any(|d| d == peer)
+}
+
+impl Warren {
+    fn policies(
+        &self,
+        cfg: &Config,
+        host: &HostEnv,
+    ) -> Result<Vec<(String, SecurityPolicy)>, ApiError> {
+        cfg.agents
+            .keys()
+            .map(|a| Ok((a.clone(), self.policy_for(cfg, a, host)?)))
+            .collect()
+    }
+
+    /// The permission map of every agent on every other agent.
+    pub fn permission_map(&self, host: &HostEnv) -> Result<PermissionMap, ApiError> {
+        let cfg = self.load()?.config;
+        let policies = self.policies(&cfg, host)?;
+        let support = SandboxSupport::probe(path_var(host));
+        let agents: Vec<String> = policies.iter().map(|(a, _)| a.clone()).collect();
+        let rows = policies
+            .iter()
+            .map(|(agent, p)| PermissionRow {
+                agent: agent.clone(),
+                sandbox: sandbox_view(p, &support).effective,
+                cells: policies
+                    .iter()
+                    .filter(|(peer, _)| peer != agent)
+                    .map(|(peer, peer_policy)| {
+                        let ws = &peer_policy.workspace;
+                        let grant = memory_grant(&cfg, agent, peer);
+                        PermissionCell {
+                            peer: peer.clone(),
+                            read: p.check(ws, Access::Read).allowed,
+                            write: p.check(ws, Access::Write).allowed,
+                            memory: grant.is_some(),
+                            memory_categories: grant
+                                .and_then(|g| g.categories().map(<[String]>::to_vec)),
+                            delegate: can_delegate(&cfg, agent, peer),
+                        }
+                    })
+                    .collect(),
+            })
+            .collect();
+        Ok(PermissionMap { agents, rows })
+    }
+
+    /// Why `agent` may (or may not) do `aspect` to `peer`.
+    pub fn explain_permission(
+        &self,
+        agent: &str,
+        peer: &str,
+        aspect: PermissionAspect,
+        host: &HostEnv,
+    ) -> Result<PermissionExplanation, ApiError> {
+        let cfg = self.load()?.config;
+        if !cfg.agents.contains_key(peer) {
+            return Err(ApiError::new(
+                ErrorCode::NotFound,
+                format!("agent `{peer}` does not exist"),
+            ));
+        }
+        let p = self.policy_for(&cfg, agent, host)?;
+        let a = &cfg.agents[agent];
+        let mut grants = Vec::new();
+        let out =
+            |allowed: bool, rule: &str, path: Option<String>, grants: Vec<String>, by: String| {
+                PermissionExplanation {
+                    agent: agent.to_string(),
+                    peer: peer.to_string(),
+                    aspect,
+                    allowed,
+                    rule: rule.to_string(),
+                    path,
+                    grants,
+                    enforced_by: by,
+                }
+            };
+        match aspect {
+            PermissionAspect::Read | PermissionAspect::Write => {
+                let peer_ws = self.policy_for(&cfg, peer, host)?.workspace;
+                let access = if aspect == PermissionAspect::Write {
+                    Access::Write
+                } else {
+                    Access::Read
+                };
+                let d = p.check(&peer_ws, access);
+                if let Some(m) = a.workspace.access.get(peer) {
+                    grants.push(format!(
+                        "agents.{agent}.workspace.access.{peer} = \"{}\"",
+                        access_name(*m)
+                    ));
+                }
+                if a.workspace.unrestricted_filesystem {
+                    grants.push(format!(
+                        "agents.{agent}.workspace.unrestricted_filesystem = true"
+                    ));
+                }
+                if !p.forbidden.is_empty() {
+                    grants.push(format!(
+                        "risk_profiles.{}.forbidden_paths ({} entries)",
+                        a.risk_profile,
+                        p.forbidden.len()
+                    ));
+                }
+                let support = SandboxSupport::probe(path_var(host));
+                let sb = sandbox_view(&p, &support);
+                let children = match (&sb.effective, &sb.error) {
+                    (Some(s), _) if s == "none" => {
+                        "shell and git children: no OS sandbox (the tools' own checks only)"
+                            .to_string()
+                    }
+                    (Some(s), _) => format!("shell and git children: {s}"),
+                    (None, Some(e)) => format!("shell and git children: refused ({e})"),
+                    (None, None) => "shell and git children: refused".to_string(),
+                };
+                let mut by = format!(
+                    "file and search tools: Warren's race-free opener beneath the grant root; {children}"
+                );
+                for n in &sb.notes {
+                    by.push_str("; ");
+                    by.push_str(n);
+                }
+                Ok(out(
+                    d.allowed,
+                    d.rule.code(),
+                    Some(d.path.display().to_string()),
+                    grants,
+                    by,
+                ))
+            }
+            PermissionAspect::Memory => {
+                let own = cfg.effective_memory_backend(agent).unwrap_or_default();
+                let theirs = cfg.effective_memory_backend(peer).unwrap_or_default();
+                let by = format!(
+                    "{} memory: every recall is filtered to the agent and its grants inside the query, before ranking and the limit",
+                    own.as_str()
+                );
+                match memory_grant(&cfg, agent, peer) {
+                    Some(g) => {
+                        let i = a
+                            .workspace
+                            .read_memory_from
+                            .iter()
+                            .position(|x| x.agent() == peer)
+                            .unwrap_or(0);
+                        let what = match g.categories() {
+                            Some(c) => format!("{peer} (categories: {})", c.join(", ")),
+                            None => format!("{peer} (every category)"),
+                        };
+                        grants.push(format!(
+                            "agents.{agent}.workspace.read_memory_from[{i}] = {what}"
+                        ));
+                        Ok(out(true, "memory_grant", None, grants, by))
+                    }
+                    None if own != theirs => Ok(out(
+                        false,
+                        "other_backend",
+                        None,
+                        grants,
+                        format!(
+                            "{agent} keeps memory in {}, {peer} in {}: memory is shared only within one backend",
+                            own.as_str(),
+                            theirs.as_str()
+                        ),
+                    )),
+                    None => Ok(out(false, "no_memory_grant", None, grants, by)),
+                }
+            }
+            PermissionAspect::Delegate => {
+                let profile_allows = cfg
+                    .risk_profiles
+                    .get(&a.risk_profile)
+                    .is_some_and(|r| r.delegation == DelegationMode::Allow);
+                grants.push(format!(
+                    "risk_profiles.{}.delegation = \"{}\"",
+                    a.risk_profile,
+                    if profile_allows { "allow" } else { "forbidden" }
+                ));
+                let listed = a.delegates.iter().position(|d| d == peer);
+                if let Some(i) = listed {
+                    grants.push(format!("agents.{agent}.delegates[{i}] = \"{peer}\""));
+                }
+                let by = "the delegate tool: the SubAgent's policy is derived from both and may never exceed the parent's on any axis".to_string();
+                let rule = match (profile_allows, listed.is_some()) {
+                    (false, _) => "delegation_forbidden",
+                    (true, false) => "not_a_delegate",
+                    (true, true) => "delegate_listed",
+                };
+                Ok(out(
+                    profile_allows && listed.is_some(),
+                    rule,
+                    None,
+                    grants,
+                    by,
+                ))
+            }
+        }
+    }
+}

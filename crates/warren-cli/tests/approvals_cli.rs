@@ -1,0 +1,178 @@
+//! `warren approvals list | answer` against a turn waiting in another process (`warren run
+//! --wait-approval`), driven by a fake OpenAI server.
+
+use crate::common::{warren, warren_cmd, Run};
+use serde_json::{json, Value};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+use warren_testkit::fake_llm::{FakeLlm, Reply};
+use warren_testkit::TestInstall;
+use warren_types::ProviderFamily;
+
+fn install(fake: &FakeLlm) -> TestInstall {
+    TestInstall::with_config(&format!(
+        "[risk_profiles.sup]\nlevel = \"supervised\"\n\n[agents.alice]\nrisk_profile = \"sup\"\nmodel_provider = \"openai.main\"\n\n{}",
+        fake.config_block("main")
+    ))
+    .unwrap()
+}
+
+/// Waits until `warren approvals list` shows one request, and returns it.
+fn waiting_request(t: &TestInstall) -> Value {
+    let start = Instant::now();
+    loop {
+        let r = warren(t.root(), &["--json", "approvals", "list"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let v = r.json();
+        if let Some(first) = v.as_array().and_then(|a| a.first()) {
+            return first.clone();
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "no request showed up"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn spawn_run(t: &TestInstall, prompt: &str) -> std::process::Child {
+    warren_cmd(t.root())
+        .args([
+            "--json",
+            "run",
+            "--agent",
+            "alice",
+            "--wait-approval",
+            prompt,
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn events(r: &Run) -> Vec<Value> {
+    r.stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_waiting_in_another_process_is_listed_and_answered() {
+    let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+    tokio::task::spawn_blocking(move || {
+        a_request_waiting_in_another_process_is_listed_and_answered_with(fake)
+    })
+    .await
+    .unwrap();
+}
+
+fn a_request_waiting_in_another_process_is_listed_and_answered_with(fake: FakeLlm) {
+    fake.script([
+        Reply::tool_call(
+            "file_write",
+            json!({"path": "a.txt", "content": "approved"}),
+        ),
+        Reply::text("done"),
+        Reply::tool_call("file_write", json!({"path": "b.txt", "content": "denied"})),
+        Reply::text("understood"),
+    ]);
+    let t = install(&fake);
+
+    // Approved from another process: the tool runs.
+    let child = spawn_run(&t, "write a");
+    let req = waiting_request(&t);
+    assert_eq!(req["agent"], "alice");
+    assert_eq!(req["tool"], "file_write");
+    assert!(
+        req["arguments"].as_str().unwrap().contains("a.txt"),
+        "{req}"
+    );
+    let turn = req["turn_id"].as_str().unwrap().to_string();
+    let call = req["call_id"].as_str().unwrap().to_string();
+    let r = warren(
+        t.root(),
+        &["--json", "approvals", "answer", &turn, &call, "approve"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.json()["answered"], true);
+    let out: Run = child.wait_with_output().unwrap().into();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let ev = events(&out);
+    assert!(ev
+        .iter()
+        .any(|e| e["type"] == "approval_resolved" && e["decision"] == "approve_once"));
+    let ws = t.root().join("agents/alice/workspace");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("a.txt")).unwrap(),
+        "approved"
+    );
+    // Answered once: nothing waits any more, and a second answer finds nothing.
+    let r = warren(t.root(), &["--json", "approvals", "list"]);
+    assert_eq!(r.json(), json!([]));
+    let r = warren(
+        t.root(),
+        &["--json", "approvals", "answer", &turn, &call, "approve"],
+    );
+    assert_eq!(r.code, 1);
+    assert_eq!(r.json()["error"]["code"], "not_found");
+
+    // Denied with a message: the tool does not run and the model is told.
+    let child = spawn_run(&t, "write b");
+    let req = waiting_request(&t);
+    let (turn, call) = (
+        req["turn_id"].as_str().unwrap().to_string(),
+        req["call_id"].as_str().unwrap().to_string(),
+    );
+    let r = warren(
+        t.root(),
+        &[
+            "approvals",
+            "answer",
+            &turn,
+            &call,
+            "deny",
+            "--message",
+            "not in b",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let out: Run = child.wait_with_output().unwrap().into();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!ws.join("b.txt").exists());
+    let ev = events(&out);
+    let result = ev.iter().find(|e| e["type"] == "tool_result").unwrap();
+    assert_eq!(result["ok"], false);
+    assert!(
+        result["output"].as_str().unwrap().contains("not in b"),
+        "{result}"
+    );
+    assert!(std::fs::read_dir(t.root().join("data/approvals"))
+        .unwrap()
+        .next()
+        .is_none());
+}
+
+#[test]
+fn answers_to_nothing_and_bad_decisions_are_refused() {
+    let t =
+        TestInstall::with_config("[risk_profiles.p]\n[agents.a]\nrisk_profile = \"p\"\n").unwrap();
+    let r = warren(t.root(), &["--json", "approvals", "list"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.json(), json!([]));
+    let r = warren(
+        t.root(),
+        &["--json", "approvals", "answer", "t", "c", "approve"],
+    );
+    assert_eq!(r.code, 1);
+    assert_eq!(r.json()["error"]["code"], "not_found");
+    let r = warren(t.root(), &["approvals", "answer", "t", "c", "maybe"]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("unknown decision `maybe`"),
+        "{}",
+        r.stderr
+    );
+}
