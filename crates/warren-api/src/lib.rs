@@ -6,6 +6,7 @@ mod activity;
 mod agents;
 mod config_ops;
 mod errors;
+pub mod import;
 pub mod lifecycle;
 mod lifecycle_pending;
 pub mod lifecycle_view;

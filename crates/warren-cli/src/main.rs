@@ -58,6 +58,9 @@ enum Command {
     /// Check tool-call receipts.
     #[command(subcommand)]
     Receipts(commands::receipts::Cmd),
+    /// Import another agent host's install (ZeroClaw).
+    #[command(subcommand)]
+    Import(commands::import::Cmd),
 }
 
 fn main() -> ExitCode {
@@ -98,5 +101,6 @@ fn main() -> ExitCode {
         Command::Doctor => commands::doctor::run(&ctx),
         Command::Serve => commands::serve::run(&ctx),
         Command::Acp(a) => commands::acp::run(&ctx, a),
+        Command::Import(c) => commands::import::run(&ctx, c),
     }
 }

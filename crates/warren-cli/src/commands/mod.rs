@@ -5,6 +5,7 @@ pub mod acp;
 pub mod agents;
 pub mod config;
 pub mod doctor;
+pub mod import;
 pub mod init;
 pub mod lifecycle;
 pub mod memory;
