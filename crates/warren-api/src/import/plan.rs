@@ -919,6 +919,13 @@ pub fn build(
                 MemoryBackendKind::Sqlite
             }
         };
+        if !matches!(backend_name, "sqlite" | "markdown" | "none") {
+            ctx.unmapped(
+                &format!("{base}.memory.backend"),
+                format!("{backend_name:?}"),
+                "the importer reads ZeroClaw's SQLite store (brain.db) and Markdown files only: rows kept in this backend's own store are not imported",
+            );
+        }
         agent.memory = AgentMemoryConfig {
             backend: Some(backend),
         };
@@ -1058,7 +1065,7 @@ pub fn build(
                 ctx.unmapped(
                     &format!("{base}.memory.backend"),
                     format!("{backend_name:?}"),
-                    "rows are imported into Warren's store of that backend",
+                    "its rows in brain.db go to Warren's SQLite store, which this backend does not read: switch the agent to sqlite to see them",
                 );
             }
         }
