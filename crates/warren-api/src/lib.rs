@@ -8,6 +8,7 @@ mod agents;
 pub mod approvals;
 mod config_ops;
 mod errors;
+pub mod import;
 pub mod lifecycle;
 mod lifecycle_pending;
 pub mod lifecycle_view;

@@ -98,6 +98,14 @@ impl Warren {
     /// starts (desktop app, `warren serve`, `run`, `acp`, `tool`). What could not be finished
     /// is logged; the aliases it involves keep refusing turns with `lifecycle_pending`.
     pub async fn resume_pending(&self) -> Vec<ResumeOutcome> {
+        for (journal, r) in self.resume_imports().await {
+            match r {
+                Ok(_) => tracing::info!(%journal, "finished an interrupted ZeroClaw import"),
+                Err(e) => {
+                    tracing::warn!(%journal, "an interrupted ZeroClaw import could not be finished: {}", e.message)
+                }
+            }
+        }
         if warren_runtime::lifecycle::journal::Journal::new(self.layout().journal_dir())
             .pending()
             .is_empty()

@@ -8,7 +8,7 @@ use warren_runtime::receipts::{ReceiptLog, Verification};
 use warren_runtime::secrets::{FileSecretStore, SecretError, SecretRef, SecretScope, SecretStore};
 use warren_types::{ApiError, ErrorCode};
 
-fn secret_error(e: SecretError) -> ApiError {
+pub(crate) fn secret_error(e: SecretError) -> ApiError {
     let code = match &e {
         SecretError::InvalidName { .. } => ErrorCode::InvalidArgument,
         SecretError::Io { .. } => ErrorCode::Io,

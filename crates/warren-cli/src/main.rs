@@ -71,6 +71,9 @@ enum Command {
     /// Check tool-call receipts.
     #[command(subcommand)]
     Receipts(commands::receipts::Cmd),
+    /// Import another agent host's install (ZeroClaw).
+    #[command(subcommand)]
+    Import(commands::import::Cmd),
 }
 
 fn main() -> ExitCode {
@@ -116,5 +119,6 @@ fn main() -> ExitCode {
         Command::Approvals(c) => commands::approvals::run(&ctx, c),
         Command::Usage(a) => commands::usage::usage(&ctx, a),
         Command::Logs(a) => commands::usage::logs(&ctx, a),
+        Command::Import(c) => commands::import::run(&ctx, c),
     }
 }

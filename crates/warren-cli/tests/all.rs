@@ -7,6 +7,7 @@ mod common;
 mod config_cli;
 mod escape_cli;
 mod git_cli;
+mod import_cli;
 mod lifecycle_cli;
 mod memory_cli;
 mod policy_cli;

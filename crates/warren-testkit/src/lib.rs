@@ -2,6 +2,7 @@
 
 pub mod fake_llm;
 pub mod keyring;
+pub mod zeroclaw;
 
 use std::fs;
 use std::path::{Path, PathBuf};

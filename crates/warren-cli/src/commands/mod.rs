@@ -6,6 +6,7 @@ pub mod agents;
 pub mod approvals;
 pub mod config;
 pub mod doctor;
+pub mod import;
 pub mod init;
 pub mod lifecycle;
 pub mod memory;

@@ -1,0 +1,684 @@
+//! Tests of the ZeroClaw import against the fixture install (a copy of it in a temp folder,
+//! checked byte for byte before and after).
+
+use super::*;
+use crate::test_support::runtime;
+use std::str::FromStr;
+use warren_memory::{ListQuery, RecallQuery};
+use warren_runtime::lifecycle::{InterruptAfter, InterruptBeforeJournal};
+use warren_testkit::zeroclaw::{copy_zeroclaw_fixture, tree_snapshot};
+
+const BASE: &str = "schema_version = 1\n\n# my own agent\n[risk_profiles.p]\nlevel = \"supervised\"\n\n[agents.alice]\nrisk_profile = \"p\"\n";
+
+struct Fx {
+    _dir: tempfile::TempDir,
+    src: PathBuf,
+    home: PathBuf,
+}
+
+fn fixture() -> Fx {
+    let dir = tempfile::tempdir().unwrap();
+    let src = copy_zeroclaw_fixture(&dir.path().join("zeroclaw")).unwrap();
+    let home = dir.path().join("warren");
+    std::fs::create_dir_all(&home).unwrap();
+    Fx {
+        _dir: dir,
+        src,
+        home,
+    }
+}
+
+fn open(home: &Path) -> Warren {
+    let mut env = crate::HostEnv::default();
+    env.vars
+        .insert("WARREN_SECRET_BACKEND".into(), "file".into());
+    Warren::open_with_env(InstallLayout::new(home), env)
+}
+
+fn opts(src: &Path) -> ImportOptions {
+    ImportOptions {
+        path: Some(src.to_path_buf()),
+        ..ImportOptions::default()
+    }
+}
+
+fn quiet() -> impl Fn(u64, u64) + Send + Sync {
+    |_, _| {}
+}
+
+/// The source's rows, straight from its database: (alias, key) → (category, session, created,
+/// updated, content).
+type Row = (String, Option<String>, DateTime, DateTime, String);
+type DateTime = chrono::DateTime<chrono::Utc>;
+
+fn source_rows(src: &Path) -> BTreeMap<(String, String), Row> {
+    runtime().block_on(async {
+        let opts = sqlx::sqlite::SqliteConnectOptions::from_str(&format!(
+            "sqlite://{}",
+            src.join("data/memory/brain.db").display()
+        ))
+        .unwrap()
+        .immutable(true)
+        .read_only(true);
+        let pool = sqlx::SqlitePool::connect_with(opts).await.unwrap();
+        type Raw = (String, String, String, Option<String>, String, String, String);
+        let rows: Vec<Raw> =
+            sqlx::query_as(
+                "SELECT a.alias, m.key, m.category, m.session_id, m.created_at, m.updated_at, m.content \
+                 FROM memories m JOIN agents a ON a.id = m.agent_id",
+            )
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+        pool.close().await;
+        rows.into_iter()
+            .map(|(a, k, c, s, cr, up, content)| {
+                (
+                    (a, k),
+                    (
+                        c,
+                        s,
+                        source::parse_time(&cr).unwrap(),
+                        source::parse_time(&up).unwrap(),
+                        content,
+                    ),
+                )
+            })
+            .collect()
+    })
+}
+
+/// Warren keeps times to the microsecond.
+fn micros(t: DateTime) -> i64 {
+    t.timestamp_micros()
+}
+
+fn warren_rows(w: &Warren, prefix: &str) -> BTreeMap<(String, String), Row> {
+    runtime().block_on(async {
+        let config = w.load().unwrap().config;
+        let store = w.import_store(&config).await.unwrap();
+        let mut out = BTreeMap::new();
+        for a in ["researcher", "writer", "reviewer"] {
+            let alias = format!("{prefix}{a}");
+            let r = store.lookup_agent(&alias).await.unwrap().unwrap();
+            let page = store
+                .list_for_agent(&r, &ListQuery::default())
+                .await
+                .unwrap();
+            for e in page.entries {
+                out.insert(
+                    (a.to_string(), e.key),
+                    (
+                        e.category,
+                        e.session_id,
+                        e.created_at,
+                        e.updated_at,
+                        e.content,
+                    ),
+                );
+            }
+        }
+        out
+    })
+}
+
+#[test]
+fn the_fixture_is_imported_whole_and_the_source_is_untouched() {
+    let fx = fixture();
+    std::fs::write(fx.home.join("config.toml"), BASE).unwrap();
+    let before = tree_snapshot(&fx.src).unwrap();
+    let w = open(&fx.home);
+    let rt = runtime();
+    let q = quiet();
+
+    // The dry run writes nothing and counts everything.
+    let mut o = opts(&fx.src);
+    o.dry_run = true;
+    let plan = rt.block_on(w.import_zeroclaw(&o, &q)).unwrap();
+    assert!(plan.dry_run);
+    assert!(plan.plan.problems.is_empty(), "{:?}", plan.plan.problems);
+    assert_eq!(plan.plan.totals.agents, 4);
+    assert_eq!(plan.plan.totals.memory_rows, 92);
+    assert_eq!(plan.plan.totals.markdown_entries, 10);
+    assert_eq!(plan.plan.totals.secrets, 1);
+    assert_eq!(plan.plan.totals.cron_jobs, 1);
+    let researcher = plan
+        .plan
+        .agents
+        .iter()
+        .find(|a| a.alias == "researcher")
+        .unwrap();
+    assert_eq!(researcher.memory.get("sources"), Some(&2));
+    assert_eq!(researcher.memory.get("conversation"), Some(&10));
+    assert_eq!(researcher.sessions, 3);
+    let unmapped: Vec<&str> = plan
+        .plan
+        .unmapped
+        .iter()
+        .map(|u| u.setting.as_str())
+        .collect();
+    for s in [
+        "providers.models.anthropic.default.temperature",
+        "runtime_profiles.long_haul.max_history_messages",
+        "agents.writer.delegates[0].mode",
+        "agents.reviewer.delegate_same_risk_profile",
+        "cron.writer_daily_digest.allowed_tools",
+        "onboard_state.quickstart_completed",
+        "risk_profiles.guarded.firejail_args",
+    ] {
+        assert!(unmapped.contains(&s), "{s} is not listed: {unmapped:?}");
+    }
+    assert!(plan
+        .plan
+        .callouts
+        .iter()
+        .any(|c| c.setting == "risk_profiles.trusted.network" && c.direction == "stronger"));
+    assert!(plan
+        .plan
+        .callouts
+        .iter()
+        .any(|c| c.setting == "risk_profiles.guarded.forbidden_paths" && c.direction == "weaker"));
+    assert_eq!(
+        std::fs::read_to_string(fx.home.join("config.toml")).unwrap(),
+        BASE
+    );
+    assert!(
+        !fx.home.join("data").exists(),
+        "a dry run wrote to the install"
+    );
+    assert!(!fx.home.join("agents").exists());
+
+    // The import.
+    let rep = rt.block_on(w.import_zeroclaw(&opts(&fx.src), &q)).unwrap();
+    assert!(rep.warnings.is_empty(), "{:?}", rep.warnings);
+    assert_eq!(rep.imported.agents, plan.plan.totals.agents);
+    assert_eq!(rep.imported.memory_rows, plan.plan.totals.memory_rows);
+    assert_eq!(
+        rep.imported.markdown_entries,
+        plan.plan.totals.markdown_entries
+    );
+    assert_eq!(
+        rep.imported.workspace_files,
+        plan.plan.totals.workspace_files
+    );
+    assert_eq!(
+        rep.imported.workspace_bytes,
+        plan.plan.totals.workspace_bytes
+    );
+    assert_eq!(rep.imported.secrets, 1);
+
+    // Config: agents, profiles, grants, delegates, cron, provider; comments kept; no key.
+    let loaded = w.load().unwrap();
+    assert!(loaded.text.contains("# my own agent"));
+    assert!(!loaded.text.contains("fixture-dummy-api-key-not-real"));
+    assert!(!loaded.text.contains("enc2:"));
+    let c = &loaded.config;
+    assert_eq!(c.agents.len(), 5);
+    let r = &c.agents["researcher"];
+    assert_eq!(r.risk_profile, "trusted");
+    assert_eq!(r.runtime_profile.as_deref(), Some("long_haul"));
+    assert_eq!(r.model_provider.as_deref(), Some("anthropic.default"));
+    assert!(r.workspace.unrestricted_filesystem);
+    assert_eq!(r.workspace.access["writer"], warren_types::AccessMode::Read);
+    assert_eq!(
+        r.workspace.read_memory_from,
+        vec![warren_types::MemoryGrant::Agent("writer".into())]
+    );
+    let wr = &c.agents["writer"];
+    assert_eq!(
+        wr.workspace.access["researcher"],
+        warren_types::AccessMode::ReadWrite
+    );
+    assert_eq!(wr.delegates, vec!["reviewer".to_string()]);
+    assert_eq!(wr.cron_jobs, vec!["writer_daily_digest".to_string()]);
+    assert_eq!(
+        c.agents["reviewer"].workspace.access["writer"],
+        warren_types::AccessMode::Write
+    );
+    assert_eq!(
+        c.agents["journal"].memory.backend,
+        Some(MemoryBackendKind::Markdown)
+    );
+    assert_eq!(
+        c.agents["journal"].model_provider.as_deref(),
+        Some("ollama.local")
+    );
+    let guarded = &c.risk_profiles["guarded"];
+    assert_eq!(
+        guarded.allowed_commands,
+        ["git", "ls", "cat", "grep", "wc", "pandoc"]
+    );
+    assert_eq!(guarded.always_ask, ["shell"]);
+    assert_eq!(guarded.delegation, warren_types::DelegationMode::Allow);
+    assert!(!guarded.forbidden_paths.iter().any(|p| p == "/tmp"));
+    assert!(guarded.forbidden_paths.iter().any(|p| p == "/etc"));
+    let trusted = &c.risk_profiles["trusted"];
+    assert_eq!(trusted.level, warren_types::AutonomyLevel::Full);
+    assert!(!trusted.workspace_only && !trusted.require_approval_for_medium_risk);
+    let lh = &c.runtime_profiles["long_haul"];
+    assert_eq!(
+        (
+            lh.max_tool_iterations,
+            lh.max_actions_per_hour,
+            lh.max_cost_per_day_cents,
+            lh.shell_timeout_secs,
+            lh.max_delegation_depth
+        ),
+        (40, 120, 1500, 180, 2)
+    );
+    let f = &c.runtime_profiles["focused"];
+    assert_eq!(
+        (
+            f.max_tool_iterations,
+            f.max_delegation_depth,
+            f.parallel_tools
+        ),
+        (12, 0, false)
+    );
+    let job = &c.cron["writer_daily_digest"];
+    assert_eq!(job.agent, "writer");
+    assert!(job
+        .prompt
+        .starts_with("Summarise today's drafting progress"));
+    assert!(
+        job.schedule == "30 21 * * 1-5" || job.schedule == "30 22 * * 1-5",
+        "{}",
+        job.schedule
+    );
+    let anth = &c.providers.models["anthropic"]["default"];
+    assert_eq!(anth.model, "claude-sonnet-4-5");
+    assert_eq!(anth.secret.as_deref(), Some("zeroclaw.anthropic.default"));
+    assert_eq!(
+        c.providers.models["ollama"]["local"].uri.as_deref(),
+        Some("http://127.0.0.1:11434")
+    );
+
+    // The key went to the secret store.
+    let secrets = w.secret_store().unwrap();
+    let key = secrets
+        .get(&SecretRef::install("zeroclaw.anthropic.default").unwrap())
+        .unwrap();
+    assert_eq!(key.as_deref(), Some("fixture-dummy-api-key-not-real"));
+
+    // Every row, with its category, session and times.
+    let want = source_rows(&fx.src);
+    assert_eq!(want.len(), 92);
+    let got = warren_rows(&w, "");
+    assert_eq!(got.len(), 92);
+    for (k, (cat, sess, cr, up, content)) in &want {
+        let g = got.get(k).unwrap_or_else(|| panic!("{k:?} missing"));
+        assert_eq!((&g.0, &g.1, &g.4), (cat, sess, content), "{k:?}");
+        assert_eq!(micros(g.2), micros(*cr), "{k:?} created_at");
+        assert_eq!(micros(g.3), micros(*up), "{k:?} updated_at");
+    }
+    let topic = &got[&("researcher".to_string(), "topic_focus".to_string())];
+    assert!(topic.3 > topic.2, "a row stored twice keeps both times");
+
+    // Recall by the agent, and through its grant.
+    rt.block_on(async {
+        let stores = MemoryStores::new(w.layout().clone());
+        let writer = stores.handle_for(c, "writer").await.unwrap();
+        let hits = writer
+            .recall(&RecallQuery::new("style guide voice").limit(50))
+            .await
+            .unwrap();
+        assert!(
+            hits.iter().any(|h| h.key == "style_guide_voice"),
+            "{hits:?}"
+        );
+        let reviewer = stores.handle_for(c, "reviewer").await.unwrap();
+        let own = reviewer.list(&ListQuery::default()).await.unwrap();
+        assert_eq!(own.total, 30);
+        let journal = stores.handle_for(c, "journal").await.unwrap();
+        let md = journal.list(&ListQuery::default()).await.unwrap();
+        assert_eq!(md.total, 10, "{md:?}");
+        let core = md.entries.iter().filter(|e| e.category == "core").count();
+        assert_eq!(core, 3);
+        let reminder = journal.get("reminder_2026_08_21").await.unwrap().unwrap();
+        assert_eq!(reminder.category, "daily");
+        assert_eq!(
+            reminder.content,
+            "Remind me about the dentist appointment on Tuesday."
+        );
+        assert_eq!(
+            reminder.created_at.format("%Y-%m-%d").to_string(),
+            "2026-08-21"
+        );
+    });
+
+    // Workspaces: byte for byte (the Markdown agent's memory files are converted).
+    for a in ["researcher", "writer", "reviewer", "journal"] {
+        let s = tree_snapshot(&fx.src.join(format!("agents/{a}/workspace"))).unwrap();
+        let d = tree_snapshot(&w.layout().default_workspace(a)).unwrap();
+        let strip = |m: &BTreeMap<String, (u32, Vec<u8>)>| -> BTreeMap<String, Vec<u8>> {
+            m.iter()
+                .filter(|(k, _)| {
+                    a != "journal" || !(k.as_str() == "MEMORY.md" || k.starts_with("memory/"))
+                })
+                .map(|(k, (_, b))| (k.clone(), b.clone()))
+                .collect()
+        };
+        assert_eq!(strip(&s), strip(&d), "workspace of {a}");
+        assert_eq!(
+            s.keys().collect::<Vec<_>>(),
+            d.keys().collect::<Vec<_>>(),
+            "{a}"
+        );
+    }
+    let converted =
+        std::fs::read_to_string(w.layout().default_workspace("journal").join("MEMORY.md")).unwrap();
+    assert!(converted.starts_with("# Long-Term Memory\n"), "{converted}");
+    assert!(
+        converted.contains("[key:journal_owner] [category:core]"),
+        "{converted}"
+    );
+
+    // The source was not modified.
+    assert_eq!(
+        tree_snapshot(&fx.src).unwrap(),
+        before,
+        "the source changed"
+    );
+    assert!(!fx.src.join("data/memory/brain.db-wal").exists());
+
+    // A second import is refused; --update adds nothing new.
+    let again = rt
+        .block_on(w.import_zeroclaw(&opts(&fx.src), &q))
+        .unwrap_err();
+    assert_eq!(again.code, ErrorCode::AlreadyExists, "{again:?}");
+    assert!(
+        again.message.contains("already imported"),
+        "{}",
+        again.message
+    );
+    let mut u = opts(&fx.src);
+    u.update = true;
+    let up = rt.block_on(w.import_zeroclaw(&u, &q)).unwrap();
+    assert_eq!(
+        (up.imported.memory_rows, up.imported.memory_rows_skipped),
+        (0, 92 + 10)
+    );
+    assert_eq!(tree_snapshot(&fx.src).unwrap(), before);
+}
+
+#[test]
+fn update_adds_only_rows_not_imported_yet() {
+    let fx = fixture();
+    let w = open(&fx.home);
+    let rt = runtime();
+    let q = quiet();
+    rt.block_on(w.import_zeroclaw(&opts(&fx.src), &q)).unwrap();
+    // ZeroClaw stores a new row for writer and a new Markdown entry for journal.
+    rt.block_on(async {
+        let opts = sqlx::sqlite::SqliteConnectOptions::from_str(&format!(
+            "sqlite://{}",
+            fx.src.join("data/memory/brain.db").display()
+        ))
+        .unwrap();
+        let pool = sqlx::SqlitePool::connect_with(opts).await.unwrap();
+        sqlx::query(
+            "INSERT INTO memories (id, key, content, category, created_at, updated_at, agent_id) \
+             SELECT 'new-row', 'late_note', 'Added after the import.', 'core', \
+             '2026-09-01T10:00:00.5-04:00', '2026-09-01T10:00:00.5-04:00', id FROM agents WHERE alias = 'writer'",
+        )
+        .execute(&pool)
+        .await
+        .unwrap();
+        sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&pool).await.unwrap();
+        pool.close().await;
+    });
+    let day = fx.src.join("agents/journal/workspace/memory/2026-08-21.md");
+    let mut text = std::fs::read_to_string(&day).unwrap();
+    text.push_str("\n- **late_entry**: Written after the import.\n");
+    std::fs::write(&day, text).unwrap();
+    let mut u = opts(&fx.src);
+    u.update = true;
+    let up = rt.block_on(w.import_zeroclaw(&u, &q)).unwrap();
+    assert_eq!(up.imported.memory_rows, 1, "{up:?}");
+    assert_eq!(up.imported.markdown_entries, 1, "{up:?}");
+    let got = warren_rows(&w, "");
+    let late = &got[&("writer".to_string(), "late_note".to_string())];
+    assert_eq!(late.4, "Added after the import.");
+    assert_eq!(late.2.to_rfc3339(), "2026-09-01T14:00:00.500+00:00");
+}
+
+fn final_state_ok(w: &Warren, ctx: &str) {
+    let c = w.load().unwrap().config;
+    for a in ["researcher", "writer", "reviewer", "journal"] {
+        assert!(c.agents.contains_key(a), "{ctx}: {a} missing");
+        assert!(
+            w.layout()
+                .default_workspace(a)
+                .join("IDENTITY.md")
+                .is_file(),
+            "{ctx}: {a} workspace"
+        );
+    }
+    assert_eq!(c.cron.len(), 1, "{ctx}");
+    assert_eq!(warren_rows(w, "").len(), 92, "{ctx}");
+    assert!(pending_jobs(w.layout()).is_empty(), "{ctx}: journal left");
+    assert_eq!(read_records(w.layout()).unwrap().len(), 1, "{ctx}");
+    let parent = w.layout().agents_dir();
+    for e in std::fs::read_dir(parent).unwrap().flatten() {
+        let leftovers: Vec<_> = std::fs::read_dir(e.path())
+            .unwrap()
+            .flatten()
+            .filter(|x| x.file_name().to_string_lossy().starts_with(".workspace"))
+            .collect();
+        assert!(leftovers.is_empty(), "{ctx}: {leftovers:?}");
+    }
+}
+
+#[test]
+fn an_import_interrupted_after_any_step_converges_on_the_next_start() {
+    // secrets, 4 workspaces, 3 agents' rows, config, record.
+    const STEPS: usize = 10;
+    let rt = runtime();
+    let q = quiet();
+    for n in 1..=STEPS {
+        for before_journal in [false, true] {
+            let fx = fixture();
+            let src_before = tree_snapshot(&fx.src).unwrap();
+            let ctx = format!("step {n}, before journal: {before_journal}");
+            let w = open(&fx.home);
+            let err = if before_journal {
+                let hook = InterruptBeforeJournal::new(n);
+                let e = rt.block_on(w.import_zeroclaw_with(&opts(&fx.src), &q, &hook));
+                assert!(hook.fired(), "{ctx}");
+                e
+            } else {
+                let hook = InterruptAfter::new(n);
+                let e = rt.block_on(w.import_zeroclaw_with(&opts(&fx.src), &q, &hook));
+                assert!(hook.fired(), "{ctx}");
+                e
+            };
+            assert!(err.is_err(), "{ctx}");
+            assert_eq!(pending_jobs(w.layout()).len(), 1, "{ctx}");
+            // The next start (a new process) finishes it.
+            let next = open(&fx.home);
+            let outcomes = rt.block_on(next.resume_imports());
+            assert!(
+                outcomes.len() == 1 && outcomes[0].1.is_ok(),
+                "{ctx}: {outcomes:?}"
+            );
+            final_state_ok(&next, &ctx);
+            assert_eq!(tree_snapshot(&fx.src).unwrap(), src_before, "{ctx}");
+        }
+    }
+    // Running the command again instead of restarting finishes it too.
+    let fx = fixture();
+    let w = open(&fx.home);
+    let hook = InterruptAfter::new(3);
+    assert!(rt
+        .block_on(w.import_zeroclaw_with(&opts(&fx.src), &q, &hook))
+        .is_err());
+    rt.block_on(w.import_zeroclaw(&opts(&fx.src), &q)).unwrap();
+    final_state_ok(&w, "rerun");
+}
+
+#[test]
+fn an_alias_taken_in_warren_stops_the_import_unless_a_prefix_renames_everything() {
+    let fx = fixture();
+    let cfg = "schema_version = 1\n[risk_profiles.p]\nlevel = \"supervised\"\n\n[agents.writer]\nrisk_profile = \"p\"\n";
+    std::fs::write(fx.home.join("config.toml"), cfg).unwrap();
+    let w = open(&fx.home);
+    let rt = runtime();
+    let q = quiet();
+    let before = tree_snapshot(&fx.home).unwrap();
+    let err = rt
+        .block_on(w.import_zeroclaw(&opts(&fx.src), &q))
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::AlreadyExists);
+    assert!(
+        err.message.contains("agent `writer` already exists"),
+        "{}",
+        err.message
+    );
+    assert_eq!(
+        tree_snapshot(&fx.home).unwrap(),
+        before,
+        "the refused import wrote something"
+    );
+
+    let mut o = opts(&fx.src);
+    o.prefix = "zc_".into();
+    let rep = rt.block_on(w.import_zeroclaw(&o, &q)).unwrap();
+    assert_eq!(rep.imported.memory_rows, 92);
+    let c = w.load().unwrap().config;
+    assert_eq!(
+        c.agents["writer"].risk_profile, "p",
+        "the existing agent is untouched"
+    );
+    let zw = &c.agents["zc_writer"];
+    assert_eq!(zw.risk_profile, "zc_guarded");
+    assert_eq!(zw.runtime_profile.as_deref(), Some("zc_focused"));
+    assert_eq!(zw.model_provider.as_deref(), Some("anthropic.zc_default"));
+    assert_eq!(zw.delegates, vec!["zc_reviewer".to_string()]);
+    assert_eq!(zw.cron_jobs, vec!["zc_writer_daily_digest".to_string()]);
+    assert_eq!(
+        zw.workspace.access["zc_researcher"],
+        warren_types::AccessMode::ReadWrite
+    );
+    assert_eq!(
+        zw.workspace.read_memory_from,
+        vec![warren_types::MemoryGrant::Agent("zc_researcher".into())]
+    );
+    assert_eq!(c.cron["zc_writer_daily_digest"].agent, "zc_writer");
+    assert_eq!(
+        c.providers.models["anthropic"]["zc_default"]
+            .secret
+            .as_deref(),
+        Some("zeroclaw.anthropic.zc_default")
+    );
+    assert!(
+        c.risk_profiles.contains_key("zc_trusted")
+            && c.runtime_profiles.contains_key("zc_long_haul")
+    );
+    assert_eq!(warren_rows(&w, "zc_").len(), 92);
+    assert!(w
+        .layout()
+        .default_workspace("zc_journal")
+        .join("MEMORY.md")
+        .is_file());
+    assert!(!w.layout().default_workspace("writer").exists());
+}
+
+#[test]
+fn category_scoped_memory_grants_are_imported_and_honoured() {
+    let fx = fixture();
+    let cfg = fx.src.join("config.toml");
+    let text = std::fs::read_to_string(&cfg).unwrap().replace(
+        "[agents.reviewer.workspace]\nread_memory_from = [\"writer\"]",
+        "[agents.reviewer.workspace]\nread_memory_from = [{ agent = \"writer\", categories = [\"core\"] }]",
+    );
+    assert!(text.contains("categories = [\"core\"]"));
+    std::fs::write(&cfg, text).unwrap();
+    let w = open(&fx.home);
+    let rt = runtime();
+    rt.block_on(w.import_zeroclaw(&opts(&fx.src), &quiet()))
+        .unwrap();
+    let c = w.load().unwrap().config;
+    assert_eq!(
+        c.agents["reviewer"].workspace.read_memory_from,
+        vec![warren_types::MemoryGrant::Scoped {
+            agent: "writer".into(),
+            categories: vec!["core".into()]
+        }]
+    );
+    rt.block_on(async {
+        let stores = MemoryStores::new(w.layout().clone());
+        let reviewer = stores.handle_for(&c, "reviewer").await.unwrap();
+        // `project_deadline` is a core row of both; writer's daily rows stay out of reach.
+        let hits = reviewer
+            .recall(&RecallQuery::new("progress").limit(100))
+            .await
+            .unwrap();
+        assert!(
+            !hits
+                .iter()
+                .any(|h| h.agent == "writer" && h.category != "core"),
+            "{hits:?}"
+        );
+        let core = reviewer
+            .recall(&RecallQuery::new("style guide voice").limit(100))
+            .await
+            .unwrap();
+        assert!(
+            core.iter()
+                .any(|h| h.agent == "writer" && h.key == "style_guide_voice"),
+            "{core:?}"
+        );
+    });
+}
+
+#[test]
+fn bad_sources_are_refused_naming_the_file_and_nothing_is_written() {
+    let rt = runtime();
+    let q = quiet();
+    let check = |fx: &Fx, want: &str, code: ErrorCode| {
+        std::fs::write(fx.home.join("config.toml"), BASE).unwrap();
+        let before = tree_snapshot(&fx.home).unwrap();
+        let w = open(&fx.home);
+        for dry_run in [true, false] {
+            let mut o = opts(&fx.src);
+            o.dry_run = dry_run;
+            let err = rt.block_on(w.import_zeroclaw(&o, &q)).unwrap_err();
+            assert_eq!(err.code, code, "{err:?}");
+            assert!(err.message.contains(want), "{want} not in {}", err.message);
+        }
+        assert_eq!(tree_snapshot(&fx.home).unwrap(), before);
+    };
+    // A missing install.
+    let fx = fixture();
+    std::fs::remove_dir_all(&fx.src).unwrap();
+    check(&fx, &fx.src.display().to_string(), ErrorCode::NotFound);
+    // An unknown schema.
+    let fx = fixture();
+    let cfg = fx.src.join("config.toml");
+    let text = std::fs::read_to_string(&cfg)
+        .unwrap()
+        .replace("schema_version = 3", "schema_version = 4");
+    std::fs::write(&cfg, text).unwrap();
+    check(
+        &fx,
+        &format!(
+            "{}: config schema_version 4 is not supported",
+            cfg.display()
+        ),
+        ErrorCode::InvalidArgument,
+    );
+    // A corrupt memory database.
+    let fx = fixture();
+    let db = fx.src.join("data/memory/brain.db");
+    let mut bytes = std::fs::read(&db).unwrap();
+    for b in bytes.iter_mut().skip(4096).take(8192) {
+        *b = 0x5a;
+    }
+    std::fs::write(&db, bytes).unwrap();
+    check(&fx, &db.display().to_string(), ErrorCode::Storage);
+    // Not a database at all.
+    let fx = fixture();
+    let db = fx.src.join("data/memory/brain.db");
+    std::fs::write(&db, b"this is not a database").unwrap();
+    check(&fx, &db.display().to_string(), ErrorCode::Storage);
+}
