@@ -209,14 +209,14 @@ fn sandbox_view(policy: &SecurityPolicy, support: &SandboxSupport) -> SandboxVie
     }
 }
 
-fn path_var(host: &HostEnv) -> Option<&std::ffi::OsStr> {
+pub(crate) fn path_var(host: &HostEnv) -> Option<&std::ffi::OsStr> {
     host.vars
         .get("PATH")
         .map(|p| std::ffi::OsStr::new(p.as_str()))
 }
 
 impl Warren {
-    fn policy_for(
+    pub(crate) fn policy_for(
         &self,
         cfg: &Config,
         alias: &str,
@@ -244,6 +244,7 @@ impl Warren {
                     RootSource::Sibling(a) => ("sibling", Some(a.clone())),
                     RootSource::AllowedRoot(s) => ("allowed_root", Some(s.clone())),
                     RootSource::SharedSkills => ("shared_skills", None),
+                    RootSource::ProgramFiles(s) => ("program_files", Some(s.clone())),
                 };
                 PolicyRootView {
                     path: r.path.display().to_string(),
