@@ -58,6 +58,9 @@ enum Command {
     /// Check tool-call receipts.
     #[command(subcommand)]
     Receipts(commands::receipts::Cmd),
+    /// List an agent's MCP servers, their status and tools.
+    #[command(subcommand)]
+    Mcp(commands::mcp::Cmd),
 }
 
 fn main() -> ExitCode {
@@ -98,5 +101,6 @@ fn main() -> ExitCode {
         Command::Doctor => commands::doctor::run(&ctx),
         Command::Serve => commands::serve::run(&ctx),
         Command::Acp(a) => commands::acp::run(&ctx, a),
+        Command::Mcp(c) => commands::mcp::run(&ctx, c),
     }
 }

@@ -7,6 +7,7 @@ pub mod config;
 pub mod doctor;
 pub mod init;
 pub mod lifecycle;
+pub mod mcp;
 pub mod memory;
 pub mod policy;
 pub mod receipts;
