@@ -7,6 +7,7 @@ mod config_cli;
 mod escape_cli;
 mod git_cli;
 mod lifecycle_cli;
+mod mcp_cli;
 mod memory_cli;
 mod policy_cli;
 mod run_cli;

@@ -198,7 +198,7 @@ async fn acp_cancel_stops_only_the_named_sessions_prompt_even_when_queued() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn acp_session_new_takes_cwd_through_the_policy_and_refuses_mcp_servers() {
+async fn acp_session_new_takes_cwd_through_the_policy_and_refuses_unsupported_mcp_transports() {
     let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
     let (t, extra) = install(&fake);
     let outside = tempfile::tempdir().unwrap();
