@@ -48,6 +48,17 @@ if [ "$want_test" = 1 ] && ! command -v tauri-driver >/dev/null 2>&1; then
   cargo install tauri-driver --version '^2' --locked --quiet
 fi
 
+# The reference MCP servers the MCP tests run (pinned in tests/mcp/package-lock.json); installed
+# again only when the lock file changed since the last install.
+if [ "$want_test" = 1 ]; then
+  mcp_dir="$(cd "$(dirname "$0")/.." && pwd)/tests/mcp"
+  if ! cmp -s "$mcp_dir/package-lock.json" "$mcp_dir/node_modules/.warren-installed-lock"; then
+    echo "setup: installing the reference MCP servers (npm ci in tests/mcp)" >&2
+    (cd "$mcp_dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+    cp "$mcp_dir/package-lock.json" "$mcp_dir/node_modules/.warren-installed-lock"
+  fi
+fi
+
 if [ "$want_test" = 1 ] && ! command -v cargo-machete >/dev/null 2>&1; then
   echo "setup: installing cargo-machete" >&2
   cargo install cargo-machete --version '^0.9' --locked --quiet

@@ -15,6 +15,7 @@ pub mod lifecycle_view;
 pub mod live;
 pub mod logging;
 pub mod logs_view;
+pub mod mcp;
 pub mod memory;
 pub mod memory_view;
 pub mod notify;

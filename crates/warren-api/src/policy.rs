@@ -244,6 +244,7 @@ impl Warren {
                     RootSource::Sibling(a) => ("sibling", Some(a.clone())),
                     RootSource::AllowedRoot(s) => ("allowed_root", Some(s.clone())),
                     RootSource::SharedSkills => ("shared_skills", None),
+                    RootSource::ProgramFiles(s) => ("program_files", Some(s.clone())),
                 };
                 PolicyRootView {
                     path: r.path.display().to_string(),

@@ -74,6 +74,9 @@ enum Command {
     /// Import another agent host's install (ZeroClaw).
     #[command(subcommand)]
     Import(commands::import::Cmd),
+    /// List an agent's MCP servers, their status and tools.
+    #[command(subcommand)]
+    Mcp(commands::mcp::Cmd),
 }
 
 fn main() -> ExitCode {
@@ -120,5 +123,6 @@ fn main() -> ExitCode {
         Command::Usage(a) => commands::usage::usage(&ctx, a),
         Command::Logs(a) => commands::usage::logs(&ctx, a),
         Command::Import(c) => commands::import::run(&ctx, c),
+        Command::Mcp(c) => commands::mcp::run(&ctx, c),
     }
 }

@@ -9,6 +9,7 @@ mod escape_cli;
 mod git_cli;
 mod import_cli;
 mod lifecycle_cli;
+mod mcp_cli;
 mod memory_cli;
 mod policy_cli;
 mod providers_cli;

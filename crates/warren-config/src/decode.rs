@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 use toml::{Table, Value};
 use warren_types::{
     AgentConfig, AgentMemoryConfig, Config, CronJobConfig, DockerConfig, EmbeddingsConfig,
-    LucidMemoryConfig, MemoryConfig, MemoryGrant, PostgresMemoryConfig, ProviderFamily,
-    ProviderModel, ProvidersConfig, QdrantMemoryConfig, RiskProfile, RuntimeConfig, RuntimeProfile,
-    SqliteMemoryConfig, WorkspaceConfig, SCHEMA_VERSION,
+    LucidMemoryConfig, McpServerConfig, MemoryConfig, MemoryGrant, PostgresMemoryConfig,
+    ProviderFamily, ProviderModel, ProvidersConfig, QdrantMemoryConfig, RiskProfile, RuntimeConfig,
+    RuntimeProfile, SqliteMemoryConfig, WorkspaceConfig, SCHEMA_VERSION,
 };
 
 /// Top-level sections Warren knows. Other top-level keys are kept in the file and ignored.
@@ -23,6 +23,7 @@ pub(crate) const KNOWN_TOP: &[&str] = &[
     "memory",
     "runtime",
     "cron",
+    "mcp_servers",
 ];
 
 /// A view of one table being decoded, remembering which keys were consumed.
@@ -180,6 +181,10 @@ pub(crate) fn decode_config(root: &Table, out: &mut Vec<Issue>) -> Config {
     for (id, path, t) in entries(&top, "cron", out) {
         cfg.cron.insert(id, decode_cron(t, &path, out));
     }
+    for (name, path, t) in entries(&top, "mcp_servers", out) {
+        cfg.mcp_servers
+            .insert(name, decode_mcp_server(t, &path, out));
+    }
     cfg
 }
 
@@ -190,6 +195,7 @@ const AGENT_KEYS: &[&str] = &[
     "runtime_profile",
     "delegates",
     "cron_jobs",
+    "mcp_servers",
     "workspace",
     "memory",
 ];
@@ -210,6 +216,7 @@ fn decode_agent(t: &Table, path: &str, out: &mut Vec<Issue>) -> AgentConfig {
     a.runtime_profile = o.get("runtime_profile", out);
     o.set("delegates", &mut a.delegates, out);
     o.set("cron_jobs", &mut a.cron_jobs, out);
+    o.set("mcp_servers", &mut a.mcp_servers, out);
     if let Some(w) = o.table("workspace", out) {
         a.workspace = decode_workspace(w, &o.at("workspace"), out);
     }
@@ -520,4 +527,16 @@ fn decode_cron(t: &Table, path: &str, out: &mut Vec<Issue>) -> CronJobConfig {
     o.set("prompt", &mut c.prompt, out);
     o.set("enabled", &mut c.enabled, out);
     c
+}
+
+fn decode_mcp_server(t: &Table, path: &str, out: &mut Vec<Issue>) -> McpServerConfig {
+    let o = Obj::new(t, path, &["command", "args", "env", "url"], out);
+    let mut m = McpServerConfig {
+        command: o.get("command", out),
+        url: o.get("url", out),
+        ..McpServerConfig::default()
+    };
+    o.set("args", &mut m.args, out);
+    o.set("env", &mut m.env, out);
+    m
 }

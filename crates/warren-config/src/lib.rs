@@ -24,4 +24,4 @@ pub use lifecycle_edit::RemovedBlock;
 pub use load::{load_config, parse_config, ConfigError, ConfigStore, LoadedConfig};
 pub use presets::{default_config_text, Preset};
 pub use refs::{references_to, RefKind, RefStrength, Reference};
-pub use validate::{env_never_passed, normalize_cron, NEVER_PASSED_ENV};
+pub use validate::{env_never_passed, normalize_cron, valid_mcp_server_name, NEVER_PASSED_ENV};

@@ -395,15 +395,19 @@ impl ConfigDocument {
         self.append_text(&piece.doc.to_string())
     }
 
-    /// Drops references inside `[agents.<alias>]` to agents the config does not define; returns
-    /// the dropped names (a restored entry may point at agents deleted since).
+    /// Drops references inside `[agents.<alias>]` to agents (and `mcp_servers` entries naming
+    /// MCP servers) the config does not define; returns the dropped names (a restored entry may
+    /// point at agents or servers deleted since).
     pub fn drop_dangling_references(&mut self, alias: &str) -> Vec<String> {
-        let defined: Vec<String> = self
-            .doc
-            .get("agents")
-            .and_then(Item::as_table_like)
-            .map(|t| t.iter().map(|(k, _)| k.to_string()).collect())
-            .unwrap_or_default();
+        let keys = |section: &str| -> Vec<String> {
+            self.doc
+                .get(section)
+                .and_then(Item::as_table_like)
+                .map(|t| t.iter().map(|(k, _)| k.to_string()).collect())
+                .unwrap_or_default()
+        };
+        let defined = keys("agents");
+        let servers = keys("mcp_servers");
         let Some(agent) = self
             .doc
             .get_mut("agents")
@@ -413,6 +417,22 @@ impl ConfigDocument {
         else {
             return Vec::new();
         };
+        let mut gone_servers: Vec<String> = agent
+            .get("mcp_servers")
+            .and_then(Item::as_array)
+            .map(|arr| {
+                arr.iter()
+                    .filter_map(|v| v.as_str().map(String::from))
+                    .filter(|n| !servers.contains(n))
+                    .collect()
+            })
+            .unwrap_or_default();
+        gone_servers.dedup();
+        if let Some(item) = agent.get_mut("mcp_servers") {
+            for gone in &gone_servers {
+                edit_string_array(item, gone, None);
+            }
+        }
         let mut named: Vec<String> = Vec::new();
         if let Some(arr) = agent.get("delegates").and_then(Item::as_array) {
             named.extend(arr.iter().filter_map(|v| v.as_str().map(String::from)));
@@ -451,7 +471,9 @@ impl ConfigDocument {
                 }
             }
         }
-        dangling
+        let mut dropped = dangling;
+        dropped.extend(gone_servers.into_iter().map(|s| format!("mcp server {s}")));
+        dropped
     }
 
     fn append_text(&mut self, piece: &str) -> Result<(), DocumentError> {
@@ -635,5 +657,28 @@ enabled = false
             vec!["carol".to_string()]
         );
         crate::parse_config(&d.to_string()).unwrap();
+    }
+    #[test]
+    fn a_restored_entry_loses_references_to_deleted_mcp_servers() {
+        let text = format!(
+            "{CFG}\n[mcp_servers.fs]\ncommand = \"node\"\n[mcp_servers.gone]\ncommand = \"x\"\n"
+        );
+        let mut d = ConfigDocument::parse(&text).unwrap();
+        d.set_value(
+            &["agents", "alice", "mcp_servers"],
+            ConfigDocument::string_array(["fs", "gone"]),
+        )
+        .unwrap();
+        let block = d.remove_agent_table("alice").unwrap();
+        d.scrub_agent_references("alice");
+        d.remove_cron_blocks_for("alice");
+        d.remove(&["mcp_servers", "gone"]).unwrap();
+        d.insert_agent_block("alice", &block).unwrap();
+        assert_eq!(
+            d.drop_dangling_references("alice"),
+            vec!["mcp server gone".to_string()]
+        );
+        let cfg = crate::parse_config(&d.to_string()).unwrap();
+        assert_eq!(cfg.agents["alice"].mcp_servers, ["fs"]);
     }
 }

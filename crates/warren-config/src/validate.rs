@@ -5,7 +5,7 @@ use crate::issue::{join, Issue};
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::str::FromStr;
-use warren_types::{validate_alias, Config, MemoryBackendKind, RuntimeKind};
+use warren_types::{validate_alias, Config, McpServerConfig, MemoryBackendKind, RuntimeKind};
 
 /// Normalises a 5-field cron expression (minute hour day month weekday) to the 6-field form with
 /// seconds that the `cron` crate parses; 6- and 7-field expressions pass unchanged.
@@ -72,6 +72,14 @@ pub(crate) fn validate(cfg: &Config, out: &mut Vec<Issue>) {
                 out.push(Issue::new(
                     format!("{}[{i}]", join(&ap, "delegates")),
                     format!("delegate `{d}` is not a defined agent"),
+                ));
+            }
+        }
+        for (i, name) in agent.mcp_servers.iter().enumerate() {
+            if !cfg.mcp_servers.contains_key(name) {
+                out.push(Issue::new(
+                    format!("{}[{i}]", join(&ap, "mcp_servers")),
+                    format!("MCP server `{name}` is not defined in [mcp_servers]"),
                 ));
             }
         }
@@ -174,11 +182,97 @@ pub(crate) fn validate(cfg: &Config, out: &mut Vec<Issue>) {
         }
     }
 
+    for (name, server) in &cfg.mcp_servers {
+        validate_mcp_server(name, server, out);
+    }
+
     if cfg.runtime.kind == RuntimeKind::Docker && cfg.runtime.docker.image.is_none() {
         out.push(Issue::new(
             "runtime.docker.image",
             "`[runtime] kind = \"docker\"` needs `[runtime.docker] image`",
         ));
+    }
+}
+
+/// Whether `name` may name an MCP server: 1 to 32 of `a-z`, `0-9`, `_`, `-`, starting with a
+/// letter or digit, without `__` (the separator of `server__tool` names).
+pub fn valid_mcp_server_name(name: &str) -> bool {
+    (1..=32).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
+        && name
+            .bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_alphanumeric())
+        && !name.contains("__")
+}
+
+fn validate_mcp_server(name: &str, server: &McpServerConfig, out: &mut Vec<Issue>) {
+    let p = join("mcp_servers", name);
+    if !valid_mcp_server_name(name) {
+        out.push(Issue::new(
+            p.clone(),
+            format!(
+                "invalid MCP server name `{name}`: use 1 to 32 of a-z, 0-9, `_` and `-`, \
+                 starting with a letter or digit, without `__`"
+            ),
+        ));
+    }
+    match (&server.command, &server.url) {
+        (None, None) => out.push(Issue::new(
+            p.clone(),
+            "an MCP server needs `command` (stdio) or `url` (streamable HTTP)",
+        )),
+        (Some(_), Some(_)) => out.push(Issue::new(
+            p.clone(),
+            "an MCP server has either `command` (stdio) or `url` (streamable HTTP), not both",
+        )),
+        (Some(c), None) => {
+            if c.trim().is_empty() || c.contains('\0') {
+                out.push(Issue::new(
+                    join(&p, "command"),
+                    "`command` must name a program",
+                ));
+            }
+        }
+        (None, Some(u)) => {
+            let host = u
+                .strip_prefix("http://")
+                .or_else(|| u.strip_prefix("https://"))
+                .and_then(|rest| rest.split('/').next())
+                .unwrap_or("");
+            if host.is_empty() || u.chars().any(char::is_whitespace) {
+                out.push(Issue::new(
+                    join(&p, "url"),
+                    format!("`{u}` is not an http:// or https:// URL"),
+                ));
+            }
+            for key in ["args", "env"] {
+                let set = if key == "args" {
+                    !server.args.is_empty()
+                } else {
+                    !server.env.is_empty()
+                };
+                if set {
+                    out.push(Issue::new(
+                        join(&p, key),
+                        format!("`{key}` applies to stdio servers (`command`) only"),
+                    ));
+                }
+            }
+        }
+    }
+    for var in server.env.keys() {
+        if env_never_passed(var) {
+            out.push(Issue::new(
+                join(&join(&p, "env"), var),
+                format!(
+                    "`{var}` is never set for an MCP server: it opens a way out of the sandbox \
+                     (session bus, runtime dir, display, SSH/GPG agent or git environment)"
+                ),
+            ));
+        }
     }
 }
 

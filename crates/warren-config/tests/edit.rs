@@ -159,3 +159,45 @@ fn generic_edits_cannot_rekey_or_remove_agents() {
         HAND_WRITTEN
     );
 }
+
+#[test]
+fn deleting_or_renaming_a_referenced_mcp_server_is_refused() {
+    let text = format!(
+        "{HAND_WRITTEN}\n[mcp_servers.fs]\ncommand = \"node\"\n\n[agents.carol]\nrisk_profile = \"p\"\nmcp_servers = [\"fs\"]\n"
+    );
+    let t = TestInstall::with_config(&text).unwrap();
+    let store = ConfigStore::new(t.layout());
+    let err = store
+        .edit(|doc, _| {
+            doc.remove(&["mcp_servers", "fs"])
+                .map(|_| ())
+                .map_err(Into::into)
+        })
+        .unwrap_err();
+    match err {
+        ConfigError::Invalid { errors, .. } => {
+            assert_eq!(errors.issues.len(), 1, "{errors:?}");
+            assert_eq!(errors.issues[0].path, "agents.carol.mcp_servers[0]");
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    // A rename is a new entry plus the removal: refused the same way until the agent's list
+    // names the new entry in the same edit.
+    store
+        .edit(|doc, _| {
+            doc.set_value(
+                &["mcp_servers", "files", "command"],
+                toml_edit::Value::from("node"),
+            )?;
+            doc.remove(&["mcp_servers", "fs"])?;
+            doc.set_value(
+                &["agents", "carol", "mcp_servers"],
+                ConfigDocument::string_array(["files"]),
+            )?;
+            Ok(())
+        })
+        .unwrap();
+    let after = t.read_config().unwrap();
+    assert!(after.contains("mcp_servers = [\"files\"]"), "{after}");
+    assert!(!after.contains("[mcp_servers.fs]"), "{after}");
+}

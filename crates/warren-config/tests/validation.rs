@@ -345,3 +345,59 @@ fn passthrough_never_hands_out_buses_agents_or_git_variables() {
     }
     assert!(errors("[risk_profiles.q]\nshell_env_passthrough = [\"CARGO_HOME\"]\n").is_empty());
 }
+
+#[test]
+fn mcp_servers_are_checked_and_referenced_by_name() {
+    let ok = "[mcp_servers.fs]\ncommand = \"node\"\nargs = [\"server.js\", \".\"]\nenv = { LOG = \"1\" }\n\
+              [mcp_servers.web]\nurl = \"https://mcp.example.test/mcp\"\n";
+    let cfg = parse_config(&format!(
+        "{BASE}\n{ok}\n[agents.zed]\nrisk_profile = \"p\"\nmcp_servers = [\"fs\", \"web\"]\n"
+    ))
+    .unwrap();
+    assert_eq!(cfg.agents["zed"].mcp_servers, ["fs", "web"]);
+    assert_eq!(cfg.mcp_servers["fs"].args, ["server.js", "."]);
+    assert_eq!(
+        cfg.mcp_servers["web"].url.as_deref(),
+        Some("https://mcp.example.test/mcp")
+    );
+    expect_one(
+        "[agents.zed]\nrisk_profile = \"p\"\nmcp_servers = [\"nope\"]",
+        "agents.zed.mcp_servers[0]",
+        "MCP server `nope` is not defined",
+    );
+    expect_one(
+        "[mcp_servers.x]\nargs = []",
+        "mcp_servers.x",
+        "needs `command`",
+    );
+    expect_one(
+        "[mcp_servers.x]\ncommand = \"a\"\nurl = \"http://h\"",
+        "mcp_servers.x",
+        "not both",
+    );
+    expect_one(
+        "[mcp_servers.x]\nurl = \"ftp://h\"",
+        "mcp_servers.x.url",
+        "not an http",
+    );
+    expect_one(
+        "[mcp_servers.x]\nurl = \"http://h\"\nargs = [\"a\"]",
+        "mcp_servers.x.args",
+        "stdio servers",
+    );
+    expect_one(
+        "[mcp_servers.a__b]\ncommand = \"a\"",
+        "mcp_servers.a__b",
+        "invalid MCP server name",
+    );
+    expect_one(
+        "[mcp_servers.x]\ncommand = \"a\"\nenv = { SSH_AUTH_SOCK = \"/s\" }",
+        "mcp_servers.x.env.SSH_AUTH_SOCK",
+        "never set",
+    );
+    expect_one(
+        "[mcp_servers.x]\ncommand = \"a\"\ncwd = \"/\"",
+        "mcp_servers.x.cwd",
+        "unknown key",
+    );
+}

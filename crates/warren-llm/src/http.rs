@@ -58,6 +58,12 @@ pub(crate) fn is_loopback(url: &str) -> bool {
             .is_ok_and(|ip| ip.is_loopback())
 }
 
+/// An HTTP client with the same TLS setup and redirect rule as the provider clients, for other
+/// HTTP services an agent is configured to reach (streamable-HTTP MCP servers).
+pub fn service_client(proxy: ProxyMode) -> Result<reqwest::Client, LlmError> {
+    build_client(proxy)
+}
+
 /// Builds one HTTP client.
 fn build_client(proxy: ProxyMode) -> Result<reqwest::Client, LlmError> {
     let setup = |detail: String| LlmError::InvalidRequest {

@@ -28,7 +28,7 @@ mod wire;
 pub use client::ProviderClient;
 pub use entry::{family_supports_single_tool, ProviderEntry};
 pub use error::{LlmError, TimeoutPhase};
-pub use http::ProxyMode;
+pub use http::{service_client, ProxyMode};
 pub use keys::{KeyResolver, KeySource, NoKeys, ProcessEnvKeys, StaticKeys};
 pub use providers::{resolve_route, Providers};
 pub use recover::{recover_tool_calls, Recovered};

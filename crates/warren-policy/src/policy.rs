@@ -44,6 +44,8 @@ pub enum RootSource {
     AllowedRoot(String),
     /// `<install>/shared/skills`.
     SharedSkills,
+    /// The program files of an MCP server (read-only, in that server's sandbox only).
+    ProgramFiles(String),
 }
 
 /// One root of the policy: a resolved directory, its tier and where it comes from.
@@ -300,6 +302,58 @@ impl SecurityPolicy {
             container: (config.runtime.kind == RuntimeKind::Docker)
                 .then(|| config.runtime.docker.clone()),
         })
+    }
+
+    /// This policy with `dirs` added as read-only roots, labelled `label`: the sandbox of a
+    /// program (an MCP server) that must read its own files. Each directory must exist, must
+    /// not hold one of the policy's roots, its install root or home directory, and must not lie
+    /// in the runtime state, a forbidden path or `other_workspaces` (other agents'
+    /// workspaces); otherwise the reason is returned and nothing is granted.
+    pub fn with_program_files(
+        &self,
+        label: &str,
+        dirs: &[PathBuf],
+        other_workspaces: &[PathBuf],
+    ) -> Result<SecurityPolicy, String> {
+        let mut out = self.clone();
+        for dir in dirs {
+            let resolved =
+                resolve::resolve_symlinks(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            if !resolved.is_dir() {
+                return Err(format!("{} is not a directory", resolved.display()));
+            }
+            let holds = |p: &Path| crate::authorize::under(p, &resolved);
+            let inside = |p: &Path| crate::authorize::under(&resolved, p);
+            let mut wide: Vec<&Path> = self.roots.iter().map(|r| r.path.as_path()).collect();
+            wide.push(&self.install_root);
+            wide.extend(self.home.as_deref());
+            if let Some(p) = wide.into_iter().find(|p| holds(p)) {
+                return Err(format!(
+                    "{} holds {}, which its sandbox must not open wholesale",
+                    resolved.display(),
+                    p.display()
+                ));
+            }
+            let closed = self
+                .runtime_state
+                .iter()
+                .chain(&self.forbidden)
+                .chain(other_workspaces)
+                .find(|p| inside(p) || holds(p));
+            if let Some(p) = closed {
+                return Err(format!(
+                    "{} overlaps {}, which the agent may not read",
+                    resolved.display(),
+                    p.display()
+                ));
+            }
+            out.roots.push(Root::new(
+                resolved,
+                Tier::ReadOnly,
+                RootSource::ProgramFiles(label.to_string()),
+            ));
+        }
+        Ok(out)
     }
 
     /// Roots of one tier.

@@ -10,7 +10,7 @@ use crate::delegate_memory::MemoryReach;
 use crate::events::EventHub;
 use crate::sessions::SessionKind;
 use crate::turn::{run_turn, TurnInput, TurnStatus};
-use crate::turn_kit::TurnKit;
+use crate::turn_kit::{SessionParts, TurnKit};
 use serde_json::{json, Value};
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -81,6 +81,9 @@ pub struct Lineage {
     pub hub: EventHub,
     /// The memory the child may reach: never more than the parent's.
     pub memory: MemoryReach,
+    /// The configured MCP servers the parent has: the child gets those of its own list that
+    /// are among them, never another.
+    pub mcp_servers: Vec<String>,
 }
 
 /// An action ledger that charges every action to one account (the delegating agent), so what
@@ -125,6 +128,7 @@ pub struct DelegateTool {
     budget_agent: String,
     hub: EventHub,
     memory: MemoryReach,
+    mcp_servers: Vec<String>,
     handle: tokio::runtime::Handle,
 }
 
@@ -147,8 +151,15 @@ impl DelegateTool {
             budget_agent,
             hub,
             memory,
+            mcp_servers: Vec::new(),
             handle: tokio::runtime::Handle::current(),
         }
+    }
+
+    /// The configured MCP servers of the delegating turn: the bound on every child's.
+    pub fn with_mcp_servers(mut self, names: Vec<String>) -> Self {
+        self.mcp_servers = names;
+        self
     }
 }
 
@@ -232,8 +243,8 @@ impl Tool for DelegateTool {
 
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: self.name(),
-            description: "Hand one task to a SubAgent: yourself (no agent) or an agent in your delegates. It works under a policy no wider than yours, spends your budgets, and returns its final answer.",
+            name: self.name().to_owned().into(),
+            description: "Hand one task to a SubAgent: yourself (no agent) or an agent in your delegates. It works under a policy no wider than yours, spends your budgets, and returns its final answer.".into(),
             parameters: json!({"type": "object", "properties": {
                 "agent": {"type": "string", "description": "the agent to delegate to (default: yourself)"},
                 "prompt": {"type": "string", "description": "the task"}},
@@ -262,6 +273,7 @@ impl Tool for DelegateTool {
         let (turn_id, call_id) = current_call().unwrap_or_default();
         let lineage = Lineage {
             memory,
+            mcp_servers: self.mcp_servers.clone(),
             policy,
             ledger: Arc::new(SharedLedger::new(ctx.ledger.clone(), &parent.alias)),
             budget_agent: self.budget_agent.clone(),
@@ -285,7 +297,13 @@ impl Tool for DelegateTool {
         let kit = self.kit.clone();
         let outcome = self.handle.block_on(async {
             let env = kit
-                .build(&self.config, &target, self.approver.clone(), Some(lineage))
+                .build(
+                    &self.config,
+                    &target,
+                    self.approver.clone(),
+                    Some(lineage),
+                    SessionParts::default(),
+                )
                 .await
                 .map_err(|e| refused(format!("the SubAgent `{target}` cannot start: {e}")))?;
             let title = format!("delegated by {}: {prompt}", parent.alias);

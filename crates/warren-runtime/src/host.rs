@@ -11,10 +11,10 @@ use crate::receipts::{ReceiptError, ReceiptLog};
 use crate::secrets::{FileSecretStore, SecretError, SecretRef, SecretStore};
 use crate::sessions::{SessionKind, SessionStore};
 use crate::turn::{run_turn, TurnEnv, TurnInput, TurnOutcome};
-use crate::turn_kit::TurnKit;
+use crate::turn_kit::{SessionParts, TurnKit};
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
@@ -53,7 +53,7 @@ impl HostEnv {
 #[derive(Default, Clone, Copy)]
 struct Turn<'a> {
     stop: Option<&'a CancellationToken>,
-    cwd: Option<&'a Path>,
+    session: SessionParts<'a>,
 }
 
 /// Why the host could not do what was asked.
@@ -279,7 +279,9 @@ impl Host {
         alias: &str,
         approver: Arc<dyn AsyncApprover>,
     ) -> Result<TurnEnv, HostError> {
-        self.kit().build(config, alias, approver, None).await
+        self.kit()
+            .build(config, alias, approver, None, SessionParts::default())
+            .await
     }
 
     /// The shared parts turn environments are built from (also used by `delegate`).
@@ -324,7 +326,8 @@ impl Host {
     /// [`Host::run`] for a front-end that cancels per prompt (ACP): `stop` cancels this turn
     /// only. Stopped while still queued behind another turn, it returns `Ok(None)` at once,
     /// having run and recorded nothing. `cwd`, when given, is the working directory of this
-    /// turn's tool calls (checked again against the policy the turn runs under).
+    /// turn's tool calls (checked again against the policy the turn runs under), and its MCP
+    /// servers are started for the turn beside the agent's own.
     #[allow(clippy::too_many_arguments)]
     pub fn run_stoppable<'a>(
         &'a self,
@@ -334,12 +337,12 @@ impl Host {
         trigger: &'a str,
         approver: Option<Arc<dyn AsyncApprover>>,
         stop: CancellationToken,
-        cwd: Option<&'a Path>,
+        parts: SessionParts<'a>,
     ) -> BoxFuture<'a, Result<Option<TurnOutcome>, HostError>> {
         Box::pin(async move {
             let at = Turn {
                 stop: Some(&stop),
-                cwd,
+                session: parts,
             };
             self.run_inner(alias, session, prompt, trigger, approver, at)
                 .await
@@ -381,10 +384,10 @@ impl Host {
             return Err(HostError::Paused(alias.to_string()));
         }
         let approver = approver.unwrap_or_else(|| Arc::new(self.broker.clone()));
-        let mut env = self.turn_env(&config, alias, approver).await?;
-        if let Some(dir) = at.cwd {
-            crate::turn_kit::enter_dir(&mut env, dir)?;
-        }
+        let env = self
+            .kit()
+            .build(&config, alias, approver, None, at.session)
+            .await?;
         let now = self.clock.now().into();
         let session_id = match session {
             Some(id) => {

@@ -14,6 +14,7 @@ pub mod host;
 pub mod keyring;
 pub mod ledger;
 pub mod lifecycle;
+pub mod mcp;
 pub mod memory_tools;
 pub mod owned_state;
 pub mod provider_probe;

@@ -103,8 +103,9 @@ impl Tool for MemoryStoreTool {
     }
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: self.name(),
-            description: "Remember a fact under a key (storing an existing key replaces it).",
+            name: self.name().to_owned().into(),
+            description: "Remember a fact under a key (storing an existing key replaces it)."
+                .into(),
             parameters: json!({"type": "object", "properties": {
                 "key": {"type": "string"}, "content": {"type": "string"},
                 "category": {"type": "string", "description": "core (default), daily or your own"}},
@@ -151,8 +152,9 @@ impl Tool for MemoryRecallTool {
     }
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: self.name(),
-            description: "Search your memory (and what your grants let you read) by relevance.",
+            name: self.name().to_owned().into(),
+            description: "Search your memory (and what your grants let you read) by relevance."
+                .into(),
             parameters: json!({"type": "object", "properties": {
                 "query": {"type": "string"}, "limit": {"type": "integer", "minimum": 1, "maximum": 100}},
                 "required": ["query"], "additionalProperties": false}),
@@ -183,8 +185,8 @@ impl Tool for MemoryForgetTool {
     }
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: self.name(),
-            description: "Forget one of your own memories by key.",
+            name: self.name().to_owned().into(),
+            description: "Forget one of your own memories by key.".into(),
             parameters: json!({"type": "object", "properties": {"key": {"type": "string"}},
                 "required": ["key"], "additionalProperties": false}),
         }

@@ -4,6 +4,7 @@
 
 use crate::approval::{AsyncApprover, PendingApproval};
 use crate::events::{Emitter, EventHub};
+use crate::mcp::McpSet;
 use crate::receipts::ReceiptLog;
 use crate::sessions::SessionStore;
 use serde_json::Value;
@@ -29,6 +30,8 @@ pub struct TurnEnv {
     pub route: Route,
     /// The tools.
     pub registry: Arc<Registry>,
+    /// The MCP servers whose tools are in the registry (and those that failed to start).
+    pub mcp: McpSet,
     /// The agent's policy, sandbox, ledger and clock.
     pub tools: ToolContext,
     /// The agent's memory (None: memory reported unavailable).
@@ -329,17 +332,8 @@ async fn turn_body(
 
     let mut ctx = env.tools.clone();
     ctx.cancel = tool_cancel.clone();
-    let specs: Vec<warren_llm::ToolSpec> = env
-        .registry
-        .specs_for(&ctx)
-        .into_iter()
-        .map(|s| warren_llm::ToolSpec {
-            name: s.name.to_string(),
-            description: s.description.to_string(),
-            parameters: s.parameters,
-        })
-        .collect();
-    let registered: Vec<String> = specs.iter().map(|s| s.name.clone()).collect();
+    report_mcp_failures(env, em);
+    let mut specs = tool_specs(env, &ctx);
     let single_tool = runtime.single_tool_rounds && env.route.supports_single_tool();
     if runtime.single_tool_rounds && !single_tool {
         em.emit(EventKind::Notice {
@@ -435,7 +429,7 @@ async fn turn_body(
         let mut calls = response.tool_calls.clone();
         let mut text = response.text.clone();
         if calls.is_empty() && !at_cap {
-            let names: Vec<&str> = registered.iter().map(String::as_str).collect();
+            let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
             // The turn's id in the prefix keeps recovered ids apart across the turns of a
             // session and across agents waiting for approval at once.
             let short: String = turn_id.chars().filter(|c| *c != '-').take(8).collect();
@@ -515,11 +509,43 @@ async fn turn_body(
         }
         persist(env, &input.session_id, turn_id, &round).await?;
         history.extend(round);
+        // A server that stopped during the round is reported and its tools withdrawn.
+        if report_mcp_failures(env, em) {
+            specs = tool_specs(env, &ctx);
+        }
         if interrupted || cancel.is_cancelled() {
             return Ok(None);
         }
     }
     Err(fail("internal", "the turn loop ended without an answer"))
+}
+
+/// The specs of the tools offered now, for the model.
+fn tool_specs(env: &TurnEnv, ctx: &ToolContext) -> Vec<warren_llm::ToolSpec> {
+    env.registry
+        .specs_for(ctx)
+        .into_iter()
+        .map(|s| warren_llm::ToolSpec {
+            name: s.name.into_owned(),
+            description: s.description.into_owned(),
+            parameters: s.parameters,
+        })
+        .collect()
+}
+
+/// Emits one `mcp_server_failed` notice per MCP server that failed to start or stopped since
+/// the last look; true when there was one.
+fn report_mcp_failures(env: &TurnEnv, em: &mut Emitter) -> bool {
+    let failed = env.mcp.take_failures();
+    for (server, message) in &failed {
+        em.emit(EventKind::Notice {
+            code: "mcp_server_failed".into(),
+            message: format!(
+                "MCP server `{server}`: {message}; its tools are not available in this turn"
+            ),
+        });
+    }
+    !failed.is_empty()
 }
 
 /// What the gate says about a call before it runs.
@@ -725,8 +751,10 @@ fn spawn_call(
                 false,
             ),
             Err(e) => {
-                let executed =
-                    matches!(e.code(), "command_failed" | "timeout" | "cancelled" | "io");
+                let executed = matches!(
+                    e.code(),
+                    "command_failed" | "timeout" | "cancelled" | "io" | "mcp_call_failed"
+                );
                 (
                     false,
                     e.to_json().to_string(),

@@ -7,6 +7,7 @@ use crate::delegate::{DelegateTool, Lineage};
 use crate::delegate_memory::{handle_within, MemoryReach};
 use crate::events::EventHub;
 use crate::host::{HostEnv, HostError};
+use crate::mcp::{configured_specs, other_workspaces, McpSet, ServerSpec};
 use crate::memory_tools::memory_tools;
 use crate::receipts::ReceiptLog;
 use crate::secrets::ensure_route_secrets;
@@ -20,6 +21,15 @@ use warren_memory::MemoryStores;
 use warren_policy::{Access, ActionLedger, Clock, PolicyEnv, Rule, SandboxSupport, SecurityPolicy};
 use warren_tools::{Registry, ToolContext, ToolLimits};
 use warren_types::{Config, DelegationMode};
+
+/// What a front-end's session adds to a top-level turn.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SessionParts<'a> {
+    /// The working directory of the turn's tool calls (checked against the policy).
+    pub cwd: Option<&'a Path>,
+    /// MCP servers the session brings, started for this turn beside the agent's own.
+    pub mcp_servers: &'a [ServerSpec],
+}
 
 /// The host's shared parts a turn environment is made of. Cheap to clone.
 #[derive(Clone)]
@@ -58,12 +68,16 @@ impl TurnKit {
     /// Builds the turn environment of `alias` from `config`. With a `lineage`, the turn is a
     /// SubAgent's: its already-checked policy, the parent's ledger and cost account, and a hub
     /// that nests its events under the parent's call.
+    ///
+    /// `session` gives what a front-end's session adds to a top-level turn: the working
+    /// directory of its tool calls and MCP servers of its own (a SubAgent gets neither).
     pub async fn build(
         &self,
         config: &Config,
         alias: &str,
         approver: Arc<dyn AsyncApprover>,
         lineage: Option<Lineage>,
+        session: SessionParts<'_>,
     ) -> Result<TurnEnv, HostError> {
         let agent = config
             .agents
@@ -122,10 +136,34 @@ impl TurnKit {
             alias: alias.to_string(),
             message: format!("memory setup failed: {e}"),
         })?;
+        // MCP servers: the agent's configured ones (for a SubAgent, only those its parent has)
+        // and, for a top-level turn, the session's own.
+        let (allowed, session_servers) = match &lineage {
+            Some(l) => (Some(l.mcp_servers.clone()), &[][..]),
+            None => (None, session.mcp_servers),
+        };
         let (ledger, budget_agent, hub) = match lineage {
             Some(l) => (l.ledger, l.budget_agent, l.hub),
             None => (self.ledger.clone(), alias.to_string(), self.hub.clone()),
         };
+        let policy_workspace = policy.workspace.clone();
+        let mut tools = ToolContext {
+            policy: Arc::new(policy),
+            sandbox: self.sandbox.clone(),
+            host_env: self.env.vars.clone(),
+            ledger,
+            clock: self.clock.clone(),
+            cancel: warren_tools::CancelToken::new(),
+            limits: ToolLimits::default(),
+            cwd: policy_workspace,
+        };
+        if let Some(dir) = session.cwd {
+            enter_dir(&mut tools, dir)?;
+        }
+        let mut specs = configured_specs(config, alias, allowed.as_deref());
+        specs.extend(session_servers.iter().cloned());
+        let others = other_workspaces(&self.layout, config, alias);
+        let mcp = McpSet::start(&specs, &tools, &others).await;
         let mut registry = Registry::builtin();
         let writable = reach.writable.as_deref() == Some(alias);
         for t in memory_tools(
@@ -135,30 +173,33 @@ impl TurnKit {
         ) {
             registry.register(t);
         }
-        if policy.risk.delegation == DelegationMode::Allow {
-            registry.register(Box::new(DelegateTool::new(
-                self.clone(),
-                Arc::new(config.clone()),
-                approver.clone(),
-                budget_agent.clone(),
-                hub.clone(),
-                reach,
-            )));
+        if tools.policy.risk.delegation == DelegationMode::Allow {
+            let configured = mcp
+                .servers
+                .iter()
+                .filter(|s| s.origin() == "config")
+                .map(|s| s.name().to_string())
+                .collect();
+            registry.register(Box::new(
+                DelegateTool::new(
+                    self.clone(),
+                    Arc::new(config.clone()),
+                    approver.clone(),
+                    budget_agent.clone(),
+                    hub.clone(),
+                    reach,
+                )
+                .with_mcp_servers(configured),
+            ));
         }
-        let policy_workspace = policy.workspace.clone();
+        for t in mcp.tools() {
+            registry.register(Box::new(t));
+        }
         Ok(TurnEnv {
             route,
             registry: Arc::new(registry),
-            tools: ToolContext {
-                policy: Arc::new(policy),
-                sandbox: self.sandbox.clone(),
-                host_env: self.env.vars.clone(),
-                ledger,
-                clock: self.clock.clone(),
-                cancel: warren_tools::CancelToken::new(),
-                limits: ToolLimits::default(),
-                cwd: policy_workspace,
-            },
+            tools,
+            mcp,
             memory: handle.unavailable.is_none().then_some(handle.memory),
             sessions: self.sessions.clone(),
             receipts: self.receipts.clone(),
@@ -172,11 +213,11 @@ impl TurnKit {
     }
 }
 
-/// Makes `dir` the working directory of `env`'s tool calls (a session's cwd), decided again by
+/// Makes `dir` the working directory of a turn's tool calls (a session's cwd), decided again by
 /// the turn's policy: it must still be granted for reading and writing through the workspace,
 /// an allowed root or a read-write workspace grant, and be a directory.
-pub(crate) fn enter_dir(env: &mut TurnEnv, dir: &Path) -> Result<(), HostError> {
-    let policy = &env.tools.policy;
+pub(crate) fn enter_dir(tools: &mut ToolContext, dir: &Path) -> Result<(), HostError> {
+    let policy = &tools.policy;
     let granted = |access| {
         let d = policy.check(dir, access);
         let ok = d.allowed
@@ -204,6 +245,6 @@ pub(crate) fn enter_dir(env: &mut TurnEnv, dir: &Path) -> Result<(), HostError> 
             ),
         });
     }
-    env.tools.cwd = resolved;
+    tools.cwd = resolved;
     Ok(())
 }

@@ -10,6 +10,7 @@ mod delegation_nested;
 mod events;
 mod host;
 mod lifecycle;
+mod mcp;
 mod receipts;
 mod route_secrets;
 mod secrets;

@@ -39,8 +39,8 @@ impl Tool for ByName {
     }
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: "file_read_by_name",
-            description: "reference",
+            name: "file_read_by_name".into(),
+            description: "reference".into(),
             parameters: json!({}),
         }
     }

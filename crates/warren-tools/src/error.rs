@@ -168,6 +168,23 @@ pub enum ToolError {
         /// What failed.
         message: String,
     },
+    /// An MCP server's tool was called and reported a failure (or its answer was unusable).
+    #[error("MCP server `{server}`: {message}")]
+    McpCall {
+        /// The server.
+        server: String,
+        /// What it said.
+        message: String,
+    },
+    /// The MCP server is not running (it failed to start, exited or was stopped); its tools
+    /// are withdrawn.
+    #[error("MCP server `{server}` is not running: {message}")]
+    McpServerGone {
+        /// The server.
+        server: String,
+        /// Why.
+        message: String,
+    },
     /// A filesystem operation failed.
     #[error("{path}: {source}")]
     Io {
@@ -219,6 +236,8 @@ impl ToolError {
             ToolError::Timeout(_) => "timeout",
             ToolError::Cancelled => "cancelled",
             ToolError::Io { .. } => "io",
+            ToolError::McpCall { .. } => "mcp_call_failed",
+            ToolError::McpServerGone { .. } => "mcp_server_gone",
             ToolError::NotARepository { .. } => "not_a_repository",
             ToolError::GitSymlink { .. } => "git_metadata_symlink",
             ToolError::GitMetadata { .. } => "git_metadata",

@@ -139,8 +139,8 @@ impl Tool for FileRead {
 
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: self.name(),
-            description: "Read a text file. Relative paths are inside your workspace.",
+            name: self.name().to_owned().into(),
+            description: "Read a text file. Relative paths are inside your workspace.".into(),
             parameters: json!({
                 "type": "object",
                 "properties": {
@@ -204,8 +204,8 @@ impl Tool for FileWrite {
 
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: self.name(),
-            description: "Create or overwrite a text file (parent directories are created).",
+            name: self.name().to_owned().into(),
+            description: "Create or overwrite a text file (parent directories are created).".into(),
             parameters: json!({
                 "type": "object",
                 "properties": {
@@ -274,9 +274,9 @@ impl Tool for FileEdit {
 
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: self.name(),
+            name: self.name().to_owned().into(),
             description:
-                "Replace one exact, unique occurrence of old_text with new_text in a file.",
+                "Replace one exact, unique occurrence of old_text with new_text in a file.".into(),
             parameters: json!({
                 "type": "object",
                 "properties": {

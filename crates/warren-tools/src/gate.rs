@@ -51,7 +51,7 @@ impl Registry {
     pub fn specs_for(&self, ctx: &ToolContext) -> Vec<ToolSpec> {
         self.tools
             .iter()
-            .filter(|t| ctx.policy.tool_offered(t.name()))
+            .filter(|t| t.available() && ctx.policy.tool_offered(t.name()))
             .map(|t| t.spec())
             .collect()
     }
@@ -134,7 +134,8 @@ impl Registry {
 
 /// Whether a failed `execute` may have started its side effect. Only failures decided before
 /// anything was written or run say no: bad arguments, a policy or shell-analysis denial, a
-/// gate refusal, and the file tools' preconditions (missing, not a file, no match, ...).
+/// gate refusal, the file tools' preconditions (missing, not a file, no match, ...) and an MCP
+/// server found stopped before the call was sent.
 /// Every other failure — a command that ran and failed, a timeout, an I/O error, and any
 /// variant added later — keeps the charged unit.
 fn ran(e: &ToolError) -> bool {
@@ -158,5 +159,6 @@ fn ran(e: &ToolError) -> bool {
             | ToolError::EditNoMatch(_)
             | ToolError::EditAmbiguous { .. }
             | ToolError::NotText(_)
+            | ToolError::McpServerGone { .. }
     )
 }

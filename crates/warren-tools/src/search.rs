@@ -147,8 +147,9 @@ impl Tool for GlobSearch {
 
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: self.name(),
-            description: "Find files by glob pattern (e.g. `src/**/*.rs`) under a directory.",
+            name: self.name().to_owned().into(),
+            description: "Find files by glob pattern (e.g. `src/**/*.rs`) under a directory."
+                .into(),
             parameters: json!({
                 "type": "object",
                 "properties": {
@@ -232,8 +233,8 @@ impl Tool for ContentSearch {
 
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: self.name(),
-            description: "Search text files for lines matching a regular expression.",
+            name: self.name().to_owned().into(),
+            description: "Search text files for lines matching a regular expression.".into(),
             parameters: json!({
                 "type": "object",
                 "properties": {

@@ -83,16 +83,7 @@ pub(crate) fn capture(
 /// restricted allowlist, any opaque line) gets git's forced environment and the configuration
 /// overrides of [`git_config`].
 fn child_env(ctx: &ToolContext, plan: &ShellPlan) -> Result<Vec<(String, String)>, ToolError> {
-    let mut env: Vec<(String, String)> = BASE_ENV
-        .iter()
-        .map(|s| s.to_string())
-        .chain(ctx.policy.risk.shell_env_passthrough.iter().cloned())
-        .filter(|k| !warren_config::env_never_passed(k))
-        .filter_map(|k| ctx.host_env.get(&k).map(|v| (k.clone(), v.clone())))
-        .collect();
-    if !ctx.host_env.contains_key("PATH") {
-        env.push(("PATH".into(), DEFAULT_PATH.into()));
-    }
+    let mut env = base_env(ctx);
     let restricted = !ctx.policy.allows_any_command();
     if plan.runs_git() || (restricted && !plan.opaque.is_empty()) {
         env.extend(
@@ -105,6 +96,24 @@ fn child_env(ctx: &ToolContext, plan: &ShellPlan) -> Result<Vec<(String, String)
         }
     }
     Ok(env)
+}
+
+/// The base environment of an agent's child process: PATH, HOME, LANG, TERM, USER, TMPDIR and
+/// the profile's `shell_env_passthrough` from the host environment, minus the variables that are
+/// never passed ([`warren_config::env_never_passed`]); a default PATH when the host has none.
+/// Shell commands and MCP servers start from it.
+pub fn base_env(ctx: &ToolContext) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = BASE_ENV
+        .iter()
+        .map(|s| s.to_string())
+        .chain(ctx.policy.risk.shell_env_passthrough.iter().cloned())
+        .filter(|k| !warren_config::env_never_passed(k))
+        .filter_map(|k| ctx.host_env.get(&k).map(|v| (k.clone(), v.clone())))
+        .collect();
+    if !ctx.host_env.contains_key("PATH") {
+        env.push(("PATH".into(), DEFAULT_PATH.into()));
+    }
+    env
 }
 
 /// Analyses `command` and picks the sandbox it runs under (`None` for the container runtime).
@@ -155,8 +164,8 @@ impl Tool for Shell {
 
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: self.name(),
-            description: "Run a shell command in your workspace (sandboxed; paths must be inside your workspace or read-write grants).",
+            name: self.name().to_owned().into(),
+            description: "Run a shell command in your workspace (sandboxed; paths must be inside your workspace or read-write grants).".into(),
             parameters: json!({
                 "type": "object",
                 "properties": {

@@ -27,23 +27,28 @@ pub struct CallCheck {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolSpec {
     /// The tool name.
-    pub name: &'static str,
+    pub name: Cow<'static, str>,
     /// What it does, for the model.
-    pub description: &'static str,
+    pub description: Cow<'static, str>,
     /// JSON Schema of its arguments.
     pub parameters: Value,
 }
 
 /// A tool an agent can call.
 pub trait Tool: Send + Sync {
-    /// The tool's name (`file_read`, ...).
-    fn name(&self) -> &'static str;
+    /// The tool's name (`file_read`, ...; `server__tool` for an MCP server's tool).
+    fn name(&self) -> &str;
     /// Its description and argument schema for the model.
     fn spec(&self) -> ToolSpec;
     /// Validates the arguments and asks the policy, without any side effect.
     fn check(&self, args: &Value, ctx: &ToolContext) -> Result<CallCheck, ToolError>;
     /// Runs the call. Re-checks what it touches; never acts before the policy said yes.
     fn execute(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError>;
+    /// Whether the tool can be called now: a tool whose server stopped is withdrawn (not
+    /// offered to the model). Built-in tools always are.
+    fn available(&self) -> bool {
+        true
+    }
 }
 
 /// A flag that cancels a running call (its process group is killed).

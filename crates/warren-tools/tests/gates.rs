@@ -130,7 +130,7 @@ fn tool_lists_filter_calls_and_specs() {
         "tool_not_allowed"
     );
     let specs = Registry::builtin().specs_for(&ctx);
-    let names: Vec<&str> = specs.iter().map(|s| s.name).collect();
+    let names: Vec<&str> = specs.iter().map(|s| s.name.as_ref()).collect();
     assert_eq!(
         names,
         vec![

@@ -28,6 +28,8 @@ pub struct Config {
     pub runtime: RuntimeConfig,
     /// Scheduled prompts by id.
     pub cron: BTreeMap<String, CronJobConfig>,
+    /// MCP servers agents may use, by name.
+    pub mcp_servers: BTreeMap<String, McpServerConfig>,
 }
 
 impl Default for Config {
@@ -41,6 +43,7 @@ impl Default for Config {
             memory: MemoryConfig::default(),
             runtime: RuntimeConfig::default(),
             cron: BTreeMap::new(),
+            mcp_servers: BTreeMap::new(),
         }
     }
 }
@@ -78,6 +81,8 @@ pub struct AgentConfig {
     pub delegates: Vec<String>,
     /// Cron job ids owned by the agent.
     pub cron_jobs: Vec<String>,
+    /// Names of the `[mcp_servers]` whose tools the agent gets.
+    pub mcp_servers: Vec<String>,
     /// Workspace and grants.
     pub workspace: WorkspaceConfig,
     /// Memory backend choice.
@@ -93,6 +98,7 @@ impl Default for AgentConfig {
             runtime_profile: None,
             delegates: Vec::new(),
             cron_jobs: Vec::new(),
+            mcp_servers: Vec::new(),
             workspace: WorkspaceConfig::default(),
             memory: AgentMemoryConfig::default(),
         }
@@ -595,4 +601,21 @@ impl Default for CronJobConfig {
             enabled: true,
         }
     }
+}
+
+/// `[mcp_servers.<name>]`: a Model Context Protocol server, started as a child process over
+/// stdio (`command`, `args`, `env`) or reached over streamable HTTP (`url`); exactly one of
+/// `command` and `url`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(default, deny_unknown_fields)]
+pub struct McpServerConfig {
+    /// The program of a stdio server (a name looked up on `PATH`, or a path).
+    pub command: Option<String>,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Variables set in its environment, on top of the sandbox's base environment.
+    pub env: BTreeMap<String, String>,
+    /// The endpoint of a streamable-HTTP server (`http://` or `https://`).
+    pub url: Option<String>,
 }

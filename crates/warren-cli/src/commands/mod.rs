@@ -9,6 +9,7 @@ pub mod doctor;
 pub mod import;
 pub mod init;
 pub mod lifecycle;
+pub mod mcp;
 pub mod memory;
 pub mod policy;
 pub mod profiles;

@@ -198,7 +198,7 @@ async fn acp_cancel_stops_only_the_named_sessions_prompt_even_when_queued() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn acp_session_new_takes_cwd_through_the_policy_and_refuses_mcp_servers() {
+async fn acp_session_new_takes_cwd_through_the_policy_and_refuses_unsupported_mcp_transports() {
     let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
     let (t, extra) = install(&fake);
     let outside = tempfile::tempdir().unwrap();
@@ -250,16 +250,22 @@ async fn acp_session_new_takes_cwd_through_the_policy_and_refuses_mcp_servers() 
         assert_eq!(answer["error"]["data"]["code"], "cwd_not_granted");
     }
 
-    // MCP servers are refused, never dropped; a relative cwd is invalid.
+    // MCP servers of a transport this agent does not start are refused, never dropped; a
+    // stdio one is taken; a relative cwd is invalid.
     let ws = t.root().join("agents/alice/workspace");
-    let mcp = json!([{"name": "fs", "command": "/bin/true", "args": [], "env": []}]);
+    let mcp =
+        json!([{"type": "http", "name": "fs", "url": "http://127.0.0.1:9/mcp", "headers": []}]);
     let answer = new_session(&mut c, &ws, mcp).await;
     assert_eq!(answer["error"]["code"], -32602, "{answer}");
     let message = answer["error"]["message"].as_str().unwrap();
     assert!(
-        message.contains("mcpServers") && message.contains("`fs`"),
+        message.contains("mcpServers") && message.contains("`fs`") && message.contains("stdio"),
         "{message}"
     );
+    assert_eq!(answer["error"]["data"]["code"], "mcp_transport_unsupported");
+    let mcp = json!([{"name": "fs", "command": "/bin/true", "args": [], "env": []}]);
+    let answer = new_session(&mut c, &ws, mcp).await;
+    assert!(answer["result"]["sessionId"].is_string(), "{answer}");
     let answer = new_session(&mut c, Path::new("relative/dir"), json!([])).await;
     assert_eq!(answer["error"]["code"], -32602, "{answer}");
     fake.acknowledge_failures();

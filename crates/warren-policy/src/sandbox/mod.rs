@@ -290,6 +290,11 @@ impl ConfinedChild {
         self.child.id()
     }
 
+    /// Takes the piped standard input, once.
+    pub fn take_stdin(&mut self) -> Option<std::process::ChildStdin> {
+        self.child.stdin.take()
+    }
+
     /// Takes the piped standard output, once.
     pub fn take_stdout(&mut self) -> Option<ChildStdout> {
         self.child.stdout.take()

@@ -1,12 +1,14 @@
 //! Checks of the params of `initialize` and `session/new`: malformed params are refused with
 //! -32602 naming the field, a `cwd` the agent's policy does not grant for reading and writing
-//! is refused naming the rule that decided, and MCP servers (not supported yet) are refused
-//! rather than dropped.
+//! is refused naming the rule that decided, and the stdio MCP servers given are read (those of
+//! another transport are refused rather than dropped).
 
 use super::rpc::codes;
+use crate::mcp::ServerSpec;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use warren_policy::{Access, Decision, Rule, SecurityPolicy};
+use warren_types::McpServerConfig;
 
 /// A refused call: JSON-RPC code, message, and optional `data` (with a stable `code`).
 pub(super) type Refusal = (i64, String, Option<Value>);
@@ -44,34 +46,121 @@ pub(super) fn check_initialize(params: &Value) -> Result<(), Refusal> {
     }
 }
 
-/// Checks `session/new`'s `mcpServers`: absent or empty is fine; servers are refused, since
-/// this agent cannot connect to them yet and dropping them silently would hide that.
-pub(super) fn check_mcp_servers(params: &Value) -> Result<(), Refusal> {
-    match params.get("mcpServers") {
-        None | Some(Value::Null) => Ok(()),
-        Some(Value::Array(servers)) if servers.is_empty() => Ok(()),
-        Some(Value::Array(servers)) => {
-            let names: Vec<String> = servers
-                .iter()
-                .map(|s| match s["name"].as_str() {
-                    Some(n) => format!("`{n}`"),
-                    None => "(unnamed)".to_string(),
-                })
-                .collect();
-            Err((
+/// Reads `session/new`'s `mcpServers`: absent or empty is none; each stdio server
+/// (`{name, command, args, env: [{name, value}]}`) becomes a server started for every turn of
+/// the session, named like a configured one (lowercase letters, digits, `_`, `-`). Servers of
+/// another transport (`http`, `sse`) are refused, never dropped, as is a name that collides
+/// with one of the agent's configured servers or another of the list.
+pub(super) fn session_mcp_servers(
+    params: &Value,
+    configured: &[String],
+) -> Result<Vec<ServerSpec>, Refusal> {
+    let servers = match params.get("mcpServers") {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(servers)) => servers,
+        Some(v) => {
+            return Err(invalid(format!(
+                "session/new: `mcpServers` must be an array, got {v}"
+            )))
+        }
+    };
+    let mut out: Vec<ServerSpec> = Vec::new();
+    for (i, s) in servers.iter().enumerate() {
+        let at = format!("session/new: `mcpServers[{i}]`");
+        let raw_name = s["name"].as_str().unwrap_or("");
+        let kind = s.get("type").and_then(Value::as_str).unwrap_or("stdio");
+        if kind != "stdio" {
+            return Err((
                 codes::INVALID_PARAMS,
                 format!(
-                    "session/new: MCP servers are not supported by this agent yet; `mcpServers` \
-                     lists {}: remove them from the editor's settings for this agent",
-                    names.join(", ")
+                    "{at} (`{raw_name}`) is an `{kind}` server; this agent starts stdio MCP servers \
+                     only (its mcpCapabilities say so): configure it in Warren's [mcp_servers] or \
+                     give a stdio command"
                 ),
-                Some(json!({"code": "mcp_servers_unsupported"})),
-            ))
+                Some(json!({"code": "mcp_transport_unsupported"})),
+            ));
         }
-        Some(v) => Err(invalid(format!(
-            "session/new: `mcpServers` must be an array, got {v}"
-        ))),
+        let Some(command) = s["command"].as_str().filter(|c| !c.trim().is_empty()) else {
+            return Err(invalid(format!(
+                "{at}: `command` must be a non-empty string"
+            )));
+        };
+        let args = match s.get("args") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(a)) => a
+                .iter()
+                .map(|v| v.as_str().map(String::from))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| invalid(format!("{at}: `args` must be an array of strings")))?,
+            Some(v) => return Err(invalid(format!("{at}: `args` must be an array, got {v}"))),
+        };
+        let mut env = std::collections::BTreeMap::new();
+        match s.get("env") {
+            None | Some(Value::Null) => {}
+            Some(Value::Array(vars)) => {
+                for v in vars {
+                    let (Some(k), Some(val)) = (v["name"].as_str(), v["value"].as_str()) else {
+                        return Err(invalid(format!(
+                            "{at}: each `env` entry must be {{\"name\": ..., \"value\": ...}}, got {v}"
+                        )));
+                    };
+                    if warren_config::env_never_passed(k) {
+                        return Err(invalid(format!(
+                            "{at}: `env` sets `{k}`, which is never given to an MCP server (a way \
+                             out of the sandbox)"
+                        )));
+                    }
+                    env.insert(k.to_string(), val.to_string());
+                }
+            }
+            Some(v) => return Err(invalid(format!("{at}: `env` must be an array, got {v}"))),
+        }
+        let name = server_name(raw_name);
+        if !warren_config::valid_mcp_server_name(&name) {
+            return Err(invalid(format!(
+                "{at}: the name `{raw_name}` gives no usable server name"
+            )));
+        }
+        if configured.contains(&name) || out.iter().any(|o| o.name == name) {
+            return Err(invalid(format!(
+                "{at}: the name `{raw_name}` (as `{name}`) is already taken by another MCP \
+                 server of this agent or session"
+            )));
+        }
+        out.push(ServerSpec {
+            name,
+            origin: "session",
+            config: McpServerConfig {
+                command: Some(command.to_string()),
+                args,
+                env,
+                url: None,
+            },
+        });
     }
+    Ok(out)
+}
+
+/// An editor's server name as a server name: lowercase, other characters as `-`, no `__`, at
+/// most 32 characters.
+fn server_name(raw: &str) -> String {
+    let mut name: String = raw
+        .trim()
+        .chars()
+        .map(|c| {
+            let c = c.to_ascii_lowercase();
+            if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    while name.contains("__") {
+        name = name.replace("__", "_");
+    }
+    let name = name.trim_start_matches(['-', '_']);
+    name.chars().take(32).collect()
 }
 
 /// Whether a decision allows `access` through a grant: the workspace, an allowed root or a

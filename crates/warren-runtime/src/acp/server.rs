@@ -4,11 +4,13 @@
 
 use super::forward::{AcpApprover, Ask, Forwarder};
 use super::liveness::{process_alive, AcpSessions, HEARTBEAT_INTERVAL, HEARTBEAT_TIMEOUT};
-use super::params::{check_initialize, check_mcp_servers, session_cwd, Refusal};
+use super::params::{check_initialize, session_cwd, session_mcp_servers, Refusal};
 use super::rpc::{codes, parse_line, Incoming, Peer};
 use super::AcpError;
 use crate::host::{Host, HostError};
+use crate::mcp::ServerSpec;
 use crate::turn::TurnStatus;
+use crate::turn_kit::SessionParts;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -31,6 +33,8 @@ struct Session {
     stop: CancellationToken,
     /// The working directory of the session's tool calls.
     cwd: PathBuf,
+    /// The MCP servers the editor gave, started for each turn of the session.
+    mcp: Vec<ServerSpec>,
 }
 
 struct Conn {
@@ -132,11 +136,16 @@ impl Conn {
     }
 
     async fn new_session(&self, params: &Value) -> Result<Value, Refusal> {
-        check_mcp_servers(params)?;
         // The cwd is decided by the agent's policy as it is now (the config is read afresh).
         let config = load_config(self.host.layout())
             .map_err(|e| (codes::INTERNAL_ERROR, e.to_string(), None))?
             .config;
+        let configured = config
+            .agents
+            .get(&self.agent)
+            .map(|a| a.mcp_servers.clone())
+            .unwrap_or_default();
+        let mcp = session_mcp_servers(params, &configured)?;
         let policy = SecurityPolicy::for_agent(&config, &self.agent, &self.host.kit().policy_env())
             .map_err(|e| {
                 (
@@ -157,6 +166,7 @@ impl Conn {
             Session {
                 stop: CancellationToken::new(),
                 cwd,
+                mcp,
             },
         );
         Ok(json!({"sessionId": s.id}))
@@ -177,7 +187,11 @@ impl Conn {
         };
         let text = prompt_text(&params["prompt"])
             .map_err(|m| (codes::INVALID_PARAMS, format!("session/prompt: {m}"), None))?;
-        let cwd = self.lock_sessions().get(&session).map(|s| s.cwd.clone());
+        let (cwd, mcp) = self
+            .lock_sessions()
+            .get(&session)
+            .map(|s| (Some(s.cwd.clone()), s.mcp.clone()))
+            .unwrap_or_default();
         let mut events = self.host.subscribe();
         let (asks, mut asked) = mpsc::unbounded_channel::<Ask>();
         let approver = Arc::new(AcpApprover { asks });
@@ -188,7 +202,10 @@ impl Conn {
             "acp",
             Some(approver),
             stop,
-            cwd.as_deref(),
+            SessionParts {
+                cwd: cwd.as_deref(),
+                mcp_servers: &mcp,
+            },
         );
         tokio::pin!(run);
         let mut out = Forwarder::new(self.peer.clone(), session.clone());

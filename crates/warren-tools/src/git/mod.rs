@@ -133,8 +133,8 @@ impl Tool for GitOperations {
     fn spec(&self) -> ToolSpec {
         let ops: Vec<&str> = Operation::ALL.iter().map(|o| o.name()).collect();
         ToolSpec {
-            name: self.name(),
-            description: "Git in a repository you may access. Reads: status, diff, log, branch, stash_list, worktree_list. Writes (need read-write access; run in your sandbox): add, commit, checkout, branch_create, branch_delete, stash_push, stash_pop, stash_drop, worktree_add, worktree_remove, worktree_prune. No network operations.",
+            name: self.name().to_owned().into(),
+            description: "Git in a repository you may access. Reads: status, diff, log, branch, stash_list, worktree_list. Writes (need read-write access; run in your sandbox): add, commit, checkout, branch_create, branch_delete, stash_push, stash_pop, stash_drop, worktree_add, worktree_remove, worktree_prune. No network operations.".into(),
             parameters: json!({
                 "type": "object",
                 "properties": {

@@ -1,0 +1,600 @@
+//! MCP servers as tools, against the reference servers from the npm registry (installed in
+//! `tests/mcp/` by `scripts/setup.sh --test`): confined to the agent's sandbox, gated like
+//! built-in tools, withdrawn when they die, never handed to a SubAgent whose parent lacks them.
+
+use crate::turn::setup;
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use warren_runtime::approval::{ApprovalAnswer, FixedApprover};
+use warren_runtime::turn::TurnStatus;
+use warren_testkit::fake_llm::{FakeLlm, Reply};
+use warren_types::{EventKind, ProviderFamily, TurnEvent};
+
+/// The entry script of a reference server (`filesystem` or `everything`).
+fn server_script(name: &str) -> PathBuf {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/mcp/node_modules/@modelcontextprotocol")
+        .join(format!("server-{name}"))
+        .join("dist/index.js");
+    assert!(
+        p.is_file(),
+        "{} is missing: run scripts/setup.sh --test (npm ci in tests/mcp)",
+        p.display()
+    );
+    std::fs::canonicalize(p).unwrap()
+}
+
+fn drain(rx: &mut tokio::sync::mpsc::UnboundedReceiver<TurnEvent>) -> Vec<TurnEvent> {
+    let mut v = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        v.push(e);
+    }
+    v
+}
+
+/// (ok, output) of every tool result, in order.
+fn results(events: &[TurnEvent]) -> Vec<(bool, String)> {
+    events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::ToolResult { ok, output, .. } => Some((*ok, output.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn notices(events: &[TurnEvent], code: &str) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Notice { code: c, message } if c == code => Some(message.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The tool names offered in the `n`th model request.
+fn offered(fake: &FakeLlm, n: usize) -> Vec<String> {
+    fake.requests()[n].body["tools"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|t| t["function"]["name"].as_str().unwrap_or("").to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn toml_str(p: &Path) -> String {
+    format!("{:?}", p.display().to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sandbox_not_the_server_keeps_a_sibling_workspace_closed() {
+    let fs = server_script("filesystem");
+    let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+    let setup_text = |root: &Path| {
+        let (alice, bob) = (
+            root.join("agents/alice/workspace"),
+            root.join("agents/bob/workspace"),
+        );
+        // The server itself is told both workspaces are its to serve.
+        format!(
+            r#"
+[risk_profiles.yolo]
+level = "full"
+allowed_commands = ["*"]
+
+[risk_profiles.open]
+level = "full"
+allowed_commands = ["*"]
+sandbox = "none"
+
+[agents.alice]
+risk_profile = "yolo"
+model_provider = "openai.main"
+mcp_servers = ["fs"]
+
+[agents.bob]
+risk_profile = "yolo"
+model_provider = "openai.main"
+
+[agents.carol]
+risk_profile = "open"
+model_provider = "openai.main"
+mcp_servers = ["fs"]
+
+[mcp_servers.fs]
+command = "node"
+args = [{}, {}, {}]
+
+{}"#,
+            toml_str(&fs),
+            toml_str(&alice),
+            toml_str(&bob),
+            fake.config_block("main")
+        )
+    };
+    // The install root is only known once it exists: write the config in two steps.
+    let s = setup(&setup_text(Path::new("/nowhere"))).await;
+    let root =
+        s.ws.parent()
+            .unwrap()
+            .parent()
+            .unwrap()
+            .parent()
+            .unwrap()
+            .to_path_buf();
+    std::fs::write(root.join("config.toml"), setup_text(&root)).unwrap();
+    let bob_ws = root.join("agents/bob/workspace");
+    std::fs::create_dir_all(&bob_ws).unwrap();
+    std::fs::write(bob_ws.join("secret.txt"), "bob's secret").unwrap();
+    std::fs::create_dir_all(&s.ws).unwrap();
+    std::fs::write(s.ws.join("notes.txt"), "alice's notes").unwrap();
+    let (alice_notes, bob_secret) = (s.ws.join("notes.txt"), bob_ws.join("secret.txt"));
+    fake.script([
+        Reply::tool_calls([
+            ("fs__list_allowed_directories", json!({})),
+            (
+                "fs__list_directory",
+                json!({"path": s.ws.display().to_string()}),
+            ),
+            (
+                "fs__read_text_file",
+                json!({"path": alice_notes.display().to_string()}),
+            ),
+            (
+                "fs__read_text_file",
+                json!({"path": bob_secret.display().to_string()}),
+            ),
+        ]),
+        Reply::text("done"),
+        // carol runs the same server without a sandbox: the server's own rule lets it read.
+        Reply::tool_call(
+            "fs__read_text_file",
+            json!({"path": bob_secret.display().to_string()}),
+        ),
+        Reply::text("done"),
+    ]);
+    let mut rx = s.host.subscribe();
+    let out = s
+        .host
+        .run("alice", None, "look", "user", None)
+        .await
+        .unwrap();
+    assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
+    let events = drain(&mut rx);
+    assert!(
+        notices(&events, "mcp_server_failed").is_empty(),
+        "{events:#?}"
+    );
+    let tools = offered(&fake, 0);
+    assert!(
+        tools.contains(&"fs__read_text_file".to_string()),
+        "{tools:?}"
+    );
+    assert!(tools.contains(&"file_read".to_string()), "{tools:?}");
+    let r = results(&events);
+    assert_eq!(r.len(), 4, "{r:?}");
+    // The server believes both workspaces are its own ...
+    assert!(
+        r[0].0 && r[0].1.contains(&bob_ws.display().to_string()),
+        "{r:?}"
+    );
+    // ... lists and reads alice's ...
+    assert!(r[1].0 && r[1].1.contains("notes.txt"), "{r:?}");
+    assert!(r[2].0 && r[2].1.contains("alice's notes"), "{r:?}");
+    // ... and the sandbox refuses bob's.
+    assert!(!r[3].0, "{r:?}");
+    assert!(!r[3].1.contains("bob's secret"), "{r:?}");
+    assert!(r[3].1.contains("mcp_call_failed"), "{r:?}");
+    assert!(
+        r[3].1.contains("EACCES") || r[3].1.contains("denied"),
+        "{r:?}"
+    );
+
+    // The same server and arguments with no sandbox read it: the sandbox made the difference.
+    let mut rx = s.host.subscribe();
+    let out = s
+        .host
+        .run("carol", None, "look", "user", None)
+        .await
+        .unwrap();
+    assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
+    let r = results(&drain(&mut rx));
+    assert!(r[0].0 && r[0].1.contains("bob's secret"), "{r:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_needing_approval_asks_and_a_denied_call_does_not_run() {
+    let fs = server_script("filesystem");
+    let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+    let config = |ws: &Path| {
+        format!(
+            r#"
+[risk_profiles.sup]
+level = "supervised"
+allowed_commands = ["*"]
+auto_approve = ["file_read", "fs__list_allowed_directories"]
+
+[agents.alice]
+risk_profile = "sup"
+model_provider = "openai.main"
+mcp_servers = ["fs"]
+
+[mcp_servers.fs]
+command = "node"
+args = [{}, {}]
+
+{}"#,
+            toml_str(&fs),
+            toml_str(ws),
+            fake.config_block("main")
+        )
+    };
+    let s = setup(&config(Path::new("/nowhere"))).await;
+    let root =
+        s.ws.parent()
+            .unwrap()
+            .parent()
+            .unwrap()
+            .parent()
+            .unwrap()
+            .to_path_buf();
+    std::fs::write(root.join("config.toml"), config(&s.ws)).unwrap();
+    let target = s.ws.join("made.txt");
+    let write = || {
+        Reply::tool_calls([
+            ("fs__list_allowed_directories", json!({})),
+            (
+                "fs__write_file",
+                json!({"path": target.display().to_string(), "content": "made"}),
+            ),
+        ])
+    };
+    fake.script([
+        write(),
+        Reply::text("denied"),
+        write(),
+        Reply::text("written"),
+    ]);
+
+    let deny: Arc<dyn warren_runtime::approval::AsyncApprover> =
+        Arc::new(FixedApprover(ApprovalAnswer::deny(Some("no".into()))));
+    let mut rx = s.host.subscribe();
+    let out = s
+        .host
+        .run("alice", None, "write", "user", Some(deny))
+        .await
+        .unwrap();
+    assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
+    let events = drain(&mut rx);
+    let asked: Vec<(String, String)> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::ApprovalRequested { tool, reason, .. } => {
+                Some((tool.clone(), reason.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    // The auto-approved tool ran without a question; the write was asked about by its name.
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0].0, "fs__write_file");
+    assert!(asked[0].1.contains("auto_approve"), "{asked:?}");
+    let r = results(&events);
+    assert!(r[0].0, "{r:?}");
+    assert!(!r[1].0 && r[1].1.contains("denied"), "{r:?}");
+    assert!(!target.exists(), "a denied call never reaches the server");
+
+    let approve: Arc<dyn warren_runtime::approval::AsyncApprover> =
+        Arc::new(FixedApprover(ApprovalAnswer::approve()));
+    let out = s
+        .host
+        .run("alice", None, "write", "user", Some(approve))
+        .await
+        .unwrap();
+    assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "made");
+    // The approved call left a receipt naming the server's tool; the denied one none.
+    let receipts = s.host.receipts().list("alice").await.unwrap();
+    let tools: Vec<&str> = receipts.iter().map(|r| r.tool.as_str()).collect();
+    assert_eq!(
+        tools.iter().filter(|t| **t == "fs__write_file").count(),
+        1,
+        "{tools:?}"
+    );
+}
+
+/// The pids of the processes whose environment holds `marker`.
+fn pids_with(marker: &str) -> Vec<i32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        if let Ok(env) = std::fs::read(entry.path().join("environ")) {
+            if env.split(|b| *b == 0).any(|v| v == marker.as_bytes()) {
+                out.push(pid);
+            }
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_killed_mid_call_is_reported_withdrawn_and_the_turn_completes() {
+    let everything = server_script("everything");
+    let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+    let mark = format!("WARREN_TEST_MARK={}", uuid_like());
+    let (key, value) = mark.split_once('=').unwrap();
+    fake.script([
+        Reply::tool_call(
+            "everything__trigger-long-running-operation",
+            json!({"duration": 60, "steps": 5}),
+        ),
+        Reply::text("the server went away"),
+    ]);
+    let s = setup(&format!(
+        r#"
+[risk_profiles.yolo]
+level = "full"
+allowed_commands = ["*"]
+
+[agents.alice]
+risk_profile = "yolo"
+model_provider = "openai.main"
+mcp_servers = ["everything"]
+
+[mcp_servers.everything]
+command = "node"
+args = [{}]
+env = {{ {key} = "{value}" }}
+
+{}"#,
+        toml_str(&everything),
+        fake.config_block("main")
+    ))
+    .await;
+    let mut rx = s.host.subscribe();
+    let host = Arc::new(s.host);
+    let h = host.clone();
+    let run = tokio::spawn(async move { h.run("alice", None, "go", "user", None).await });
+    // Once the call is announced, the server is killed.
+    let mut seen = Vec::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let e = tokio::time::timeout_at(deadline, rx.recv())
+            .await
+            .expect("no tool call within 60s")
+            .unwrap();
+        let call = matches!(e.kind, EventKind::ToolCall { .. });
+        seen.push(e);
+        if call {
+            break;
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let pids = pids_with(&mark);
+    assert!(!pids.is_empty(), "the server process runs with its env");
+    for pid in &pids {
+        let killed = std::process::Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+    }
+    let out = tokio::time::timeout(Duration::from_secs(60), run)
+        .await
+        .expect("the turn ends")
+        .unwrap()
+        .unwrap();
+    assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
+    assert_eq!(out.text, "the server went away");
+    seen.extend(drain(&mut rx));
+    let r = results(&seen);
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert!(!r[0].0 && r[0].1.contains("mcp_call_failed"), "{r:?}");
+    let failed = notices(&seen, "mcp_server_failed");
+    assert_eq!(failed.len(), 1, "{seen:#?}");
+    assert!(failed[0].contains("`everything`"), "{failed:?}");
+    // Offered in the first request, withdrawn from the second.
+    assert!(offered(&fake, 0)
+        .iter()
+        .any(|t| t.starts_with("everything__")));
+    let second = offered(&fake, 1);
+    assert!(
+        !second.iter().any(|t| t.starts_with("everything__")),
+        "{second:?}"
+    );
+    assert!(second.contains(&"file_read".to_string()), "{second:?}");
+    assert!(pids_with(&mark).is_empty(), "nothing of the server is left");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_cannot_start_is_reported_and_the_turn_goes_on() {
+    let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+    fake.script([Reply::text("fine without it")]);
+    let s = setup(&format!(
+        r#"
+[risk_profiles.yolo]
+level = "full"
+allowed_commands = ["*"]
+
+[agents.alice]
+risk_profile = "yolo"
+model_provider = "openai.main"
+mcp_servers = ["broken"]
+
+[mcp_servers.broken]
+command = "no-such-mcp-server-program"
+
+{}"#,
+        fake.config_block("main")
+    ))
+    .await;
+    let mut rx = s.host.subscribe();
+    let out = s.host.run("alice", None, "go", "user", None).await.unwrap();
+    assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
+    let failed = notices(&drain(&mut rx), "mcp_server_failed");
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert!(
+        failed[0].contains("`broken`") && failed[0].contains("no-such-mcp-server-program"),
+        "{failed:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subagent_never_gets_a_server_its_parent_does_not_have() {
+    let everything = server_script("everything");
+    let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+    fake.script([
+        // bob on his own: his server's tools are offered.
+        Reply::text("bob alone"),
+        // alice delegates to bob; the child turn's request is the next one.
+        Reply::tool_call(
+            "delegate",
+            json!({"agent": "bob", "prompt": "use your tools"}),
+        ),
+        Reply::text("child done"),
+        Reply::text("parent done"),
+    ]);
+    let s = setup(&format!(
+        r#"
+[risk_profiles.lead]
+level = "full"
+allowed_commands = ["*"]
+delegation = "allow"
+
+[risk_profiles.plain]
+level = "full"
+allowed_commands = ["*"]
+
+[agents.alice]
+risk_profile = "lead"
+model_provider = "openai.main"
+delegates = ["bob"]
+[agents.alice.workspace.access]
+bob = "read_write"
+
+[agents.bob]
+risk_profile = "plain"
+model_provider = "openai.main"
+mcp_servers = ["everything"]
+
+[mcp_servers.everything]
+command = "node"
+args = [{}]
+
+{}"#,
+        toml_str(&everything),
+        fake.config_block("main")
+    ))
+    .await;
+    let out = s.host.run("bob", None, "hi", "user", None).await.unwrap();
+    assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
+    assert!(offered(&fake, 0).iter().any(|t| t == "everything__echo"));
+    let out = s.host.run("alice", None, "go", "user", None).await.unwrap();
+    assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
+    assert_eq!(fake.requests().len(), 4);
+    let child = offered(&fake, 2);
+    assert!(child.contains(&"file_read".to_string()), "{child:?}");
+    assert!(
+        !child.iter().any(|t| t.starts_with("everything__")),
+        "{child:?}"
+    );
+}
+
+fn uuid_like() -> String {
+    use std::time::{SystemTime, UNIX_EPOCH};
+    let n = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!("{}-{n}", std::process::id())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_acp_session_starts_the_stdio_servers_it_was_given() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let fs = server_script("filesystem");
+    let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+    fake.script([
+        Reply::tool_call("my-files__list_allowed_directories", json!({})),
+        Reply::text("listed"),
+    ]);
+    let s = setup(&format!(
+        "[risk_profiles.sup]\nlevel = \"supervised\"\n\n[agents.alice]\nrisk_profile = \"sup\"\nmodel_provider = \"openai.main\"\n\n{}",
+        fake.config_block("main")
+    ))
+    .await;
+    let host = Arc::new(s.host);
+    let (client, server) = tokio::io::duplex(1 << 16);
+    let (server_r, server_w) = tokio::io::split(server);
+    let agent = tokio::spawn(warren_runtime::acp::serve(
+        host.clone(),
+        "alice",
+        std::process::id(),
+        server_r,
+        server_w,
+    ));
+    let (client_r, mut client_w) = tokio::io::split(client);
+    let mut lines = BufReader::new(client_r).lines();
+    let ws = s.ws.display().to_string();
+    let open = json!({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": ws,
+        "mcpServers": [{"name": "My Files", "command": "node",
+            "args": [fs.display().to_string(), ws], "env": []}]}});
+    client_w
+        .write_all(format!("{open}\n").as_bytes())
+        .await
+        .unwrap();
+    let next = |l: Option<String>| serde_json::from_str::<serde_json::Value>(&l.unwrap()).unwrap();
+    let opened = next(lines.next_line().await.unwrap());
+    let session = opened["result"]["sessionId"].as_str().unwrap().to_string();
+    let prompt = json!({"jsonrpc": "2.0", "id": 2, "method": "session/prompt",
+        "params": {"sessionId": session, "prompt": [{"type": "text", "text": "list"}]}});
+    client_w
+        .write_all(format!("{prompt}\n").as_bytes())
+        .await
+        .unwrap();
+    let mut statuses = Vec::new();
+    let done = loop {
+        let m = tokio::time::timeout(Duration::from_secs(60), lines.next_line())
+            .await
+            .unwrap()
+            .unwrap();
+        let m = next(m);
+        if m["id"] == json!(2) && m.get("method").is_none() {
+            break m;
+        }
+        if m["method"] == "session/request_permission" {
+            let answer = json!({"jsonrpc": "2.0", "id": m["id"],
+                "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}}});
+            client_w
+                .write_all(format!("{answer}\n").as_bytes())
+                .await
+                .unwrap();
+        } else if m["params"]["update"]["sessionUpdate"] == "tool_call_update" {
+            statuses.push(
+                m["params"]["update"]["status"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
+            );
+        }
+    };
+    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    assert_eq!(
+        statuses.last().map(String::as_str),
+        Some("completed"),
+        "{statuses:?}"
+    );
+    assert!(!statuses.iter().any(|s| s == "failed"), "{statuses:?}");
+    assert!(offered(&fake, 0).contains(&"my-files__list_allowed_directories".to_string()));
+    let second = fake.requests()[1].body.to_string();
+    assert!(second.contains(&s.ws.display().to_string()), "{second}");
+    client_w.shutdown().await.unwrap();
+    let _ = tokio::time::timeout(Duration::from_secs(10), agent).await;
+}
