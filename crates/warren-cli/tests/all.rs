@@ -4,6 +4,7 @@
 mod authority_cli;
 mod common;
 mod config_cli;
+mod cron_cli;
 mod escape_cli;
 mod git_cli;
 mod lifecycle_cli;

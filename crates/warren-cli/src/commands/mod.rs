@@ -4,6 +4,7 @@
 pub mod acp;
 pub mod agents;
 pub mod config;
+pub mod cron;
 pub mod doctor;
 pub mod init;
 pub mod lifecycle;
