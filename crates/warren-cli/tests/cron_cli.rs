@@ -233,7 +233,7 @@ async fn add_list_edit_and_rm_keep_config_jobs_read_only() {
     let all = warren(t.root(), &["--json", "cron", "list"]).json();
     assert_eq!(all.as_array().unwrap().len(), 3);
     let bobs = warren(t.root(), &["--json", "cron", "list", "--agent", "bob"]).json();
-    assert_eq!(ids(&bobs), [id.clone()]);
+    assert_eq!(ids(&bobs), std::slice::from_ref(&id));
     let nobody = warren(t.root(), &["--json", "cron", "list", "--agent", "zed"]);
     assert_eq!(nobody.code, 1);
     assert_eq!(nobody.json()["error"]["code"], "not_found");
