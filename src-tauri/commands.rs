@@ -2,6 +2,7 @@
 //! its result; the TypeScript side is generated into `ui/src/bindings.ts` (see `bindings`).
 
 mod activity;
+mod cron;
 mod lifecycle;
 mod live;
 mod memory;
@@ -135,6 +136,13 @@ pub fn specta_builder<R: tauri::Runtime>() -> tauri_specta::Builder<R> {
             settings::set_start_hidden,
             settings::set_notifications,
             settings::set_start_on_login,
+            cron::cron_jobs,
+            cron::check_cron_job,
+            cron::check_cron_edit,
+            cron::add_cron_job,
+            cron::edit_cron_job,
+            cron::remove_cron_job,
+            cron::run_cron_job,
         ])
         .events(tauri_specta::collect_events![
             crate::events::AgentsChanged,

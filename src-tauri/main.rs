@@ -6,6 +6,7 @@ mod commands;
 mod events;
 mod notify;
 mod rendering;
+mod runtime;
 mod shutdown;
 mod tray;
 
@@ -42,8 +43,14 @@ fn main() -> anyhow::Result<()> {
         Ok(_) => {}
         Err(e) => tracing::error!("first-start setup failed: {e}"),
     }
-    // Renames, deletes and restores left unfinished are finished before any turn runs.
-    tauri::async_runtime::block_on(warren.resume_pending());
+    // One runtime owner per install: refused while `warren serve` (or another app) runs it.
+    // The refusal ends the app in `setup`, after a second window of this app was handed to
+    // the first one by the single-instance plugin.
+    let owner = warren.acquire_runtime("warren-desktop");
+    if owner.is_ok() {
+        // Renames, deletes and restores left unfinished are finished before any turn runs.
+        tauri::async_runtime::block_on(warren.resume_pending());
+    }
 
     let bindings = commands::specta_builder::<tauri::Wry>();
     tauri::Builder::default()
@@ -56,7 +63,13 @@ fn main() -> anyhow::Result<()> {
             live: warren_api::live::Live::new(),
         })
         .invoke_handler(bindings.invoke_handler())
+        .manage(runtime::TrayRuntime::default())
         .setup(move |app| {
+            let owner = owner.inspect_err(|e| {
+                eprintln!("warren-desktop: {}", e.message);
+                tracing::error!("{}", e.message);
+            })?;
+            runtime::start(app, owner);
             bindings.mount_events(app);
             events::spawn_bridge(app.handle());
             tray::install(app)?;

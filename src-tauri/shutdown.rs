@@ -1,7 +1,9 @@
-//! Quitting with turns running: the exit is held until every running turn is cancelled and
-//! recorded as cancelled, then the app exits.
+//! Quitting: the exit is held until the tray runtime has stopped (its cron runs cancelled and
+//! recorded) and every other running turn is cancelled and recorded as cancelled, then the
+//! app exits and the runtime lock is free.
 
 use crate::commands::Core;
+use crate::runtime::TrayRuntime;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tauri::{AppHandle, ExitRequestApi, Manager, Runtime};
@@ -19,19 +21,30 @@ pub fn on_exit_requested<R: Runtime>(app: &AppHandle<R>, api: &ExitRequestApi) {
         return;
     };
     let busy = !core.live.running_agents().is_empty();
+    let runtime_on = app
+        .try_state::<TrayRuntime>()
+        .is_some_and(|r| r.0.is_running());
     let quitting = app.state::<Quitting>();
-    if !busy || quitting.0.swap(true, Ordering::SeqCst) {
+    if !(busy || runtime_on) || quitting.0.swap(true, Ordering::SeqCst) {
         return;
     }
     api.prevent_exit();
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
         let core = app.state::<Core>();
+        if let Some(runtime) = app.try_state::<TrayRuntime>() {
+            runtime.0.stop();
+        }
         let cancelled = core
             .warren
             .cancel_running_turns(&core.live, TURN_WAIT)
             .await;
         tracing::info!(?cancelled, "cancelled the running turns before quitting");
+        if let Some(runtime) = app.try_state::<TrayRuntime>() {
+            if !runtime.0.finished(TURN_WAIT).await {
+                tracing::warn!("the runtime did not stop in time; quitting anyway");
+            }
+        }
         app.exit(0);
     });
 }

@@ -7,6 +7,7 @@
 mod activity;
 mod agents;
 mod appearance;
+mod cron;
 mod harness;
 mod lifecycle;
 mod live;

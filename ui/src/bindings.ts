@@ -112,6 +112,23 @@ export const commands = {
 	setNotifications: (on: boolean) => typedError<DesktopSettingsView, ApiError>(__TAURI_INVOKE("set_notifications", { on })),
 	/**  Writes or removes the autostart entry that starts this app binary on login. */
 	setStartOnLogin: (on: boolean) => typedError<DesktopSettingsView, ApiError>(__TAURI_INVOKE("set_start_on_login", { on })),
+	/**  The cron jobs that run as `agent` (config jobs are read-only). */
+	cronJobs: (agent: string) => typedError<CronJobView[], ApiError>(__TAURI_INVOKE("cron_jobs", { agent })),
+	/**  The field errors of a new job and its next five run times; saves nothing. */
+	checkCronJob: (req: CronJobRequest) => typedError<CronCheck, ApiError>(__TAURI_INVOKE("check_cron_job", { req })),
+	/**  The field errors of an edit and the next five run times; saves nothing. */
+	checkCronEdit: (id: string, edit: CronJobEdit) => typedError<CronCheck, ApiError>(__TAURI_INVOKE("check_cron_edit", { id, edit })),
+	/**  Creates a runtime job. */
+	addCronJob: (req: CronJobRequest) => typedError<CronJobView, ApiError>(__TAURI_INVOKE("add_cron_job", { req })),
+	/**  Changes a runtime job (schedule, prompt, on/off). */
+	editCronJob: (id: string, edit: CronJobEdit) => typedError<CronJobView, ApiError>(__TAURI_INVOKE("edit_cron_job", { id, edit })),
+	/**  Removes a runtime job (its history stays). */
+	removeCronJob: (id: string) => typedError<CronJobView, ApiError>(__TAURI_INVOKE("remove_cron_job", { id })),
+	/**
+	 *  Runs a job now as a turn with trigger `cron` (it shows in the Live timeline) and returns
+	 *  the recorded run once the turn ended.
+	 */
+	runCronJob: (id: string) => typedError<CronRunView, ApiError>(__TAURI_INVOKE("run_cron_job", { id })),
 };
 
 /** Events */
@@ -319,6 +336,98 @@ export type CreateAgentRequest = {
 	memory_backend: MemoryBackendKind | null,
 };
 
+/**
+ *  What saving a job would do: its field errors (saving is refused while any exist) and the
+ *  next five run times of its schedule.
+ */
+export type CronCheck = {
+	/**  The field errors. */
+	errors: CronFieldError[],
+	/**  The next five run times (RFC 3339, UTC); empty when the schedule is invalid. */
+	next_runs: string[],
+};
+
+/**  One field of a job that is wrong. */
+export type CronFieldError = {
+	/**  `agent`, `schedule`, `prompt` or `id`. */
+	field: string,
+	/**  What is wrong. */
+	message: string,
+};
+
+/**  A change to a runtime job; fields left out keep their value. */
+export type CronJobEdit = {
+	/**  A new cron expression. */
+	schedule: string | null,
+	/**  A new prompt. */
+	prompt: string | null,
+	/**  On or off. */
+	enabled: boolean | null,
+};
+
+/**  A new runtime job. */
+export type CronJobRequest = {
+	/**  The agent that runs it. */
+	agent: string,
+	/**  The cron expression (UTC). */
+	schedule: string,
+	/**  The prompt of each run. */
+	prompt: string,
+	/**  Whether it runs on schedule. */
+	enabled: boolean,
+};
+
+/**  A job with its next run times and its latest run. */
+export type CronJobView = {
+	/**  The id: a config job's key, or `rt-<uuid>`. */
+	id: string,
+	/**  The agent that runs it (None once a runtime job's agent is gone). */
+	agent: string | null,
+	/**  The cron expression (UTC). */
+	schedule: string,
+	/**  The prompt of each run. */
+	prompt: string,
+	/**  Whether it runs on schedule. */
+	enabled: boolean,
+	/**  Where it is declared. */
+	source: CronSource,
+	/**  True for config jobs: edit `config.toml` to change them. */
+	read_only: boolean,
+	/**  The next five run times (RFC 3339, UTC); empty when disabled. */
+	next_runs: string[],
+	/**  The latest run. */
+	last_run: CronRunView | null,
+};
+
+/**  One run of a job. */
+export type CronRunView = {
+	/**  Run id. */
+	id: number,
+	/**  The job. */
+	job: string,
+	/**  The due time it stands for (RFC 3339); a run started by hand: its start. */
+	scheduled_for: string,
+	/**  Due times a catch-up run stands for beyond this one. */
+	missed: number,
+	/**  Start time. */
+	started_at: string,
+	/**  End time, once it ended. */
+	ended_at: string | null,
+	/**  `running`, `completed`, `failed`, `cancelled`, `error` or `skipped`. */
+	status: string,
+	/**  The turn, when one ran. */
+	turn_id: string | null,
+	/**  What went wrong. */
+	error: string | null,
+};
+
+/**  Where a job is declared. */
+export type CronSource = 
+/**  A `[cron.<id>]` block of `config.toml` (read-only here). */
+"config" | 
+/**  Created at runtime, stored in `data/cron.db`. */
+"runtime";
+
 /**  Whether a risk profile allows delegation. */
 export type DelegationMode = 
 /**  No `delegate` tool. */
@@ -388,6 +497,8 @@ export type ErrorCode =
 "lifecycle_pending" | 
 /**  The configured sandbox is not available on this machine. */
 "sandbox_unavailable" | 
+/**  Another process (`warren serve` or the desktop app) runs this install's runtime. */
+"runtime_owned" | 
 /**  A storage backend failed or is unreachable. */
 "storage" | 
 /**  A filesystem operation failed. */

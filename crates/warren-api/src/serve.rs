@@ -1,7 +1,10 @@
-//! `warren serve`: the headless runtime. Runs the cron scheduler and ends the ACP sessions of
-//! crashed clients until asked to stop; then cancels running turns and waits until each is
-//! recorded (turn status, events, cron run history) before returning.
+//! The runtime loop of `warren serve` and of the desktop app: finishes interrupted lifecycle
+//! operations, runs the cron scheduler and ends the ACP sessions of crashed clients until asked
+//! to stop; then cancels running turns and waits until each is recorded (turn status, events,
+//! cron run history) before returning. Only the holder of the runtime lock runs it
+//! (see `runtime_owner`).
 
+use crate::runtime_owner::RuntimeOwner;
 use crate::Warren;
 use serde::Serialize;
 use std::future::Future;
@@ -25,10 +28,12 @@ fn cron_error(e: CronError) -> ApiError {
 }
 
 impl Warren {
-    /// Serves until `shutdown` resolves. `ready` is called once everything is open (the CLI
-    /// prints a line; tests wait for it).
+    /// Serves until `shutdown` resolves, as the runtime owner `_owner` (taken with
+    /// [`Warren::acquire_runtime`]). `ready` is called once everything is open (the CLI prints
+    /// a line; tests wait for it).
     pub async fn serve<F: Future<Output = ()>>(
         &self,
+        _owner: &RuntimeOwner,
         shutdown: F,
         ready: impl FnOnce(usize, usize),
     ) -> Result<ServeReport, ApiError> {

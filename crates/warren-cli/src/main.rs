@@ -57,6 +57,9 @@ enum Command {
     Doctor,
     /// Run one prompt for an agent (a turn), streaming its events.
     Run(commands::run::Args),
+    /// List, add, edit, remove and run cron jobs.
+    #[command(subcommand)]
+    Cron(commands::cron::Cmd),
     /// The headless runtime: cron jobs and ACP session liveness, until SIGTERM.
     Serve,
     /// Serve one agent over the Agent Client Protocol on stdin/stdout (for editors).
@@ -117,6 +120,7 @@ fn main() -> ExitCode {
         Command::Policy(c) => commands::policy::run(&ctx, c),
         Command::Tool(a) => commands::tool::run(&ctx, a),
         Command::Doctor => commands::doctor::run(&ctx),
+        Command::Cron(c) => commands::cron::run(&ctx, c),
         Command::Serve => commands::serve::run(&ctx),
         Command::Acp(a) => commands::acp::run(&ctx, a),
         Command::Approvals(c) => commands::approvals::run(&ctx, c),

@@ -5,6 +5,7 @@ mod approvals_cli;
 mod authority_cli;
 mod common;
 mod config_cli;
+mod cron_cli;
 mod escape_cli;
 mod git_cli;
 mod import_cli;

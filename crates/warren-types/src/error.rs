@@ -26,6 +26,8 @@ pub enum ErrorCode {
     LifecyclePending,
     /// The configured sandbox is not available on this machine.
     SandboxUnavailable,
+    /// Another process (`warren serve` or the desktop app) runs this install's runtime.
+    RuntimeOwned,
     /// A storage backend failed or is unreachable.
     Storage,
     /// A filesystem operation failed.
@@ -47,6 +49,7 @@ impl ErrorCode {
             ErrorCode::AgentPaused => "agent_paused",
             ErrorCode::LifecyclePending => "lifecycle_pending",
             ErrorCode::SandboxUnavailable => "sandbox_unavailable",
+            ErrorCode::RuntimeOwned => "runtime_owned",
             ErrorCode::Storage => "storage",
             ErrorCode::Io => "io",
             ErrorCode::Internal => "internal",

@@ -5,6 +5,7 @@ pub mod acp;
 pub mod agents;
 pub mod approvals;
 pub mod config;
+pub mod cron;
 pub mod doctor;
 pub mod import;
 pub mod init;

@@ -1,4 +1,6 @@
 //! `warren serve`: the headless runtime (cron, ACP session liveness) until SIGTERM or Ctrl-C.
+//! Refused (exit 1, `runtime_owned`) while another process, `warren serve` or the desktop app,
+//! runs the install's runtime.
 
 use super::Ctx;
 use std::process::ExitCode;
@@ -22,12 +24,17 @@ async fn shutdown_signal() {
 
 /// Runs `warren serve`.
 pub fn run(ctx: &Ctx) -> ExitCode {
-    let result = ctx.block_on_multi(ctx.warren.serve(shutdown_signal(), |agents, jobs| {
+    let owner = match ctx.warren.acquire_runtime("warren serve") {
+        Ok(o) => o,
+        Err(e) => return ctx.out.fail(&e),
+    };
+    let result = ctx.block_on_multi(ctx.warren.serve(&owner, shutdown_signal(), |agents, jobs| {
         eprintln!(
             "warren serve: ready (pid {}, {agents} agents, {jobs} cron jobs)",
             std::process::id()
         );
     }));
+    drop(owner);
     ctx.out.result(result, |r| {
         format!(
             "warren serve: stopped ({} cron runs started, {} cancelled at shutdown)",

@@ -7,6 +7,8 @@ mod scheduler;
 mod store;
 
 pub use scheduler::{Scheduler, TickReport};
+#[cfg(test)]
+mod schedule_tests;
 pub use store::{CronCounts, CronExport, CronJob, CronRun, CronStore};
 
 use std::path::PathBuf;
@@ -47,7 +49,94 @@ pub enum CronError {
     UnknownJob(String),
 }
 
-/// Parses a UTC cron expression (5 fields, or 6–7 with seconds and year).
+/// Parses a UTC cron expression (5 fields, or 6–7 with seconds and year). A bad expression
+/// is reported with the name of its first bad field (see [`check_schedule`]).
 pub fn parse_schedule(expr: &str) -> Result<cron::Schedule, String> {
-    cron::Schedule::from_str(&warren_config::normalize_cron(expr)).map_err(|e| e.to_string())
+    check_schedule(expr).map_err(|e| e.to_string())
+}
+
+/// Why a cron expression was refused: the field of the expression that is wrong (when one
+/// alone is) and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScheduleError {
+    /// `second`, `minute`, `hour`, `day of month`, `month`, `day of week` or `year`; None when
+    /// the number of fields is wrong or no single field is to blame.
+    pub field: Option<&'static str>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl std::fmt::Display for ScheduleError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.field {
+            Some(field) => write!(f, "{field} field: {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+/// The names of the fields of a 7-field expression, in order.
+const FIELDS: [&str; 7] = [
+    "second",
+    "minute",
+    "hour",
+    "day of month",
+    "month",
+    "day of week",
+    "year",
+];
+
+/// Checks a UTC cron expression: 5 fields (`minute hour day-of-month month day-of-week`),
+/// 6 with a leading `second`, or 7 with a trailing `year`. When the expression does not parse,
+/// each field is tried alone (the others `*`) so the error names the first bad one.
+pub fn check_schedule(expr: &str) -> Result<cron::Schedule, ScheduleError> {
+    let count = expr.split_whitespace().count();
+    if !(5..=7).contains(&count) {
+        return Err(ScheduleError {
+            field: None,
+            message: format!(
+                "expected 5 fields (minute hour day-of-month month day-of-week), 6 with a \
+                 leading second or 7 with a trailing year; found {count}"
+            ),
+        });
+    }
+    let normalized = warren_config::normalize_cron(expr);
+    let whole = match cron::Schedule::from_str(&normalized) {
+        Ok(s) => return Ok(s),
+        Err(e) => e.to_string(),
+    };
+    let fields: Vec<&str> = normalized.split_whitespace().collect();
+    // A 5-field expression got a `0` second in front: its first field is the minute.
+    let user_fields = if count == 5 {
+        &fields[1..]
+    } else {
+        &fields[..]
+    };
+    let offset = fields.len() - user_fields.len();
+    for (i, value) in fields.iter().enumerate().skip(offset) {
+        let mut probe: Vec<&str> = vec!["0", "*", "*", "*", "*", "*"];
+        if fields.len() == 7 {
+            probe.push("*");
+        }
+        probe[i] = value;
+        if let Err(e) = cron::Schedule::from_str(&probe.join(" ")) {
+            return Err(ScheduleError {
+                field: Some(FIELDS[i]),
+                message: format!("`{value}`: {e}"),
+            });
+        }
+    }
+    Err(ScheduleError {
+        field: None,
+        message: whole,
+    })
+}
+
+/// The next `n` times `schedule` fires strictly after `after` (UTC).
+pub fn next_times(
+    schedule: &cron::Schedule,
+    after: chrono::DateTime<chrono::Utc>,
+    n: usize,
+) -> Vec<chrono::DateTime<chrono::Utc>> {
+    schedule.after(&after).take(n).collect()
 }

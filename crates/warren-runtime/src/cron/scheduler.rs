@@ -78,11 +78,16 @@ impl Scheduler {
 
     /// Enabled jobs: `[cron.<id>]` blocks (when the config loads) and runtime jobs.
     async fn jobs(&self) -> Result<Vec<Job>, CronError> {
+        self.jobs_including_disabled(false).await
+    }
+
+    /// The jobs, the disabled ones too when `disabled`.
+    async fn jobs_including_disabled(&self, disabled: bool) -> Result<Vec<Job>, CronError> {
         let mut jobs = Vec::new();
         match load_config(self.host.layout()) {
             Ok(loaded) => {
                 for (id, j) in &loaded.config.cron {
-                    if j.enabled {
+                    if j.enabled || disabled {
                         jobs.push(Job {
                             key: id.clone(),
                             source: "config",
@@ -96,7 +101,7 @@ impl Scheduler {
             Err(e) => tracing::error!("cron: config jobs skipped this tick: {e}"),
         }
         for j in self.store.jobs(None).await? {
-            match (j.enabled, j.agent) {
+            match (j.enabled || disabled, j.agent) {
                 (true, Some(alias)) => jobs.push(Job {
                     key: j.id,
                     source: "runtime",
@@ -182,32 +187,61 @@ impl Scheduler {
             self.running.clone(),
         );
         let task = tokio::spawn(async move {
-            let approver = Arc::new(FixedApprover(ApprovalAnswer::no_one()));
-            let outcome = host
-                .run(&job.alias, None, &job.prompt, "cron", Some(approver))
-                .await;
-            let (status, turn, error) = match outcome {
-                Ok(o) => match o.status {
-                    TurnStatus::Completed => ("completed", Some(o.turn_id), None),
-                    TurnStatus::Cancelled => ("cancelled", Some(o.turn_id), None),
-                    TurnStatus::Failed { code, message } => (
-                        "failed",
-                        Some(o.turn_id),
-                        Some(format!("{code}: {message}")),
-                    ),
-                },
-                Err(e) => ("error", None, Some(e.to_string())),
-            };
-            let now: DateTime<Utc> = clock.now().into();
-            if let Err(e) = store
-                .finish_run(run, status, turn.as_deref(), error.as_deref(), now)
-                .await
-            {
-                tracing::error!(agent = %job.alias, "cron: recording run {run} failed: {e}");
-            }
+            execute(&host, &store, clock.as_ref(), run, &job).await;
             lock(&running).remove(&job.key);
         });
         lock(&self.tasks).push(task);
+    }
+
+    /// Runs job `key` (a config job's id or a runtime job's id, enabled or not) now, as a turn
+    /// with trigger `cron`, and returns its run id once the run is recorded. The scheduler's
+    /// cursor is left alone: the next scheduled time still runs. While the job is already
+    /// running, the run is recorded as `skipped`.
+    pub async fn run_now(&self, key: &str) -> Result<i64, CronError> {
+        let job = self
+            .jobs_including_disabled(true)
+            .await?
+            .into_iter()
+            .find(|j| j.key == key)
+            .ok_or_else(|| CronError::UnknownJob(key.to_string()))?;
+        let now = self.now();
+        let agent_id = self.store.agent_id(&job.alias).await?;
+        if !lock(&self.running).insert(job.key.clone()) {
+            return self
+                .store
+                .start_run(
+                    &job.key,
+                    job.source,
+                    Some(&agent_id),
+                    now,
+                    0,
+                    "skipped",
+                    now,
+                )
+                .await;
+        }
+        let run = match self
+            .store
+            .start_run(
+                &job.key,
+                job.source,
+                Some(&agent_id),
+                now,
+                0,
+                "running",
+                now,
+            )
+            .await
+        {
+            Ok(run) => run,
+            Err(e) => {
+                lock(&self.running).remove(&job.key);
+                return Err(e);
+            }
+        };
+        execute(&self.host, &self.store, self.clock.as_ref(), run, &job).await;
+        lock(&self.running).remove(&job.key);
+        Ok(run)
     }
 
     /// Waits until every started run has finished and been recorded.
@@ -259,5 +293,33 @@ impl Scheduler {
                 () = stop.cancelled() => {}
             }
         }
+    }
+}
+
+/// Runs one job as a turn with trigger `cron` (nobody answers approvals: what needs one is
+/// denied) and records how the run ended.
+async fn execute(host: &Host, store: &CronStore, clock: &dyn Clock, run: i64, job: &Job) {
+    let approver = Arc::new(FixedApprover(ApprovalAnswer::no_one()));
+    let outcome = host
+        .run(&job.alias, None, &job.prompt, "cron", Some(approver))
+        .await;
+    let (status, turn, error) = match outcome {
+        Ok(o) => match o.status {
+            TurnStatus::Completed => ("completed", Some(o.turn_id), None),
+            TurnStatus::Cancelled => ("cancelled", Some(o.turn_id), None),
+            TurnStatus::Failed { code, message } => (
+                "failed",
+                Some(o.turn_id),
+                Some(format!("{code}: {message}")),
+            ),
+        },
+        Err(e) => ("error", None, Some(e.to_string())),
+    };
+    let now: DateTime<Utc> = clock.now().into();
+    if let Err(e) = store
+        .finish_run(run, status, turn.as_deref(), error.as_deref(), now)
+        .await
+    {
+        tracing::error!(agent = %job.alias, "cron: recording run {run} failed: {e}");
     }
 }

@@ -232,6 +232,24 @@ impl CronStore {
         }
     }
 
+    /// The latest run of `job`, if it ever ran.
+    pub async fn last_run(&self, job: &str) -> Result<Option<CronRun>, CronError> {
+        let row = sqlx::query("SELECT * FROM runs WHERE job = ? ORDER BY id DESC LIMIT 1")
+            .bind(job)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(run_row).transpose()
+    }
+
+    /// One run.
+    pub async fn run(&self, id: i64) -> Result<Option<CronRun>, CronError> {
+        let row = sqlx::query("SELECT * FROM runs WHERE id = ?")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(run_row).transpose()
+    }
+
     /// Runtime jobs, optionally of one agent id, oldest first.
     pub async fn jobs(&self, agent_id: Option<&str>) -> Result<Vec<CronJob>, CronError> {
         let rows = sqlx::query(
@@ -245,6 +263,31 @@ impl CronStore {
             out.push(self.job_row(r).await?);
         }
         Ok(out)
+    }
+
+    /// Changes a runtime job's schedule and prompt (each checked first); false when no such
+    /// job.
+    pub async fn update_job(
+        &self,
+        id: &str,
+        schedule: &str,
+        prompt: &str,
+    ) -> Result<bool, CronError> {
+        parse_schedule(schedule).map_err(|message| CronError::Schedule {
+            field: "schedule".into(),
+            schedule: schedule.to_string(),
+            message,
+        })?;
+        if prompt.trim().is_empty() {
+            return Err(CronError::EmptyPrompt);
+        }
+        let r = sqlx::query("UPDATE jobs SET schedule = ?, prompt = ? WHERE id = ?")
+            .bind(schedule)
+            .bind(prompt)
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        Ok(r.rows_affected() > 0)
     }
 
     /// Turns a runtime job on or off; false when no such job.
