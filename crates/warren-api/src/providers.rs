@@ -167,14 +167,11 @@ impl Warren {
             return Err(invalid("the API key is empty"));
         }
         let cfg = self.load()?.config;
-        let secret = match key {
-            None => None,
-            Some(_) => Some(
-                cfg.provider(&input.reference)
-                    .and_then(|(_, m)| m.secret.clone())
-                    .unwrap_or_else(|| default_secret(family, alias)),
-            ),
-        };
+        let secret = key.map(|_| {
+            cfg.provider(&input.reference)
+                .and_then(|(_, m)| m.secret.clone())
+                .unwrap_or_else(|| default_secret(family, alias))
+        });
         let preview = {
             let old = self.load()?.text;
             let mut doc = ConfigDocument::parse(&old)
