@@ -11,5 +11,6 @@ mod categories;
 mod failures;
 mod lucid;
 mod markdown;
+mod migration;
 mod qdrant;
 mod validation;

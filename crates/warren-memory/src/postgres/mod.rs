@@ -295,11 +295,15 @@ impl MemoryStore for PostgresStore {
                 .map(|t| format!("'{}'", t.replace('\\', "\\\\").replace('\'', "''")))
                 .collect::<Vec<_>>()
                 .join(" | ");
-            qb.push(", ts_rank(m.tsv, q.q) AS rank");
+            // The query inline (not a FROM item): the planner sees a constant and can combine
+            // the GIN index with the agent index (a bitmap AND) instead of a join per row.
+            qb.push(", ts_rank(m.tsv, to_tsquery('simple', ");
+            qb.push_bind(tsq.clone());
+            qb.push(")) AS rank");
             qb.push(self.tables_clause());
-            qb.push(", to_tsquery('simple', ");
+            qb.push(" WHERE m.tsv @@ to_tsquery('simple', ");
             qb.push_bind(tsq);
-            qb.push(") AS q(q) WHERE m.tsv @@ q.q AND ");
+            qb.push(") AND ");
         }
         if !Self::push_scope(&mut qb, scope, q.category.as_deref()) {
             return Ok(Vec::new());

@@ -17,17 +17,16 @@ impl SqliteStore {
     ) -> Result<ImportReport, MemoryError> {
         let op = "import";
         let mut tx = self.pool.begin().await.map_err(self.err(op))?;
-        let existing: Option<String> = sqlx::query_scalar("SELECT id FROM agents WHERE alias = ?")
+        let existing: Option<Uuid> = sqlx::query_scalar("SELECT id FROM agents WHERE alias = ?")
             .bind(alias)
             .fetch_optional(&mut *tx)
             .await
             .map_err(self.err(op))?;
-        let wanted = agent_id.to_string();
         let mut id = None;
         if let Some(existing) = existing {
-            if existing == wanted {
+            if existing == agent_id {
                 id = Some(agent_id);
-            } else if Self::agent_row_count(&mut tx, &existing)
+            } else if Self::agent_row_count(&mut tx, existing)
                 .await
                 .map_err(self.err(op))?
                 > 0
@@ -36,7 +35,7 @@ impl SqliteStore {
                 return Err(self.taken(alias));
             } else {
                 sqlx::query("DELETE FROM agents WHERE id = ?")
-                    .bind(&existing)
+                    .bind(existing)
                     .execute(&mut *tx)
                     .await
                     .map_err(self.err(op))?;
@@ -47,7 +46,7 @@ impl SqliteStore {
             None => {
                 let holder: Option<String> =
                     sqlx::query_scalar("SELECT alias FROM agents WHERE id = ?")
-                        .bind(&wanted)
+                        .bind(agent_id)
                         .fetch_optional(&mut *tx)
                         .await
                         .map_err(self.err(op))?;
@@ -57,7 +56,7 @@ impl SqliteStore {
                     Uuid::new_v4()
                 };
                 sqlx::query("INSERT INTO agents (id, alias, created_at) VALUES (?, ?, ?)")
-                    .bind(id.to_string())
+                    .bind(id)
                     .bind(alias)
                     .bind(format_ts(Utc::now()))
                     .execute(&mut *tx)
@@ -69,7 +68,7 @@ impl SqliteStore {
         let (mut imported, mut skipped) = (0u64, 0u64);
         for r in rows {
             let taken: Option<i64> = sqlx::query_scalar("SELECT seq FROM memories WHERE id = ?")
-                .bind(r.id.to_string())
+                .bind(r.id)
                 .fetch_optional(&mut *tx)
                 .await
                 .map_err(self.err(op))?;
@@ -82,15 +81,15 @@ impl SqliteStore {
                 "INSERT INTO memories (id, agent_id, key, content, category, session_id, importance, created_at, updated_at) \
                  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent_id, key) DO NOTHING",
             )
-            .bind(row_id.to_string())
-            .bind(id.to_string())
+            .bind(row_id)
+            .bind(id)
             .bind(&r.key)
             .bind(&r.content)
             .bind(&r.category)
             .bind(&r.session_id)
             .bind(r.importance)
-            .bind(format_ts(r.created_at))
-            .bind(format_ts(r.updated_at))
+            .bind(super::rows::micros(r.created_at))
+            .bind(super::rows::micros(r.updated_at))
             .execute(&mut *tx)
             .await
             .map_err(self.err(op))?;

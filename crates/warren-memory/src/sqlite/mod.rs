@@ -1,5 +1,7 @@
 //! The SQLite backend: one install-wide file (WAL), `agents` + `memories` tables, FTS5 BM25
-//! recall with the agent scope evaluated inside the FTS index.
+//! recall. A recall of rare words matches first and filters the few hits by agent and category;
+//! a recall of common words evaluates the allowlist inside the FTS index (scope tokens), so only
+//! the rows the agent may see are ranked. Both are exact: every hit belongs to the allowlist.
 
 mod admin;
 mod rows;
@@ -26,7 +28,11 @@ use crate::types::{
     format_ts, AgentRef, ExportCursor, ImportReport, ListQuery, MemoryEntry, NewMemory, Page,
     RecallQuery, StoreReceipt,
 };
-use rows::{entry_from_row, push_scope_sql, ENTRY_COLUMNS};
+use rows::{entry_from_row, micros, push_scope_sql, ts_from_micros, ENTRY_COLUMNS};
+
+/// Up to this many matching rows, a recall matches first and filters by the allowlist; above
+/// it, the allowlist is evaluated inside the FTS index.
+pub const RARE_MATCHES: i64 = 1500;
 
 const BACKEND: &str = "sqlite";
 
@@ -35,6 +41,7 @@ const BACKEND: &str = "sqlite";
 pub struct SqliteStore {
     pool: SqlitePool,
     path: PathBuf,
+    rare_matches: i64,
 }
 
 impl SqliteStore {
@@ -72,6 +79,12 @@ impl SqliteStore {
             .await
             .map_err(describe)?;
         schema::migrate(&mut conn).await.map_err(describe)?;
+        // Planner statistics for the tables that changed enough since the last run (bounded
+        // work); the recall statements fix their join order and do not depend on them.
+        sqlx::raw_sql("PRAGMA analysis_limit = 1000; PRAGMA optimize = 0x10002;")
+            .execute(&mut conn)
+            .await
+            .map_err(describe)?;
         conn.close().await.map_err(describe)?;
         let pool = SqlitePoolOptions::new()
             .max_connections(4)
@@ -81,7 +94,15 @@ impl SqliteStore {
         Ok(SqliteStore {
             pool,
             path: path.to_path_buf(),
+            rare_matches: RARE_MATCHES,
         })
+    }
+
+    /// The same store, choosing match-then-filter up to `n` matching rows instead of
+    /// [`RARE_MATCHES`] (0: always scope inside the index; `i64::MAX`: always match first).
+    pub fn with_rare_matches(mut self, n: i64) -> Self {
+        self.rare_matches = n.max(0);
+        self
     }
 
     /// The database file.
@@ -120,41 +141,43 @@ impl SqliteStore {
         }
     }
 
-    /// Recall that ranks every keyword match first and filters by agent afterwards: the
-    /// baseline the benchmark compares [`MemoryStore::recall_for_agents`] against.
-    pub async fn recall_rank_then_filter(
+    /// Recall without words: the allowlist's most recent rows.
+    async fn recall_recent(
         &self,
         scope: &RecallScope,
         q: &RecallQuery,
     ) -> Result<Vec<MemoryEntry>, MemoryError> {
-        let terms = query_terms(&q.query);
-        let mut qb = QueryBuilder::<Sqlite>::new(
-            "WITH ranked AS MATERIALIZED (SELECT rowid AS r, bm25(memories_fts, 1.0, 0.0) AS s \
-             FROM memories_fts WHERE memories_fts MATCH ",
-        );
-        qb.push_bind(format!("body : ({})", fts_terms_expr(&terms)));
-        qb.push(" ORDER BY s) SELECT ");
+        let category = q.category.as_deref();
+        let mut qb = QueryBuilder::<Sqlite>::new("SELECT ");
         qb.push(ENTRY_COLUMNS);
-        qb.push(", ranked.s FROM ranked JOIN memories m ON m.seq = ranked.r JOIN agents a ON a.id = m.agent_id WHERE ");
-        if !push_scope_sql(&mut qb, scope, q.category.as_deref()) {
+        qb.push(", NULL FROM memories m JOIN agents a ON a.id = m.agent_id WHERE ");
+        if !push_scope_sql(&mut qb, scope, category) {
             return Ok(Vec::new());
         }
-        qb.push(" ORDER BY ranked.s, m.updated_at DESC LIMIT ");
-        qb.push_bind(q.limit as i64);
+        if let Some(c) = category {
+            qb.push(" AND m.category = ");
+            qb.push_bind(c.to_string());
+        }
+        if let Some(s) = &q.session {
+            qb.push(" AND m.session_id = ");
+            qb.push_bind(s.clone());
+        }
+        qb.push(" ORDER BY m.updated_at DESC, m.seq DESC LIMIT ");
+        qb.push_bind(i64::try_from(q.limit).unwrap_or(i64::MAX));
         let rows = qb
             .build()
             .fetch_all(&self.pool)
             .await
             .map_err(self.err("recall"))?;
         rows.iter()
-            .map(|r| entry_from_row(r, true))
+            .map(|r| entry_from_row(r, false))
             .collect::<Result<_, _>>()
             .map_err(self.bad_row("recall"))
     }
 
     pub(crate) async fn agent_row_count(
         conn: &mut sqlx::SqliteConnection,
-        id: &str,
+        id: Uuid,
     ) -> Result<i64, sqlx::Error> {
         sqlx::query_scalar("SELECT count(*) FROM memories WHERE agent_id = ?")
             .bind(id)
@@ -181,7 +204,7 @@ impl MemoryStore for SqliteStore {
         sqlx::query(
             "INSERT INTO agents (id, alias, created_at) VALUES (?, ?, ?) ON CONFLICT (alias) DO NOTHING",
         )
-        .bind(id.to_string())
+        .bind(id)
         .bind(alias)
         .bind(format_ts(Utc::now()))
         .execute(&self.pool)
@@ -199,20 +222,15 @@ impl MemoryStore for SqliteStore {
     }
 
     async fn lookup_agent(&self, alias: &str) -> Result<Option<AgentRef>, MemoryError> {
-        let id: Option<String> = sqlx::query_scalar("SELECT id FROM agents WHERE alias = ?")
+        let id: Option<Uuid> = sqlx::query_scalar("SELECT id FROM agents WHERE alias = ?")
             .bind(alias)
             .fetch_optional(&self.pool)
             .await
             .map_err(self.err("look up agent"))?;
-        id.map(|s| {
-            Uuid::parse_str(&s)
-                .map(|id| AgentRef {
-                    id,
-                    alias: alias.to_string(),
-                })
-                .map_err(|e| self.bad_row("look up agent")(e.to_string()))
-        })
-        .transpose()
+        Ok(id.map(|id| AgentRef {
+            id,
+            alias: alias.to_string(),
+        }))
     }
 
     async fn store_with_agent(
@@ -224,7 +242,7 @@ impl MemoryStore for SqliteStore {
         for r in rows {
             r.validate()?;
         }
-        let ts = format_ts(now);
+        let ts = micros(now);
         // Multi-row upserts: one statement per chunk instead of one per row (a statement is a
         // hop to SQLite's thread). RETURNING order is unspecified, so rows come back by key.
         const CHUNK: usize = 200;
@@ -247,26 +265,27 @@ impl MemoryStore for SqliteStore {
                  importance = excluded.importance, updated_at = excluded.updated_at \
                  RETURNING key, id, created_at",
             );
-            let agent_id = agent.id.to_string();
             let mut q = sqlx::query(&sql);
             for r in chunk {
                 q = q
-                    .bind(Uuid::new_v4().to_string())
-                    .bind(agent_id.clone())
+                    // Time-ordered ids: the id index grows at its end, and an agent's rows
+                    // stored together sit together in it (a purge rewrites few pages).
+                    .bind(Uuid::now_v7())
+                    .bind(agent.id)
                     .bind(&r.key)
                     .bind(&r.content)
                     .bind(&r.category)
                     .bind(&r.session_id)
                     .bind(r.importance)
-                    .bind(&ts)
-                    .bind(&ts);
+                    .bind(ts)
+                    .bind(ts);
             }
             let returned = q.fetch_all(&mut *tx).await.map_err(self.err("store"))?;
             let mut by_key = std::collections::HashMap::with_capacity(returned.len());
             for row in &returned {
                 let key: String = row.try_get(0).map_err(self.err("store"))?;
-                let id: String = row.try_get(1).map_err(self.err("store"))?;
-                let created: String = row.try_get(2).map_err(self.err("store"))?;
+                let id: Uuid = row.try_get(1).map_err(self.err("store"))?;
+                let created: i64 = row.try_get(2).map_err(self.err("store"))?;
                 by_key.insert(key, (id, created));
             }
             for r in chunk {
@@ -275,8 +294,7 @@ impl MemoryStore for SqliteStore {
                 })?;
                 out.push(StoreReceipt {
                     entry: MemoryEntry {
-                        id: Uuid::parse_str(id)
-                            .map_err(|e| self.bad_row("store")(e.to_string()))?,
+                        id: *id,
                         agent_id: agent.id,
                         agent: agent.alias.clone(),
                         key: r.key.clone(),
@@ -284,7 +302,7 @@ impl MemoryStore for SqliteStore {
                         category: r.category.clone(),
                         session_id: r.session_id.clone(),
                         importance: r.importance,
-                        created_at: crate::types::parse_ts(created).unwrap_or(now),
+                        created_at: ts_from_micros(*created).unwrap_or(now),
                         updated_at: now,
                         score: None,
                     },
@@ -306,7 +324,7 @@ impl MemoryStore for SqliteStore {
              WHERE m.agent_id = ? AND m.key = ?"
         );
         let row = sqlx::query(&sql)
-            .bind(agent.id.to_string())
+            .bind(agent.id)
             .bind(key)
             .fetch_optional(&self.pool)
             .await
@@ -325,15 +343,41 @@ impl MemoryStore for SqliteStore {
             return Ok(Vec::new());
         }
         let terms = query_terms(&q.query);
+        if terms.is_empty() {
+            return self.recall_recent(scope, q).await;
+        }
         let category = q.category.as_deref();
         let limit = i64::try_from(q.limit).unwrap_or(i64::MAX);
+        let body = format!("body : ({})", fts_terms_expr(&terms));
+        // How many rows match the words at all, counted up to the threshold (the doclists are
+        // read from their start and the count stops there).
+        let matches: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)",
+        )
+        .bind(&body)
+        .bind(self.rare_matches.saturating_add(1))
+        .fetch_one(&self.pool)
+        .await
+        .map_err(self.err("recall"))?;
+        if matches == 0 {
+            return Ok(Vec::new());
+        }
         let mut qb = QueryBuilder::<Sqlite>::new("SELECT ");
         qb.push(ENTRY_COLUMNS);
-        if terms.is_empty() {
-            qb.push(", NULL FROM memories m JOIN agents a ON a.id = m.agent_id WHERE ");
+        if matches <= self.rare_matches {
+            // Rare words: every match is joined to its row and filtered by the allowlist; only
+            // the rows that pass are ranked.
+            qb.push(
+                ", memories_fts.rank FROM memories_fts \
+                 CROSS JOIN memories m ON m.seq = memories_fts.rowid \
+                 CROSS JOIN agents a ON a.id = m.agent_id \
+                 WHERE memories_fts MATCH ",
+            );
+            qb.push_bind(body);
+            qb.push(" AND ");
         } else {
-            // Scope, category and session are part of the MATCH expression: FTS5 ranks only
-            // the rows the agent may see, and the top rows are picked before any join.
+            // Common words: scope, category and session are part of the MATCH expression, so
+            // FTS5 ranks only the rows the agent may see and picks the top rows before any join.
             let Some(expr) = fts_match_expr(&terms, scope, category, q.session.as_deref()) else {
                 return Ok(Vec::new());
             };
@@ -345,11 +389,12 @@ impl MemoryStore for SqliteStore {
             qb.push(" ORDER BY rank LIMIT ");
             qb.push_bind(limit);
             qb.push(
-                ") f JOIN memories m ON m.seq = f.seq \
-                 JOIN agents a ON a.id = m.agent_id WHERE ",
+                ") f CROSS JOIN memories m ON m.seq = f.seq \
+                 CROSS JOIN agents a ON a.id = m.agent_id WHERE ",
             );
         }
-        // The same allowlist again as plain SQL (exact comparison): defence in depth.
+        // The allowlist as plain SQL (exact comparison): the filter of the rare-word shape, and
+        // defence in depth behind the scope tokens of the common-word shape.
         if !push_scope_sql(&mut qb, scope, category) {
             return Ok(Vec::new());
         }
@@ -361,11 +406,7 @@ impl MemoryStore for SqliteStore {
             qb.push(" AND m.session_id = ");
             qb.push_bind(s.clone());
         }
-        if terms.is_empty() {
-            qb.push(" ORDER BY m.updated_at DESC, m.seq DESC LIMIT ");
-        } else {
-            qb.push(" ORDER BY f.rank, m.updated_at DESC LIMIT ");
-        }
+        qb.push(" ORDER BY 11, m.updated_at DESC LIMIT ");
         qb.push_bind(limit);
         let rows = qb
             .build()
@@ -373,7 +414,7 @@ impl MemoryStore for SqliteStore {
             .await
             .map_err(self.err("recall"))?;
         rows.iter()
-            .map(|r| entry_from_row(r, !terms.is_empty()))
+            .map(|r| entry_from_row(r, true))
             .collect::<Result<_, _>>()
             .map_err(self.bad_row("recall"))
     }
@@ -381,7 +422,7 @@ impl MemoryStore for SqliteStore {
     async fn list_for_agent(&self, agent: &AgentRef, q: &ListQuery) -> Result<Page, MemoryError> {
         let filters = |qb: &mut QueryBuilder<'_, Sqlite>| {
             qb.push(" WHERE m.agent_id = ");
-            qb.push_bind(agent.id.to_string());
+            qb.push_bind(agent.id);
             if let Some(c) = &q.category {
                 qb.push(" AND m.category = ");
                 qb.push_bind(c.clone());
@@ -421,7 +462,7 @@ impl MemoryStore for SqliteStore {
 
     async fn forget_for_agent(&self, agent: &AgentRef, key: &str) -> Result<bool, MemoryError> {
         let done = sqlx::query("DELETE FROM memories WHERE agent_id = ? AND key = ?")
-            .bind(agent.id.to_string())
+            .bind(agent.id)
             .bind(key)
             .execute(&self.pool)
             .await
@@ -431,7 +472,7 @@ impl MemoryStore for SqliteStore {
 
     async fn count_for_agent(&self, agent: &AgentRef) -> Result<u64, MemoryError> {
         let n: i64 = sqlx::query_scalar("SELECT count(*) FROM memories WHERE agent_id = ?")
-            .bind(agent.id.to_string())
+            .bind(agent.id)
             .fetch_one(&self.pool)
             .await
             .map_err(self.err("count"))?;
@@ -442,7 +483,7 @@ impl MemoryStore for SqliteStore {
         sqlx::query_scalar(
             "SELECT DISTINCT category FROM memories WHERE agent_id = ? ORDER BY category",
         )
-        .bind(agent.id.to_string())
+        .bind(agent.id)
         .fetch_all(&self.pool)
         .await
         .map_err(self.err("categories"))
@@ -450,13 +491,13 @@ impl MemoryStore for SqliteStore {
 
     async fn rename_agent(&self, old: &str, new: &str) -> Result<bool, MemoryError> {
         let mut tx = self.pool.begin().await.map_err(self.err("rename"))?;
-        let target: Option<String> = sqlx::query_scalar("SELECT id FROM agents WHERE alias = ?")
+        let target: Option<Uuid> = sqlx::query_scalar("SELECT id FROM agents WHERE alias = ?")
             .bind(new)
             .fetch_optional(&mut *tx)
             .await
             .map_err(self.err("rename"))?;
         if let Some(target) = target {
-            if Self::agent_row_count(&mut tx, &target)
+            if Self::agent_row_count(&mut tx, target)
                 .await
                 .map_err(self.err("rename"))?
                 > 0
@@ -466,7 +507,7 @@ impl MemoryStore for SqliteStore {
             }
             // An empty registry row (created for a grant) does not block the rename.
             sqlx::query("DELETE FROM agents WHERE id = ?")
-                .bind(&target)
+                .bind(target)
                 .execute(&mut *tx)
                 .await
                 .map_err(self.err("rename"))?;
@@ -487,31 +528,66 @@ impl MemoryStore for SqliteStore {
         after: Option<&ExportCursor>,
         limit: usize,
     ) -> Result<Vec<MemoryEntry>, MemoryError> {
-        let mut qb = QueryBuilder::<Sqlite>::new("SELECT ");
-        qb.push(ENTRY_COLUMNS);
-        qb.push(" FROM memories m JOIN agents a ON a.id = m.agent_id WHERE m.agent_id = ");
-        qb.push_bind(agent_id.to_string());
+        // One statement answers the whole page as one JSON array: the rows cross from SQLite's
+        // thread in one piece instead of one hand-off per row.
+        let mut qb = QueryBuilder::<Sqlite>::new("SELECT (SELECT alias FROM agents WHERE id = ");
+        qb.push_bind(agent_id);
+        qb.push(
+            "), json_group_array(json_array(lower(hex(id)), key, content, category, session_id, \
+             importance, created_at, updated_at)) FROM (SELECT * FROM memories WHERE agent_id = ",
+        );
+        qb.push_bind(agent_id);
         if let Some(c) = after {
-            let ts = format_ts(c.created_at);
-            // A row-value comparison is an index range on (agent_id, created_at, id); the
-            // equivalent OR form makes SQLite rescan the agent's rows for every page.
-            qb.push(" AND (m.created_at, m.id) > (");
-            qb.push_bind(ts);
+            // A row-value comparison is an index range on (agent_id, created_at, id).
+            qb.push(" AND (created_at, id) > (");
+            qb.push_bind(micros(c.created_at));
             qb.push(", ");
-            qb.push_bind(c.id.to_string());
+            qb.push_bind(c.id);
             qb.push(")");
         }
-        qb.push(" ORDER BY m.created_at, m.id LIMIT ");
+        qb.push(" ORDER BY created_at, id LIMIT ");
         qb.push_bind(i64::try_from(limit).unwrap_or(i64::MAX));
-        let rows = qb
-            .build()
-            .fetch_all(&self.pool)
+        qb.push(")");
+        let (alias, page): (Option<String>, String) = qb
+            .build_query_as()
+            .fetch_one(&self.pool)
             .await
             .map_err(self.err("export"))?;
-        rows.iter()
-            .map(|r| entry_from_row(r, false))
-            .collect::<Result<_, _>>()
-            .map_err(self.bad_row("export"))
+        let Some(alias) = alias else {
+            return Ok(Vec::new());
+        };
+        type Wire = (
+            String,
+            String,
+            String,
+            String,
+            Option<String>,
+            f64,
+            i64,
+            i64,
+        );
+        let rows: Vec<Wire> =
+            serde_json::from_str(&page).map_err(|e| self.bad_row("export")(e.to_string()))?;
+        let mut out = Vec::with_capacity(rows.len());
+        for (id, key, content, category, session_id, importance, created, updated) in rows {
+            let bad = self.bad_row("export");
+            out.push(MemoryEntry {
+                id: Uuid::parse_str(&id).map_err(|e| bad(format!("bad id {id:?}: {e}")))?,
+                agent_id,
+                agent: alias.clone(),
+                key,
+                content,
+                category,
+                session_id,
+                importance,
+                created_at: ts_from_micros(created).map_err(&bad)?,
+                updated_at: ts_from_micros(updated).map_err(&bad)?,
+                score: None,
+            });
+        }
+        // The order the cursor relies on, whatever order the aggregate saw the rows in.
+        out.sort_by_key(|x| (x.created_at, x.id));
+        Ok(out)
     }
 
     async fn close(&self) {
@@ -520,7 +596,7 @@ impl MemoryStore for SqliteStore {
 
     async fn purge_agent(&self, alias: &str) -> Result<u64, MemoryError> {
         let mut tx = self.pool.begin().await.map_err(self.err("purge"))?;
-        let id: Option<String> = sqlx::query_scalar("SELECT id FROM agents WHERE alias = ?")
+        let id: Option<Uuid> = sqlx::query_scalar("SELECT id FROM agents WHERE alias = ?")
             .bind(alias)
             .fetch_optional(&mut *tx)
             .await
@@ -530,12 +606,12 @@ impl MemoryStore for SqliteStore {
             return Ok(0);
         };
         let done = sqlx::query("DELETE FROM memories WHERE agent_id = ?")
-            .bind(&id)
+            .bind(id)
             .execute(&mut *tx)
             .await
             .map_err(self.err("purge"))?;
         sqlx::query("DELETE FROM agents WHERE id = ?")
-            .bind(&id)
+            .bind(id)
             .execute(&mut *tx)
             .await
             .map_err(self.err("purge"))?;

@@ -5,7 +5,8 @@ use sqlx::{QueryBuilder, Row, Sqlite};
 use uuid::Uuid;
 
 use crate::grants::RecallScope;
-use crate::types::{parse_ts, MemoryEntry};
+use crate::types::MemoryEntry;
+use chrono::{DateTime, Utc};
 
 /// The selected columns, in the order [`entry_from_row`] reads them.
 pub const ENTRY_COLUMNS: &str = "m.id, m.agent_id, a.alias, m.key, m.content, m.category, \
@@ -14,13 +15,10 @@ pub const ENTRY_COLUMNS: &str = "m.id, m.agent_id, a.alias, m.key, m.content, m.
 /// Reads one row selected with [`ENTRY_COLUMNS`] (plus an optional score column at index 10).
 pub fn entry_from_row(row: &SqliteRow, with_score: bool) -> Result<MemoryEntry, String> {
     let text = |i: usize| row.try_get::<String, _>(i).map_err(|e| e.to_string());
-    let uuid = |i: usize| -> Result<Uuid, String> {
-        let s = text(i)?;
-        Uuid::parse_str(&s).map_err(|e| format!("bad UUID {s:?}: {e}"))
-    };
+    let uuid = |i: usize| row.try_get::<Uuid, _>(i).map_err(|e| e.to_string());
     let ts = |i: usize| -> Result<_, String> {
-        let s = text(i)?;
-        parse_ts(&s).ok_or_else(|| format!("bad timestamp {s:?}"))
+        let us = row.try_get::<i64, _>(i).map_err(|e| e.to_string())?;
+        ts_from_micros(us)
     };
     let score = if with_score {
         row.try_get::<Option<f64>, _>(10)
@@ -46,6 +44,16 @@ pub fn entry_from_row(row: &SqliteRow, with_score: bool) -> Result<MemoryEntry, 
     })
 }
 
+/// A row time as stored: microseconds since the Unix epoch (UTC).
+pub fn micros(t: DateTime<Utc>) -> i64 {
+    t.timestamp_micros()
+}
+
+/// The time of a stored row.
+pub fn ts_from_micros(us: i64) -> Result<DateTime<Utc>, String> {
+    DateTime::from_timestamp_micros(us).ok_or_else(|| format!("bad timestamp {us}"))
+}
+
 /// Pushes `(<allowlist>)` as SQL over `m.agent_id` / `m.category`. Returns `false` when the
 /// scope admits nothing (the caller then answers with no rows).
 pub fn push_scope_sql(
@@ -64,7 +72,7 @@ pub fn push_scope_sql(
         }
         any = true;
         qb.push("(m.agent_id = ");
-        qb.push_bind(entry.agent.id.to_string());
+        qb.push_bind(entry.agent.id);
         if let Some(cats) = cats {
             qb.push(" AND m.category IN (");
             let mut sep = qb.separated(", ");

@@ -1,13 +1,18 @@
 //! SQLite schema and its migrations. `memories_fts` is a contentless FTS5 index with two
 //! columns: `body` (key + content) and `scope`, which holds one token per agent (`ag<uuid>`)
 //! and one per (agent, category) (`ac<uuid>x<hex category>`), plus `se<hex session>`, so a
-//! recall's allowlist and filters are an FTS5 expression evaluated inside the index, before
+//! recall's allowlist and filters can be an FTS5 expression evaluated inside the index, before
 //! ranking and before the limit. The table's `rank` is BM25 over `body` only.
+//!
+//! Since version 2 the keys are 16-byte UUID blobs (agents, rows and the row's agent) and the
+//! row times are integer microseconds since the Unix epoch (UTC): the same order as the
+//! version 1 text, in a third of the bytes of every row and of every index holding them.
 
 use sqlx::{Connection, SqliteConnection};
 
 /// Ordered migrations; index + 1 is the schema version they lead to.
-pub const MIGRATIONS: &[&str] = &[r#"
+pub const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE agents (
     id          TEXT PRIMARY KEY NOT NULL,
     alias       TEXT NOT NULL UNIQUE,
@@ -56,7 +61,78 @@ BEGIN
             || CASE WHEN new.session_id IS NULL THEN '' ELSE ' se' || lower(hex(new.session_id)) END
     );
 END;
-"#];
+"#,
+    MIGRATION_2,
+];
+
+/// Version 2: blob keys and integer times (see the module documentation), the same rows and
+/// `seq` values, so the FTS index (keyed by `seq`, with the same scope tokens) is kept as is.
+const MIGRATION_2: &str = r#"
+CREATE TABLE agents_v2 (
+    id          BLOB PRIMARY KEY NOT NULL,
+    alias       TEXT NOT NULL UNIQUE,
+    created_at  TEXT NOT NULL
+);
+INSERT INTO agents_v2 (id, alias, created_at)
+    SELECT unhex(replace(id, '-', '')), alias, created_at FROM agents;
+CREATE TABLE memories_v2 (
+    seq         INTEGER PRIMARY KEY,
+    id          BLOB NOT NULL UNIQUE,
+    agent_id    BLOB NOT NULL REFERENCES agents(id),
+    key         TEXT NOT NULL,
+    content     TEXT NOT NULL,
+    category    TEXT NOT NULL,
+    session_id  TEXT,
+    importance  REAL NOT NULL DEFAULT 0.5,
+    created_at  INTEGER NOT NULL,
+    updated_at  INTEGER NOT NULL,
+    embedding   BLOB,
+    UNIQUE (agent_id, key)
+);
+INSERT INTO memories_v2 (seq, id, agent_id, key, content, category, session_id, importance,
+                         created_at, updated_at, embedding)
+    SELECT seq, unhex(replace(id, '-', '')), unhex(replace(agent_id, '-', '')), key, content,
+           category, session_id, importance,
+           unixepoch(substr(created_at, 1, 19)) * 1000000
+               + CASE WHEN substr(created_at, 20, 1) = '.'
+                      THEN CAST(substr(substr(created_at, 21, 6) || '000000', 1, 6) AS INTEGER)
+                      ELSE 0 END,
+           unixepoch(substr(updated_at, 1, 19)) * 1000000
+               + CASE WHEN substr(updated_at, 20, 1) = '.'
+                      THEN CAST(substr(substr(updated_at, 21, 6) || '000000', 1, 6) AS INTEGER)
+                      ELSE 0 END,
+           embedding
+    FROM memories ORDER BY seq;
+DROP TABLE memories;
+DROP TABLE agents;
+ALTER TABLE agents_v2 RENAME TO agents;
+ALTER TABLE memories_v2 RENAME TO memories;
+CREATE INDEX memories_agent_updated ON memories (agent_id, updated_at);
+CREATE INDEX memories_agent_created ON memories (agent_id, created_at, id);
+CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+    INSERT INTO memories_fts (rowid, body, scope) VALUES (
+        new.seq,
+        new.key || ' ' || new.content,
+        'ag' || lower(hex(new.agent_id)) || ' ac' || lower(hex(new.agent_id))
+            || 'x' || lower(hex(new.category))
+            || CASE WHEN new.session_id IS NULL THEN '' ELSE ' se' || lower(hex(new.session_id)) END
+    );
+END;
+CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+    DELETE FROM memories_fts WHERE rowid = old.seq;
+END;
+CREATE TRIGGER memories_fts_update AFTER UPDATE OF key, content, category, session_id, agent_id ON memories
+BEGIN
+    DELETE FROM memories_fts WHERE rowid = old.seq;
+    INSERT INTO memories_fts (rowid, body, scope) VALUES (
+        new.seq,
+        new.key || ' ' || new.content,
+        'ag' || lower(hex(new.agent_id)) || ' ac' || lower(hex(new.agent_id))
+            || 'x' || lower(hex(new.category))
+            || CASE WHEN new.session_id IS NULL THEN '' ELSE ' se' || lower(hex(new.session_id)) END
+    );
+END;
+"#;
 
 /// Applies the migrations not yet applied, each in its own transaction; returns the version.
 pub async fn migrate(conn: &mut SqliteConnection) -> Result<i64, sqlx::Error> {
@@ -67,6 +143,11 @@ pub async fn migrate(conn: &mut SqliteConnection) -> Result<i64, sqlx::Error> {
         .fetch_one(&mut *conn)
         .await?;
     let current = current.unwrap_or(0);
+    // Rebuilding a table (version 2) drops and renames tables that reference each other: the
+    // references are checked once the rebuild is done instead of row by row.
+    sqlx::query("PRAGMA foreign_keys = OFF")
+        .execute(&mut *conn)
+        .await?;
     for (i, sql) in MIGRATIONS.iter().enumerate() {
         let version = i as i64 + 1;
         if version <= current {
@@ -74,11 +155,23 @@ pub async fn migrate(conn: &mut SqliteConnection) -> Result<i64, sqlx::Error> {
         }
         let mut tx = conn.begin().await?;
         sqlx::raw_sql(sql).execute(&mut *tx).await?;
+        let broken: Vec<String> =
+            sqlx::query_scalar("SELECT \"table\" FROM pragma_foreign_key_check")
+                .fetch_all(&mut *tx)
+                .await?;
+        if let Some(table) = broken.first() {
+            return Err(sqlx::Error::Protocol(format!(
+                "migration to version {version} left rows of `{table}` without their agent"
+            )));
+        }
         sqlx::query("INSERT INTO warren_memory_meta (version) VALUES (?)")
             .bind(version)
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
     }
+    sqlx::query("PRAGMA foreign_keys = ON")
+        .execute(&mut *conn)
+        .await?;
     Ok(MIGRATIONS.len() as i64)
 }

@@ -1,0 +1,293 @@
+//! A memory file written by the first schema (text UUID keys, text times) opens with the
+//! current code: it is migrated once, and recall, export and get answer the same rows.
+
+use futures::TryStreamExt;
+use sqlx::Connection;
+use uuid::Uuid;
+use warren_memory::{
+    export_agent, parse_ts, AgentRef, MemoryStore, NewMemory, RecallQuery, RecallScope, ScopeEntry,
+    SqliteStore,
+};
+
+/// The first schema, as it was shipped (version 1).
+const SCHEMA_V1: &str = r#"
+CREATE TABLE warren_memory_meta (version INTEGER NOT NULL);
+INSERT INTO warren_memory_meta (version) VALUES (1);
+CREATE TABLE agents (
+    id          TEXT PRIMARY KEY NOT NULL,
+    alias       TEXT NOT NULL UNIQUE,
+    created_at  TEXT NOT NULL
+);
+CREATE TABLE memories (
+    seq         INTEGER PRIMARY KEY,
+    id          TEXT NOT NULL UNIQUE,
+    agent_id    TEXT NOT NULL REFERENCES agents(id),
+    key         TEXT NOT NULL,
+    content     TEXT NOT NULL,
+    category    TEXT NOT NULL,
+    session_id  TEXT,
+    importance  REAL NOT NULL DEFAULT 0.5,
+    created_at  TEXT NOT NULL,
+    updated_at  TEXT NOT NULL,
+    embedding   BLOB,
+    UNIQUE (agent_id, key)
+);
+CREATE INDEX memories_agent_updated ON memories (agent_id, updated_at);
+CREATE INDEX memories_agent_created ON memories (agent_id, created_at, id);
+CREATE VIRTUAL TABLE memories_fts USING fts5(
+    body, scope, content = '', contentless_delete = 1, tokenize = 'unicode61'
+);
+INSERT INTO memories_fts (memories_fts, rank) VALUES ('rank', 'bm25(1.0, 0.0)');
+CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+    INSERT INTO memories_fts (rowid, body, scope) VALUES (
+        new.seq,
+        new.key || ' ' || new.content,
+        'ag' || replace(new.agent_id, '-', '') || ' ac' || replace(new.agent_id, '-', '')
+            || 'x' || lower(hex(new.category))
+            || CASE WHEN new.session_id IS NULL THEN '' ELSE ' se' || lower(hex(new.session_id)) END
+    );
+END;
+CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+    DELETE FROM memories_fts WHERE rowid = old.seq;
+END;
+CREATE TRIGGER memories_fts_update AFTER UPDATE OF key, content, category, session_id, agent_id ON memories
+BEGIN
+    DELETE FROM memories_fts WHERE rowid = old.seq;
+    INSERT INTO memories_fts (rowid, body, scope) VALUES (
+        new.seq,
+        new.key || ' ' || new.content,
+        'ag' || replace(new.agent_id, '-', '') || ' ac' || replace(new.agent_id, '-', '')
+            || 'x' || lower(hex(new.category))
+            || CASE WHEN new.session_id IS NULL THEN '' ELSE ' se' || lower(hex(new.session_id)) END
+    );
+END;
+"#;
+
+const WORDS: [&str; 8] = [
+    "harbour", "lantern", "copper", "meadow", "signal", "orchard", "granite", "ferry",
+];
+
+fn agent(n: u128, alias: &str) -> AgentRef {
+    AgentRef {
+        id: Uuid::from_u128(0x1234_5678_9abc_def0_0000_0000_0000_0000 + n),
+        alias: alias.to_string(),
+    }
+}
+
+/// `(alias, key, score)` of a recall, for comparing answers.
+fn answer(rows: &[warren_memory::MemoryEntry]) -> Vec<(String, String, String)> {
+    rows.iter()
+        .map(|r| {
+            (
+                r.agent.clone(),
+                r.key.clone(),
+                format!("{:.9}", r.score.unwrap_or(f64::NAN)),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_first_schema_file_migrates_once_and_answers_the_same_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("memory.db");
+    let (ann, ben, cat) = (agent(1, "ann"), agent(2, "ben"), agent(3, "cat"));
+    let rows_per_agent = 300;
+
+    // Write a version 1 file the way the first code did: text UUIDs, text times.
+    {
+        let opts = sqlx::sqlite::SqliteConnectOptions::new()
+            .filename(&path)
+            .create_if_missing(true);
+        let mut c = sqlx::SqliteConnection::connect_with(&opts).await.unwrap();
+        sqlx::raw_sql(SCHEMA_V1).execute(&mut c).await.unwrap();
+        for a in [&ann, &ben, &cat] {
+            sqlx::query("INSERT INTO agents (id, alias, created_at) VALUES (?, ?, ?)")
+                .bind(a.id.to_string())
+                .bind(&a.alias)
+                .bind("2026-01-01T00:00:00.000000Z")
+                .execute(&mut c)
+                .await
+                .unwrap();
+        }
+        let mut n = 0u64;
+        for (ai, a) in [&ann, &ben, &cat].into_iter().enumerate() {
+            for i in 0..rows_per_agent {
+                n += 1;
+                let words: Vec<&str> = (0..(3 + i % 5))
+                    .map(|j| WORDS[(i * 7 + j * 3 + ai) % WORDS.len()])
+                    .collect();
+                let session = (i % 4 == 0).then(|| format!("s{}", i % 3));
+                sqlx::query(
+                    "INSERT INTO memories (id, agent_id, key, content, category, session_id, \
+                     importance, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                )
+                .bind(Uuid::from_u128(0xabcd_0000 + u128::from(n)).to_string())
+                .bind(a.id.to_string())
+                .bind(format!("k{i:03}"))
+                .bind(format!("{} note {i}", words.join(" ")))
+                .bind(["core", "daily", "projects"][i % 3])
+                .bind(session)
+                .bind((i % 10) as f64 / 10.0)
+                .bind(format!("2026-02-03T04:05:{:02}.{:06}Z", i % 60, n * 7))
+                .bind(format!("2026-03-03T04:05:{:02}.{:06}Z", i % 60, n * 11))
+                .execute(&mut c)
+                .await
+                .unwrap();
+            }
+        }
+        // A row deleted under version 1 must stay deleted in the index too.
+        sqlx::query("DELETE FROM memories WHERE key = 'k007'")
+            .execute(&mut c)
+            .await
+            .unwrap();
+        c.close().await.unwrap();
+    }
+
+    // The answers of the first schema's own recall (scope inside the FTS expression), computed
+    // on the old file before the new code touches it.
+    let scope = RecallScope {
+        entries: vec![
+            ScopeEntry {
+                agent: ann.clone(),
+                categories: None,
+            },
+            ScopeEntry {
+                agent: ben.clone(),
+                categories: Some(vec!["core".into()]),
+            },
+        ],
+    };
+    let queries = [
+        "harbour",
+        "copper meadow",
+        "ferry signal granite",
+        "note 17",
+        "harbour lantern",
+    ];
+    let mut expected = Vec::new();
+    {
+        let opts = sqlx::sqlite::SqliteConnectOptions::new().filename(&path);
+        let mut c = sqlx::SqliteConnection::connect_with(&opts).await.unwrap();
+        for q in queries {
+            let terms = warren_memory::text::query_terms(q);
+            let expr = warren_memory::sqlite::fts_match_expr(&terms, &scope, None, None).unwrap();
+            let got: Vec<(String, String, f64)> = sqlx::query_as(
+                "SELECT a.alias, m.key, -f.rank FROM (SELECT rowid AS seq, rank FROM memories_fts \
+                 WHERE memories_fts MATCH ? ORDER BY rank LIMIT 1000) f \
+                 JOIN memories m ON m.seq = f.seq JOIN agents a ON a.id = m.agent_id",
+            )
+            .bind(expr)
+            .fetch_all(&mut c)
+            .await
+            .unwrap();
+            let mut got: Vec<_> = got
+                .into_iter()
+                .map(|(a, k, s)| (a, k, format!("{s:.9}")))
+                .collect();
+            got.sort();
+            assert!(!got.is_empty(), "{q}: the old file answers");
+            expected.push(got);
+        }
+        c.close().await.unwrap();
+    }
+
+    let store = SqliteStore::open(&path).await.unwrap();
+    let versions: Vec<i64> =
+        sqlx::query_scalar("SELECT version FROM warren_memory_meta ORDER BY version")
+            .fetch_all(store.pool())
+            .await
+            .unwrap();
+    assert_eq!(versions, vec![1, 2], "version 2 applied once");
+    let kinds: (String, String, String, String) = sqlx::query_as(
+        "SELECT typeof(id), typeof(agent_id), typeof(created_at), typeof(updated_at) \
+         FROM memories LIMIT 1",
+    )
+    .fetch_one(store.pool())
+    .await
+    .unwrap();
+    assert_eq!(
+        kinds,
+        (
+            "blob".into(),
+            "blob".into(),
+            "integer".into(),
+            "integer".into()
+        )
+    );
+
+    // Both query shapes (match-then-filter, scope inside the index) answer as before.
+    for rare in [i64::MAX, 0, warren_memory::sqlite::RARE_MATCHES] {
+        let store = store.clone().with_rare_matches(rare);
+        for (q, want) in queries.iter().zip(&expected) {
+            let rows = store
+                .recall_for_agents(&scope, &RecallQuery::new(*q).limit(1000))
+                .await
+                .unwrap();
+            let mut got = answer(&rows);
+            got.sort();
+            assert_eq!(
+                &got, want,
+                "{q} ({rare}): same rows and scores after the migration"
+            );
+        }
+    }
+
+    // Every field of a row survives, times to the microsecond.
+    let row = store.get_for_agent(&ben, "k004").await.unwrap().unwrap();
+    assert_eq!(row.agent_id, ben.id);
+    assert_eq!(row.category, "daily");
+    assert_eq!(row.session_id.as_deref(), Some("s1"));
+    assert_eq!(row.importance, 0.4);
+    assert_eq!(row.id, Uuid::from_u128(0xabcd_0000 + 305));
+    assert_eq!(
+        Some(row.created_at),
+        parse_ts(&format!("2026-02-03T04:05:04.{:06}Z", 305 * 7))
+    );
+    assert_eq!(
+        Some(row.updated_at),
+        parse_ts(&format!("2026-03-03T04:05:04.{:06}Z", 305 * 11))
+    );
+    assert!(store.get_for_agent(&ann, "k007").await.unwrap().is_none());
+    let nothing = store
+        .recall_for_agents(&scope, &RecallQuery::new("k007").limit(10))
+        .await
+        .unwrap();
+    assert!(nothing.is_empty(), "{:?}", answer(&nothing));
+
+    // Export sees every row of the agent, in order.
+    let store = std::sync::Arc::new(store);
+    let out: Vec<_> = export_agent(store.clone(), cat.id)
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(out.len(), rows_per_agent - 1);
+    assert!(out
+        .windows(2)
+        .all(|w| (w[0].created_at, w[0].id) < (w[1].created_at, w[1].id)));
+
+    // New rows go on working next to the migrated ones, and a second open migrates nothing.
+    store
+        .store_with_agent(
+            &ann,
+            &[NewMemory::new("fresh", "harbour lantern after the move")],
+            chrono::Utc::now(),
+        )
+        .await
+        .unwrap();
+    store.close().await;
+    let again = SqliteStore::open(&path).await.unwrap();
+    let versions: Vec<i64> =
+        sqlx::query_scalar("SELECT version FROM warren_memory_meta ORDER BY version")
+            .fetch_all(again.pool())
+            .await
+            .unwrap();
+    assert_eq!(versions, vec![1, 2], "no second migration");
+    let hits = again
+        .recall_for_agents(&scope, &RecallQuery::new("harbour lantern").limit(1000))
+        .await
+        .unwrap();
+    assert!(hits.iter().any(|r| r.key == "fresh"));
+    assert_eq!(hits.len(), expected[4].len() + 1);
+    again.close().await;
+}
