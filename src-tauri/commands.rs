@@ -2,6 +2,7 @@
 //! its result; the TypeScript side is generated into `ui/src/bindings.ts` (see `bindings`).
 
 mod activity;
+mod editor;
 mod lifecycle;
 mod live;
 mod memory;
@@ -135,6 +136,12 @@ pub fn specta_builder<R: tauri::Runtime>() -> tauri_specta::Builder<R> {
             settings::set_start_hidden,
             settings::set_notifications,
             settings::set_start_on_login,
+            editor::agent_settings,
+            editor::preview_agent_edit,
+            editor::save_agent_edit,
+            editor::permission_map,
+            editor::explain_permission,
+            editor::policy_check,
         ])
         .events(tauri_specta::collect_events![
             crate::events::AgentsChanged,

@@ -7,6 +7,7 @@
 mod activity;
 mod agents;
 mod appearance;
+mod editor;
 mod harness;
 mod lifecycle;
 mod live;

@@ -112,6 +112,12 @@ export const commands = {
 	setNotifications: (on: boolean) => typedError<DesktopSettingsView, ApiError>(__TAURI_INVOKE("set_notifications", { on })),
 	/**  Writes or removes the autostart entry that starts this app binary on login. */
 	setStartOnLogin: (on: boolean) => typedError<DesktopSettingsView, ApiError>(__TAURI_INVOKE("set_start_on_login", { on })),
+	agentSettings: (alias: string) => typedError<AgentSettingsView, ApiError>(__TAURI_INVOKE("agent_settings", { alias })),
+	previewAgentEdit: (edit: AgentEdit) => typedError<ProfilePreview, ApiError>(__TAURI_INVOKE("preview_agent_edit", { edit })),
+	saveAgentEdit: (edit: AgentEdit) => typedError<AgentDetail, ApiError>(__TAURI_INVOKE("save_agent_edit", { edit })),
+	permissionMap: () => typedError<PermissionMap, ApiError>(__TAURI_INVOKE("permission_map")),
+	explainPermission: (agent: string, peer: string, aspect: PermissionAspect) => typedError<PermissionExplanation, ApiError>(__TAURI_INVOKE("explain_permission", { agent, peer, aspect })),
+	policyCheck: (agent: string, write: boolean, path: string) => typedError<PolicyCheck, ApiError>(__TAURI_INVOKE("policy_check", { agent, write, path })),
 };
 
 /** Events */
@@ -1094,3 +1100,16 @@ function makeEvent<TListen, TEmit = TListen>(name: string, serialize?: (payload:
     return Object.assign(fn, base);
 }
 
+
+export type AgentField = "risk_profile" | "runtime_profile" | "model_provider" | "memory_backend" | "enabled" | "delegates" | "unrestricted_filesystem";
+export type AccessMode = "read" | "write" | "read_write";
+export type AgentChange = { kind: "set"; field: AgentField; value: FieldValue | null } | { kind: "grant"; peer: string; access: AccessMode | null } | { kind: "memory_grant"; peer: string; categories: string[] | null; remove: boolean };
+export type AgentEdit = { alias: string; changes: AgentChange[] };
+export type DisabledSetting = { setting: string; reason: string };
+export type AgentSettingsView = { agent: AgentDetail; risk_profiles: string[]; runtime_profiles: string[]; providers: string[]; peers: string[]; disabled: DisabledSetting[] };
+export type PermissionCell = { peer: string; read: boolean; write: boolean; memory: boolean; memory_categories: string[] | null; delegate: boolean };
+export type PermissionRow = { agent: string; sandbox: string | null; cells: PermissionCell[] };
+export type PermissionMap = { agents: string[]; rows: PermissionRow[] };
+export type PermissionAspect = "read" | "write" | "memory" | "delegate";
+export type PermissionExplanation = { agent: string; peer: string; aspect: PermissionAspect; allowed: boolean; rule: string; path: string | null; grants: string[]; enforced_by: string };
+export type PolicyCheck = { allowed: boolean; access: string; path: string; rule: string };
