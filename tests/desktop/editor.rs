@@ -129,8 +129,26 @@ fn editor_a_grant_changed_in_the_window_is_saved_and_invalid_edits_save_nothing(
         let (read_ok, rule) = check(&d.home, false, &target);
         assert!(!read_ok, "reading bob's workspace is denied after the save");
         assert_eq!(rule, "write_only_grant");
-        d.wait_text("[data-testid=agent-detail]", |t| t.contains("bob: write"))
-            .await;
+        // The detail panel reloads and shows the new grant.
+        let deadline = std::time::Instant::now() + crate::harness::UI_TIMEOUT;
+        loop {
+            let text = d
+                .client
+                .execute(
+                    "return document.querySelector('[data-testid=agent-detail]')?.textContent ?? '';",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            if text.as_str().is_some_and(|t| t.contains("bob: write")) {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the detail never showed bob: write: {text}"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
 
         // A runtime profile that does not exist: the finding shows at the field, and saving
         // is refused with the file left byte for byte.
