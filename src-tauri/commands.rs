@@ -3,6 +3,7 @@
 
 mod activity;
 mod cron;
+mod editor;
 mod lifecycle;
 mod live;
 mod memory;
@@ -143,6 +144,12 @@ pub fn specta_builder<R: tauri::Runtime>() -> tauri_specta::Builder<R> {
             cron::edit_cron_job,
             cron::remove_cron_job,
             cron::run_cron_job,
+            editor::agent_settings,
+            editor::preview_agent_edit,
+            editor::save_agent_edit,
+            editor::permission_map,
+            editor::explain_permission,
+            editor::policy_check,
         ])
         .events(tauri_specta::collect_events![
             crate::events::AgentsChanged,

@@ -80,6 +80,12 @@ impl Ipc {
                 activity::tail_logs,
                 pause::paused_agents,
                 pause::set_agent_paused,
+                editor::agent_settings,
+                editor::preview_agent_edit,
+                editor::save_agent_edit,
+                editor::permission_map,
+                editor::explain_permission,
+                editor::policy_check,
             ])
             .build(mock_context(noop_assets()))
             .unwrap();
@@ -529,4 +535,112 @@ fn a_log_line_torn_inside_a_character_hides_only_itself() {
         .unwrap();
     assert_eq!(lines.as_array().unwrap().len(), 1, "{lines}");
     assert_eq!(lines[0]["message"], "kept");
+}
+
+#[test]
+fn a_refused_agent_edit_names_the_field_and_leaves_the_file_byte_for_byte() {
+    let ipc = Ipc::on(Some(TWO_AGENTS));
+    let path = ipc.dir.path().join("config.toml");
+    let before = std::fs::read(&path).unwrap();
+    let ghost = json!({ "edit": { "alias": "alice", "changes": [
+        { "kind": "set", "field": "runtime_profile", "value": "ghost" } ] } });
+    let preview = ipc.call("preview_agent_edit", ghost.clone()).unwrap();
+    assert_eq!(
+        preview["errors"][0]["path"], "agents.alice.runtime_profile",
+        "{preview}"
+    );
+    assert!(
+        preview["diff"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l["kind"] == "add" && l["text"] == "runtime_profile = \"ghost\""),
+        "{preview}"
+    );
+    let err = ipc.call("save_agent_edit", ghost).unwrap_err();
+    assert_eq!(err["code"], "invalid_config", "{err}");
+    assert!(
+        err["details"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d.as_str().unwrap().contains("agents.alice.runtime_profile")),
+        "{err}"
+    );
+    let err = ipc
+        .call(
+            "save_agent_edit",
+            json!({ "edit": { "alias": "alice", "changes": [
+                { "kind": "grant", "peer": "alice", "access": "read" } ] } }),
+        )
+        .unwrap_err();
+    assert_eq!(err["code"], "invalid_argument", "{err}");
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        before,
+        "a refused edit touched the file"
+    );
+
+    // A valid grant is saved with the comment kept, and the policy check follows it.
+    let saved = ipc
+        .call(
+            "save_agent_edit",
+            json!({ "edit": { "alias": "alice", "changes": [
+                { "kind": "grant", "peer": "bob", "access": "write" } ] } }),
+        )
+        .unwrap();
+    assert_eq!(saved["workspace_grants"][0]["agent"], "bob");
+    assert_eq!(saved["workspace_grants"][0]["access"], "write");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.starts_with("# kept comment\n"), "{text}");
+    assert!(text.contains("bob = \"write\""), "{text}");
+    for a in ["alice", "bob"] {
+        let shown = ipc.call("show_agent", json!({ "alias": a })).unwrap();
+        std::fs::create_dir_all(shown["summary"]["workspace"].as_str().unwrap()).unwrap();
+    }
+    let bob = ipc.call("show_agent", json!({ "alias": "bob" })).unwrap();
+    let ws = bob["summary"]["workspace"].as_str().unwrap().to_string();
+    let target = format!("{ws}/notes.md");
+    let w = ipc
+        .call(
+            "policy_check",
+            json!({ "agent": "alice", "write": true, "path": target }),
+        )
+        .unwrap();
+    assert_eq!(w["allowed"], true, "{w}");
+    let r = ipc
+        .call(
+            "policy_check",
+            json!({ "agent": "alice", "write": false, "path": target }),
+        )
+        .unwrap();
+    assert_eq!(r["allowed"], false, "{r}");
+    assert_eq!(r["rule"], "write_only_grant", "{r}");
+
+    // The map and the explanation of a cell say the same.
+    let map = ipc.call("permission_map", json!({})).unwrap();
+    assert_eq!(map["agents"], json!(["alice", "bob"]));
+    let cell = &map["rows"][0]["cells"][0];
+    assert_eq!(cell["peer"], "bob");
+    assert_eq!(
+        (cell["read"].clone(), cell["write"].clone()),
+        (json!(false), json!(true))
+    );
+    let why = ipc
+        .call(
+            "explain_permission",
+            json!({ "agent": "alice", "peer": "bob", "aspect": "read" }),
+        )
+        .unwrap();
+    assert_eq!(why["allowed"], false, "{why}");
+    assert_eq!(why["rule"], "write_only_grant", "{why}");
+    assert_eq!(
+        why["grants"],
+        json!(["agents.alice.workspace.access.bob = \"write\""])
+    );
+    let view = ipc
+        .call("agent_settings", json!({ "alias": "alice" }))
+        .unwrap();
+    assert_eq!(view["peers"], json!(["bob"]));
+    assert_eq!(view["risk_profiles"], json!(["balanced"]));
 }

@@ -8,6 +8,7 @@ mod activity;
 mod agents;
 mod appearance;
 mod cron;
+mod editor;
 mod harness;
 mod lifecycle;
 mod live;

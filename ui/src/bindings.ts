@@ -129,6 +129,24 @@ export const commands = {
 	 *  the recorded run once the turn ended.
 	 */
 	runCronJob: (id: string) => typedError<CronRunView, ApiError>(__TAURI_INVOKE("run_cron_job", { id })),
+	/**  One agent's settings, the choices for each, and the settings its memory backend disallows. */
+	agentSettings: (alias: string) => typedError<AgentSettingsView, ApiError>(__TAURI_INVOKE("agent_settings", { alias })),
+	/**
+	 *  What saving `edit` would change in `config.toml`, and the validator's findings; writes
+	 *  nothing.
+	 */
+	previewAgentEdit: (edit: AgentEdit) => typedError<ProfilePreview, ApiError>(__TAURI_INVOKE("preview_agent_edit", { edit })),
+	/**
+	 *  Saves `edit` when the config still validates (comments are kept); a refused edit leaves
+	 *  the file as it was.
+	 */
+	saveAgentEdit: (edit: AgentEdit) => typedError<AgentDetail, ApiError>(__TAURI_INVOKE("save_agent_edit", { edit })),
+	/**  What every agent may do to every other agent. */
+	permissionMap: () => typedError<PermissionMap, ApiError>(__TAURI_INVOKE("permission_map")),
+	/**  Why `agent` may or may not do `aspect` to `peer`: the rule, the grants, the enforcement. */
+	explainPermission: (agent: string, peer: string, aspect: PermissionAspect) => typedError<PermissionExplanation, ApiError>(__TAURI_INVOKE("explain_permission", { agent, peer, aspect })),
+	/**  Decides one access of `agent` on `path` exactly as its tools would (`warren policy check`). */
+	policyCheck: (agent: string, write: boolean, path: string) => typedError<PolicyCheck, ApiError>(__TAURI_INVOKE("policy_check", { agent, write, path })),
 };
 
 /** Events */
@@ -141,6 +159,41 @@ export const events = {
 };
 
 /* Types */
+/**  Access granted on a sibling's workspace. */
+export type AccessMode = 
+/**  Read-only. */
+"read" | 
+/**  Write-only (no read). */
+"write" | 
+/**  Read and write. */
+"read_write";
+
+/**  One change of an agent's entry. */
+export type AgentChange = 
+/**  Set a field (none removes the key so its default applies). */
+{ kind: "set"; 
+/**  Which field. */
+field: AgentField; 
+/**  The new value. */
+value: FieldValue | null } | 
+/**  Grant access on a sibling's workspace (none removes the grant). */
+{ kind: "grant"; 
+/**  The sibling. */
+peer: string; 
+/**  `read`, `write`, `read_write`, or none. */
+access: AccessMode | null } | 
+/**
+ *  Grant reading a sibling's memory: every category (none) or exactly the listed ones;
+ *  `remove` drops the grant.
+ */
+{ kind: "memory_grant"; 
+/**  The sibling. */
+peer: string; 
+/**  Exact category names, or none for all. */
+categories: string[] | null; 
+/**  Drop the grant instead. */
+remove: boolean };
+
 /**  Everything about one agent. */
 export type AgentDetail = {
 	/**  The summary fields. */
@@ -158,6 +211,31 @@ export type AgentDetail = {
 	/**  Config paths elsewhere that reference this agent. */
 	referenced_by: string[],
 };
+
+/**  An edit of one agent. */
+export type AgentEdit = {
+	/**  The agent's alias. */
+	alias: string,
+	/**  The changes, applied in order. */
+	changes: AgentChange[],
+};
+
+/**  A setting of `[agents.<alias>]` the editor changes. */
+export type AgentField = 
+/**  `risk_profile` (text, required). */
+"risk_profile" | 
+/**  `runtime_profile` (text; none = defaults). */
+"runtime_profile" | 
+/**  `model_provider` ("family.alias"; none = no provider). */
+"model_provider" | 
+/**  `memory.backend` (none = the install-wide backend). */
+"memory_backend" | 
+/**  `enabled` (bool). */
+"enabled" | 
+/**  `delegates` (list of aliases). */
+"delegates" | 
+/**  `workspace.unrestricted_filesystem` (bool). */
+"unrestricted_filesystem";
 
 /**  An agent's budgets and what it used of them. */
 export type AgentMeters = {
@@ -181,6 +259,22 @@ export type AgentSandboxReport = {
 	agent: string,
 	/**  Its sandbox. */
 	sandbox: SandboxView,
+};
+
+/**  Everything the settings editor needs for one agent: its current values and the choices. */
+export type AgentSettingsView = {
+	/**  The agent as it is now. */
+	agent: AgentDetail,
+	/**  Risk profile names. */
+	risk_profiles: string[],
+	/**  Runtime profile names. */
+	runtime_profiles: string[],
+	/**  Provider references ("family.alias"). */
+	providers: string[],
+	/**  Every other agent (the peers a grant or delegate may name). */
+	peers: string[],
+	/**  Settings the agent's memory backend does not allow, with the reason. */
+	disabled: DisabledSetting[],
 };
 
 /**  What an agent is doing now. */
@@ -458,6 +552,14 @@ export type DiffLine = {
 	kind: string,
 	/**  The line's text. */
 	text: string,
+};
+
+/**  A setting the editor shows disabled, with the reason. */
+export type DisabledSetting = {
+	/**  What is disabled: `memory_categories`, or `memory_grant.<peer>`. */
+	setting: string,
+	/**  Why, in plain words. */
+	reason: string,
 };
 
 /**  What this machine offers and what each agent gets (`warren doctor`). */
@@ -856,6 +958,78 @@ export type PendingOperationView = {
 	hint: string,
 };
 
+/**  Which permission a cell explanation is about. */
+export type PermissionAspect = 
+/**  Reading the peer's workspace. */
+"read" | 
+/**  Writing the peer's workspace. */
+"write" | 
+/**  Reading the peer's memory. */
+"memory" | 
+/**  Delegating to the peer. */
+"delegate";
+
+/**  What one agent may do to another. */
+export type PermissionCell = {
+	/**  The other agent. */
+	peer: string,
+	/**  May read files of the peer's workspace. */
+	read: boolean,
+	/**  May write files of the peer's workspace. */
+	write: boolean,
+	/**  Reads the peer's memory. */
+	memory: boolean,
+	/**  Only these categories of it (none: every category). */
+	memory_categories: string[] | null,
+	/**  May delegate a task to the peer. */
+	delegate: boolean,
+};
+
+/**  Why a cell says what it says. */
+export type PermissionExplanation = {
+	/**  The agent. */
+	agent: string,
+	/**  The peer. */
+	peer: string,
+	/**  Which permission. */
+	aspect: PermissionAspect,
+	/**  Allowed or not. */
+	allowed: boolean,
+	/**
+	 *  The rule that decided it (the codes of `warren policy check`, or `memory_grant`,
+	 *  `no_memory_grant`, `other_backend`, `delegate_listed`, `not_a_delegate`,
+	 *  `delegation_forbidden`).
+	 */
+	rule: string,
+	/**  The path checked, for workspace permissions. */
+	path: string | null,
+	/**  The config entries behind it, as written (`agents.alice.workspace.access.bob = "read"`). */
+	grants: string[],
+	/**  What enforces it on this machine, in plain words. */
+	enforced_by: string,
+};
+
+/**  The whole map. */
+export type PermissionMap = {
+	/**  Every agent, by alias. */
+	agents: string[],
+	/**  One row per agent. */
+	rows: PermissionRow[],
+};
+
+/**  One agent's row. */
+export type PermissionRow = {
+	/**  The agent. */
+	agent: string,
+	/**
+	 *  The sandbox its shell and git children run in here (`landlock`, `bubblewrap`,
+	 *  `none`), or none when the configured one is unavailable.
+	 */
+	sandbox: string | null,
+	/**  One cell per other agent, in the order of `agents`. */
+	cells: PermissionCell[],
+};
+
 /**  What a rename, delete or restore will do (or did). */
 export type PlanView = {
 	/**  `rename`, `delete` or `restore`. */
@@ -876,6 +1050,18 @@ export type PlanView = {
 	archive: string | null,
 	/**  True when an interrupted run of the same operation was finished instead. */
 	resumed: boolean,
+};
+
+/**  `warren policy check` (rules §9.1): `{allowed, access, path, rule}`. */
+export type PolicyCheck = {
+	/**  Whether the access is allowed. */
+	allowed: boolean,
+	/**  `read` or `write`. */
+	access: string,
+	/**  The resolved path. */
+	path: string,
+	/**  The deciding rule code. */
+	rule: string,
 };
 
 /**  An edit of one profile (a new name creates the profile). */

@@ -223,10 +223,16 @@ impl Warren {
 
     /// The sandbox report of `warren doctor` for the host facts this handle was opened with.
     pub fn doctor(&self) -> Result<crate::policy::DoctorReport, ApiError> {
-        self.sandbox_doctor(&crate::policy::HostEnv {
+        self.sandbox_doctor(&self.policy_env())
+    }
+
+    /// The host facts this handle was opened with, in the form the policy services take
+    /// (`policy check`, the permission map): the window uses them as `warren doctor` does.
+    pub fn policy_env(&self) -> crate::policy::HostEnv {
+        crate::policy::HostEnv {
             home: self.env.home.clone(),
             vars: self.env.vars.clone(),
-        })
+        }
     }
 
     fn desktop_settings_path(&self) -> PathBuf {

@@ -1,0 +1,77 @@
+//! The agent settings editor and the Permissions screen: one agent's settings previewed and
+//! saved through the real validator, the permission map of every agent on every other, the
+//! explanation of one cell and the path tester. Each calls one `warren-api` function; the
+//! policy ones use the host facts the app was opened with, as `sandbox_doctor` does.
+
+use super::Core;
+use tauri::State;
+use warren_api::permission_map::{PermissionAspect, PermissionExplanation, PermissionMap};
+use warren_api::policy::PolicyCheck;
+use warren_api::profiles::ProfilePreview;
+use warren_api::{AgentEdit, AgentSettingsView};
+use warren_types::{AgentDetail, ApiError};
+
+/// One agent's settings, the choices for each, and the settings its memory backend disallows.
+#[tauri::command]
+#[specta::specta]
+pub async fn agent_settings(
+    core: State<'_, Core>,
+    alias: String,
+) -> Result<AgentSettingsView, ApiError> {
+    core.warren.agent_settings(&alias)
+}
+
+/// What saving `edit` would change in `config.toml`, and the validator's findings; writes
+/// nothing.
+#[tauri::command]
+#[specta::specta]
+pub async fn preview_agent_edit(
+    core: State<'_, Core>,
+    edit: AgentEdit,
+) -> Result<ProfilePreview, ApiError> {
+    core.warren.preview_agent_edit(&edit)
+}
+
+/// Saves `edit` when the config still validates (comments are kept); a refused edit leaves
+/// the file as it was.
+#[tauri::command]
+#[specta::specta]
+pub async fn save_agent_edit(
+    core: State<'_, Core>,
+    edit: AgentEdit,
+) -> Result<AgentDetail, ApiError> {
+    core.warren.save_agent_edit(&edit)
+}
+
+/// What every agent may do to every other agent.
+#[tauri::command]
+#[specta::specta]
+pub async fn permission_map(core: State<'_, Core>) -> Result<PermissionMap, ApiError> {
+    core.warren.permission_map(&core.warren.policy_env())
+}
+
+/// Why `agent` may or may not do `aspect` to `peer`: the rule, the grants, the enforcement.
+#[tauri::command]
+#[specta::specta]
+pub async fn explain_permission(
+    core: State<'_, Core>,
+    agent: String,
+    peer: String,
+    aspect: PermissionAspect,
+) -> Result<PermissionExplanation, ApiError> {
+    core.warren
+        .explain_permission(&agent, &peer, aspect, &core.warren.policy_env())
+}
+
+/// Decides one access of `agent` on `path` exactly as its tools would (`warren policy check`).
+#[tauri::command]
+#[specta::specta]
+pub async fn policy_check(
+    core: State<'_, Core>,
+    agent: String,
+    write: bool,
+    path: String,
+) -> Result<PolicyCheck, ApiError> {
+    core.warren
+        .policy_check(&agent, write, &path, &core.warren.policy_env())
+}

@@ -1,0 +1,282 @@
+//! The agent settings editor and the Permissions screen: a workspace grant changed in the
+//! window is written to config.toml (comments kept) and `policy check` follows it; an invalid
+//! edit shows the validator's finding at the field and leaves the file byte for byte; the
+//! permission map shows the install's grants and explains a denial.
+
+use crate::harness::{launch, Desktop};
+use crate::{block_on, serial};
+use std::path::{Path, PathBuf};
+use warren_api::policy::HostEnv;
+use warren_api::Warren;
+use warren_config::InstallLayout;
+
+const CONFIG: &str = r#"# Editor test install.
+schema_version = 1
+
+# Everyone may act and delegate.
+[risk_profiles.full]
+level = "full"
+allowed_commands = ["*"]
+delegation = "allow"
+
+[agents.alice]
+risk_profile = "full" # alice keeps this comment
+delegates = ["carol"]
+
+[agents.alice.workspace.access]
+bob = "read"
+
+[agents.bob]
+risk_profile = "full"
+
+[agents.bob.workspace]
+read_memory_from = [{ agent = "alice", categories = ["core"] }]
+
+[agents.carol]
+risk_profile = "full"
+
+[agents.carol.workspace]
+read_memory_from = ["alice"]
+
+[agents.mark]
+risk_profile = "full"
+
+[agents.mark.memory]
+backend = "markdown"
+"#;
+
+fn prepare(home: &Path) {
+    std::fs::write(home.join("config.toml"), CONFIG).unwrap();
+    for a in ["alice", "bob", "carol", "mark"] {
+        std::fs::create_dir_all(home.join("agents").join(a).join("workspace")).unwrap();
+    }
+}
+
+fn bob_file(home: &Path) -> PathBuf {
+    std::fs::canonicalize(home)
+        .unwrap()
+        .join("agents/bob/workspace/notes.md")
+}
+
+/// `warren policy check --agent alice --read|--write <path>` through the same service function
+/// the CLI calls: (allowed, rule).
+fn check(home: &Path, write: bool, path: &Path) -> (bool, String) {
+    let w = Warren::open(InstallLayout::new(home));
+    let c = w
+        .policy_check("alice", write, path.to_str().unwrap(), &HostEnv::default())
+        .unwrap();
+    (c.allowed, c.rule)
+}
+
+/// Chooses `value` in the `<select>` at `css` as a person would (the change event included).
+async fn choose(d: &Desktop, css: &str, value: &str) {
+    d.wait_for(css).await;
+    d.client
+        .execute(
+            "const [css, v] = arguments; const el = document.querySelector(css);
+             el.value = v; el.dispatchEvent(new Event('change', { bubbles: true }));",
+            vec![serde_json::json!(css), serde_json::json!(value)],
+        )
+        .await
+        .unwrap_or_else(|e| panic!("choosing {value} in {css}: {e}"));
+}
+
+#[test]
+fn editor_a_grant_changed_in_the_window_is_saved_and_invalid_edits_save_nothing() {
+    let _serial = serial();
+    block_on(async {
+        let d = launch(prepare).await;
+        let config = d.home.join("config.toml");
+        let target = bob_file(&d.home);
+        assert!(check(&d.home, false, &target).0, "fixture: read");
+        assert!(!check(&d.home, true, &target).0, "fixture: no write");
+
+        d.click("[data-testid=agent-row][data-alias=alice] [data-testid=agent-open]")
+            .await;
+        d.click("[data-testid=agent-settings-toggle]").await;
+        let grant =
+            "[data-testid=agent-settings-peers] tr[data-peer=bob] [data-testid=setting-grant]";
+        choose(&d, grant, "write").await;
+        let diff = d
+            .wait_text("[data-testid=agent-settings-diff]", |t| {
+                t.contains("+ bob = \"write\"")
+            })
+            .await;
+        assert!(diff.contains("- bob = \"read\""), "{diff}");
+        assert_eq!(
+            std::fs::read_to_string(&config).unwrap(),
+            CONFIG,
+            "the preview wrote the file"
+        );
+        d.screenshot("agent-settings-diff").await;
+        d.click("[data-testid=agent-settings-save]").await;
+        d.wait_for("[data-testid=agent-settings-saved]").await;
+        let saved = std::fs::read_to_string(&config).unwrap();
+        assert!(saved.contains("bob = \"write\""), "{saved}");
+        assert!(!saved.contains("bob = \"read\""), "{saved}");
+        for kept in [
+            "# Editor test install.",
+            "risk_profile = \"full\" # alice keeps this comment",
+            "# Everyone may act and delegate.",
+        ] {
+            assert!(saved.contains(kept), "lost `{kept}`:\n{saved}");
+        }
+        let (write_ok, _) = check(&d.home, true, &target);
+        assert!(
+            write_ok,
+            "writing bob's workspace is allowed after the save"
+        );
+        let (read_ok, rule) = check(&d.home, false, &target);
+        assert!(!read_ok, "reading bob's workspace is denied after the save");
+        assert_eq!(rule, "write_only_grant");
+        // The detail panel reloads and shows the new grant.
+        let deadline = std::time::Instant::now() + crate::harness::UI_TIMEOUT;
+        loop {
+            let text = d
+                .client
+                .execute(
+                    "return document.querySelector('[data-testid=agent-detail]')?.textContent ?? '';",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            if text.as_str().is_some_and(|t| t.contains("bob: write")) {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the detail never showed bob: write: {text}"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+
+        // A runtime profile that does not exist: the finding shows at the field, and saving
+        // is refused with the file left byte for byte.
+        let before = std::fs::read(&config).unwrap();
+        d.wait_for("[data-testid=setting-runtime_profile]")
+            .await
+            .send_keys("ghost")
+            .await
+            .unwrap();
+        let msg = d
+            .wait_text(
+                "[data-field=runtime_profile] [data-testid=field-error]",
+                |t| !t.is_empty(),
+            )
+            .await;
+        let issues = d
+            .wait_text("[data-testid=agent-settings-issues]", |t| !t.is_empty())
+            .await;
+        assert!(issues.contains("agents.alice.runtime_profile"), "{issues}");
+        assert!(issues.contains(&msg), "{issues} / {msg}");
+        d.screenshot("agent-settings-invalid").await;
+        d.click("[data-testid=agent-settings-save]").await;
+        let err = d
+            .wait_text("[data-testid=agent-settings-error]", |t| !t.is_empty())
+            .await;
+        assert!(err.contains("invalid_config"), "{err}");
+        assert!(err.contains("agents.alice.runtime_profile"), "{err}");
+        assert_eq!(
+            std::fs::read(&config).unwrap(),
+            before,
+            "a refused edit changed the file"
+        );
+
+        // mark keeps Markdown memory: a memory grant on it is disabled, with the reason.
+        let mark = "[data-testid=agent-settings-peers] tr[data-peer=mark]";
+        let boxed = d
+            .wait_for(&format!("{mark} [data-testid=setting-memory]"))
+            .await;
+        assert!(!boxed.is_enabled().await.unwrap(), "memory grant on mark");
+        let reason = d
+            .wait_text(
+                &format!("{mark} [data-testid=setting-disabled-reason]"),
+                |t| !t.is_empty(),
+            )
+            .await;
+        assert!(reason.contains("markdown"), "{reason}");
+        d.close().await;
+    });
+}
+
+#[test]
+fn editor_the_permission_map_shows_the_grants_and_explains_a_denial() {
+    let _serial = serial();
+    block_on(async {
+        let d = launch(prepare).await;
+        d.click("[data-testid=nav-permissions]").await;
+        let cell = |agent: &str, peer: &str| {
+            format!("[data-testid=perm-cell][data-agent={agent}][data-peer={peer}]")
+        };
+        for (agent, peer, want) in [
+            ("alice", "bob", "R"),
+            ("alice", "carol", "D"),
+            ("bob", "alice", "M[core]"),
+            ("carol", "alice", "M"),
+            ("bob", "carol", "·"),
+            ("alice", "mark", "·"),
+        ] {
+            let got = d.wait_text(&cell(agent, peer), |t| !t.is_empty()).await;
+            assert_eq!(got, want, "{agent} on {peer}");
+        }
+        d.screenshot("permission-map").await;
+
+        // Why alice may not write bob's workspace.
+        d.click(&cell("alice", "bob")).await;
+        let write = "[data-testid=perm-aspect][data-aspect=write]";
+        let rule = d
+            .wait_text(&format!("{write} [data-testid=perm-rule]"), |t| {
+                !t.is_empty()
+            })
+            .await;
+        assert_eq!(rule, "read_only_grant");
+        let decision = d
+            .wait_text(&format!("{write} [data-testid=perm-decision]"), |t| {
+                !t.is_empty()
+            })
+            .await;
+        assert_eq!(decision, "denied");
+        let grants = d
+            .wait_text(&format!("{write} [data-testid=perm-grants]"), |t| {
+                !t.is_empty()
+            })
+            .await;
+        assert!(
+            grants.contains("agents.alice.workspace.access.bob = \"read\""),
+            "{grants}"
+        );
+        let enforced = d
+            .wait_text(&format!("{write} [data-testid=perm-enforced]"), |t| {
+                !t.is_empty()
+            })
+            .await;
+        assert!(enforced.contains("race-free opener"), "{enforced}");
+        let read = d
+            .wait_text(
+                "[data-testid=perm-aspect][data-aspect=read] [data-testid=perm-decision]",
+                |t| !t.is_empty(),
+            )
+            .await;
+        assert_eq!(read, "allowed");
+        d.screenshot("permission-explain").await;
+
+        // The path tester: alice writing into bob's workspace is denied by the same rule.
+        choose(&d, "[data-testid=path-test-agent]", "alice").await;
+        d.wait_for("[data-testid=path-test-path]")
+            .await
+            .send_keys(bob_file(&d.home).to_str().unwrap())
+            .await
+            .unwrap();
+        choose(&d, "[data-testid=path-test-access]", "true").await;
+        d.click("[data-testid=path-test-submit]").await;
+        let result = d
+            .wait_text("[data-testid=path-test-result]", |t| !t.is_empty())
+            .await;
+        assert!(result.starts_with("denied"), "{result}");
+        let rule = d
+            .wait_text("[data-testid=path-test-rule]", |t| !t.is_empty())
+            .await;
+        assert_eq!(rule, "read_only_grant");
+        d.close().await;
+    });
+}

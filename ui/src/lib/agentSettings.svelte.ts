@@ -1,0 +1,256 @@
+// The agent settings editor in the agent's detail view: every setting of one `[agents.<alias>]`
+// entry as a form, the changed ones as an edit, a preview from the backend (the real
+// validator's findings at their dotted paths and a diff of config.toml), and save. Settings the
+// agent's memory backend does not allow come from the backend with the reason, shown disabled.
+
+import {
+  commands,
+  type AgentChange,
+  type AgentSettingsView,
+  type ApiError,
+  type ConfigIssue,
+  type DiffLine,
+} from "../bindings";
+import { toApiError } from "./agents.svelte";
+
+export type AgentSettingsApi = Pick<typeof commands, "agentSettings" | "previewAgentEdit" | "saveAgentEdit">;
+
+type Ok<T> = { status: "ok"; data: T } | { status: "error"; error: ApiError };
+
+function unwrap<T>(r: Ok<T>): T {
+  if (r.status === "error") throw r.error;
+  return r.data;
+}
+
+/** A workspace grant on one sibling as the form shows it. */
+export type GrantChoice = "none" | "read" | "write" | "read_write";
+
+export const GRANT_CHOICES: GrantChoice[] = ["none", "read", "write", "read_write"];
+
+export const MEMORY_BACKENDS = ["sqlite", "postgres", "lucid", "markdown", "qdrant", "none"];
+
+/** One sibling's memory grant: on or off, and the exact categories (comma separated; empty =
+ *  every category). */
+export interface MemoryChoice {
+  on: boolean;
+  categories: string;
+}
+
+/** The form's values. Text fields hold "" for "not set". */
+export interface AgentDraft {
+  risk_profile: string;
+  runtime_profile: string;
+  model_provider: string;
+  memory_backend: string;
+  enabled: boolean;
+  unrestricted_filesystem: boolean;
+  delegates: string[];
+  grants: Record<string, GrantChoice>;
+  memory: Record<string, MemoryChoice>;
+}
+
+/** The form values of an agent as the settings view describes it. */
+export function draftOf(v: AgentSettingsView): AgentDraft {
+  const s = v.agent.summary;
+  const grants: Record<string, GrantChoice> = {};
+  const memory: Record<string, MemoryChoice> = {};
+  for (const peer of v.peers) {
+    const g = v.agent.workspace_grants.find((x) => x.agent === peer);
+    grants[peer] = g && GRANT_CHOICES.includes(g.access as GrantChoice) ? (g.access as GrantChoice) : "none";
+    const m = v.agent.memory_grants.find((x) => x.agent === peer);
+    memory[peer] = { on: Boolean(m), categories: m?.categories ? m.categories.join(", ") : "" };
+  }
+  return {
+    risk_profile: s.risk_profile,
+    runtime_profile: s.runtime_profile ?? "",
+    model_provider: s.model_provider ?? "",
+    memory_backend: s.memory_backend,
+    enabled: s.enabled,
+    unrestricted_filesystem: v.agent.unrestricted_filesystem,
+    delegates: [...v.agent.delegates],
+    grants,
+    memory,
+  };
+}
+
+/** Category names typed as "a, b": trimmed, blanks dropped; none when nothing is left. */
+export function parseCategories(text: string): string[] | null {
+  const list = text
+    .split(",")
+    .map((c) => c.trim())
+    .filter((c) => c !== "");
+  return list.length ? list : null;
+}
+
+function sameList(a: string[], b: string[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+/** The edit that turns `original` into `draft`, field by field, in the form's order. */
+export function changesOf(original: AgentDraft, draft: AgentDraft): AgentChange[] {
+  const out: AgentChange[] = [];
+  const text = (field: "risk_profile" | "runtime_profile" | "model_provider" | "memory_backend") => {
+    const after = draft[field].trim();
+    if (after === original[field]) return;
+    out.push({ kind: "set", field, value: after === "" ? null : after });
+  };
+  // A required field left empty is sent as typed so the validator names it.
+  if (draft.risk_profile.trim() !== original.risk_profile)
+    out.push({ kind: "set", field: "risk_profile", value: draft.risk_profile.trim() });
+  text("runtime_profile");
+  text("model_provider");
+  text("memory_backend");
+  if (draft.enabled !== original.enabled) out.push({ kind: "set", field: "enabled", value: draft.enabled });
+  if (!sameList(draft.delegates, original.delegates))
+    out.push({ kind: "set", field: "delegates", value: draft.delegates.length ? [...draft.delegates] : null });
+  if (draft.unrestricted_filesystem !== original.unrestricted_filesystem)
+    out.push({ kind: "set", field: "unrestricted_filesystem", value: draft.unrestricted_filesystem });
+  for (const [peer, access] of Object.entries(draft.grants)) {
+    if (access === (original.grants[peer] ?? "none")) continue;
+    out.push({ kind: "grant", peer, access: access === "none" ? null : access });
+  }
+  for (const [peer, m] of Object.entries(draft.memory)) {
+    const before = original.memory[peer] ?? { on: false, categories: "" };
+    const cats = parseCategories(m.categories);
+    const beforeCats = parseCategories(before.categories);
+    if (m.on === before.on && (!m.on || sameList(cats ?? [], beforeCats ?? []))) continue;
+    if (!m.on) out.push({ kind: "memory_grant", peer, categories: null, remove: true });
+    else out.push({ kind: "memory_grant", peer, categories: cats, remove: false });
+  }
+  return out;
+}
+
+/** The dotted config path under which the validator reports problems of a form field
+ *  (`grant.<peer>` for a workspace grant, `memory` for the memory grants). */
+export function pathOf(alias: string, key: string): string {
+  const base = `agents.${alias}`;
+  if (key.startsWith("grant.")) return `${base}.workspace.access.${key.slice("grant.".length)}`;
+  switch (key) {
+    case "memory_backend":
+      return `${base}.memory`;
+    case "unrestricted_filesystem":
+      return `${base}.workspace.unrestricted_filesystem`;
+    case "memory":
+      return `${base}.workspace.read_memory_from`;
+    default:
+      return `${base}.${key}`;
+  }
+}
+
+/** Whether `issuePath` is `prefix` or lies beneath it. */
+export function under(issuePath: string, prefix: string): boolean {
+  return issuePath === prefix || issuePath.startsWith(`${prefix}.`) || issuePath.startsWith(`${prefix}[`);
+}
+
+export class AgentSettingsStore {
+  alias = $state<string | null>(null);
+  view = $state<AgentSettingsView | null>(null);
+  original = $state<AgentDraft | null>(null);
+  draft = $state<AgentDraft | null>(null);
+  diff = $state<DiffLine[]>([]);
+  issues = $state<ConfigIssue[]>([]);
+  error = $state<ApiError | null>(null);
+  saved = $state(false);
+  busy = $state(false);
+
+  changes = $derived(this.original && this.draft ? changesOf(this.original, this.draft) : []);
+
+  #api: AgentSettingsApi;
+  #previewSeq = 0;
+
+  constructor(api: AgentSettingsApi = commands) {
+    this.#api = api;
+  }
+
+  /** Loads `alias`'s settings into the form (dropping any unsaved change). */
+  async open(alias: string): Promise<void> {
+    this.alias = alias;
+    this.diff = [];
+    this.issues = [];
+    this.error = null;
+    this.saved = false;
+    this.#previewSeq++;
+    try {
+      const v = unwrap(await this.#api.agentSettings(alias));
+      if (this.alias !== alias) return;
+      this.view = v;
+      this.original = draftOf(v);
+      this.draft = draftOf(v);
+    } catch (e) {
+      if (this.alias !== alias) return;
+      this.view = null;
+      this.original = null;
+      this.draft = null;
+      this.error = toApiError(e);
+    }
+  }
+
+  /** Asks the backend what saving the current form would do. */
+  async preview(): Promise<void> {
+    const alias = this.alias;
+    if (!alias || !this.draft) return;
+    this.saved = false;
+    const seq = ++this.#previewSeq;
+    const changes = this.changes;
+    if (changes.length === 0) {
+      this.diff = [];
+      this.issues = [];
+      this.error = null;
+      return;
+    }
+    try {
+      const p = unwrap(await this.#api.previewAgentEdit({ alias, changes }));
+      if (seq !== this.#previewSeq) return;
+      this.diff = p.diff;
+      this.issues = p.errors;
+      this.error = null;
+    } catch (e) {
+      if (seq !== this.#previewSeq) return;
+      this.diff = [];
+      this.issues = [];
+      this.error = toApiError(e);
+    }
+  }
+
+  /** The validator's findings on one form field (see `pathOf`). */
+  issuesFor(key: string): ConfigIssue[] {
+    if (!this.alias) return [];
+    const prefix = pathOf(this.alias, key);
+    return this.issues.filter((i) => under(i.path, prefix));
+  }
+
+  /** Why `setting` is disabled for this agent (`memory_grant.<peer>`,
+   *  `memory_categories.<peer>`), or null when it is not. The agent-wide `memory_categories`
+   *  entry disables the categories of every peer. */
+  disabledReason(setting: string): string | null {
+    const d = this.view?.disabled ?? [];
+    const exact = d.find((x) => x.setting === setting);
+    if (exact) return exact.reason;
+    if (setting.startsWith("memory_categories.")) {
+      const all = d.find((x) => x.setting === "memory_categories");
+      if (all) return all.reason;
+    }
+    return null;
+  }
+
+  /** Saves the form; on success reloads it from the saved file and returns true. */
+  async save(): Promise<boolean> {
+    const alias = this.alias;
+    if (!alias) return false;
+    const changes = this.changes;
+    if (changes.length === 0) return false;
+    this.busy = true;
+    this.saved = false;
+    try {
+      unwrap(await this.#api.saveAgentEdit({ alias, changes }));
+      await this.open(alias);
+      this.saved = true;
+      return true;
+    } catch (e) {
+      this.error = toApiError(e);
+      return false;
+    } finally {
+      this.busy = false;
+    }
+  }
+}

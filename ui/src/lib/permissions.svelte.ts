@@ -1,0 +1,103 @@
+// The Permissions screen: what every agent may do to every other agent (workspace read/write,
+// memory reads with their categories, delegation), why for any cell (the rule, the grants in
+// the config, what enforces it), and a path tester. The backend decides everything with the
+// same checks as `warren policy map | explain | check`.
+
+import {
+  commands,
+  type ApiError,
+  type PermissionAspect,
+  type PermissionCell,
+  type PermissionExplanation,
+  type PermissionMap,
+  type PolicyCheck,
+} from "../bindings";
+import { toApiError } from "./agents.svelte";
+
+export type PermissionsApi = Pick<typeof commands, "permissionMap" | "explainPermission" | "policyCheck">;
+
+type Ok<T> = { status: "ok"; data: T } | { status: "error"; error: ApiError };
+
+function unwrap<T>(r: Ok<T>): T {
+  if (r.status === "error") throw r.error;
+  return r.data;
+}
+
+export const ASPECTS: PermissionAspect[] = ["read", "write", "memory", "delegate"];
+
+/** A cell's marks: `R`, `W` or `RW` for the workspace, `M` or `M[a, b]` for memory, `D` for
+ *  delegation; empty when the agent may do nothing to the peer. */
+export function cellMarks(c: PermissionCell): string[] {
+  const out: string[] = [];
+  const ws = `${c.read ? "R" : ""}${c.write ? "W" : ""}`;
+  if (ws) out.push(ws);
+  if (c.memory) out.push(c.memory_categories ? `M[${c.memory_categories.join(", ")}]` : "M");
+  if (c.delegate) out.push("D");
+  return out;
+}
+
+export class PermissionsStore {
+  map = $state<PermissionMap | null>(null);
+  error = $state<ApiError | null>(null);
+  /** The cell whose explanation is shown. */
+  selected = $state<{ agent: string; peer: string } | null>(null);
+  explanations = $state<PermissionExplanation[]>([]);
+  explainError = $state<ApiError | null>(null);
+  /** The path tester. */
+  testAgent = $state("");
+  testPath = $state("");
+  testWrite = $state(false);
+  testResult = $state<PolicyCheck | null>(null);
+  testError = $state<ApiError | null>(null);
+
+  #api: PermissionsApi;
+  #explainSeq = 0;
+
+  constructor(api: PermissionsApi = commands) {
+    this.#api = api;
+  }
+
+  async load(): Promise<void> {
+    try {
+      this.map = unwrap(await this.#api.permissionMap());
+      this.error = null;
+      if (this.map && !this.map.agents.includes(this.testAgent)) this.testAgent = this.map.agents[0] ?? "";
+    } catch (e) {
+      this.error = toApiError(e);
+    }
+  }
+
+  /** The cell of `agent` on `peer`, if both exist. */
+  cell(agent: string, peer: string): PermissionCell | null {
+    return this.map?.rows.find((r) => r.agent === agent)?.cells.find((c) => c.peer === peer) ?? null;
+  }
+
+  /** Explains every aspect of one cell (denials included). */
+  async explain(agent: string, peer: string): Promise<void> {
+    const seq = ++this.#explainSeq;
+    this.selected = { agent, peer };
+    this.explanations = [];
+    this.explainError = null;
+    try {
+      const all = await Promise.all(ASPECTS.map((a) => this.#api.explainPermission(agent, peer, a).then(unwrap)));
+      if (seq === this.#explainSeq) this.explanations = all;
+    } catch (e) {
+      if (seq === this.#explainSeq) this.explainError = toApiError(e);
+    }
+  }
+
+  /** Runs the path tester for the chosen agent, path and access. */
+  async test(): Promise<void> {
+    this.testResult = null;
+    this.testError = null;
+    if (this.testPath.trim() === "") {
+      this.testError = { code: "invalid_argument", message: "type a path to test", details: [] };
+      return;
+    }
+    try {
+      this.testResult = unwrap(await this.#api.policyCheck(this.testAgent, this.testWrite, this.testPath.trim()));
+    } catch (e) {
+      this.testError = toApiError(e);
+    }
+  }
+}
