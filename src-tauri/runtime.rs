@@ -14,20 +14,28 @@ pub struct TrayRuntime(pub RuntimeControl);
 /// Starts the runtime loop in the background as `owner`.
 pub fn start<R: Runtime>(app: &App<R>, owner: RuntimeOwner) {
     let handle = app.handle().clone();
-    tauri::async_runtime::spawn(async move {
-        let (Some(core), Some(runtime)) = (
-            handle.try_state::<Core>(),
-            handle.try_state::<TrayRuntime>(),
-        ) else {
-            return;
-        };
-        match core.warren.run_runtime(owner, &runtime.0).await {
-            Ok(r) => tracing::info!(
-                runs_started = r.runs_started,
-                cancelled = r.cancelled_at_shutdown,
-                "runtime stopped"
-            ),
-            Err(e) => tracing::error!("the runtime stopped: {e}"),
-        }
+    // The loop runs on a blocking thread of the app's runtime, driven with `block_on`: the
+    // same reactor as every command, without asking that the whole loop's future be `Send`
+    // for every lifetime (the runtime's journal-resume and scheduler futures hold borrows
+    // across awaits that the compiler cannot prove `Send` in general).
+    tauri::async_runtime::spawn_blocking(move || {
+        tauri::async_runtime::block_on(runtime_loop(handle, owner));
     });
+}
+
+async fn runtime_loop<R: Runtime>(handle: tauri::AppHandle<R>, owner: RuntimeOwner) {
+    let (Some(core), Some(runtime)) = (
+        handle.try_state::<Core>(),
+        handle.try_state::<TrayRuntime>(),
+    ) else {
+        return;
+    };
+    match core.warren.run_runtime(owner, &runtime.0).await {
+        Ok(r) => tracing::info!(
+            runs_started = r.runs_started,
+            cancelled = r.cancelled_at_shutdown,
+            "runtime stopped"
+        ),
+        Err(e) => tracing::error!("the runtime stopped: {e}"),
+    }
 }
