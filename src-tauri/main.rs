@@ -65,10 +65,16 @@ fn main() -> anyhow::Result<()> {
         .invoke_handler(bindings.invoke_handler())
         .manage(runtime::TrayRuntime::default())
         .setup(move |app| {
-            let owner = owner.inspect_err(|e| {
-                eprintln!("warren-desktop: {}", e.message);
-                tracing::error!("{}", e.message);
-            })?;
+            // Refused: say who runs the install and end with exit code 1 (an error returned
+            // from `setup` would make Tauri abort the process instead).
+            let owner = match owner {
+                Ok(owner) => owner,
+                Err(e) => {
+                    eprintln!("warren-desktop: {}", e.message);
+                    tracing::error!("{}", e.message);
+                    std::process::exit(1);
+                }
+            };
             runtime::start(app, owner);
             bindings.mount_events(app);
             events::spawn_bridge(app.handle());

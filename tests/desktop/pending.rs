@@ -75,16 +75,24 @@ fn journal_entries(home: &Path) -> Vec<PathBuf> {
     }
 }
 
-/// Copies the install at `from` into `to` (an existing, empty folder).
+/// Copies the install at `from` into `to` (an existing, empty folder). A database's `-wal` and
+/// `-shm` files may vanish while `cp` reads the folder (the seeding handle's connections close
+/// in the background and the last one removes them), so a failed copy is tried again.
 fn copy_install(from: &Path, to: &Path) {
-    let ok = std::process::Command::new("cp")
-        .arg("-a")
-        .arg(format!("{}/.", from.display()))
-        .arg(to)
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "copying {} failed", from.display());
+    for attempt in 0..10 {
+        let ok = std::process::Command::new("cp")
+            .arg("-a")
+            .arg(format!("{}/.", from.display()))
+            .arg(to)
+            .status()
+            .unwrap()
+            .success();
+        if ok {
+            return;
+        }
+        assert!(attempt < 9, "copying {} failed", from.display());
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
 }
 
 async fn listed(d: &Desktop) -> Vec<String> {
