@@ -180,7 +180,8 @@ fn a_job_created_in_the_window_runs_without_serve_and_shows_in_the_timeline() {
             &d,
             "[data-testid=turn-trigger]",
             Duration::from_secs(30),
-            |t| t.contains("cron"),
+            // The trigger tag is shown in capitals (CSS), and WebDriver reads rendered text.
+            |t| t.to_ascii_lowercase().contains("cron"),
         )
         .await;
         wait_any_text(
