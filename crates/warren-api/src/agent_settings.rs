@@ -4,13 +4,11 @@
 //! the changed keys written, so comments and layout stay. Turns read the config when they
 //! start, so a saved change applies to the agent's next turn.
 
-use crate::profiles::{line_diff, FieldValue, ProfilePreview};
-use crate::{errors::config_error, Warren};
+use crate::profiles::{FieldValue, ProfilePreview};
+use crate::Warren;
 use serde::{Deserialize, Serialize};
-use warren_config::{parse_config, ConfigDocument, ConfigError, DocumentError};
-use warren_types::{
-    AccessMode, AgentDetail, ApiError, Config, ConfigIssue, ErrorCode, MemoryBackendKind,
-};
+use warren_config::ConfigDocument;
+use warren_types::{AccessMode, AgentDetail, ApiError, Config, ErrorCode, MemoryBackendKind};
 
 /// A setting of `[agents.<alias>]` the editor changes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -217,15 +215,6 @@ fn apply(doc: &mut ConfigDocument, edit: &AgentEdit) -> Result<(), ApiError> {
     Ok(())
 }
 
-fn issue(i: &warren_config::Issue) -> ConfigIssue {
-    ConfigIssue {
-        path: i.path.clone(),
-        message: i.message.clone(),
-        line: i.line.and_then(|l| u32::try_from(l).ok()),
-        column: i.column.and_then(|c| u32::try_from(c).ok()),
-    }
-}
-
 fn disabled(cfg: &Config, alias: &str) -> Vec<DisabledSetting> {
     let own = cfg.effective_memory_backend(alias).unwrap_or_default();
     let mut out = Vec::new();
@@ -289,37 +278,13 @@ impl Warren {
     /// What saving `edit` would change in `config.toml`, and the validator's findings on the
     /// result (each at its dotted path). Nothing is written.
     pub fn preview_agent_edit(&self, edit: &AgentEdit) -> Result<ProfilePreview, ApiError> {
-        let old = self.load()?.text;
-        let mut doc = ConfigDocument::parse(&old)
-            .map_err(|e| ApiError::new(ErrorCode::InvalidConfig, e.to_string()))?;
-        apply(&mut doc, edit)?;
-        let new = doc.to_string();
-        let errors = match parse_config(&new) {
-            Ok(_) => Vec::new(),
-            Err(errs) => errs.issues.iter().map(issue).collect(),
-        };
-        Ok(ProfilePreview {
-            diff: line_diff(&old, &new, 2),
-            errors,
-        })
+        self.preview_config_edit(|doc| apply(doc, edit))
     }
 
     /// Saves `edit` when the whole config still validates; otherwise nothing is written and
     /// the error lists every finding with its dotted path. Returns the agent as saved.
     pub fn save_agent_edit(&self, edit: &AgentEdit) -> Result<AgentDetail, ApiError> {
-        let mut refused = None;
-        let result = self.store.edit(|doc, _| {
-            apply(doc, edit).map_err(|e| {
-                refused = Some(e.clone());
-                ConfigError::Edit(DocumentError::Syntax(e.message))
-            })
-        });
-        match (result, refused) {
-            (Err(_), Some(e)) => return Err(e),
-            (r, _) => {
-                r.map_err(config_error)?;
-            }
-        }
+        self.save_config_edit(|doc| apply(doc, edit))?;
         tracing::info!(agent = %edit.alias, changes = edit.changes.len(), "agent settings saved");
         self.show_agent(&edit.alias)
     }

@@ -239,6 +239,48 @@ fn issue(i: &warren_config::Issue) -> ConfigIssue {
 }
 
 impl Warren {
+    /// What `apply` would change in `config.toml` (a diff with two lines of context) and the
+    /// validator's findings on the result. Nothing is written. Every config editor (profiles,
+    /// agent settings, provider routes) previews through this.
+    pub(crate) fn preview_config_edit(
+        &self,
+        apply: impl FnOnce(&mut ConfigDocument) -> Result<(), ApiError>,
+    ) -> Result<ProfilePreview, ApiError> {
+        let old = self.load()?.text;
+        let mut doc = ConfigDocument::parse(&old)
+            .map_err(|e| ApiError::new(ErrorCode::InvalidConfig, e.to_string()))?;
+        apply(&mut doc)?;
+        let new = doc.to_string();
+        let errors = match parse_config(&new) {
+            Ok(_) => Vec::new(),
+            Err(errs) => errs.issues.iter().map(issue).collect(),
+        };
+        Ok(ProfilePreview {
+            diff: line_diff(&old, &new, 2),
+            errors,
+        })
+    }
+
+    /// Saves `apply`'s edit when the whole config still validates (atomic, only the changed
+    /// keys written, comments kept); otherwise nothing is written and the error is `apply`'s
+    /// own or lists every finding.
+    pub(crate) fn save_config_edit(
+        &self,
+        apply: impl FnOnce(&mut ConfigDocument) -> Result<(), ApiError>,
+    ) -> Result<Config, ApiError> {
+        let mut refused = None;
+        let result = self.store.edit(|doc, _| {
+            apply(doc).map_err(|e| {
+                refused = Some(e.clone());
+                ConfigError::Edit(DocumentError::Syntax(e.message))
+            })
+        });
+        match (result, refused) {
+            (Err(_), Some(e)) => Err(e),
+            (r, _) => r.map(|((), cfg)| cfg).map_err(config_error),
+        }
+    }
+
     /// Every risk and runtime profile with its effective values and the agents using it.
     pub fn list_profiles(&self) -> Result<Vec<ProfileView>, ApiError> {
         let cfg = self.load()?.config;
@@ -256,35 +298,13 @@ impl Warren {
     /// What saving `edit` would change in `config.toml`, and what the validator says about
     /// the result. Nothing is written.
     pub fn preview_profile_edit(&self, edit: &ProfileEdit) -> Result<ProfilePreview, ApiError> {
-        let old = self.load()?.text;
-        let mut doc = ConfigDocument::parse(&old)
-            .map_err(|e| ApiError::new(ErrorCode::InvalidConfig, e.to_string()))?;
-        apply(&mut doc, edit)?;
-        let new = doc.to_string();
-        let errors = match parse_config(&new) {
-            Ok(_) => Vec::new(),
-            Err(errs) => errs.issues.iter().map(issue).collect(),
-        };
-        Ok(ProfilePreview {
-            diff: line_diff(&old, &new, 2),
-            errors,
-        })
+        self.preview_config_edit(|doc| apply(doc, edit))
     }
 
     /// Saves `edit` when the whole config still validates (only the changed keys are written;
     /// comments stay). Otherwise nothing is written and every finding is in the error.
     pub fn save_profile_edit(&self, edit: &ProfileEdit) -> Result<ProfileView, ApiError> {
-        let mut refused = None;
-        let result = self.store.edit(|doc, _| {
-            apply(doc, edit).map_err(|e| {
-                refused = Some(e.clone());
-                ConfigError::Edit(DocumentError::Syntax(e.message))
-            })
-        });
-        let ((), cfg) = match (result, refused) {
-            (Err(_), Some(e)) => return Err(e),
-            (r, _) => r.map_err(config_error)?,
-        };
+        let cfg = self.save_config_edit(|doc| apply(doc, edit))?;
         tracing::info!(profile = %edit.name, kind = ?edit.kind, "profile saved");
         view(&cfg, edit.kind, &edit.name)
             .ok_or_else(|| ApiError::new(ErrorCode::Internal, "profile missing after saving it"))

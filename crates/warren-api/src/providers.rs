@@ -3,11 +3,11 @@
 //! store, never into `config.toml`), remove one no agent or fallback uses, and test one with a
 //! small call that answers with the model's words or the vendor's error in plain words.
 
-use crate::profiles::{line_diff, set_field, FieldValue, ProfilePreview};
+use crate::profiles::{set_field, FieldValue, ProfilePreview};
 use crate::{errors::config_error, settings::ProviderKeyView, Warren};
 use serde::{Deserialize, Serialize};
-use warren_config::{parse_config, ConfigDocument, ConfigError, DocumentError};
-use warren_types::{ApiError, ConfigIssue, ErrorCode, ProviderFamily};
+use warren_config::{ConfigDocument, ConfigError};
+use warren_types::{ApiError, ErrorCode, ProviderFamily};
 
 /// A provider entry to add or change. Fields left out keep their current value (or the
 /// default, for a new entry).
@@ -126,31 +126,10 @@ fn apply(
     Ok(())
 }
 
-fn issue(i: &warren_config::Issue) -> ConfigIssue {
-    ConfigIssue {
-        path: i.path.clone(),
-        message: i.message.clone(),
-        line: i.line.and_then(|l| u32::try_from(l).ok()),
-        column: i.column.and_then(|c| u32::try_from(c).ok()),
-    }
-}
-
 impl Warren {
     /// What saving `input` would change in `config.toml`, with the validator's findings.
     pub fn preview_provider(&self, input: &ProviderInput) -> Result<ProfilePreview, ApiError> {
-        let old = self.load()?.text;
-        let mut doc = ConfigDocument::parse(&old)
-            .map_err(|e| ApiError::new(ErrorCode::InvalidConfig, e.to_string()))?;
-        apply(&mut doc, input, None)?;
-        let new = doc.to_string();
-        let errors = match parse_config(&new) {
-            Ok(_) => Vec::new(),
-            Err(errs) => errs.issues.iter().map(issue).collect(),
-        };
-        Ok(ProfilePreview {
-            diff: line_diff(&old, &new, 2),
-            errors,
-        })
+        self.preview_config_edit(|doc| apply(doc, input, None))
     }
 
     /// Adds or changes a provider entry. With `key`, the key is stored in the secret store
@@ -172,41 +151,29 @@ impl Warren {
                 .and_then(|(_, m)| m.secret.clone())
                 .unwrap_or_else(|| default_secret(family, alias))
         });
-        let preview = {
-            let old = self.load()?.text;
-            let mut doc = ConfigDocument::parse(&old)
-                .map_err(|e| ApiError::new(ErrorCode::InvalidConfig, e.to_string()))?;
-            apply(&mut doc, input, secret.as_deref())?;
-            parse_config(&doc.to_string())
-        };
-        if let Err(errs) = preview {
+        let preview = self.preview_config_edit(|doc| apply(doc, input, secret.as_deref()))?;
+        if !preview.errors.is_empty() {
+            let n = preview.errors.len();
             return Err(ApiError::new(
                 ErrorCode::InvalidConfig,
                 format!(
-                    "provider `{}` was not saved: {} problem{}",
+                    "provider `{}` was not saved: {n} problem{}",
                     input.reference,
-                    errs.issues.len(),
-                    if errs.issues.len() == 1 { "" } else { "s" }
+                    if n == 1 { "" } else { "s" }
                 ),
             )
-            .with_details(errs.issues.iter().map(|i| i.to_string()).collect()));
+            .with_details(
+                preview
+                    .errors
+                    .iter()
+                    .map(|i| format!("{}: {}", i.path, i.message))
+                    .collect(),
+            ));
         }
         if let (Some(k), Some(s)) = (key, secret.as_deref()) {
             self.set_secret(s, None, k)?;
         }
-        let mut refused = None;
-        let result = self.store.edit(|doc, _| {
-            apply(doc, input, secret.as_deref()).map_err(|e| {
-                refused = Some(e.clone());
-                ConfigError::Edit(DocumentError::Syntax(e.message))
-            })
-        });
-        match (result, refused) {
-            (Err(_), Some(e)) => return Err(e),
-            (r, _) => {
-                r.map_err(config_error)?;
-            }
-        }
+        self.save_config_edit(|doc| apply(doc, input, secret.as_deref()))?;
         tracing::info!(provider = %input.reference, key = key.is_some(), "provider saved");
         self.provider_keys()?
             .into_iter()
