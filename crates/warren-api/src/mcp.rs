@@ -20,18 +20,60 @@ pub struct McpToolView {
     pub description: String,
 }
 
+/// How Warren talks to a server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum McpTransport {
+    /// A child process on stdin/stdout, inside the agent's sandbox.
+    Stdio,
+    /// A streamable-HTTP endpoint (`url`).
+    Http,
+}
+
+impl McpTransport {
+    /// The word the CLI prints.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            McpTransport::Stdio => "stdio",
+            McpTransport::Http => "http",
+        }
+    }
+}
+
+/// Whether a server answered when it was started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum McpServerStatus {
+    /// It started and listed its tools.
+    Running,
+    /// It could not start or list its tools (`error` says why).
+    Failed,
+}
+
+impl McpServerStatus {
+    /// The word the CLI prints.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            McpServerStatus::Running => "running",
+            McpServerStatus::Failed => "failed",
+        }
+    }
+}
+
 /// One MCP server of an agent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct McpServerView {
     /// Its name in `[mcp_servers]`.
     pub name: String,
-    /// `stdio` or `http`.
-    pub transport: String,
+    /// How Warren talks to it.
+    pub transport: McpTransport,
     /// The command line or URL.
     pub target: String,
-    /// `running` or `failed`.
-    pub status: String,
+    /// Whether it started.
+    pub status: McpServerStatus,
     /// Why it failed.
     pub error: Option<String>,
     /// The sandbox a stdio server ran under.
@@ -62,8 +104,8 @@ impl Warren {
             .zip(&specs)
             .map(|(s, spec)| {
                 let (status, error) = match s.status() {
-                    ServerStatus::Running => ("running", None),
-                    ServerStatus::Failed(m) => ("failed", Some(m)),
+                    ServerStatus::Running => (McpServerStatus::Running, None),
+                    ServerStatus::Failed(m) => (McpServerStatus::Failed, Some(m)),
                 };
                 let target = match (&spec.config.command, &spec.config.url) {
                     (Some(c), _) => std::iter::once(c.as_str())
@@ -75,9 +117,13 @@ impl Warren {
                 };
                 McpServerView {
                     name: s.name().to_string(),
-                    transport: s.transport().to_string(),
+                    transport: if spec.config.command.is_some() {
+                        McpTransport::Stdio
+                    } else {
+                        McpTransport::Http
+                    },
                     target,
-                    status: status.to_string(),
+                    status,
                     error,
                     sandbox: s.sandbox().map(String::from),
                     tools: tools

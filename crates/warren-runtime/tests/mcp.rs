@@ -598,3 +598,105 @@ async fn an_acp_session_starts_the_stdio_servers_it_was_given() {
     client_w.shutdown().await.unwrap();
     let _ = tokio::time::timeout(Duration::from_secs(10), agent).await;
 }
+
+/// A free local port (bound, then released for the server to take).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// The reference server in streamable-HTTP mode on `port`, stopped when dropped.
+struct HttpServer(std::process::Child);
+
+impl HttpServer {
+    fn start(port: u16) -> Self {
+        let child = std::process::Command::new("node")
+            .arg(server_script("everything"))
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the HTTP server never listened"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        HttpServer(child)
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_server_is_reached_at_its_url_and_an_unreachable_one_is_reported() {
+    let port = free_port();
+    let _server = HttpServer::start(port);
+    let closed = free_port();
+    let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+    fake.script([
+        Reply::tool_call("remote__echo", json!({"message": "hello over http"})),
+        Reply::text("done"),
+    ]);
+    let s = setup(&format!(
+        r#"
+[risk_profiles.yolo]
+level = "full"
+allowed_commands = ["*"]
+
+[agents.alice]
+risk_profile = "yolo"
+model_provider = "openai.main"
+mcp_servers = ["remote", "gone"]
+
+[mcp_servers.remote]
+url = "http://127.0.0.1:{port}/mcp"
+
+[mcp_servers.gone]
+url = "http://127.0.0.1:{closed}/mcp"
+
+{}"#,
+        fake.config_block("main")
+    ))
+    .await;
+    let mut rx = s.host.subscribe();
+    let out = s.host.run("alice", None, "go", "user", None).await.unwrap();
+    assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
+    let events = drain(&mut rx);
+    let r = results(&events);
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert!(r[0].0 && r[0].1.contains("hello over http"), "{r:?}");
+    let offered0 = offered(&fake, 0);
+    assert!(
+        offered0.contains(&"remote__echo".to_string()),
+        "{offered0:?}"
+    );
+    assert!(
+        !offered0.iter().any(|t| t.starts_with("gone__")),
+        "{offered0:?}"
+    );
+    let failed = notices(&events, "mcp_server_failed");
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert!(failed[0].contains("`gone`"), "{failed:?}");
+    // The call is announced under its `server__tool` name.
+    let call_events: Vec<_> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::ToolCall { name, .. } => Some(name.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(call_events, ["remote__echo"]);
+}

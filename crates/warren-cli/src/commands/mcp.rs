@@ -33,7 +33,11 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
                         .unwrap_or_default();
                     t.push_str(&format!(
                         "{} [{}{}] {}: {}\n",
-                        s.name, s.transport, sandbox, s.target, s.status
+                        s.name,
+                        s.transport.as_str(),
+                        sandbox,
+                        s.target,
+                        s.status.as_str()
                     ));
                     if let Some(e) = &s.error {
                         t.push_str(&format!("  error: {e}\n"));
