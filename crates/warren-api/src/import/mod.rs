@@ -7,11 +7,16 @@
 //! idempotent; an interrupted import is finished by the next start (or by running the command
 //! again). A source already imported is refused, except with `--update`, which adds the memory
 //! rows not imported yet.
+//!
+//! Counts and byte sizes are `u64` here and `number` in the window's TypeScript types (the
+//! `specta(type = u32)` overrides): JSON carries them as numbers, exact up to 2^53.
 
+mod found;
 mod markdown;
 pub mod plan;
 mod source;
 
+pub use found::ZeroclawInstall;
 pub use plan::{
     AgentPlan, Callout, CronPlan, ImportPlan, NamePlan, ProviderPlan, Totals, Unmapped,
 };
@@ -56,18 +61,25 @@ pub struct ImportOptions {
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ImportCounts {
     /// Agents added to the config.
+    #[cfg_attr(feature = "specta", specta(type = u32))]
     pub agents: u64,
     /// Memory rows written to Warren's store.
+    #[cfg_attr(feature = "specta", specta(type = u32))]
     pub memory_rows: u64,
     /// Memory rows left out because Warren already had their key for the agent.
+    #[cfg_attr(feature = "specta", specta(type = u32))]
     pub memory_rows_skipped: u64,
     /// Markdown entries written.
+    #[cfg_attr(feature = "specta", specta(type = u32))]
     pub markdown_entries: u64,
     /// Workspace files copied.
+    #[cfg_attr(feature = "specta", specta(type = u32))]
     pub workspace_files: u64,
     /// Workspace bytes copied.
+    #[cfg_attr(feature = "specta", specta(type = u32))]
     pub workspace_bytes: u64,
     /// Secrets stored.
+    #[cfg_attr(feature = "specta", specta(type = u32))]
     pub secrets: u64,
 }
 

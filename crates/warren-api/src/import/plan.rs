@@ -2,6 +2,9 @@
 //! no Warren equivalent listed with its reason and every value Warren treats as stronger or
 //! weaker than ZeroClaw did called out. The plan is what `--dry-run` prints and what the import
 //! then carries out.
+//!
+//! Counts and byte sizes are `u64` here and `number` in the window's TypeScript types (the
+//! `specta(type = u32)` overrides): JSON carries them as numbers, exact up to 2^53.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -74,14 +77,19 @@ pub struct AgentPlan {
     /// Warren workspace folder.
     pub workspace: String,
     /// Files in the workspace.
+    #[cfg_attr(feature = "specta", specta(type = u32))]
     pub workspace_files: u64,
     /// Bytes in the workspace.
+    #[cfg_attr(feature = "specta", specta(type = u32))]
     pub workspace_bytes: u64,
     /// Memory rows (or Markdown entries) per category.
+    #[cfg_attr(feature = "specta", specta(type = BTreeMap<String, u32>))]
     pub memory: BTreeMap<String, u64>,
     /// Total memory rows (or Markdown entries).
+    #[cfg_attr(feature = "specta", specta(type = u32))]
     pub memory_rows: u64,
     /// Distinct sessions among the rows.
+    #[cfg_attr(feature = "specta", specta(type = u32))]
     pub sessions: u64,
 }
 
@@ -130,18 +138,25 @@ pub struct CronPlan {
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Totals {
     /// Agents.
+    #[cfg_attr(feature = "specta", specta(type = u32))]
     pub agents: u64,
     /// Memory rows from the SQLite store.
+    #[cfg_attr(feature = "specta", specta(type = u32))]
     pub memory_rows: u64,
     /// Markdown memory entries.
+    #[cfg_attr(feature = "specta", specta(type = u32))]
     pub markdown_entries: u64,
     /// Workspace files.
+    #[cfg_attr(feature = "specta", specta(type = u32))]
     pub workspace_files: u64,
     /// Workspace bytes.
+    #[cfg_attr(feature = "specta", specta(type = u32))]
     pub workspace_bytes: u64,
     /// Secrets moved into the secret store.
+    #[cfg_attr(feature = "specta", specta(type = u32))]
     pub secrets: u64,
     /// Cron jobs.
+    #[cfg_attr(feature = "specta", specta(type = u32))]
     pub cron_jobs: u64,
 }
 

@@ -1,0 +1,94 @@
+//! The first-start offer to import a ZeroClaw install: where one was found, its dry-run plan
+//! (nothing written), and the import itself with its progress sent on a channel.
+
+use super::Core;
+use serde::Serialize;
+use specta::Type;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tauri::ipc::Channel;
+use tauri::State;
+use warren_api::import::{ImportOptions, ImportReport, ZeroclawInstall};
+use warren_api::Warren;
+use warren_types::{ApiError, ErrorCode};
+
+/// Memory rows written so far by an import started from the window.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct ImportProgress {
+    /// Rows written.
+    #[specta(type = u32)]
+    pub done: u64,
+    /// Rows the import writes in all.
+    #[specta(type = u32)]
+    pub total: u64,
+}
+
+/// The ZeroClaw install at ZeroClaw's default place, if there is one.
+#[tauri::command]
+#[specta::specta]
+pub async fn zeroclaw_install(core: State<'_, Core>) -> Result<Option<ZeroclawInstall>, ApiError> {
+    core.warren.zeroclaw_install()
+}
+
+fn options(path: String, prefix: String, dry_run: bool) -> ImportOptions {
+    ImportOptions {
+        path: Some(PathBuf::from(path)),
+        dry_run,
+        prefix,
+        update: false,
+    }
+}
+
+/// Runs the import service on a blocking thread of the app's runtime with `block_on`: its
+/// future holds database borrows across awaits that are not `Send` for every lifetime (as the
+/// runtime loop, see `runtime.rs`).
+async fn run_import(
+    warren: Arc<Warren>,
+    opts: ImportOptions,
+    progress: impl Fn(u64, u64) + Send + Sync + 'static,
+) -> Result<ImportReport, ApiError> {
+    tauri::async_runtime::spawn_blocking(move || {
+        tauri::async_runtime::block_on(warren.import_zeroclaw(&opts, &progress))
+    })
+    .await
+    .map_err(|e| ApiError::new(ErrorCode::Internal, format!("the import stopped: {e}")))?
+}
+
+/// The whole plan of importing the install at `path` with `prefix`; writes nothing.
+#[tauri::command]
+#[specta::specta]
+pub async fn plan_zeroclaw_import(
+    core: State<'_, Core>,
+    path: String,
+    prefix: String,
+) -> Result<ImportReport, ApiError> {
+    run_import(core.warren.clone(), options(path, prefix, true), |_, _| {}).await
+}
+
+/// How often progress is sent to the window at most.
+const PROGRESS_EVERY: Duration = Duration::from_millis(100);
+
+/// Imports the install at `path` with `prefix` (one journaled operation, resumed at the next
+/// start if interrupted), sending progress on `progress`, and returns what was written.
+#[tauri::command]
+#[specta::specta]
+pub async fn import_zeroclaw(
+    core: State<'_, Core>,
+    path: String,
+    prefix: String,
+    progress: Channel<ImportProgress>,
+) -> Result<ImportReport, ApiError> {
+    let last = Mutex::new(None::<Instant>);
+    let report = move |done: u64, total: u64| {
+        let mut last = last.lock().unwrap_or_else(|p| p.into_inner());
+        let due = last.is_none_or(|t| t.elapsed() >= PROGRESS_EVERY);
+        if due || done >= total {
+            *last = Some(Instant::now());
+            if let Err(e) = progress.send(ImportProgress { done, total }) {
+                tracing::debug!(error = %e, "import progress not delivered");
+            }
+        }
+    };
+    run_import(core.warren.clone(), options(path, prefix, false), report).await
+}
