@@ -1,0 +1,236 @@
+// The provider route form (Settings screen, and the first-start hint): add or change a
+// `family.alias` route (OpenAI, Anthropic, Ollama, or any OpenAI-compatible URL as `openai` with
+// its `uri`), previewed through the config validator (findings at their field, the config diff)
+// before Save; the key goes to the secret store and the field is cleared once sent. Test makes
+// one small call and shows the model's answer or the vendor's error in plain words.
+
+import {
+  commands,
+  type ApiError,
+  type ConfigIssue,
+  type DiffLine,
+  type ProviderInput,
+  type ProviderKeyView,
+  type ProviderTestView,
+} from "../bindings";
+import { toApiError, type Result } from "./agents.svelte";
+
+export type ProviderEditorApi = Pick<
+  typeof commands,
+  "previewProvider" | "saveProvider" | "removeProvider" | "testProvider"
+>;
+
+function unwrap<T>(r: Result<T, ApiError>): T {
+  if (r.status === "error") throw r.error;
+  return r.data;
+}
+
+export type Family = "openai" | "anthropic" | "ollama";
+
+/** What the form holds, as typed. */
+export interface ProviderDraft {
+  /** True when the route exists already (family and alias are fixed then). */
+  existing: boolean;
+  family: Family;
+  alias: string;
+  model: string;
+  uri: string;
+  /** Comma separated `family.alias` routes. */
+  fallbacks: string;
+  timeout: string;
+  /** "" = automatic, "on", "off". */
+  singleTool: "" | "on" | "off";
+  apiKeyEnv: string;
+  key: string;
+}
+
+/** Suggested models for a new route of each family. */
+export const DEFAULT_MODEL: Record<Family, string> = {
+  openai: "gpt-4o-mini",
+  anthropic: "claude-3-5-haiku-latest",
+  ollama: "llama3.2",
+};
+
+export class ProviderEditorStore {
+  draft = $state<ProviderDraft | null>(null);
+  diff = $state<DiffLine[]>([]);
+  issues = $state<ConfigIssue[]>([]);
+  /** A problem with the input itself (bad route name, no model). */
+  inputError = $state<ApiError | null>(null);
+  error = $state<ApiError | null>(null);
+  busy = $state(false);
+  saved = $state<ProviderKeyView | null>(null);
+  /** The last test per route. */
+  tests = $state<Record<string, ProviderTestView>>({});
+  testing = $state<string[]>([]);
+
+  #api: ProviderEditorApi;
+  #seq = 0;
+
+  constructor(api: ProviderEditorApi = commands) {
+    this.#api = api;
+  }
+
+  get reference(): string {
+    return this.draft ? `${this.draft.family}.${this.draft.alias.trim()}` : "";
+  }
+
+  openNew(family: Family = "openai") {
+    this.draft = {
+      existing: false,
+      family,
+      alias: "main",
+      model: DEFAULT_MODEL[family],
+      uri: "",
+      fallbacks: "",
+      timeout: "",
+      singleTool: "",
+      apiKeyEnv: "",
+      key: "",
+    };
+    this.#reset();
+  }
+
+  openEdit(p: ProviderKeyView) {
+    const [family, ...rest] = p.reference.split(".");
+    this.draft = {
+      existing: true,
+      family: family as Family,
+      alias: rest.join("."),
+      model: p.model,
+      uri: "",
+      fallbacks: "",
+      timeout: "",
+      singleTool: "",
+      apiKeyEnv: p.api_key_env ?? "",
+      key: "",
+    };
+    this.#reset();
+  }
+
+  close() {
+    ++this.#seq;
+    this.draft = null;
+    this.#reset();
+  }
+
+  #reset() {
+    this.diff = [];
+    this.issues = [];
+    this.inputError = null;
+    this.error = null;
+    this.saved = null;
+  }
+
+  /** The route as the backend takes it: empty fields keep their current value. */
+  input(): ProviderInput | null {
+    const d = this.draft;
+    if (!d) return null;
+    const text = (s: string) => (s.trim() ? s.trim() : null);
+    const timeout = d.timeout.trim() ? Number(d.timeout.trim()) : null;
+    return {
+      reference: this.reference,
+      model: text(d.model),
+      uri: text(d.uri),
+      fallbacks: d.fallbacks.trim()
+        ? d.fallbacks
+            .split(",")
+            .map((s) => s.trim())
+            .filter(Boolean)
+        : null,
+      timeout_secs: timeout !== null && Number.isFinite(timeout) ? timeout : null,
+      single_tool_control: d.singleTool === "" ? null : d.singleTool === "on",
+      api_key_env: text(d.apiKeyEnv),
+    };
+  }
+
+  /** A timeout that is not a whole number of seconds is caught here, at its field. */
+  get timeoutError(): string | null {
+    const t = this.draft?.timeout.trim() ?? "";
+    if (!t) return null;
+    const n = Number(t);
+    return Number.isInteger(n) && n > 0 ? null : `timeout must be a whole number of seconds above 0, not \`${t}\``;
+  }
+
+  /** Previews the draft through the validator. */
+  async preview(): Promise<void> {
+    const input = this.input();
+    if (!input) return;
+    const seq = ++this.#seq;
+    this.saved = null;
+    try {
+      const p = unwrap(await this.#api.previewProvider(input));
+      if (seq !== this.#seq) return;
+      this.diff = p.diff;
+      this.issues = p.errors;
+      this.inputError = null;
+    } catch (e) {
+      if (seq !== this.#seq) return;
+      this.diff = [];
+      this.issues = [];
+      this.inputError = toApiError(e);
+    }
+  }
+
+  /** Findings whose dotted path lies under `field` of this route. */
+  issuesAt(field: string): ConfigIssue[] {
+    const base = `providers.models.${this.reference}`;
+    const at = `${base}.${field}`;
+    return this.issues.filter((i) => i.path === at || i.path.startsWith(`${at}.`) || i.path.startsWith(`${at}[`));
+  }
+
+  get canSave(): boolean {
+    return !!this.draft && !this.busy && !this.inputError && this.issues.length === 0 && !this.timeoutError;
+  }
+
+  /** Saves the route (and the key, when typed); true when saved. */
+  async save(): Promise<boolean> {
+    const input = this.input();
+    if (!input || !this.draft || !this.canSave) return false;
+    const key = this.draft.key.trim() ? this.draft.key : null;
+    this.draft.key = "";
+    this.busy = true;
+    this.error = null;
+    try {
+      this.saved = unwrap(await this.#api.saveProvider(input, key));
+      this.draft = { ...this.draft, existing: true };
+      this.diff = [];
+      return true;
+    } catch (e) {
+      this.error = toApiError(e);
+      return false;
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  /** Removes a route; the backend refuses one an agent or a fallback list uses. */
+  async remove(reference: string): Promise<boolean> {
+    this.error = null;
+    try {
+      unwrap(await this.#api.removeProvider(reference));
+      if (this.reference === reference) this.close();
+      return true;
+    } catch (e) {
+      this.error = toApiError(e);
+      return false;
+    }
+  }
+
+  /** Calls the route once. */
+  async test(reference: string): Promise<void> {
+    this.testing = [...this.testing, reference];
+    try {
+      const t = unwrap(await this.#api.testProvider(reference));
+      this.tests = { ...this.tests, [reference]: t };
+    } catch (e) {
+      const err = toApiError(e);
+      this.tests = {
+        ...this.tests,
+        [reference]: { reference, model: "", url: "", ok: false, answer: null, error_code: err.code, error: err.message, duration_ms: 0 },
+      };
+    } finally {
+      this.testing = this.testing.filter((r) => r !== reference);
+    }
+  }
+}
