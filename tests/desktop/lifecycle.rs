@@ -92,6 +92,21 @@ fn rename_delete_and_restore_from_the_agents_screen() {
         type_alias(&d, "[data-testid=rename-input]", "writer").await;
         d.wait_text("[data-testid=rename-error]", str::is_empty)
             .await;
+        // The plan shows before the rename is confirmed, and changes nothing.
+        let refs = d
+            .wait_text("[data-testid=rename-plan-references]", |t| {
+                t.contains("agents.bob.delegates")
+            })
+            .await;
+        assert!(refs.contains("agents.bob.workspace.access"), "plan: {refs}");
+        let to = d
+            .wait_text("[data-testid=rename-plan-workspace]", |t| !t.is_empty())
+            .await;
+        assert!(to.ends_with("agents/writer/workspace"), "plan: {to}");
+        assert!(d.home.join("agents/alice/workspace").exists());
+        assert!(std::fs::read_to_string(&config)
+            .unwrap()
+            .contains("[agents.alice]"));
         d.click("[data-testid=rename-submit]").await;
         let done = d
             .wait_text("[data-testid=lifecycle-result][data-what=rename]", |t| {

@@ -58,4 +58,44 @@ describe("the lifecycle store", () => {
     expect(store.selected).toBeNull();
     expect(await lc.checkNewAlias("bob", "bob")).toBe("that is the current alias");
   });
+
+  it("plans a rename without running it, and keeps only the newest plan", async () => {
+    const calls: string[] = [];
+    let release: () => void = () => {};
+    const slow = new Promise<void>((r) => (release = r));
+    const plan = (next: string): LifecycleOutcome => ({
+      ok: true,
+      dry_run: true,
+      plan: {
+        operation: "rename",
+        alias: "alice",
+        new_alias: next,
+        references: [{ path: "agents.bob.delegates[0]", kind: "delegate", strength: "soft", action: "rewrite" }],
+        blockers: [],
+        workspace: { from: "/w/agents/alice/workspace", to: `/w/agents/${next}/workspace`, exists: true },
+        counts: [],
+        archive: null,
+        resumed: false,
+      },
+      warnings: [],
+      archive: null,
+    });
+    const api = {
+      renameAgent: async (old: string, next: string, dryRun: boolean) => {
+        calls.push(`rename ${old} ${next} ${dryRun}`);
+        if (next === "slow") await slow;
+        return ok(plan(next));
+      },
+    } as unknown as LifecycleApi;
+    const lc = new LifecycleStore(new AgentsStore({} as AgentsApi), api);
+    const first = lc.planRename("alice", "slow");
+    await lc.planRename("alice", "writer");
+    release();
+    await first;
+    expect(calls).toEqual(["rename alice slow true", "rename alice writer true"]);
+    expect(lc.renamePlan?.plan.new_alias).toBe("writer");
+    expect(lc.renamePlan?.plan.references.map((r) => r.path)).toEqual(["agents.bob.delegates[0]"]);
+    lc.clearRenamePlan();
+    expect(lc.renamePlan).toBeNull();
+  });
 });

@@ -16,10 +16,32 @@ const frame = (seq: number, kind: Record<string, unknown> & { type: string }): L
   event: event(seq, kind),
 });
 
+const settle = () => new Promise((r) => setTimeout(r, 0));
+
 describe("the live store", () => {
   it("frames that beat the subscribe answer are applied once, after the snapshot", async () => {
     let push: (f: LiveFrame) => void = () => {};
+    let snapshotCalls = 0;
+    let snapshotFails = false;
     const api = {
+      liveSnapshot: async () => {
+        snapshotCalls++;
+        if (snapshotFails) return { status: "error" as const, error: { code: "internal", message: "gone" } };
+        return ok({
+          agent: "alice",
+          status: "working",
+          last_seq: 6,
+          truncated: false,
+          frames: [
+            frame(1, { type: "turn_started", session_id: "s1", trigger: "user", prompt: "hi" }),
+            frame(2, { type: "text_delta", text: "a" }),
+            frame(3, { type: "text_delta", text: "b" }),
+            frame(4, { type: "text_delta", text: "c" }),
+            frame(5, { type: "text_delta", text: "d" }),
+            frame(6, { type: "text_delta", text: "ef" }),
+          ],
+        });
+      },
       liveSubscribe: async (): Promise<{ status: "ok"; data: LiveSubscription }> => {
         // The channel delivers seq 2 and 3 before the command answers with a snapshot up to 2.
         push(frame(2, { type: "text_delta", text: "a" }));
@@ -60,10 +82,24 @@ describe("the live store", () => {
     expect(store.stream.timeline.lost).toBe(0);
     expect(store.session).toBe("s1");
     expect(store.running).toBe(true);
-    // A frame after a gap leaves a marker.
-    push(frame(7, { type: "turn_completed", text: "abc" }));
-    expect(store.stream.timeline.lost).toBe(2);
+    // A frame after a gap: the lost frames come back from a fresh snapshot (no marker), and
+    // frames arriving meanwhile are applied after it.
+    snapshotCalls = 0;
+    push(frame(7, { type: "text_delta", text: "g" }));
+    push(frame(8, { type: "turn_completed", text: "abcdefg" }));
+    await settle();
+    expect(snapshotCalls).toBe(1);
+    expect(store.stream.timeline.lost).toBe(0);
+    const after = store.stream.timeline.turns[0].items[0];
+    expect(after.kind === "text" && after.text).toBe("abcdefg");
+    expect(store.stream.lastSeq).toBe(8);
     expect(store.running).toBe(false);
+    // When the snapshot cannot be taken, the gap is marked instead.
+    snapshotFails = true;
+    push(frame(11, { type: "text_delta", text: "late" }));
+    await settle();
+    expect(store.stream.timeline.lost).toBe(2);
+    expect(store.stream.lastSeq).toBe(11);
   });
 });
 

@@ -74,6 +74,35 @@ export class LifecycleStore {
     }
   }
 
+  /**
+   * The rename plan of `old` → `next` (nothing changes): references rewritten, the workspace
+   * move, the owned state that moves with it, and what blocks it. Null when the backend refused
+   * to plan; the error is in `renamePlanError` then.
+   */
+  renamePlan = $state<LifecycleOutcome | null>(null);
+  renamePlanError = $state<ApiError | null>(null);
+  #planSeq = 0;
+
+  async planRename(old: string, next: string): Promise<void> {
+    const seq = ++this.#planSeq;
+    try {
+      const plan = unwrap(await this.#api.renameAgent(old, next, true));
+      if (seq !== this.#planSeq) return;
+      this.renamePlan = plan;
+      this.renamePlanError = null;
+    } catch (e) {
+      if (seq !== this.#planSeq) return;
+      this.renamePlan = null;
+      this.renamePlanError = toApiError(e);
+    }
+  }
+
+  clearRenamePlan(): void {
+    ++this.#planSeq;
+    this.renamePlan = null;
+    this.renamePlanError = null;
+  }
+
   rename(old: string, next: string): Promise<boolean> {
     return this.#run("rename", () => this.#api.renameAgent(old, next, false));
   }

@@ -11,12 +11,24 @@ import {
   type TurnSummary,
 } from "../bindings";
 import { toApiError } from "./agents.svelte";
-import { emptyStream, onFrame, onSnapshot, ownRunning, replay, withSubTurns, type Stream, type Timeline } from "./timeline";
+import {
+  emptyStream,
+  onFrame,
+  onSnapshot,
+  ownRunning,
+  replay,
+  resyncFailed,
+  startResync,
+  withSubTurns,
+  type Stream,
+  type Timeline,
+} from "./timeline";
 
 export type LiveApi = Pick<
   typeof commands,
   | "liveSubscribe"
   | "liveUnsubscribe"
+  | "liveSnapshot"
   | "sendPrompt"
   | "answerApproval"
   | "cancelTurn"
@@ -78,7 +90,10 @@ export class LiveStore {
     this.error = null;
     const stream = this.stream;
     const channel = this.#channel((f) => {
-      if (generation === this.#generation) onFrame(stream, f);
+      if (generation === this.#generation) {
+        if (startResync(stream, f)) void this.#resync(agent, stream, generation);
+        else onFrame(stream, f);
+      }
       if (f.event.type === "usage" || f.event.type === "tool_result" || f.event.type === "turn_completed") {
         void this.refreshMeters();
       }
@@ -98,6 +113,16 @@ export class LiveStore {
       this.error = toApiError(e);
     }
     await Promise.all([this.refreshMeters(), this.refreshHistory()]);
+  }
+
+  /** Frames were lost on the way: rebuild the stream from a fresh snapshot. */
+  async #resync(agent: string, stream: Stream, generation: number): Promise<void> {
+    try {
+      const snap = unwrap(await this.#api.liveSnapshot(agent));
+      if (generation === this.#generation) onSnapshot(stream, snap);
+    } catch {
+      if (generation === this.#generation) resyncFailed(stream);
+    }
   }
 
   /** Stops following the stream. */

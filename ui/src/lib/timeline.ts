@@ -385,7 +385,28 @@ export function onFrame(s: Stream, f: LiveFrame): void {
   applyEvent(s.timeline, f.event);
 }
 
-/** Applies the snapshot taken when the view subscribed, then the frames held meanwhile. */
+/**
+ * True when `f` shows frames were lost between the backend and the view (its `seq` skips).
+ * The view then holds `f`, takes a fresh snapshot and applies it with `onSnapshot`, so the lost
+ * frames come back; only if that fails does `resyncFailed` leave a "frames lost" marker.
+ */
+export function startResync(s: Stream, f: LiveFrame): boolean {
+  if (!s.synced || f.seq <= s.lastSeq + 1) return false;
+  s.synced = false;
+  s.held.push(f);
+  return true;
+}
+
+/** The fresh snapshot could not be taken: mark the gap and go on with the frames held. */
+export function resyncFailed(s: Stream): void {
+  s.synced = true;
+  const held = s.held;
+  s.held = [];
+  for (const f of held) onFrame(s, f);
+}
+
+/** Applies a snapshot (taken when the view subscribed, or after a gap), then the frames held
+ * meanwhile. */
 export function onSnapshot(s: Stream, snap: LiveSnapshot): void {
   s.timeline = emptyTimeline();
   for (const f of snap.frames) applyEvent(s.timeline, f.event);
