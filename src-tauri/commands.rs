@@ -4,11 +4,14 @@
 mod activity;
 mod cron;
 mod editor;
+mod import;
 mod lifecycle;
 mod live;
+mod mcp;
 mod memory;
 mod pause;
 mod profiles;
+mod providers;
 mod settings;
 
 use serde::Serialize;
@@ -20,8 +23,9 @@ use warren_types::{AgentDetail, AgentSummary, ApiError, CreateAgentRequest, Prov
 
 /// What the backend process holds for the window: one install, opened once at start.
 pub struct Core {
-    /// The service handle every command calls.
-    pub warren: Warren,
+    /// The service handle every command calls (shared with work a command hands to a
+    /// blocking thread).
+    pub warren: std::sync::Arc<Warren>,
     /// The outcome of the first-start install, shown by the Agents screen.
     pub start: Result<InstallInfo, ApiError>,
     /// The live view the bridge task feeds (see `events.rs`).
@@ -150,6 +154,14 @@ pub fn specta_builder<R: tauri::Runtime>() -> tauri_specta::Builder<R> {
             editor::permission_map,
             editor::explain_permission,
             editor::policy_check,
+            mcp::mcp_servers,
+            import::zeroclaw_install,
+            import::plan_zeroclaw_import,
+            import::import_zeroclaw,
+            providers::preview_provider,
+            providers::save_provider,
+            providers::remove_provider,
+            providers::test_provider,
         ])
         .events(tauri_specta::collect_events![
             crate::events::AgentsChanged,

@@ -58,7 +58,7 @@ fn main() -> anyhow::Result<()> {
             tray::show_main_window(app)
         }))
         .manage(Core {
-            warren,
+            warren: std::sync::Arc::new(warren),
             start,
             live: warren_api::live::Live::new(),
         })

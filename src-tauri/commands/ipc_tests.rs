@@ -47,7 +47,7 @@ impl Ipc {
         });
         let app = mock_builder()
             .manage(Core {
-                warren: Warren::open(layout),
+                warren: std::sync::Arc::new(Warren::open(layout)),
                 start,
                 live: Live::new(),
             })

@@ -72,7 +72,7 @@ fn usage_by_day_and_the_logs_view_follow_a_turn() {
         assert_eq!(fake.requests().len(), 1);
 
         // Usage: today's row for writer, none for other.
-        d.click("[data-testid=nav-usage]").await;
+        d.nav("usage").await;
         let date = std::process::Command::new("date")
             .args(["-u", "+%Y-%m-%d"])
             .output()
@@ -105,7 +105,7 @@ fn usage_by_day_and_the_logs_view_follow_a_turn() {
         d.screenshot("usage").await;
 
         // Logs: the turn's line carries the agent; filters hide it.
-        d.click("[data-testid=nav-logs]").await;
+        d.nav("logs").await;
         let line = "[data-testid=log-line][data-agent=writer][data-level=INFO]";
         let msg = d
             .wait_text(&format!("{line} [data-testid=log-message]"), |t| {

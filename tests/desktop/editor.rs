@@ -204,7 +204,7 @@ fn editor_the_permission_map_shows_the_grants_and_explains_a_denial() {
     let _serial = serial();
     block_on(async {
         let d = launch(prepare).await;
-        d.click("[data-testid=nav-permissions]").await;
+        d.nav("permissions").await;
         let cell = |agent: &str, peer: &str| {
             format!("[data-testid=perm-cell][data-agent={agent}][data-peer={peer}]")
         };

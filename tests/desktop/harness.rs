@@ -459,6 +459,30 @@ impl Desktop {
         }
     }
 
+    /// Opens a screen through its link in the top navigation (`nav-<screen>`) and waits until
+    /// the window shows it (the URL's `#<screen>`). A click that lands while the page is being
+    /// re-rendered can be lost, so the click is repeated until the route changed.
+    pub async fn nav(&self, screen: &str) {
+        let css = format!("[data-testid=nav-{screen}]");
+        let want = format!("#{screen}");
+        let deadline = Instant::now() + UI_TIMEOUT;
+        loop {
+            self.click(&css).await;
+            let settle = Instant::now() + Duration::from_secs(2);
+            while Instant::now() < settle {
+                let url = self.client.current_url().await.map(|u| u.to_string());
+                if url.as_deref().is_ok_and(|u| u.contains(&want)) {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            if Instant::now() > deadline {
+                self.screenshot("nav-timeout").await;
+                panic!("the window never showed `{want}` after clicking `{css}`");
+            }
+        }
+    }
+
     /// Clicks the element matching `css` once it is there.
     pub async fn click(&self, css: &str) {
         self.wait_for(css)

@@ -253,7 +253,7 @@ fn deny_with_a_reason_writes_nothing_and_the_inbox_and_abort_work() {
         send(&d, "write inbox.txt").await;
         d.wait_text("[data-testid=nav-approvals-count]", |t| t == "1")
             .await;
-        d.click("[data-testid=nav-approvals]").await;
+        d.nav("approvals").await;
         let row = "[data-testid=approval-row][data-agent=writer]";
         let text = d.wait_text(row, |t| t.contains("inbox.txt")).await;
         assert!(text.contains("file_write"), "inbox row: {text}");
@@ -271,7 +271,7 @@ fn deny_with_a_reason_writes_nothing_and_the_inbox_and_abort_work() {
         );
 
         // Back on the agent's live view: the second turn finished; a third is aborted.
-        d.click("[data-testid=nav-live]").await;
+        d.nav("live").await;
         d.wait_for("[data-testid=tool-card][data-tool=file_write][data-state=ok]")
             .await;
         send(&d, "count slowly").await;

@@ -10,12 +10,15 @@ mod appearance;
 mod cron;
 mod editor;
 mod harness;
+mod import;
 mod lifecycle;
 mod live;
+mod mcp;
 mod memory;
 mod pause;
 mod pending;
 mod profiles;
+mod providers;
 mod rendering;
 mod settings;
 

@@ -34,7 +34,7 @@ fn editing_a_runtime_profile_keeps_comments_and_invalid_values_save_nothing() {
     block_on(async {
         let d = launch(|home| std::fs::write(home.join("config.toml"), CONFIG).unwrap()).await;
         let config = d.home.join("config.toml");
-        d.click("[data-testid=nav-profiles]").await;
+        d.nav("profiles").await;
         let used = d
             .wait_text(
                 "[data-testid=profile-item][data-kind=risk][data-name=balanced] [data-testid=profile-used-by]",

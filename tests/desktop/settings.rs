@@ -127,7 +127,7 @@ fn a_key_set_in_settings_goes_to_the_keyring_and_start_settings_persist() {
     let _serial = serial();
     block_on(async {
         let d = launch_with(Bus::Keyring, write_config).await;
-        d.click("[data-testid=nav-settings]").await;
+        d.nav("settings").await;
         let backend = d
             .wait_for("[data-testid=secret-backend][data-backend=keyring]")
             .await;
@@ -211,7 +211,7 @@ fn without_a_keyring_a_key_goes_to_the_encrypted_file() {
     let _serial = serial();
     block_on(async {
         let d = launch_with(Bus::None, write_config).await;
-        d.click("[data-testid=nav-settings]").await;
+        d.nav("settings").await;
         d.wait_for("[data-testid=secret-backend][data-backend=file]")
             .await;
         set_key_in_window(&d, "file").await;

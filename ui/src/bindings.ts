@@ -147,6 +147,28 @@ export const commands = {
 	explainPermission: (agent: string, peer: string, aspect: PermissionAspect) => typedError<PermissionExplanation, ApiError>(__TAURI_INVOKE("explain_permission", { agent, peer, aspect })),
 	/**  Decides one access of `agent` on `path` exactly as its tools would (`warren policy check`). */
 	policyCheck: (agent: string, write: boolean, path: string) => typedError<PolicyCheck, ApiError>(__TAURI_INVOKE("policy_check", { agent, write, path })),
+	/**  Starts `agent`'s MCP servers, lists their status and tools, and stops them. */
+	mcpServers: (agent: string) => typedError<McpServerView[], ApiError>(__TAURI_INVOKE("mcp_servers", { agent })),
+	/**  The ZeroClaw install at ZeroClaw's default place, if there is one. */
+	zeroclawInstall: () => typedError<ZeroclawInstall | null, ApiError>(__TAURI_INVOKE("zeroclaw_install")),
+	/**  The whole plan of importing the install at `path` with `prefix`; writes nothing. */
+	planZeroclawImport: (path: string, prefix: string) => typedError<ImportReport, ApiError>(__TAURI_INVOKE("plan_zeroclaw_import", { path, prefix })),
+	/**
+	 *  Imports the install at `path` with `prefix` (one journaled operation, resumed at the next
+	 *  start if interrupted), sending progress on `progress`, and returns what was written.
+	 */
+	importZeroclaw: (path: string, prefix: string, progress: Channel<ImportProgress>) => typedError<ImportReport, ApiError>(__TAURI_INVOKE("import_zeroclaw", { path, prefix, progress })),
+	/**  What saving `input` would change in `config.toml`, with the validator's findings. */
+	previewProvider: (input: ProviderInput) => typedError<ProfilePreview, ApiError>(__TAURI_INVOKE("preview_provider", { input })),
+	/**
+	 *  Adds or changes a route; `key` (when given) goes to the secret store once the edited config
+	 *  validated.
+	 */
+	saveProvider: (input: ProviderInput, key: string | null) => typedError<ProviderKeyView, ApiError>(__TAURI_INVOKE("save_provider", { input, key })),
+	/**  Removes a route no agent and no fallback list uses (its stored key is kept). */
+	removeProvider: (reference: string) => typedError<null, ApiError>(__TAURI_INVOKE("remove_provider", { reference })),
+	/**  Calls the route once with a tiny prompt and reports the answer or the vendor's error. */
+	testProvider: (reference: string) => typedError<ProviderTestView, ApiError>(__TAURI_INVOKE("test_provider", { reference })),
 };
 
 /** Events */
@@ -251,6 +273,48 @@ export type AgentMeters = {
 	actions_last_hour: number,
 	/**  `max_actions_per_hour`. */
 	max_actions_per_hour: number,
+};
+
+/**  One agent as it will be in Warren. */
+export type AgentPlan = {
+	/**  Alias in ZeroClaw. */
+	source_alias: string,
+	/**  Alias in Warren. */
+	alias: string,
+	/**  Whether it may run turns. */
+	enabled: boolean,
+	/**  Warren risk profile. */
+	risk_profile: string,
+	/**  Warren runtime profile. */
+	runtime_profile: string | null,
+	/**  `family.alias` of its provider entry. */
+	model_provider: string | null,
+	/**  Warren memory backend. */
+	memory_backend: string,
+	/**  `workspace.unrestricted_filesystem`. */
+	unrestricted_filesystem: boolean,
+	/**  Sibling workspace grants: alias → `read` / `write` / `read_write`. */
+	access: { [key in string]: string },
+	/**  Memory read grants (`alias`, or `alias: cat1, cat2`). */
+	read_memory_from: string[],
+	/**  Agents it may delegate to. */
+	delegates: string[],
+	/**  Its cron jobs (Warren ids). */
+	cron_jobs: string[],
+	/**  Source workspace folder. */
+	source_workspace: string,
+	/**  Warren workspace folder. */
+	workspace: string,
+	/**  Files in the workspace. */
+	workspace_files: number,
+	/**  Bytes in the workspace. */
+	workspace_bytes: number,
+	/**  Memory rows (or Markdown entries) per category. */
+	memory: { [key in string]: number },
+	/**  Total memory rows (or Markdown entries). */
+	memory_rows: number,
+	/**  Distinct sessions among the rows. */
+	sessions: number,
 };
 
 /**  One agent's line of the doctor report. */
@@ -396,6 +460,16 @@ export type BudgetLevel =
 /**  The budget is spent: further provider calls fail until tomorrow (UTC). */
 "exceeded";
 
+/**  A value Warren enforces differently from ZeroClaw. */
+export type Callout = {
+	/**  The Warren setting concerned. */
+	setting: string,
+	/**  `stronger` (Warren allows less) or `weaker` (Warren allows more). */
+	direction: string,
+	/**  What changes. */
+	note: string,
+};
+
 /**  One finding of `warren config validate`. */
 export type ConfigIssue = {
 	/**  Dotted path. */
@@ -491,6 +565,20 @@ export type CronJobView = {
 	next_runs: string[],
 	/**  The latest run. */
 	last_run: CronRunView | null,
+};
+
+/**  A cron job. */
+export type CronPlan = {
+	/**  Id in ZeroClaw. */
+	source_id: string,
+	/**  Id in Warren. */
+	id: string,
+	/**  Warren agent running it. */
+	agent: string,
+	/**  ZeroClaw expression and time zone. */
+	source_schedule: string,
+	/**  Warren expression (UTC). */
+	schedule: string,
 };
 
 /**  One run of a job. */
@@ -747,6 +835,74 @@ export type GrantSummary = {
 	categories: string[] | null,
 };
 
+/**  What was written. */
+export type ImportCounts = {
+	/**  Agents added to the config. */
+	agents: number,
+	/**  Memory rows written to Warren's store. */
+	memory_rows: number,
+	/**  Memory rows left out because Warren already had their key for the agent. */
+	memory_rows_skipped: number,
+	/**  Markdown entries written. */
+	markdown_entries: number,
+	/**  Workspace files copied. */
+	workspace_files: number,
+	/**  Workspace bytes copied. */
+	workspace_bytes: number,
+	/**  Secrets stored. */
+	secrets: number,
+};
+
+/**  The whole plan. */
+export type ImportPlan = {
+	/**  The ZeroClaw install. */
+	source: string,
+	/**  Identity of the source install (the same install copied elsewhere keeps it). */
+	source_id: string,
+	/**  The prefix given to every imported name. */
+	prefix: string,
+	/**  Agents. */
+	agents: AgentPlan[],
+	/**  Risk profiles. */
+	risk_profiles: NamePlan[],
+	/**  Runtime profiles. */
+	runtime_profiles: NamePlan[],
+	/**  Provider entries. */
+	providers: ProviderPlan[],
+	/**  Cron jobs. */
+	cron_jobs: CronPlan[],
+	/**  Settings with no Warren equivalent. */
+	unmapped: Unmapped[],
+	/**  Values Warren treats as stronger or weaker. */
+	callouts: Callout[],
+	/**  Totals. */
+	totals: Totals,
+	/**  What stops the import (name collisions, invalid result); empty when it can run. */
+	problems: string[],
+};
+
+/**  Memory rows written so far by an import started from the window. */
+export type ImportProgress = {
+	/**  Rows written. */
+	done: number,
+	/**  Rows the import writes in all. */
+	total: number,
+};
+
+/**  The answer of an import or a dry run. */
+export type ImportReport = {
+	/**  The plan (what a dry run prints). */
+	plan: ImportPlan,
+	/**  Whether nothing was written. */
+	dry_run: boolean,
+	/**  Whether this added rows to an earlier import. */
+	update: boolean,
+	/**  What was written (zero for a dry run). */
+	imported: ImportCounts,
+	/**  Problems that did not stop the import (rows Warren refuses, for example). */
+	warnings: string[],
+};
+
 /**  Where the install lives and whether this start created it. */
 export type InstallInfo = {
 	/**  The install root. */
@@ -841,6 +997,46 @@ export type LogQuery = {
 	limit: number,
 };
 
+/**  Whether a server answered when it was started. */
+export type McpServerStatus = 
+/**  It started and listed its tools. */
+"running" | 
+/**  It could not start or list its tools (`error` says why). */
+"failed";
+
+/**  One MCP server of an agent. */
+export type McpServerView = {
+	/**  Its name in `[mcp_servers]`. */
+	name: string,
+	/**  How Warren talks to it. */
+	transport: McpTransport,
+	/**  The command line or URL. */
+	target: string,
+	/**  Whether it started. */
+	status: McpServerStatus,
+	/**  Why it failed. */
+	error: string | null,
+	/**  The sandbox a stdio server ran under. */
+	sandbox: string | null,
+	/**  Its tools. */
+	tools: McpToolView[],
+};
+
+/**  One tool of an MCP server. */
+export type McpToolView = {
+	/**  The name the model sees (`server__tool`). */
+	name: string,
+	/**  The server's description of it. */
+	description: string,
+};
+
+/**  How Warren talks to a server. */
+export type McpTransport = 
+/**  A child process on stdin/stdout, inside the agent's sandbox. */
+"stdio" | 
+/**  A streamable-HTTP endpoint (`url`). */
+"http";
+
 /**  Memory backends. */
 export type MemoryBackendKind = 
 /**  Embedded SQLite (default). */
@@ -904,6 +1100,14 @@ export type MoveView = {
 	to: string,
 	/**  Whether the source exists now. */
 	exists: boolean,
+};
+
+/**  A renamed entry (profile, provider, cron job). */
+export type NamePlan = {
+	/**  Name in ZeroClaw. */
+	source: string,
+	/**  Name in Warren. */
+	name: string,
 };
 
 /**  Agents were paused or resumed outside the window (the tray's pause all / resume all). */
@@ -1112,6 +1316,30 @@ export type ProviderFamily =
 /**  Ollama native chat API. */
 "ollama";
 
+/**
+ *  A provider entry to add or change. Fields left out keep their current value (or the
+ *  default, for a new entry).
+ */
+export type ProviderInput = {
+	/**
+	 *  `"family.alias"`: family `openai` (also any OpenAI-compatible server), `anthropic` or
+	 *  `ollama`.
+	 */
+	reference: string,
+	/**  The vendor's model name. */
+	model: string | null,
+	/**  Base URL (for an OpenAI-compatible server, or a remote Ollama). */
+	uri: string | null,
+	/**  Entries to fall back to, in order. */
+	fallbacks: string[] | null,
+	/**  Request timeout in seconds. */
+	timeout_secs: number | null,
+	/**  Force the single-tool control on or off for this entry. */
+	single_tool_control: boolean | null,
+	/**  Read the key from this environment variable instead of the secret store. */
+	api_key_env: string | null,
+};
+
 /**  One provider route and the state of its API key (the value itself is never returned). */
 export type ProviderKeyView = {
 	/**  `"family.alias"`. */
@@ -1132,6 +1360,18 @@ export type ProviderKeyView = {
 	store: string | null,
 };
 
+/**  A provider entry. */
+export type ProviderPlan = {
+	/**  `family.alias` in ZeroClaw. */
+	source: string,
+	/**  `family.alias` in Warren. */
+	reference: string,
+	/**  Vendor model. */
+	model: string,
+	/**  Secret store name of its API key, when it has one. */
+	secret: string | null,
+};
+
 /**  One configured provider route entry. */
 export type ProviderSummary = {
 	/**  `"family.alias"`. */
@@ -1144,6 +1384,26 @@ export type ProviderSummary = {
 	uri: string,
 	/**  Whether a key source (env var or secret) is configured. */
 	has_key_source: boolean,
+};
+
+/**  The outcome of a test call. */
+export type ProviderTestView = {
+	/**  The entry called. */
+	reference: string,
+	/**  The model name sent. */
+	model: string,
+	/**  The request URL. */
+	url: string,
+	/**  Whether the call succeeded. */
+	ok: boolean,
+	/**  The model's answer. */
+	answer: string | null,
+	/**  The error code when it failed. */
+	error_code: string | null,
+	/**  What went wrong, in plain words. */
+	error: string | null,
+	/**  How long the call took, in milliseconds. */
+	duration_ms: number,
 };
 
 /**  A config reference the operation rewrites, removes, or is blocked by. */
@@ -1307,6 +1567,24 @@ export type SecretBackend = {
 	description: string,
 };
 
+/**  Totals of the plan. */
+export type Totals = {
+	/**  Agents. */
+	agents: number,
+	/**  Memory rows from the SQLite store. */
+	memory_rows: number,
+	/**  Markdown memory entries. */
+	markdown_entries: number,
+	/**  Workspace files. */
+	workspace_files: number,
+	/**  Workspace bytes. */
+	workspace_bytes: number,
+	/**  Secrets moved into the secret store. */
+	secrets: number,
+	/**  Cron jobs. */
+	cron_jobs: number,
+};
+
 /**  One event of a turn. */
 export type TurnEvent = {
 	/**  The turn this event belongs to. */
@@ -1340,6 +1618,16 @@ export type TurnSummary = {
 	started_at: string,
 };
 
+/**  A setting with no Warren equivalent: reported, never silently dropped. */
+export type Unmapped = {
+	/**  Dotted path in the ZeroClaw config (or the file it concerns). */
+	setting: string,
+	/**  Its value, as TOML text. */
+	value: string,
+	/**  Why it is not carried over. */
+	reason: string,
+};
+
 /**  One agent's usage on one UTC day. */
 export type UsageDay = {
 	/**  `YYYY-MM-DD` (UTC). */
@@ -1354,6 +1642,14 @@ export type UsageDay = {
 	output_tokens: number,
 	/**  Cost in US dollars (from the route's prices; 0 when the route has none). */
 	cost_usd: number | null,
+};
+
+/**  A ZeroClaw install found at its default place. */
+export type ZeroclawInstall = {
+	/**  Its folder (the one holding `config.toml`). */
+	path: string,
+	/**  Whether this Warren install already imported it. */
+	imported: boolean,
 };
 
 /* Tauri Specta runtime */

@@ -2,14 +2,63 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/svelte";
 import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
 import App from "../src/App.svelte";
-import type { AgentSummary, ApiError, CreateAgentRequest, ProviderSummary } from "../src/bindings";
+import type { AgentSummary, ApiError, CreateAgentRequest, ImportReport, ProviderSummary, ZeroclawInstall } from "../src/bindings";
 
 type Backend = {
   agents: AgentSummary[];
   providers: ProviderSummary[];
   createdDefault: boolean;
   invoked: { cmd: string; args: unknown }[];
+  zeroclaw?: ZeroclawInstall | null;
 };
+
+/** The dry-run answer for a ZeroClaw install with agents `writer` and `reviewer`. */
+function importReport(prefix: string, dryRun: boolean): ImportReport {
+  const agent = (name: string, rows: number) => ({
+    source_alias: name,
+    alias: `${prefix}${name}`,
+    enabled: true,
+    risk_profile: `${prefix}guarded`,
+    runtime_profile: null,
+    model_provider: null,
+    memory_backend: "sqlite",
+    unrestricted_filesystem: false,
+    access: {},
+    read_memory_from: [],
+    delegates: [],
+    cron_jobs: [],
+    source_workspace: `/z/agents/${name}/workspace`,
+    workspace: `/w/agents/${prefix}${name}/workspace`,
+    workspace_files: 2,
+    workspace_bytes: 2048,
+    memory: { core: rows },
+    memory_rows: rows,
+    sessions: 0,
+  });
+  const clash = prefix === "" ? ["agent `writer` already exists in Warren: give a prefix"] : [];
+  return {
+    plan: {
+      source: "/z",
+      source_id: "zid",
+      prefix,
+      agents: [agent("writer", 30), agent("reviewer", 12)],
+      risk_profiles: [],
+      runtime_profiles: [],
+      providers: [],
+      cron_jobs: [],
+      unmapped: [{ setting: "channels", value: "[]", reason: "Warren has no channels" }],
+      callouts: [],
+      totals: { agents: 2, memory_rows: 42, markdown_entries: 0, workspace_files: 4, workspace_bytes: 4096, secrets: 0, cron_jobs: 0 },
+      problems: clash,
+    },
+    dry_run: dryRun,
+    update: false,
+    imported: dryRun
+      ? { agents: 0, memory_rows: 0, memory_rows_skipped: 0, markdown_entries: 0, workspace_files: 0, workspace_bytes: 0, secrets: 0 }
+      : { agents: 2, memory_rows: 42, memory_rows_skipped: 0, markdown_entries: 0, workspace_files: 4, workspace_bytes: 4096, secrets: 0 },
+    warnings: [],
+  };
+}
 
 function summary(alias: string, provider: string | null = "ollama.local"): AgentSummary {
   return {
@@ -69,6 +118,34 @@ function serve(backend: Backend) {
       case "list_archives":
       case "list_profiles":
         return [];
+      case "zeroclaw_install":
+        return backend.zeroclaw ?? null;
+      case "plan_zeroclaw_import":
+        return importReport((args as { prefix: string }).prefix, true);
+      case "import_zeroclaw": {
+        const prefix = (args as { prefix: string }).prefix;
+        backend.agents.push(summary(`${prefix}writer`), summary(`${prefix}reviewer`));
+        return importReport(prefix, false);
+      }
+      case "mcp_servers":
+        return [];
+      case "preview_provider": {
+        const input = (args as { input: { reference: string; model: string } }).input;
+        const [family, name] = input.reference.split(".");
+        return {
+          diff: [
+            { kind: "add", text: `[providers.models.${family}.${name}]` },
+            { kind: "add", text: `model = "${input.model}"` },
+          ],
+          errors: [],
+        };
+      }
+      case "save_provider": {
+        const input = (args as { input: { reference: string; model: string } }).input;
+        const p: ProviderSummary = { reference: input.reference, family: "openai", model: input.model, uri: "https://api.openai.com/v1", has_key_source: true };
+        backend.providers.push(p);
+        return { reference: p.reference, family: p.family, model: p.model, uri: p.uri, secret: "OPENAI_MAIN_API_KEY", api_key_env: null, key_set: true, store: "file" };
+      }
       case "runtime_status":
         return {
           state: "running",
@@ -107,6 +184,43 @@ async function rows(): Promise<string[]> {
 }
 
 describe("Agents screen", () => {
+  it("offers a ZeroClaw install found, shows its plan before writing, and imports it", async () => {
+    backend.agents = [summary("writer")];
+    backend.zeroclaw = { path: "/z", imported: false };
+    serve(backend);
+    render(App);
+    const offer = await screen.findByTestId("zeroclaw-import");
+    expect(screen.getByTestId("import-source").textContent).toBe("/z");
+    expect(backend.invoked.some((c) => c.cmd === "plan_zeroclaw_import")).toBe(false);
+    await fireEvent.click(within(offer).getByTestId("import-review"));
+    // The plan: a name clash stops the import until a prefix is given.
+    await waitFor(() => expect(screen.getByTestId("import-problems").textContent).toContain("give a prefix"));
+    expect((screen.getByTestId("import-run") as HTMLButtonElement).disabled).toBe(true);
+    expect(screen.getByTestId("import-totals").textContent).toContain("42 memory rows");
+    expect(screen.getByTestId("import-unmapped").textContent).toContain("channels");
+    await fireEvent.input(screen.getByTestId("import-prefix"), { target: { value: "zc_" } });
+    await waitFor(() => expect(screen.queryByTestId("import-problems")).toBeNull(), { timeout: 2000 });
+    const planned = screen.getAllByTestId("import-agent").map((r) => r.getAttribute("data-alias"));
+    expect(planned).toEqual(["zc_writer", "zc_reviewer"]);
+    expect(backend.invoked.some((c) => c.cmd === "import_zeroclaw")).toBe(false);
+    await fireEvent.click(screen.getByTestId("import-run"));
+    await waitFor(() => expect(screen.getByTestId("import-done").textContent).toContain("42 memory rows"));
+    expect(backend.invoked.filter((c) => c.cmd === "import_zeroclaw")).toEqual([
+      { cmd: "import_zeroclaw", args: expect.objectContaining({ path: "/z", prefix: "zc_" }) },
+    ]);
+    await waitFor(async () => expect(await rows()).toEqual(["writer", "zc_reviewer", "zc_writer"]));
+  });
+
+  it("does not offer an install that was imported already", async () => {
+    backend.agents = [summary("writer")];
+    backend.zeroclaw = { path: "/z", imported: true };
+    serve(backend);
+    render(App);
+    await rows();
+    await waitFor(() => expect(backend.invoked.some((c) => c.cmd === "zeroclaw_install")).toBe(true));
+    expect(screen.queryByTestId("zeroclaw-import")).toBeNull();
+  });
+
   it("lists every agent of the install with its profile, provider and memory", async () => {
     backend.agents = [summary("scout"), summary("alice", "openai.main"), summary("bob")];
     backend.providers = [ollama, openai];
@@ -129,11 +243,35 @@ describe("Agents screen", () => {
     render(App);
     const hint = await screen.findByTestId("provider-hint");
     expect(hint.textContent).toContain("No hosted model provider is connected yet");
-    expect(hint.textContent).toContain("[providers.models.openai.main]");
     expect(hint.textContent).toContain("/w/config.toml");
     expect(hint.textContent).toContain("ollama serve");
     expect(screen.getByTestId("created-default").textContent).toContain("/w/config.toml");
     expect(await rows()).toEqual(["assistant"]);
+  });
+
+  it("connects a provider from the first-start hint: previewed, saved with its key, hint gone", async () => {
+    backend.agents = [summary("assistant")];
+    backend.providers = [ollama];
+    serve(backend);
+    render(App);
+    const hint = await screen.findByTestId("provider-hint");
+    await fireEvent.click(within(hint).getByTestId("hint-connect"));
+    const model = (await screen.findByTestId("provider-model")) as HTMLInputElement;
+    expect(model.value).toBe("gpt-4o-mini");
+    await fireEvent.input(screen.getByTestId("provider-timeout"), { target: { value: "ten" } });
+    await waitFor(() =>
+      expect(screen.getAllByTestId("provider-field-error").map((e) => e.textContent).join(" ")).toContain("whole number"),
+    );
+    expect((screen.getByTestId("provider-save") as HTMLButtonElement).disabled).toBe(true);
+    await fireEvent.input(screen.getByTestId("provider-timeout"), { target: { value: "" } });
+    await fireEvent.input(screen.getByTestId("provider-key"), { target: { value: "sk-test" } });
+    await waitFor(() => expect(screen.getByTestId("provider-diff").textContent).toContain("[providers.models.openai.main]"));
+    await waitFor(() => expect((screen.getByTestId("provider-save") as HTMLButtonElement).disabled).toBe(false));
+    await fireEvent.click(screen.getByTestId("provider-save"));
+    await waitFor(() => expect(screen.queryByTestId("provider-hint")).toBeNull());
+    const saved = backend.invoked.filter((c) => c.cmd === "save_provider");
+    expect(saved).toHaveLength(1);
+    expect(saved[0].args).toMatchObject({ input: { reference: "openai.main", model: "gpt-4o-mini", timeout_secs: null }, key: "sk-test" });
   });
 
   it("shows the backend's error and its details when the config is invalid", async () => {
