@@ -9,6 +9,7 @@ mod lifecycle;
 mod live;
 mod mcp;
 mod memory;
+mod memory_settings;
 mod pause;
 mod profiles;
 mod providers;
@@ -162,6 +163,10 @@ pub fn specta_builder<R: tauri::Runtime>() -> tauri_specta::Builder<R> {
             providers::save_provider,
             providers::remove_provider,
             providers::test_provider,
+            memory_settings::memory_settings,
+            memory_settings::preview_memory_settings,
+            memory_settings::check_memory_settings,
+            memory_settings::save_memory_settings,
         ])
         .events(tauri_specta::collect_events![
             crate::events::AgentsChanged,

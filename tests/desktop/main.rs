@@ -15,6 +15,7 @@ mod lifecycle;
 mod live;
 mod mcp;
 mod memory;
+mod memory_backends;
 mod pause;
 mod pending;
 mod profiles;

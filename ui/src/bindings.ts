@@ -169,6 +169,14 @@ export const commands = {
 	removeProvider: (reference: string) => typedError<null, ApiError>(__TAURI_INVOKE("remove_provider", { reference })),
 	/**  Calls the route once with a tiny prompt and reports the answer or the vendor's error. */
 	testProvider: (reference: string) => typedError<ProviderTestView, ApiError>(__TAURI_INVOKE("test_provider", { reference })),
+	/**  The `[memory]` settings and the backends in use. */
+	memorySettings: () => typedError<MemorySettingsView, ApiError>(__TAURI_INVOKE("memory_settings")),
+	/**  What saving `input` would change in `config.toml`. */
+	previewMemorySettings: (input: MemorySettingsInput) => typedError<ProfilePreview, ApiError>(__TAURI_INVOKE("preview_memory_settings", { input })),
+	/**  Opens every backend the settings with `input` would use and reports each. */
+	checkMemorySettings: (input: MemorySettingsInput) => typedError<MemoryCheckView[], ApiError>(__TAURI_INVOKE("check_memory_settings", { input })),
+	/**  Saves `input` once every backend it would use opens. */
+	saveMemorySettings: (input: MemorySettingsInput) => typedError<MemorySettingsView, ApiError>(__TAURI_INVOKE("save_memory_settings", { input })),
 };
 
 /** Events */
@@ -440,6 +448,14 @@ export type AutonomyLevel =
 "supervised" | 
 /**  Never asks. */
 "full";
+
+/**  One backend and the agents that keep their memory in it. */
+export type BackendUse = {
+	/**  The backend. */
+	backend: MemoryBackendKind,
+	/**  Its agents, by alias. */
+	agents: string[],
+};
 
 /**  An agent's spend today crossed 80% of its daily budget, or all of it. */
 export type BudgetAlert = {
@@ -1052,6 +1068,18 @@ export type MemoryBackendKind =
 /**  No memory. */
 "none";
 
+/**  The connection check of one backend. */
+export type MemoryCheckView = {
+	/**  The backend opened. */
+	backend: MemoryBackendKind,
+	/**  Whether it opened. */
+	ok: boolean,
+	/**  What went wrong, naming the setting, when it did not. */
+	error: string | null,
+	/**  How long opening took, in milliseconds. */
+	duration_ms: number,
+};
+
 /**  One entry of an agent's resolved memory allowlist. */
 export type MemoryGrantView = {
 	/**  The agent whose rows are visible. */
@@ -1090,6 +1118,53 @@ export type MemoryPage = {
 	total: number,
 	/**  Offset of the next page, when there is one. */
 	next_offset: number | null,
+};
+
+/**
+ *  A change of `[memory]`: a field left out stays as it is; an empty text removes the key (its
+ *  default applies).
+ */
+export type MemorySettingsInput = {
+	/**  The install-wide default backend. */
+	backend: MemoryBackendKind | null,
+	/**  `[memory.sqlite] path`. */
+	sqlite_path: string | null,
+	/**  `[memory.postgres] url`. */
+	postgres_url: string | null,
+	/**  `[memory.postgres] schema`. */
+	postgres_schema: string | null,
+	/**  `[memory.qdrant] url`. */
+	qdrant_url: string | null,
+	/**  `[memory.qdrant] collection`. */
+	qdrant_collection: string | null,
+	/**  `[memory.qdrant] api_key_env`. */
+	qdrant_api_key_env: string | null,
+	/**  `[memory.lucid] command`. */
+	lucid_command: string | null,
+};
+
+/**  The `[memory]` settings as they are now. */
+export type MemorySettingsView = {
+	/**  The install-wide default backend. */
+	backend: MemoryBackendKind,
+	/**  `[memory.sqlite] path` (the default file when unset). */
+	sqlite_path: string | null,
+	/**  The SQLite file in use. */
+	sqlite_effective_path: string,
+	/**  `[memory.postgres] url`. */
+	postgres_url: string | null,
+	/**  `[memory.postgres] schema`. */
+	postgres_schema: string | null,
+	/**  `[memory.qdrant] url`. */
+	qdrant_url: string | null,
+	/**  `[memory.qdrant] collection`. */
+	qdrant_collection: string | null,
+	/**  `[memory.qdrant] api_key_env`. */
+	qdrant_api_key_env: string | null,
+	/**  `[memory.lucid] command`. */
+	lucid_command: string | null,
+	/**  The backends the agents use (their own or the default), each with its agents. */
+	in_use: BackendUse[],
 };
 
 /**  A directory the operation moves. */

@@ -18,6 +18,7 @@ pub mod logging;
 pub mod logs_view;
 pub mod mcp;
 pub mod memory;
+pub mod memory_settings;
 pub mod memory_view;
 pub mod notify;
 mod pause;

@@ -11,6 +11,7 @@ mod git_cli;
 mod import_cli;
 mod lifecycle_cli;
 mod mcp_cli;
+mod memory_backends_cli;
 mod memory_cli;
 mod policy_cli;
 mod providers_cli;

@@ -129,7 +129,8 @@ impl MemoryStores {
         }
     }
 
-    fn sqlite_path(&self, config: &Config) -> PathBuf {
+    /// The SQLite file of the `sqlite` and `lucid` backends under `config`.
+    pub fn sqlite_path(&self, config: &Config) -> PathBuf {
         match config.memory.sqlite.path.as_deref() {
             Some(p) if Path::new(p).is_absolute() => PathBuf::from(p),
             Some(p) => self.layout.root().join(p),
