@@ -216,3 +216,56 @@ fn a_job_created_in_the_window_runs_without_serve_and_shows_in_the_timeline() {
         fake.acknowledge_failures();
     });
 }
+
+/// A cron run that fails raises a desktop notification while the window is in the tray, and the
+/// run is recorded as failed.
+#[test]
+fn a_failed_cron_run_is_notified() {
+    use crate::harness::{launch_with, Bus};
+    use crate::live::{invoke, notified};
+    let _serial = serial();
+    block_on_mt(async {
+        let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+        fake.script([
+            Reply::error(400, "bad request"),
+            Reply::error(400, "bad request"),
+        ]);
+        let cfg = format!(
+            "{}\n[cron.nightly]\nagent = \"writer\"\nschedule = \"0 3 * * *\"\nprompt = \"digest\"\n",
+            config(&fake)
+        );
+        let d = launch_with(Bus::PrivateWithNotifications, |home| {
+            std::fs::write(home.join("config.toml"), &cfg).unwrap()
+        })
+        .await;
+        d.wait_for("[data-alias=writer]").await;
+        invoke(
+            &d,
+            "plugin:window|close",
+            serde_json::json!({"label": "main"}),
+        )
+        .await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert!(d.notifications.lock().unwrap().is_empty());
+
+        invoke(&d, "run_cron_job", serde_json::json!({"id": "nightly"})).await;
+        let got = notified(&d, 1, "the failed cron run").await;
+        assert_eq!(got[0].0, "writer's turn failed", "{got:?}");
+        let api = warren_api::Warren::open(warren_config::InstallLayout::new(&d.home));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let jobs = api.cron_jobs(Some("writer")).await.unwrap();
+            let last = jobs
+                .iter()
+                .find(|j| j.id == "nightly")
+                .and_then(|j| j.last_run.clone());
+            if let Some(run) = last.filter(|r| r.status != "running") {
+                assert_eq!(run.status, "failed", "{run:?}");
+                break;
+            }
+            assert!(Instant::now() < deadline, "the run was not recorded");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        d.close().await;
+    });
+}

@@ -280,3 +280,49 @@ fn editor_the_permission_map_shows_the_grants_and_explains_a_denial() {
         d.close().await;
     });
 }
+
+/// The filesystem reach of alice's risk profile, edited from her settings: an allowed root
+/// outside every workspace is previewed (the profile is shared, and says so), saved into the
+/// profile, and `policy check` then allows alice to read there.
+#[test]
+fn editor_an_allowed_root_added_from_the_agent_settings_reaches_the_policy() {
+    let _serial = serial();
+    block_on(async {
+        let d = launch(prepare).await;
+        let shared = std::fs::canonicalize(&d.home).unwrap().join("shared-docs");
+        std::fs::create_dir_all(&shared).unwrap();
+        std::fs::write(shared.join("guide.md"), "guide").unwrap();
+        let target = shared.join("guide.md");
+        assert!(
+            !check(&d.home, false, &target).0,
+            "fixture: outside the workspace"
+        );
+
+        d.click("[data-testid=agent-row][data-alias=alice] [data-testid=agent-open]")
+            .await;
+        d.click("[data-testid=agent-settings-toggle]").await;
+        let shared_with = d
+            .wait_text("[data-testid=reach-shared]", |t| t.contains("Shared"))
+            .await;
+        assert!(shared_with.contains("bob"), "{shared_with}");
+        d.wait_for("[data-testid=reach-roots]")
+            .await
+            .send_keys(shared.to_str().unwrap())
+            .await
+            .unwrap();
+        d.wait_text("[data-testid=reach-diff]", |t| t.contains("allowed_roots"))
+            .await;
+        assert!(
+            !check(&d.home, false, &target).0,
+            "the preview changed the policy"
+        );
+        d.click("[data-testid=reach-save]").await;
+        d.wait_for("[data-testid=reach-saved]").await;
+        let text = std::fs::read_to_string(d.home.join("config.toml")).unwrap();
+        assert!(text.contains("allowed_roots"), "{text}");
+        assert!(text.contains("# Everyone may act and delegate."), "{text}");
+        let (allowed, rule) = check(&d.home, false, &target);
+        assert!(allowed, "rule {rule}");
+        d.close().await;
+    });
+}

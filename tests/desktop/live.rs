@@ -405,7 +405,7 @@ fn quitting_during_a_turn_records_it_as_cancelled() {
 }
 
 /// Calls a command of the app from its (possibly hidden) window, without waiting for it.
-async fn invoke(d: &Desktop, command: &str, args: serde_json::Value) {
+pub(crate) async fn invoke(d: &Desktop, command: &str, args: serde_json::Value) {
     d.client
         .execute(
             &format!(
@@ -418,7 +418,7 @@ async fn invoke(d: &Desktop, command: &str, args: serde_json::Value) {
 }
 
 /// Waits until `n` notifications arrived.
-async fn notified(d: &Desktop, n: usize, what: &str) -> Vec<(String, String)> {
+pub(crate) async fn notified(d: &Desktop, n: usize, what: &str) -> Vec<(String, String)> {
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     loop {
         let got = d.notifications.lock().unwrap().clone();
