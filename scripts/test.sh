@@ -8,13 +8,14 @@ cd "$(dirname "$0")/.."
 
 bash scripts/setup.sh --test
 
-echo "== ui: install, type-check, unit tests, build"
+echo "== ui: install, type-check, lint and format check, unit tests, build"
 (
   cd ui
   if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
     npm ci --no-audit --no-fund --loglevel=error
   fi
   npm run --silent check
+  npm run --silent lint
   npm test --silent
   npm run --silent build
 )

@@ -23,7 +23,14 @@ describe("usage and logs stores", () => {
   });
 
   it("an older tail answer never replaces a newer one", async () => {
-    const line = (message: string): LogLine => ({ time: "t", level: "INFO", agent: null, message, fields: "", file: "f" });
+    const line = (message: string): LogLine => ({
+      time: "t",
+      level: "INFO",
+      agent: null,
+      message,
+      fields: "",
+      file: "f",
+    });
     const answers: Array<(v: { status: "ok"; data: LogLine[] }) => void> = [];
     const api = {
       tailLogs: () => new Promise((resolve) => answers.push(resolve)),

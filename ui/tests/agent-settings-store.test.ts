@@ -85,14 +85,31 @@ describe("agent settings store", () => {
     let saved = false;
     const api = {
       agentSettings: () =>
-        ok(saved ? { ...alice, agent: { ...alice.agent, workspace_grants: [{ agent: "bob", access: "write", categories: null }] } } : alice),
+        ok(
+          saved
+            ? {
+                ...alice,
+                agent: { ...alice.agent, workspace_grants: [{ agent: "bob", access: "write", categories: null }] },
+              }
+            : alice,
+        ),
       previewAgentEdit: (edit: AgentEdit) => {
         sent.preview.push(edit);
         return ok({
           diff: [{ kind: "add", text: 'runtime_profile = "ghost"' }],
           errors: [
-            { path: "agents.alice.runtime_profile", message: "unknown runtime profile `ghost`", line: null, column: null },
-            { path: "agents.alice.workspace.read_memory_from[0]", message: "no categories on markdown", line: null, column: null },
+            {
+              path: "agents.alice.runtime_profile",
+              message: "unknown runtime profile `ghost`",
+              line: null,
+              column: null,
+            },
+            {
+              path: "agents.alice.workspace.read_memory_from[0]",
+              message: "no categories on markdown",
+              line: null,
+              column: null,
+            },
           ],
         });
       },
@@ -110,7 +127,9 @@ describe("agent settings store", () => {
 
     s.draft!.runtime_profile = "ghost";
     await s.preview();
-    expect(sent.preview).toEqual([{ alias: "alice", changes: [{ kind: "set", field: "runtime_profile", value: "ghost" }] }]);
+    expect(sent.preview).toEqual([
+      { alias: "alice", changes: [{ kind: "set", field: "runtime_profile", value: "ghost" }] },
+    ]);
     expect(s.diff).toHaveLength(1);
     expect(s.issuesFor("runtime_profile").map((i) => i.message)).toEqual(["unknown runtime profile `ghost`"]);
     expect(s.issuesFor("memory").map((i) => i.message)).toEqual(["no categories on markdown"]);
@@ -151,7 +170,10 @@ describe("agent settings store", () => {
     expect(s.disabledReason("memory_categories.mark")).toContain("Markdown");
     expect(s.disabledReason("memory_categories.bob")).toBeNull();
     expect(s.disabledReason("memory_grant.bob")).toBeNull();
-    const markdown = { ...alice, disabled: [{ setting: "memory_categories", reason: "this agent keeps Markdown memory" }] };
+    const markdown = {
+      ...alice,
+      disabled: [{ setting: "memory_categories", reason: "this agent keeps Markdown memory" }],
+    };
     const m = new AgentSettingsStore({ agentSettings: () => ok(markdown) } as unknown as AgentSettingsApi);
     await m.open("alice");
     expect(m.disabledReason("memory_categories.bob")).toBe("this agent keeps Markdown memory");

@@ -2,7 +2,14 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/svelte";
 import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
 import App from "../src/App.svelte";
-import type { AgentSummary, ApiError, CreateAgentRequest, ImportReport, ProviderSummary, ZeroclawInstall } from "../src/bindings";
+import type {
+  AgentSummary,
+  ApiError,
+  CreateAgentRequest,
+  ImportReport,
+  ProviderSummary,
+  ZeroclawInstall,
+} from "../src/bindings";
 
 type Backend = {
   agents: AgentSummary[];
@@ -48,14 +55,38 @@ function importReport(prefix: string, dryRun: boolean): ImportReport {
       cron_jobs: [],
       unmapped: [{ setting: "channels", value: "[]", reason: "Warren has no channels" }],
       callouts: [],
-      totals: { agents: 2, memory_rows: 42, markdown_entries: 0, workspace_files: 4, workspace_bytes: 4096, secrets: 0, cron_jobs: 0 },
+      totals: {
+        agents: 2,
+        memory_rows: 42,
+        markdown_entries: 0,
+        workspace_files: 4,
+        workspace_bytes: 4096,
+        secrets: 0,
+        cron_jobs: 0,
+      },
       problems: clash,
     },
     dry_run: dryRun,
     update: false,
     imported: dryRun
-      ? { agents: 0, memory_rows: 0, memory_rows_skipped: 0, markdown_entries: 0, workspace_files: 0, workspace_bytes: 0, secrets: 0 }
-      : { agents: 2, memory_rows: 42, memory_rows_skipped: 0, markdown_entries: 0, workspace_files: 4, workspace_bytes: 4096, secrets: 0 },
+      ? {
+          agents: 0,
+          memory_rows: 0,
+          memory_rows_skipped: 0,
+          markdown_entries: 0,
+          workspace_files: 0,
+          workspace_bytes: 0,
+          secrets: 0,
+        }
+      : {
+          agents: 2,
+          memory_rows: 42,
+          memory_rows_skipped: 0,
+          markdown_entries: 0,
+          workspace_files: 4,
+          workspace_bytes: 4096,
+          secrets: 0,
+        },
     warnings: [],
   };
 }
@@ -74,98 +105,128 @@ function summary(alias: string, provider: string | null = "ollama.local"): Agent
 
 /** Answers the app's IPC calls the way the Rust commands do, errors included. */
 function serve(backend: Backend) {
-  mockIPC((cmd, args) => {
-    backend.invoked.push({ cmd, args });
-    switch (cmd) {
-      case "install_info":
-        return { root: "/w", config_path: "/w/config.toml", created_default: backend.createdDefault };
-      case "list_agents":
-        return backend.agents;
-      case "providers":
-        return backend.providers;
-      case "check_alias": {
-        const alias = (args as { alias: string }).alias;
-        if (alias.includes("__")) {
-          throw { code: "invalid_argument", message: "alias must not contain `__`" } satisfies ApiError;
+  mockIPC(
+    (cmd, args) => {
+      backend.invoked.push({ cmd, args });
+      switch (cmd) {
+        case "install_info":
+          return { root: "/w", config_path: "/w/config.toml", created_default: backend.createdDefault };
+        case "list_agents":
+          return backend.agents;
+        case "providers":
+          return backend.providers;
+        case "check_alias": {
+          const alias = (args as { alias: string }).alias;
+          if (alias.includes("__")) {
+            throw { code: "invalid_argument", message: "alias must not contain `__`" } satisfies ApiError;
+          }
+          if (backend.agents.some((a) => a.alias === alias)) {
+            throw { code: "already_exists", message: `agent \`${alias}\` already exists` } satisfies ApiError;
+          }
+          return null;
         }
-        if (backend.agents.some((a) => a.alias === alias)) {
-          throw { code: "already_exists", message: `agent \`${alias}\` already exists` } satisfies ApiError;
+        case "create_agent": {
+          const req = (args as { req: CreateAgentRequest }).req;
+          const a = { ...summary(req.alias, req.model_provider), risk_profile: req.risk_profile };
+          backend.agents.push(a);
+          return a;
         }
-        return null;
+        case "show_agent": {
+          const alias = (args as { alias: string }).alias;
+          const a = backend.agents.find((x) => x.alias === alias);
+          if (!a) throw { code: "not_found", message: `agent \`${alias}\` does not exist` } satisfies ApiError;
+          return {
+            summary: a,
+            delegates: ["bob"],
+            workspace_grants: [{ agent: "bob", access: "read", categories: null }],
+            memory_grants: [{ agent: "bob", access: "memory", categories: ["core"] }],
+            unrestricted_filesystem: false,
+            cron_jobs: [],
+            referenced_by: ["agents.bob.delegates"],
+          };
+        }
+        case "agent_statuses":
+        case "pending_approvals":
+        case "list_archives":
+        case "list_profiles":
+          return [];
+        case "zeroclaw_install":
+          return backend.zeroclaw ?? null;
+        case "plan_zeroclaw_import":
+          return importReport((args as { prefix: string }).prefix, true);
+        case "import_zeroclaw": {
+          const prefix = (args as { prefix: string }).prefix;
+          backend.agents.push(summary(`${prefix}writer`), summary(`${prefix}reviewer`));
+          return importReport(prefix, false);
+        }
+        case "mcp_servers":
+          return [];
+        case "preview_provider": {
+          const input = (args as { input: { reference: string; model: string } }).input;
+          const [family, name] = input.reference.split(".");
+          return {
+            diff: [
+              { kind: "add", text: `[providers.models.${family}.${name}]` },
+              { kind: "add", text: `model = "${input.model}"` },
+            ],
+            errors: [],
+          };
+        }
+        case "save_provider": {
+          const input = (args as { input: { reference: string; model: string } }).input;
+          const p: ProviderSummary = {
+            reference: input.reference,
+            family: "openai",
+            model: input.model,
+            uri: "https://api.openai.com/v1",
+            has_key_source: true,
+          };
+          backend.providers.push(p);
+          return {
+            reference: p.reference,
+            family: p.family,
+            model: p.model,
+            uri: p.uri,
+            secret: "OPENAI_MAIN_API_KEY",
+            api_key_env: null,
+            key_set: true,
+            store: "file",
+          };
+        }
+        case "runtime_status":
+          return {
+            state: "running",
+            problem: null,
+            agents: backend.agents.length,
+            working: 0,
+            error: 0,
+            idle: backend.agents.length,
+            pending_approvals: 0,
+            spent_today_cents: 0,
+            budget_today_cents: 500,
+          };
+        default:
+          throw { code: "internal", message: `unexpected command ${cmd}` } satisfies ApiError;
       }
-      case "create_agent": {
-        const req = (args as { req: CreateAgentRequest }).req;
-        const a = { ...summary(req.alias, req.model_provider), risk_profile: req.risk_profile };
-        backend.agents.push(a);
-        return a;
-      }
-      case "show_agent": {
-        const alias = (args as { alias: string }).alias;
-        const a = backend.agents.find((x) => x.alias === alias);
-        if (!a) throw { code: "not_found", message: `agent \`${alias}\` does not exist` } satisfies ApiError;
-        return {
-          summary: a,
-          delegates: ["bob"],
-          workspace_grants: [{ agent: "bob", access: "read", categories: null }],
-          memory_grants: [{ agent: "bob", access: "memory", categories: ["core"] }],
-          unrestricted_filesystem: false,
-          cron_jobs: [],
-          referenced_by: ["agents.bob.delegates"],
-        };
-      }
-      case "agent_statuses":
-      case "pending_approvals":
-      case "list_archives":
-      case "list_profiles":
-        return [];
-      case "zeroclaw_install":
-        return backend.zeroclaw ?? null;
-      case "plan_zeroclaw_import":
-        return importReport((args as { prefix: string }).prefix, true);
-      case "import_zeroclaw": {
-        const prefix = (args as { prefix: string }).prefix;
-        backend.agents.push(summary(`${prefix}writer`), summary(`${prefix}reviewer`));
-        return importReport(prefix, false);
-      }
-      case "mcp_servers":
-        return [];
-      case "preview_provider": {
-        const input = (args as { input: { reference: string; model: string } }).input;
-        const [family, name] = input.reference.split(".");
-        return {
-          diff: [
-            { kind: "add", text: `[providers.models.${family}.${name}]` },
-            { kind: "add", text: `model = "${input.model}"` },
-          ],
-          errors: [],
-        };
-      }
-      case "save_provider": {
-        const input = (args as { input: { reference: string; model: string } }).input;
-        const p: ProviderSummary = { reference: input.reference, family: "openai", model: input.model, uri: "https://api.openai.com/v1", has_key_source: true };
-        backend.providers.push(p);
-        return { reference: p.reference, family: p.family, model: p.model, uri: p.uri, secret: "OPENAI_MAIN_API_KEY", api_key_env: null, key_set: true, store: "file" };
-      }
-      case "runtime_status":
-        return {
-          state: "running",
-          problem: null,
-          agents: backend.agents.length,
-          working: 0,
-          error: 0,
-          idle: backend.agents.length,
-          pending_approvals: 0,
-          spent_today_cents: 0,
-          budget_today_cents: 500,
-        };
-      default:
-        throw { code: "internal", message: `unexpected command ${cmd}` } satisfies ApiError;
-    }
-  }, { shouldMockEvents: true });
+    },
+    { shouldMockEvents: true },
+  );
 }
 
-const ollama: ProviderSummary = { reference: "ollama.local", family: "ollama", model: "llama3.2", uri: "http://127.0.0.1:11434", has_key_source: false };
-const openai: ProviderSummary = { reference: "openai.main", family: "openai", model: "gpt-4o-mini", uri: "https://api.openai.com/v1", has_key_source: true };
+const ollama: ProviderSummary = {
+  reference: "ollama.local",
+  family: "ollama",
+  model: "llama3.2",
+  uri: "http://127.0.0.1:11434",
+  has_key_source: false,
+};
+const openai: ProviderSummary = {
+  reference: "openai.main",
+  family: "openai",
+  model: "gpt-4o-mini",
+  uri: "https://api.openai.com/v1",
+  has_key_source: true,
+};
 
 let backend: Backend;
 beforeEach(() => {
@@ -260,18 +321,28 @@ describe("Agents screen", () => {
     expect(model.value).toBe("gpt-4o-mini");
     await fireEvent.input(screen.getByTestId("provider-timeout"), { target: { value: "ten" } });
     await waitFor(() =>
-      expect(screen.getAllByTestId("provider-field-error").map((e) => e.textContent).join(" ")).toContain("whole number"),
+      expect(
+        screen
+          .getAllByTestId("provider-field-error")
+          .map((e) => e.textContent)
+          .join(" "),
+      ).toContain("whole number"),
     );
     expect((screen.getByTestId("provider-save") as HTMLButtonElement).disabled).toBe(true);
     await fireEvent.input(screen.getByTestId("provider-timeout"), { target: { value: "" } });
     await fireEvent.input(screen.getByTestId("provider-key"), { target: { value: "sk-test" } });
-    await waitFor(() => expect(screen.getByTestId("provider-diff").textContent).toContain("[providers.models.openai.main]"));
+    await waitFor(() =>
+      expect(screen.getByTestId("provider-diff").textContent).toContain("[providers.models.openai.main]"),
+    );
     await waitFor(() => expect((screen.getByTestId("provider-save") as HTMLButtonElement).disabled).toBe(false));
     await fireEvent.click(screen.getByTestId("provider-save"));
     await waitFor(() => expect(screen.queryByTestId("provider-hint")).toBeNull());
     const saved = backend.invoked.filter((c) => c.cmd === "save_provider");
     expect(saved).toHaveLength(1);
-    expect(saved[0].args).toMatchObject({ input: { reference: "openai.main", model: "gpt-4o-mini", timeout_secs: null }, key: "sk-test" });
+    expect(saved[0].args).toMatchObject({
+      input: { reference: "openai.main", model: "gpt-4o-mini", timeout_secs: null },
+      key: "sk-test",
+    });
   });
 
   it("shows the backend's error and its details when the config is invalid", async () => {
@@ -316,7 +387,13 @@ describe("Agents screen", () => {
     await waitFor(async () => expect(await rows()).toEqual(["alice", "writer"]));
     const create = backend.invoked.find((c) => c.cmd === "create_agent");
     expect(create?.args).toEqual({
-      req: { alias: "writer", risk_profile: "balanced", runtime_profile: null, model_provider: null, memory_backend: null },
+      req: {
+        alias: "writer",
+        risk_profile: "balanced",
+        runtime_profile: null,
+        model_provider: null,
+        memory_backend: null,
+      },
     });
     expect(screen.getByTestId("create-ok").textContent).toContain("writer");
   });

@@ -1,12 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { flushSync } from "svelte";
 import { AgentsStore, type AgentsApi, type Result } from "../src/lib/agents.svelte";
-import type {
-  AgentSummary,
-  ApiError,
-  CreateAgentRequest,
-  ProviderSummary,
-} from "../src/bindings";
+import type { AgentSummary, ApiError, CreateAgentRequest, ProviderSummary } from "../src/bindings";
 
 const ok = <T>(data: T): Result<T, ApiError> => ({ status: "ok", data });
 const fail = (code: ApiError["code"], message: string, details: string[] = []): Result<never, ApiError> => ({
@@ -34,7 +29,13 @@ const ollama: ProviderSummary = {
   uri: "http://127.0.0.1:11434",
   has_key_source: false,
 };
-const openai: ProviderSummary = { reference: "openai.main", family: "openai", model: "gpt-4o-mini", uri: "https://api.openai.com/v1", has_key_source: true };
+const openai: ProviderSummary = {
+  reference: "openai.main",
+  family: "openai",
+  model: "gpt-4o-mini",
+  uri: "https://api.openai.com/v1",
+  has_key_source: true,
+};
 
 /** An in-memory backend with the same command shapes as the generated bindings. */
 function fakeApi(agents: AgentSummary[], providers: ProviderSummary[]) {
@@ -113,7 +114,10 @@ describe("AgentsStore", () => {
   it("keeps the backend's error with its details when loading fails", async () => {
     const { api } = fakeApi([], []);
     api.listAgents = async () =>
-      fail("invalid_config", "config.toml has 2 errors", ["agents.x.risk_profile: unknown profile `nope`", "agents.y: bad"]);
+      fail("invalid_config", "config.toml has 2 errors", [
+        "agents.x.risk_profile: unknown profile `nope`",
+        "agents.y: bad",
+      ]);
     const store = new AgentsStore(api);
     await store.load();
     expect(store.state).toBe("error");
@@ -148,7 +152,13 @@ describe("AgentsStore", () => {
     const { api, calls } = fakeApi([agent("alice")], [ollama]);
     const store = new AgentsStore(api);
     await store.load();
-    const req = { alias: "bob", risk_profile: "balanced", runtime_profile: null, model_provider: null, memory_backend: null };
+    const req = {
+      alias: "bob",
+      risk_profile: "balanced",
+      runtime_profile: null,
+      model_provider: null,
+      memory_backend: null,
+    };
     expect(await store.create(req)).toBeNull();
     expect(store.agents.map((a) => a.alias)).toEqual(["alice", "bob"]);
     expect(calls.filter((c) => c === "listAgents")).toHaveLength(2);

@@ -37,7 +37,17 @@ function fakeApi(saved: CronJobRequest[]): CronApi {
     editCronJob: () => ok(job()),
     removeCronJob: () => ok(job()),
     runCronJob: () =>
-      ok({ id: 1, job: "rt-1", scheduled_for: "t", missed: 0, started_at: "t", ended_at: "t", status: "completed", turn_id: "x", error: null }),
+      ok({
+        id: 1,
+        job: "rt-1",
+        scheduled_for: "t",
+        missed: 0,
+        started_at: "t",
+        ended_at: "t",
+        status: "completed",
+        turn_id: "x",
+        error: null,
+      }),
   };
 }
 

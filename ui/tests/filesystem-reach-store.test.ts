@@ -15,7 +15,8 @@ describe("filesystem reach", () => {
     const saved: ProfileEdit[] = [];
     const api: FilesystemReachApi = {
       listProfiles: () => Promise.resolve({ status: "ok" as const, data: [profile] }),
-      previewProfileEdit: () => Promise.resolve({ status: "ok" as const, data: { diff: [{ kind: "add", text: "x" }], errors: [] } }),
+      previewProfileEdit: () =>
+        Promise.resolve({ status: "ok" as const, data: { diff: [{ kind: "add", text: "x" }], errors: [] } }),
       saveProfileEdit: (e) => {
         saved.push(e);
         return Promise.resolve({ status: "ok" as const, data: profile });
@@ -26,7 +27,11 @@ describe("filesystem reach", () => {
     expect(s.usedBy).toEqual(["alice", "bob"]);
     expect(s.changed).toBe(false);
     s.roots = "/srv/docs\n\n  /srv/more  \n";
-    expect(s.edit()).toEqual({ kind: "risk", name: "team", changes: [{ field: "allowed_roots", value: ["/srv/docs", "/srv/more"] }] });
+    expect(s.edit()).toEqual({
+      kind: "risk",
+      name: "team",
+      changes: [{ field: "allowed_roots", value: ["/srv/docs", "/srv/more"] }],
+    });
     await s.preview();
     expect(s.diff).toHaveLength(1);
     expect(await s.save()).toBe(true);

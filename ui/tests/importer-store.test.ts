@@ -16,12 +16,28 @@ function report(problems: string[], rows = 10): ImportReport {
       cron_jobs: [],
       unmapped: [],
       callouts: [],
-      totals: { agents: 1, memory_rows: rows, markdown_entries: 0, workspace_files: 0, workspace_bytes: 0, secrets: 0, cron_jobs: 0 },
+      totals: {
+        agents: 1,
+        memory_rows: rows,
+        markdown_entries: 0,
+        workspace_files: 0,
+        workspace_bytes: 0,
+        secrets: 0,
+        cron_jobs: 0,
+      },
       problems,
     },
     dry_run: true,
     update: false,
-    imported: { agents: 0, memory_rows: 0, memory_rows_skipped: 0, markdown_entries: 0, workspace_files: 0, workspace_bytes: 0, secrets: 0 },
+    imported: {
+      agents: 0,
+      memory_rows: 0,
+      memory_rows_skipped: 0,
+      markdown_entries: 0,
+      workspace_files: 0,
+      workspace_bytes: 0,
+      secrets: 0,
+    },
     warnings: [],
   };
 }
@@ -73,8 +89,10 @@ describe("import store", () => {
   it("will not import a plan with problems, and keeps a failed import's error on the plan", async () => {
     const s = new ImportStore(
       api({
-        planZeroclawImport: (_p, prefix) => Promise.resolve({ status: "ok" as const, data: report(prefix ? [] : ["clash"]) }),
-        importZeroclaw: () => Promise.resolve({ status: "error" as const, error: { code: "io", message: "disk full" } }),
+        planZeroclawImport: (_p, prefix) =>
+          Promise.resolve({ status: "ok" as const, data: report(prefix ? [] : ["clash"]) }),
+        importZeroclaw: () =>
+          Promise.resolve({ status: "error" as const, error: { code: "io", message: "disk full" } }),
       }),
       () => ({}) as Channel<ImportProgress>,
     );
@@ -92,7 +110,9 @@ describe("import store", () => {
   });
 
   it("offers nothing when no install is found or it was imported", async () => {
-    const none = new ImportStore(api({ zeroclawInstall: () => Promise.resolve({ status: "ok" as const, data: null }) }));
+    const none = new ImportStore(
+      api({ zeroclawInstall: () => Promise.resolve({ status: "ok" as const, data: null }) }),
+    );
     await none.detect();
     expect(none.stage).toBe("hidden");
     const done = new ImportStore(

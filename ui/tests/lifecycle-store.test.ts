@@ -6,14 +6,32 @@ import { LifecycleStore, type LifecycleApi } from "../src/lib/lifecycle.svelte";
 const ok = <T>(data: T) => ({ status: "ok" as const, data });
 
 function agent(alias: string): AgentSummary {
-  return { alias, enabled: true, risk_profile: "balanced", runtime_profile: null, model_provider: null, memory_backend: "sqlite", workspace: `/w/${alias}` };
+  return {
+    alias,
+    enabled: true,
+    risk_profile: "balanced",
+    runtime_profile: null,
+    model_provider: null,
+    memory_backend: "sqlite",
+    workspace: `/w/${alias}`,
+  };
 }
 
 function outcome(alias: string, dryRun: boolean): LifecycleOutcome {
   return {
     ok: true,
     dry_run: dryRun,
-    plan: { operation: "delete", alias, new_alias: null, references: [], blockers: [], workspace: null, counts: [], archive: `/w/data/agents/_deleted/${alias}-x`, resumed: false },
+    plan: {
+      operation: "delete",
+      alias,
+      new_alias: null,
+      references: [],
+      blockers: [],
+      workspace: null,
+      counts: [],
+      archive: `/w/data/agents/_deleted/${alias}-x`,
+      resumed: false,
+    },
     warnings: dryRun ? [] : ["memory export kept in place"],
     archive: dryRun ? null : `/w/data/agents/_deleted/${alias}-x`,
   };
@@ -29,7 +47,16 @@ describe("the lifecycle store", () => {
       providers: async () => ok([]),
       createAgent: async () => ok(agent("x")),
       checkAlias: async () => ok(null),
-      showAgent: async () => ok({ summary: agent("alice"), delegates: [], workspace_grants: [], memory_grants: [], unrestricted_filesystem: false, cron_jobs: [], referenced_by: [] }),
+      showAgent: async () =>
+        ok({
+          summary: agent("alice"),
+          delegates: [],
+          workspace_grants: [],
+          memory_grants: [],
+          unrestricted_filesystem: false,
+          cron_jobs: [],
+          referenced_by: [],
+        }),
     } as unknown as AgentsApi;
     const store = new AgentsStore(agentsApi);
     await store.load();

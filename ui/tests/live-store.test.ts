@@ -62,9 +62,17 @@ describe("the live store", () => {
       },
       liveUnsubscribe: async () => ok(null),
       agentMeters: async () =>
-        ok({ agent: "alice", max_tool_iterations: 10, cost_today_cents: 0, max_cost_per_day_cents: 500, actions_last_hour: 0, max_actions_per_hour: 20 }),
+        ok({
+          agent: "alice",
+          max_tool_iterations: 10,
+          cost_today_cents: 0,
+          max_cost_per_day_cents: 500,
+          actions_last_hour: 0,
+          max_actions_per_hour: 20,
+        }),
       agentTurns: async () => ok([]),
-      sendPrompt: async () => ok({ turn_id: "t1", session: "s1", status: "completed", text: "", error_code: null, error_message: null }),
+      sendPrompt: async () =>
+        ok({ turn_id: "t1", session: "s1", status: "completed", text: "", error_code: null, error_message: null }),
       answerApproval: async () => ok(true),
       cancelTurn: async () => ok(true),
       turnEvents: async () => ok([]),
@@ -127,14 +135,26 @@ describe("the live store with turns running at once", () => {
             truncated: false,
             frames: [
               bob(1, "b1", { type: "turn_started", session_id: "s-bob", trigger: "user", prompt: "own work" }),
-              bob(2, "u1", { type: "turn_started", session_id: "s-delegated", trigger: "delegate", prompt: "for alice" }),
+              bob(2, "u1", {
+                type: "turn_started",
+                session_id: "s-delegated",
+                trigger: "delegate",
+                prompt: "for alice",
+              }),
               bob(3, "b1", { type: "text_delta", text: "mine" }),
             ],
           },
         }),
       liveUnsubscribe: async () => ok(null),
       agentMeters: async () =>
-        ok({ agent: "bob", max_tool_iterations: 10, cost_today_cents: 0, max_cost_per_day_cents: 500, actions_last_hour: 0, max_actions_per_hour: 20 }),
+        ok({
+          agent: "bob",
+          max_tool_iterations: 10,
+          cost_today_cents: 0,
+          max_cost_per_day_cents: 500,
+          actions_last_hour: 0,
+          max_actions_per_hour: 20,
+        }),
       agentTurns: async () => ok([]),
       turnEvents: async () => ok([]),
     } as unknown as LiveApi;
@@ -165,7 +185,14 @@ describe("the live store's turn history", () => {
         ok({ id: 1, snapshot: { agent: "alice", status: "idle", last_seq: 0, truncated: false, frames: [] } }),
       liveUnsubscribe: async () => ok(null),
       agentMeters: async () =>
-        ok({ agent: "alice", max_tool_iterations: 10, cost_today_cents: 0, max_cost_per_day_cents: 500, actions_last_hour: 0, max_actions_per_hour: 20 }),
+        ok({
+          agent: "alice",
+          max_tool_iterations: 10,
+          cost_today_cents: 0,
+          max_cost_per_day_cents: 500,
+          actions_last_hour: 0,
+          max_actions_per_hour: 20,
+        }),
       agentTurns: async () =>
         gone
           ? { status: "error" as const, error: { code: "not_found", message: "agent `alice` does not exist" } }
@@ -204,7 +231,17 @@ describe("the runtime store", () => {
       pendingApprovals: async () => ok([]),
       runtimeStatus: async () => {
         strips++;
-        return ok({ state: "running", problem: null, agents: 1, working: 0, error: 0, idle: 1, pending_approvals: 0, spent_today_cents: 0, budget_today_cents: 500 });
+        return ok({
+          state: "running",
+          problem: null,
+          agents: 1,
+          working: 0,
+          error: 0,
+          idle: 1,
+          pending_approvals: 0,
+          spent_today_cents: 0,
+          budget_today_cents: 500,
+        });
       },
       answerApproval: async () => ok(true),
     } as unknown as RuntimeApi;
@@ -217,7 +254,17 @@ describe("the runtime store", () => {
     handlers.status({ payload: { agent: "alice", status: "waiting_for_approval" } });
     handlers.approvals({
       payload: {
-        pending: [{ agent: "alice", turn_id: "t1", call_id: "c1", tool: "file_write", arguments: "{}", reason: "r", requested_at: "x" }],
+        pending: [
+          {
+            agent: "alice",
+            turn_id: "t1",
+            call_id: "c1",
+            tool: "file_write",
+            arguments: "{}",
+            reason: "r",
+            requested_at: "x",
+          },
+        ],
       },
     });
     handlers.agents({ payload: {} });
@@ -238,12 +285,38 @@ describe("replaying a stored turn that delegated", () => {
       t1: [
         parent(1, { type: "turn_started", session_id: "s1", trigger: "user", prompt: "ask bob" }),
         parent(2, { type: "tool_call", id: "d1", name: "delegate", arguments: "{}" }),
-        parent(3, { type: "tool_result", id: "d1", ok: true, output: "{}", duration_ms: 3, receipt_id: null, sub_turn_id: "u1" }),
+        parent(3, {
+          type: "tool_result",
+          id: "d1",
+          ok: true,
+          output: "{}",
+          duration_ms: 3,
+          receipt_id: null,
+          sub_turn_id: "u1",
+        }),
         parent(4, { type: "turn_completed", text: "bob says hi" }),
       ],
       u1: [
-        { turn_id: "u1", agent: "bob", seq: 1, time: "2026-01-01T00:00:00Z", type: "turn_started", session_id: "s2", trigger: "delegate", prompt: "say hi", parent: { turn_id: "t1", call_id: "d1", agent: "alice" } },
-        { turn_id: "u1", agent: "bob", seq: 2, time: "2026-01-01T00:00:00Z", type: "turn_completed", text: "hi", parent: { turn_id: "t1", call_id: "d1", agent: "alice" } },
+        {
+          turn_id: "u1",
+          agent: "bob",
+          seq: 1,
+          time: "2026-01-01T00:00:00Z",
+          type: "turn_started",
+          session_id: "s2",
+          trigger: "delegate",
+          prompt: "say hi",
+          parent: { turn_id: "t1", call_id: "d1", agent: "alice" },
+        },
+        {
+          turn_id: "u1",
+          agent: "bob",
+          seq: 2,
+          time: "2026-01-01T00:00:00Z",
+          type: "turn_completed",
+          text: "hi",
+          parent: { turn_id: "t1", call_id: "d1", agent: "alice" },
+        },
       ] as TurnEvent[],
     };
     const api = {
@@ -253,11 +326,20 @@ describe("replaying a stored turn that delegated", () => {
       },
     } as unknown as LiveApi;
     const store = new LiveStore(api, () => ({}) as Channel<LiveFrame>);
-    await store.replay({ id: "t1", session_id: "s1", trigger: "user", prompt: "ask bob", status: "completed", started_at: "2026-01-01T00:00:00Z" });
+    await store.replay({
+      id: "t1",
+      session_id: "s1",
+      trigger: "user",
+      prompt: "ask bob",
+      status: "completed",
+      started_at: "2026-01-01T00:00:00Z",
+    });
     expect(asked).toEqual(["t1", "u1"]);
     const turns = store.replaying?.timeline.turns ?? [];
     expect(turns.map((t) => t.turn_id)).toEqual(["t1"]);
     const card = turns[0].items[0];
-    expect(card.kind === "tool" && card.children.map((c) => [c.agent, c.state, c.final_text])).toEqual([["bob", "completed", "hi"]]);
+    expect(card.kind === "tool" && card.children.map((c) => [c.agent, c.state, c.final_text])).toEqual([
+      ["bob", "completed", "hi"],
+    ]);
   });
 });

@@ -24,13 +24,23 @@ function api(sent: MemorySettingsInput[], pgOpens: boolean): MemoryBackendsApi {
       ok([
         { backend: "sqlite" as const, ok: true, error: null, duration_ms: 1 },
         ...(i.backend === "postgres"
-          ? [{ backend: "postgres" as const, ok: pgOpens, error: pgOpens ? null : "connection refused", duration_ms: 2 }]
+          ? [
+              {
+                backend: "postgres" as const,
+                ok: pgOpens,
+                error: pgOpens ? null : "connection refused",
+                duration_ms: 2,
+              },
+            ]
           : []),
       ]),
     saveMemorySettings: (i) => {
       sent.push(i);
       if (i.backend === "postgres" && !pgOpens)
-        return Promise.resolve({ status: "error" as const, error: { code: "storage" as const, message: "postgres did not open" } });
+        return Promise.resolve({
+          status: "error" as const,
+          error: { code: "storage" as const, message: "postgres did not open" },
+        });
       return ok({ ...view, backend: i.backend ?? view.backend, postgres_url: i.postgres_url ?? null });
     },
   };

@@ -22,7 +22,10 @@ function fakeApi(rows: MemoryItem[], forgotten: string[]): MemoryApi {
     },
     memoryForget: (agent, key) => {
       forgotten.push(`${agent}/${key}`);
-      rows.splice(rows.findIndex((r) => r.agent === agent && r.key === key), 1);
+      rows.splice(
+        rows.findIndex((r) => r.agent === agent && r.key === key),
+        1,
+      );
       return ok({ agent, key });
     },
     memoryGrants: (agent) => ok([{ agent, own: true, categories: null, present_categories: ["core"] }]),

@@ -5,7 +5,15 @@ import App from "../src/App.svelte";
 import type { AgentSummary, ApiError, PendingOperationView, ResumeOutcomeView } from "../src/bindings";
 
 function summary(alias: string): AgentSummary {
-  return { alias, enabled: true, risk_profile: "balanced", runtime_profile: null, model_provider: "ollama.local", memory_backend: "sqlite", workspace: `/w/agents/${alias}/workspace` };
+  return {
+    alias,
+    enabled: true,
+    risk_profile: "balanced",
+    runtime_profile: null,
+    model_provider: "ollama.local",
+    memory_backend: "sqlite",
+    workspace: `/w/agents/${alias}/workspace`,
+  };
 }
 
 const MEMORY_ERROR = "memory store: unable to open database file /w/data/memory/memory.db";
@@ -35,39 +43,56 @@ type Backend = {
 };
 
 function serve(b: Backend) {
-  mockIPC((cmd) => {
-    b.invoked.push(cmd);
-    switch (cmd) {
-      case "install_info":
-        return { root: "/w", config_path: "/w/config.toml", created_default: false };
-      case "list_agents":
-        return b.agents;
-      case "providers":
-      case "agent_statuses":
-      case "pending_approvals":
-      case "list_archives":
-      case "list_profiles":
-      case "paused_agents":
-        return [];
-      case "pending_operations":
-        return b.pending;
-      case "resume_operations": {
-        if (b.resumeThrows) throw b.resumeThrows;
-        const op = b.pending[0];
-        if (b.fault !== null) {
-          b.pending = [{ ...op, last_error: b.fault }];
-          return [{ journal: op.journal, operation: op.description, ok: false, error: b.fault }] satisfies ResumeOutcomeView[];
+  mockIPC(
+    (cmd) => {
+      b.invoked.push(cmd);
+      switch (cmd) {
+        case "install_info":
+          return { root: "/w", config_path: "/w/config.toml", created_default: false };
+        case "list_agents":
+          return b.agents;
+        case "providers":
+        case "agent_statuses":
+        case "pending_approvals":
+        case "list_archives":
+        case "list_profiles":
+        case "paused_agents":
+          return [];
+        case "pending_operations":
+          return b.pending;
+        case "resume_operations": {
+          if (b.resumeThrows) throw b.resumeThrows;
+          const op = b.pending[0];
+          if (b.fault !== null) {
+            b.pending = [{ ...op, last_error: b.fault }];
+            return [
+              { journal: op.journal, operation: op.description, ok: false, error: b.fault },
+            ] satisfies ResumeOutcomeView[];
+          }
+          b.pending = [];
+          b.agents = [summary("ann"), summary("bob")];
+          return [
+            { journal: op.journal, operation: op.description, ok: true, error: null },
+          ] satisfies ResumeOutcomeView[];
         }
-        b.pending = [];
-        b.agents = [summary("ann"), summary("bob")];
-        return [{ journal: op.journal, operation: op.description, ok: true, error: null }] satisfies ResumeOutcomeView[];
+        case "runtime_status":
+          return {
+            state: "running",
+            problem: null,
+            agents: b.agents.length,
+            working: 0,
+            error: 0,
+            idle: b.agents.length,
+            pending_approvals: 0,
+            spent_today_cents: 0,
+            budget_today_cents: 0,
+          };
+        default:
+          throw { code: "internal", message: `unexpected command ${cmd}` } satisfies ApiError;
       }
-      case "runtime_status":
-        return { state: "running", problem: null, agents: b.agents.length, working: 0, error: 0, idle: b.agents.length, pending_approvals: 0, spent_today_cents: 0, budget_today_cents: 0 };
-      default:
-        throw { code: "internal", message: `unexpected command ${cmd}` } satisfies ApiError;
-    }
-  }, { shouldMockEvents: true });
+    },
+    { shouldMockEvents: true },
+  );
 }
 
 let backend: Backend;
@@ -114,7 +139,9 @@ describe("unfinished lifecycle operations on the Agents screen", () => {
     backend.fault = null;
     await fireEvent.click(screen.getByTestId("pending-resume"));
     await waitFor(() => expect(screen.queryByTestId("pending-operations")).toBeNull());
-    const rows = within(screen.getByTestId("agents-table")).getAllByTestId("agent-row").map((r) => r.getAttribute("data-alias"));
+    const rows = within(screen.getByTestId("agents-table"))
+      .getAllByTestId("agent-row")
+      .map((r) => r.getAttribute("data-alias"));
     expect(rows).toEqual(["ann", "bob"]);
     expect(backend.invoked.filter((c) => c === "resume_operations")).toHaveLength(2);
   });

@@ -8,7 +8,9 @@ const map: PermissionMap = {
     {
       agent: "alice",
       sandbox: "landlock",
-      cells: [{ peer: "bob", read: true, write: false, memory: true, memory_categories: ["core", "notes"], delegate: true }],
+      cells: [
+        { peer: "bob", read: true, write: false, memory: true, memory_categories: ["core", "notes"], delegate: true },
+      ],
     },
     {
       agent: "bob",
@@ -24,8 +26,12 @@ describe("permission cells", () => {
   it("marks workspace, memory with categories, and delegation", () => {
     expect(cellMarks(map.rows[0].cells[0])).toEqual(["R", "M[core, notes]", "D"]);
     expect(cellMarks(map.rows[1].cells[0])).toEqual([]);
-    expect(cellMarks({ peer: "x", read: true, write: true, memory: true, memory_categories: null, delegate: false })).toEqual(["RW", "M"]);
-    expect(cellMarks({ peer: "x", read: false, write: true, memory: false, memory_categories: null, delegate: false })).toEqual(["W"]);
+    expect(
+      cellMarks({ peer: "x", read: true, write: true, memory: true, memory_categories: null, delegate: false }),
+    ).toEqual(["RW", "M"]);
+    expect(
+      cellMarks({ peer: "x", read: false, write: true, memory: false, memory_categories: null, delegate: false }),
+    ).toEqual(["W"]);
   });
 });
 
@@ -48,7 +54,12 @@ describe("permissions store", () => {
         });
       },
       policyCheck: (agent: string, write: boolean, path: string) =>
-        ok({ allowed: !write, access: write ? "write" : "read", path, rule: write ? "read_only_grant" : "granted_root" }),
+        ok({
+          allowed: !write,
+          access: write ? "write" : "read",
+          path,
+          rule: write ? "read_only_grant" : "granted_root",
+        }),
     } as unknown as PermissionsApi;
     const s = new PermissionsStore(api);
     await s.load();
@@ -71,7 +82,8 @@ describe("permissions store", () => {
 
   it("keeps a failed load's error to show", async () => {
     const s = new PermissionsStore({
-      permissionMap: () => Promise.resolve({ status: "error" as const, error: { code: "invalid_config", message: "bad", details: [] } }),
+      permissionMap: () =>
+        Promise.resolve({ status: "error" as const, error: { code: "invalid_config", message: "bad", details: [] } }),
     } as unknown as PermissionsApi);
     await s.load();
     expect(s.error?.code).toBe("invalid_config");

@@ -21,11 +21,24 @@ function fakeApi(over: Partial<SettingsApi> = {}): SettingsApi {
       ok({ ...route, reference, secret: "OPENAI_MAIN_API_KEY", key_set: true, store: "keyring" }),
     secretBackend: () => ok({ backend: "keyring", description: "the desktop keyring" }),
     sandboxDoctor: () =>
-      Promise.resolve({ status: "error" as const, error: { code: "invalid_config" as const, message: "bad", details: [] } }),
-    desktopSettings: () => ok({ start_hidden: false, notifications: true, start_on_login: false, autostart_path: "/a", settings_path: "/s" }),
-    setStartHidden: (on) => ok({ start_hidden: on, notifications: true, start_on_login: false, autostart_path: "/a", settings_path: "/s" }),
-    setNotifications: (on) => ok({ start_hidden: false, notifications: on, start_on_login: false, autostart_path: "/a", settings_path: "/s" }),
-    setStartOnLogin: (on) => ok({ start_hidden: false, notifications: true, start_on_login: on, autostart_path: "/a", settings_path: "/s" }),
+      Promise.resolve({
+        status: "error" as const,
+        error: { code: "invalid_config" as const, message: "bad", details: [] },
+      }),
+    desktopSettings: () =>
+      ok({
+        start_hidden: false,
+        notifications: true,
+        start_on_login: false,
+        autostart_path: "/a",
+        settings_path: "/s",
+      }),
+    setStartHidden: (on) =>
+      ok({ start_hidden: on, notifications: true, start_on_login: false, autostart_path: "/a", settings_path: "/s" }),
+    setNotifications: (on) =>
+      ok({ start_hidden: false, notifications: on, start_on_login: false, autostart_path: "/a", settings_path: "/s" }),
+    setStartOnLogin: (on) =>
+      ok({ start_hidden: false, notifications: true, start_on_login: on, autostart_path: "/a", settings_path: "/s" }),
     ...over,
   };
 }

@@ -1,6 +1,15 @@
 import { describe, expect, it } from "vitest";
 import type { LiveFrame, LiveSnapshot, TurnEvent } from "../src/bindings";
-import { currentTurn, emptyStream, MAX_REPLAY_DEPTH, onFrame, onSnapshot, ownRunning, replay, withSubTurns } from "../src/lib/timeline";
+import {
+  currentTurn,
+  emptyStream,
+  MAX_REPLAY_DEPTH,
+  onFrame,
+  onSnapshot,
+  ownRunning,
+  replay,
+  withSubTurns,
+} from "../src/lib/timeline";
 
 let clock = 0;
 function ev(kind: Record<string, unknown> & { type: string }, turn = "t1"): TurnEvent {
@@ -14,7 +23,8 @@ function ev(kind: Record<string, unknown> & { type: string }, turn = "t1"): Turn
   } as unknown as TurnEvent;
 }
 
-const started = (turn = "t1") => ev({ type: "turn_started", session_id: "s1", trigger: "user", prompt: "write it" }, turn);
+const started = (turn = "t1") =>
+  ev({ type: "turn_started", session_id: "s1", trigger: "user", prompt: "write it" }, turn);
 
 function frames(events: TurnEvent[], from = 1): LiveFrame[] {
   return events.map((event, i) => ({ agent: "alice", seq: from + i, event }));
@@ -63,7 +73,14 @@ describe("the timeline reducer", () => {
       ev({ type: "tool_call", id: "c1", name: "file_write", arguments: "{}" }),
       ev({ type: "approval_requested", id: "c1", tool: "file_write", arguments: "{}", reason: "r" }),
       ev({ type: "approval_resolved", id: "c1", decision: "deny", message: "not now" }),
-      ev({ type: "tool_result", id: "c1", ok: false, output: "the user denied this call: not now", duration_ms: 0, receipt_id: null }),
+      ev({
+        type: "tool_result",
+        id: "c1",
+        ok: false,
+        output: "the user denied this call: not now",
+        duration_ms: 0,
+        receipt_id: null,
+      }),
     ]);
     const tool = t.turns[0].items[0];
     expect(tool.kind === "tool" && tool.state).toBe("denied");
@@ -91,11 +108,20 @@ describe("the stream: snapshot, held frames and gaps", () => {
     expect(s.timeline.lost).toBe(0);
     // A duplicate is ignored.
     onFrame(s, all[3]);
-    expect(text.kind === "text" && s.timeline.turns[0].items[0].kind === "text" && (s.timeline.turns[0].items[0] as { text: string }).text).toBe("abc");
+    expect(
+      text.kind === "text" &&
+        s.timeline.turns[0].items[0].kind === "text" &&
+        (s.timeline.turns[0].items[0] as { text: string }).text,
+    ).toBe("abc");
   });
 
   it("a gap in seq leaves a marker with the number of frames lost", () => {
-    const all = frames([started(), ev({ type: "text_delta", text: "a" }), ev({ type: "text_delta", text: "b" }), ev({ type: "text_delta", text: "c" })]);
+    const all = frames([
+      started(),
+      ev({ type: "text_delta", text: "a" }),
+      ev({ type: "text_delta", text: "b" }),
+      ev({ type: "text_delta", text: "c" }),
+    ]);
     const s = emptyStream();
     onSnapshot(s, snapshot(all.slice(0, 1), 1));
     onFrame(s, all[3]);
@@ -117,7 +143,8 @@ describe("the stream: snapshot, held frames and gaps", () => {
   it("frames of a new turn start a new turn", () => {
     const s = emptyStream();
     onSnapshot(s, snapshot([], 0));
-    for (const f of frames([started("t1"), ev({ type: "turn_completed", text: "x" }, "t1"), started("t2")])) onFrame(s, f);
+    for (const f of frames([started("t1"), ev({ type: "turn_completed", text: "x" }, "t1"), started("t2")]))
+      onFrame(s, f);
     expect(s.timeline.turns.map((t) => t.turn_id)).toEqual(["t1", "t2"]);
     expect(s.timeline.turns[1].state).toBe("running");
   });
@@ -140,7 +167,9 @@ const subStarted = (turn = "u1", agent = "bob", parent?: { turn_id: string; call
 
 /** The one delegate card of the timeline's first turn. */
 function card(t: { turns: { items: unknown[] }[] }, index = 0) {
-  const tools = t.turns[0].items.filter((i) => (i as { kind: string }).kind === "tool") as import("../src/lib/timeline").ToolItem[];
+  const tools = t.turns[0].items.filter(
+    (i) => (i as { kind: string }).kind === "tool",
+  ) as import("../src/lib/timeline").ToolItem[];
   return tools[index];
 }
 
@@ -178,7 +207,15 @@ describe("a delegated child turn", () => {
     onFrame(s, {
       agent: "alice",
       seq: 10,
-      event: ev({ type: "tool_result", id: "d1", ok: true, output: "{}", duration_ms: 9, receipt_id: null, sub_turn_id: "u1" }),
+      event: ev({
+        type: "tool_result",
+        id: "d1",
+        ok: true,
+        output: "{}",
+        duration_ms: 9,
+        receipt_id: null,
+        sub_turn_id: "u1",
+      }),
     });
     onFrame(s, { agent: "alice", seq: 11, event: ev({ type: "text_delta", text: "bob found it" }) });
     expect(child.state).toBe("completed");
@@ -199,7 +236,9 @@ describe("a delegated child turn", () => {
       subStarted("u2", "bob", { turn_id: "t1", call_id: "d2", agent: "alice" }),
       sub({ type: "turn_cancelled" }, "u2", "bob", { turn_id: "t1", call_id: "d2", agent: "alice" }),
     ]);
-    expect(card(t, 0).children.map((c) => [c.turn_id, c.state, c.error?.code ?? null])).toEqual([["u1", "failed", "provider_error"]]);
+    expect(card(t, 0).children.map((c) => [c.turn_id, c.state, c.error?.code ?? null])).toEqual([
+      ["u1", "failed", "provider_error"],
+    ]);
     expect(card(t, 1).children.map((c) => [c.turn_id, c.state])).toEqual([["u2", "cancelled"]]);
   });
 
@@ -217,9 +256,9 @@ describe("a delegated child turn", () => {
     const child = card(t).children[0];
     expect([child.turn_id, child.agent, child.state]).toEqual(["t2", "alice", "completed"]);
     const inner = child.items[0];
-    expect(inner.kind === "tool" && inner.children.map((c) => [c.agent, c.items[0].kind === "text" && c.items[0].text])).toEqual([
-      ["bob", "deep"],
-    ]);
+    expect(
+      inner.kind === "tool" && inner.children.map((c) => [c.agent, c.items[0].kind === "text" && c.items[0].text]),
+    ).toEqual([["bob", "deep"]]);
   });
 
   it("in the child's own stream (no card to hang under) the turn is a top-level one", () => {
@@ -257,21 +296,49 @@ describe("replaying a turn that delegated", () => {
     const parent = [
       started(),
       delegateCall(),
-      ev({ type: "tool_result", id: "d1", ok: true, output: "{}", duration_ms: 5, receipt_id: null, sub_turn_id: "u1" }),
+      ev({
+        type: "tool_result",
+        id: "d1",
+        ok: true,
+        output: "{}",
+        duration_ms: 5,
+        receipt_id: null,
+        sub_turn_id: "u1",
+      }),
       ev({ type: "tool_call", id: "d2", name: "delegate", arguments: "{}" }),
-      ev({ type: "tool_result", id: "d2", ok: false, output: "gone", duration_ms: 5, receipt_id: null, sub_turn_id: "u-missing" }),
+      ev({
+        type: "tool_result",
+        id: "d2",
+        ok: false,
+        output: "gone",
+        duration_ms: 5,
+        receipt_id: null,
+        sub_turn_id: "u-missing",
+      }),
       ev({ type: "turn_completed", text: "done" }),
     ];
     const stored: Record<string, TurnEvent[]> = {
       u1: [
         subStarted(),
         sub({ type: "tool_call", id: "b1", name: "delegate", arguments: "{}" }),
-        sub({ type: "tool_result", id: "b1", ok: true, output: "{}", duration_ms: 1, receipt_id: null, sub_turn_id: "v1" }),
+        sub({
+          type: "tool_result",
+          id: "b1",
+          ok: true,
+          output: "{}",
+          duration_ms: 1,
+          receipt_id: null,
+          sub_turn_id: "v1",
+        }),
         sub({ type: "turn_completed", text: "from bob" }),
       ],
       v1: [
         subStarted("v1", "carol", { turn_id: "u1", call_id: "b1", agent: "bob" }),
-        sub({ type: "turn_completed", text: "from carol" }, "v1", "carol", { turn_id: "u1", call_id: "b1", agent: "bob" }),
+        sub({ type: "turn_completed", text: "from carol" }, "v1", "carol", {
+          turn_id: "u1",
+          call_id: "b1",
+          agent: "bob",
+        }),
       ],
     };
     const asked: string[] = [];
@@ -287,7 +354,9 @@ describe("replaying a turn that delegated", () => {
     const child = card(t, 0).children[0];
     expect([child.agent, child.state, child.final_text]).toEqual(["bob", "completed", "from bob"]);
     const inner = child.items[0];
-    expect(inner.kind === "tool" && inner.children.map((c) => [c.agent, c.final_text])).toEqual([["carol", "from carol"]]);
+    expect(inner.kind === "tool" && inner.children.map((c) => [c.agent, c.final_text])).toEqual([
+      ["carol", "from carol"],
+    ]);
     expect(card(t, 1).children).toEqual([]);
     expect(card(t, 1).state).toBe("failed");
   });
@@ -334,11 +403,9 @@ describe("turns running at once in one agent's stream", () => {
       ["u1", "bob", "alice", "completed"],
     ]);
     expect(b1.prompt).toBe("own work");
-    expect(b1.items.map((i) => (i.kind === "text" ? i.text : i.kind === "tool" ? `${i.name}:${i.state}` : i.kind))).toEqual([
-      "mine ",
-      "file_write:waiting",
-      "still mine",
-    ]);
+    expect(
+      b1.items.map((i) => (i.kind === "text" ? i.text : i.kind === "tool" ? `${i.name}:${i.state}` : i.kind)),
+    ).toEqual(["mine ", "file_write:waiting", "still mine"]);
     expect(u1.items.map((i) => i.kind === "text" && i.text)).toEqual(["for alice"]);
     expect(u1.final_text).toBe("for alice");
     // The agent's own turn still runs after the later SubAgent turn ended.

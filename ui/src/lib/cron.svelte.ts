@@ -2,24 +2,12 @@
 // checks a new or edited job through the backend (field errors, the next five run times)
 // before it can be saved, on/off, run now and delete.
 
-import {
-  commands,
-  type ApiError,
-  type CronCheck,
-  type CronJobView,
-  type CronRunView,
-} from "../bindings";
+import { commands, type ApiError, type CronCheck, type CronJobView, type CronRunView } from "../bindings";
 import { toApiError, type Result } from "./agents.svelte";
 
 export type CronApi = Pick<
   typeof commands,
-  | "cronJobs"
-  | "checkCronJob"
-  | "checkCronEdit"
-  | "addCronJob"
-  | "editCronJob"
-  | "removeCronJob"
-  | "runCronJob"
+  "cronJobs" | "checkCronJob" | "checkCronEdit" | "addCronJob" | "editCronJob" | "removeCronJob" | "runCronJob"
 >;
 
 function unwrap<T>(r: Result<T, ApiError>): T {
@@ -98,7 +86,14 @@ export class CronStore {
     try {
       const check = d.id
         ? unwrap(await this.#api.checkCronEdit(d.id, { schedule: d.schedule, prompt: d.prompt, enabled: d.enabled }))
-        : unwrap(await this.#api.checkCronJob({ agent: this.agent, schedule: d.schedule, prompt: d.prompt, enabled: d.enabled }));
+        : unwrap(
+            await this.#api.checkCronJob({
+              agent: this.agent,
+              schedule: d.schedule,
+              prompt: d.prompt,
+              enabled: d.enabled,
+            }),
+          );
       if (n === this.#seq) {
         this.check = check;
         this.error = null;
@@ -118,7 +113,9 @@ export class CronStore {
       if (d.id) {
         unwrap(await this.#api.editCronJob(d.id, { schedule: d.schedule, prompt: d.prompt, enabled: d.enabled }));
       } else {
-        unwrap(await this.#api.addCronJob({ agent: this.agent, schedule: d.schedule, prompt: d.prompt, enabled: d.enabled }));
+        unwrap(
+          await this.#api.addCronJob({ agent: this.agent, schedule: d.schedule, prompt: d.prompt, enabled: d.enabled }),
+        );
       }
       this.close();
       await this.load(this.agent);

@@ -65,7 +65,8 @@ export class FilesystemReachStore {
   edit(): ProfileEdit {
     const changes = [];
     if (this.roots !== this.#saved.roots) changes.push({ field: "allowed_roots", value: linesOf(this.roots) });
-    if (this.forbidden !== this.#saved.forbidden) changes.push({ field: "forbidden_paths", value: linesOf(this.forbidden) });
+    if (this.forbidden !== this.#saved.forbidden)
+      changes.push({ field: "forbidden_paths", value: linesOf(this.forbidden) });
     return { kind: "risk", name: this.profile, changes };
   }
 

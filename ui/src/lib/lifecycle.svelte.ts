@@ -12,7 +12,13 @@ import { toApiError, type AgentsStore } from "./agents.svelte";
 
 export type LifecycleApi = Pick<
   typeof commands,
-  "renameAgent" | "deleteAgent" | "listArchives" | "restoreAgent" | "checkAlias" | "pendingOperations" | "resumeOperations"
+  | "renameAgent"
+  | "deleteAgent"
+  | "listArchives"
+  | "restoreAgent"
+  | "checkAlias"
+  | "pendingOperations"
+  | "resumeOperations"
 >;
 
 type Ok<T> = { status: "ok"; data: T } | { status: "error"; error: ApiError };
@@ -164,7 +170,8 @@ export class LifecycleStore {
     try {
       const outcomes = unwrap(await this.#api.resumeOperations());
       const failed = outcomes.filter((o) => !o.ok);
-      if (failed.length) this.resumeError = failed.map((o) => `${o.operation}: ${o.error ?? "not finished"}`).join("\n");
+      if (failed.length)
+        this.resumeError = failed.map((o) => `${o.operation}: ${o.error ?? "not finished"}`).join("\n");
       return failed.length === 0;
     } catch (e) {
       this.resumeError = toApiError(e).message;

@@ -102,7 +102,11 @@ export class MemoryStore {
       if (this.inspected?.key === key && this.inspected.agent === agent) this.inspected = null;
       this.error = null;
       const last = this.page && this.offset > 0 && this.page.items.length === 1;
-      await Promise.all([this.search(), this.loadPage(last ? Math.max(0, this.offset - PAGE_SIZE) : this.offset), this.loadGrants()]);
+      await Promise.all([
+        this.search(),
+        this.loadPage(last ? Math.max(0, this.offset - PAGE_SIZE) : this.offset),
+        this.loadGrants(),
+      ]);
     } catch (e) {
       this.error = toApiError(e);
     }

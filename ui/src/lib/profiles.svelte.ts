@@ -35,28 +35,73 @@ export interface FieldSpec {
 }
 
 export const RISK_FIELDS: FieldSpec[] = [
-  { key: "level", label: "Autonomy level", type: { options: ["readonly", "supervised", "full"] }, help: "readonly: no side effects; supervised: asks; full: never asks" },
-  { key: "workspace_only", label: "Workspace only", type: "bool", help: "confine file access to the workspace and grants" },
-  { key: "allowed_commands", label: "Allowed commands", type: "list", help: "commands the shell tool may run, one per line (* = any)" },
+  {
+    key: "level",
+    label: "Autonomy level",
+    type: { options: ["readonly", "supervised", "full"] },
+    help: "readonly: no side effects; supervised: asks; full: never asks",
+  },
+  {
+    key: "workspace_only",
+    label: "Workspace only",
+    type: "bool",
+    help: "confine file access to the workspace and grants",
+  },
+  {
+    key: "allowed_commands",
+    label: "Allowed commands",
+    type: "list",
+    help: "commands the shell tool may run, one per line (* = any)",
+  },
   { key: "forbidden_paths", label: "Forbidden paths", type: "list", help: "always denied (~ expanded)" },
   { key: "allowed_roots", label: "Allowed roots", type: "list", help: "extra read-write roots" },
   { key: "require_approval_for_medium_risk", label: "Ask for medium-risk commands", type: "bool", help: "" },
   { key: "block_high_risk_commands", label: "Block high-risk commands", type: "bool", help: "" },
   { key: "auto_approve", label: "Auto-approve tools", type: "list", help: "tools that never ask" },
-  { key: "always_ask", label: "Always ask tools", type: "list", help: "tools that always ask (wins over auto-approve)" },
+  {
+    key: "always_ask",
+    label: "Always ask tools",
+    type: "list",
+    help: "tools that always ask (wins over auto-approve)",
+  },
   { key: "allowed_tools", label: "Allowed tools", type: "list", help: "tools offered to the model (empty = all)" },
   { key: "excluded_tools", label: "Excluded tools", type: "list", help: "tools never offered" },
-  { key: "sandbox", label: "Sandbox", type: { options: ["auto", "landlock", "bubblewrap", "none"] }, help: "OS confinement of child processes" },
-  { key: "shell_env_passthrough", label: "Shell environment passthrough", type: "list", help: "variable names passed to shell commands" },
-  { key: "delegation", label: "Delegation", type: { options: ["forbidden", "allow"] }, help: "whether the delegate tool may be used" },
+  {
+    key: "sandbox",
+    label: "Sandbox",
+    type: { options: ["auto", "landlock", "bubblewrap", "none"] },
+    help: "OS confinement of child processes",
+  },
+  {
+    key: "shell_env_passthrough",
+    label: "Shell environment passthrough",
+    type: "list",
+    help: "variable names passed to shell commands",
+  },
+  {
+    key: "delegation",
+    label: "Delegation",
+    type: { options: ["forbidden", "allow"] },
+    help: "whether the delegate tool may be used",
+  },
 ];
 
 export const RUNTIME_FIELDS: FieldSpec[] = [
   { key: "max_tool_iterations", label: "Max tool rounds per turn", type: "number", help: "" },
   { key: "parallel_tools", label: "Parallel tools", type: "bool", help: "run an admitted batch concurrently" },
-  { key: "single_tool_rounds", label: "Single-tool rounds", type: "bool", help: "at most one tool call per provider response" },
+  {
+    key: "single_tool_rounds",
+    label: "Single-tool rounds",
+    type: "bool",
+    help: "at most one tool call per provider response",
+  },
   { key: "max_actions_per_hour", label: "Max actions per hour", type: "number", help: "0 = no side-effecting actions" },
-  { key: "max_cost_per_day_cents", label: "Max cost per day (cents)", type: "number", help: "enforced before every provider call" },
+  {
+    key: "max_cost_per_day_cents",
+    label: "Max cost per day (cents)",
+    type: "number",
+    help: "enforced before every provider call",
+  },
   { key: "shell_timeout_secs", label: "Shell timeout (s)", type: "number", help: "" },
   { key: "turn_timeout_secs", label: "Turn timeout (s)", type: "number", help: "" },
   { key: "max_delegation_depth", label: "Max delegation depth", type: "number", help: "" },
@@ -120,7 +165,9 @@ export class ProfilesStore {
   busy = $state(false);
 
   current = $derived(
-    this.selected ? (this.profiles.find((p) => p.kind === this.selected?.kind && p.name === this.selected?.name) ?? null) : null,
+    this.selected
+      ? (this.profiles.find((p) => p.kind === this.selected?.kind && p.name === this.selected?.name) ?? null)
+      : null,
   );
   changes = $derived(this.selected ? changesOf(this.selected.kind, this.original, this.draft) : []);
 
@@ -186,7 +233,9 @@ export class ProfilesStore {
     const sel = this.selected;
     if (!sel) return [];
     const prefix = `${sel.kind === "risk" ? "risk_profiles" : "runtime_profiles"}.${sel.name}.${key}`;
-    return this.issues.filter((i) => i.path === prefix || i.path.startsWith(`${prefix}.`) || i.path.startsWith(`${prefix}[`));
+    return this.issues.filter(
+      (i) => i.path === prefix || i.path.startsWith(`${prefix}.`) || i.path.startsWith(`${prefix}[`),
+    );
   }
 
   async save(): Promise<void> {

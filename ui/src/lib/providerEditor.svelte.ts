@@ -227,7 +227,16 @@ export class ProviderEditorStore {
       const err = toApiError(e);
       this.tests = {
         ...this.tests,
-        [reference]: { reference, model: "", url: "", ok: false, answer: null, error_code: err.code, error: err.message, duration_ms: 0 },
+        [reference]: {
+          reference,
+          model: "",
+          url: "",
+          ok: false,
+          answer: null,
+          error_code: err.code,
+          error: err.message,
+          duration_ms: 0,
+        },
       };
     } finally {
       this.testing = this.testing.filter((r) => r !== reference);

@@ -57,10 +57,22 @@ export class SettingsStore {
       }
     };
     await Promise.all([
-      part(() => this.#api.providerKeys(), (v) => (this.providers = v)),
-      part(() => this.#api.secretBackend(), (v) => (this.backend = v)),
-      part(() => this.#api.desktopSettings(), (v) => (this.desktop = v)),
-      part(() => this.#api.sandboxDoctor(), (v) => (this.doctor = v)),
+      part(
+        () => this.#api.providerKeys(),
+        (v) => (this.providers = v),
+      ),
+      part(
+        () => this.#api.secretBackend(),
+        (v) => (this.backend = v),
+      ),
+      part(
+        () => this.#api.desktopSettings(),
+        (v) => (this.desktop = v),
+      ),
+      part(
+        () => this.#api.sandboxDoctor(),
+        (v) => (this.doctor = v),
+      ),
     ]);
   }
 

@@ -217,7 +217,6 @@ pub fn verify(policy: &SecurityPolicy, loc: &Location) -> Result<(), ToolError> 
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::entries;
 

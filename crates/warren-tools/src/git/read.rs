@@ -565,7 +565,6 @@ pub fn worktree_list(policy: &SecurityPolicy, loc: &Location, access: &[Access])
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::rfc3339;
 

@@ -307,7 +307,6 @@ fn check_message(m: &str) -> Result<(), ToolError> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use serde_json::json;
