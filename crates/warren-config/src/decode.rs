@@ -26,6 +26,29 @@ pub(crate) const KNOWN_TOP: &[&str] = &[
     "mcp_servers",
 ];
 
+/// The keys of each table below the top level (tested against the serde types in
+/// `warren-types`, so a field added there cannot be refused here as unknown).
+const AGENT_MEMORY_KEYS: &[&str] = &["backend"];
+const MEMORY_GRANT_KEYS: &[&str] = &["agent", "categories"];
+const PROVIDERS_KEYS: &[&str] = &["models"];
+const SQLITE_KEYS: &[&str] = &["path"];
+const POSTGRES_KEYS: &[&str] = &["url", "schema"];
+const LUCID_KEYS: &[&str] = &["command"];
+const EMBEDDINGS_KEYS: &[&str] = &["provider", "dimensions"];
+const RUNTIME_CONFIG_KEYS: &[&str] = &["kind", "docker"];
+const DOCKER_KEYS: &[&str] = &["image", "network"];
+const CRON_KEYS: &[&str] = &["agent", "schedule", "prompt", "enabled"];
+const MCP_SERVER_KEYS: &[&str] = &["command", "args", "env", "url"];
+const QDRANT_KEYS: &[&str] = &["url", "collection", "api_key_env"];
+const MEMORY_KEYS: &[&str] = &[
+    "backend",
+    "sqlite",
+    "postgres",
+    "qdrant",
+    "lucid",
+    "embeddings",
+];
+
 /// A view of one table being decoded, remembering which keys were consumed.
 struct Obj<'a> {
     table: &'a Table,
@@ -221,7 +244,7 @@ fn decode_agent(t: &Table, path: &str, out: &mut Vec<Issue>) -> AgentConfig {
         a.workspace = decode_workspace(w, &o.at("workspace"), out);
     }
     if let Some(m) = o.table("memory", out) {
-        let mo = Obj::new(m, &o.at("memory"), &["backend"], out);
+        let mo = Obj::new(m, &o.at("memory"), AGENT_MEMORY_KEYS, out);
         a.memory = AgentMemoryConfig {
             backend: mo.get("backend", out),
         };
@@ -280,7 +303,7 @@ fn decode_grant(v: &Value, path: &str, out: &mut Vec<Issue>) -> Option<MemoryGra
     match v {
         Value::String(s) => Some(MemoryGrant::Agent(s.clone())),
         Value::Table(t) => {
-            let o = Obj::new(t, path, &["agent", "categories"], out);
+            let o = Obj::new(t, path, MEMORY_GRANT_KEYS, out);
             let agent = o.get::<String>("agent", out);
             let categories = o.get::<Vec<String>>("categories", out);
             if !t.contains_key("agent") {
@@ -394,7 +417,7 @@ const PROVIDER_KEYS: &[&str] = &[
 ];
 
 fn decode_providers(t: &Table, path: &str, out: &mut Vec<Issue>) -> ProvidersConfig {
-    let o = Obj::new(t, path, &["models"], out);
+    let o = Obj::new(t, path, PROVIDERS_KEYS, out);
     let mut p = ProvidersConfig::default();
     for (family, fpath, ft) in entries(&o, "models", out) {
         if ProviderFamily::from_name(&family).is_none() {
@@ -440,41 +463,24 @@ fn decode_providers(t: &Table, path: &str, out: &mut Vec<Issue>) -> ProvidersCon
 }
 
 fn decode_memory(t: &Table, path: &str, out: &mut Vec<Issue>) -> MemoryConfig {
-    let o = Obj::new(
-        t,
-        path,
-        &[
-            "backend",
-            "sqlite",
-            "postgres",
-            "qdrant",
-            "lucid",
-            "embeddings",
-        ],
-        out,
-    );
+    let o = Obj::new(t, path, MEMORY_KEYS, out);
     let mut m = MemoryConfig::default();
     o.set("backend", &mut m.backend, out);
     if let Some(s) = o.table("sqlite", out) {
-        let so = Obj::new(s, &o.at("sqlite"), &["path"], out);
+        let so = Obj::new(s, &o.at("sqlite"), SQLITE_KEYS, out);
         m.sqlite = SqliteMemoryConfig {
             path: so.get("path", out),
         };
     }
     if let Some(s) = o.table("postgres", out) {
-        let so = Obj::new(s, &o.at("postgres"), &["url", "schema"], out);
+        let so = Obj::new(s, &o.at("postgres"), POSTGRES_KEYS, out);
         m.postgres = PostgresMemoryConfig {
             url: so.get("url", out),
             schema: so.get("schema", out),
         };
     }
     if let Some(s) = o.table("qdrant", out) {
-        let so = Obj::new(
-            s,
-            &o.at("qdrant"),
-            &["url", "collection", "api_key_env"],
-            out,
-        );
+        let so = Obj::new(s, &o.at("qdrant"), QDRANT_KEYS, out);
         m.qdrant = QdrantMemoryConfig {
             url: so.get("url", out),
             collection: so.get("collection", out),
@@ -482,13 +488,13 @@ fn decode_memory(t: &Table, path: &str, out: &mut Vec<Issue>) -> MemoryConfig {
         };
     }
     if let Some(s) = o.table("lucid", out) {
-        let so = Obj::new(s, &o.at("lucid"), &["command"], out);
+        let so = Obj::new(s, &o.at("lucid"), LUCID_KEYS, out);
         m.lucid = LucidMemoryConfig {
             command: so.get("command", out),
         };
     }
     if let Some(s) = o.table("embeddings", out) {
-        let so = Obj::new(s, &o.at("embeddings"), &["provider", "dimensions"], out);
+        let so = Obj::new(s, &o.at("embeddings"), EMBEDDINGS_KEYS, out);
         m.embeddings = EmbeddingsConfig {
             provider: so.get("provider", out),
             dimensions: so.get("dimensions", out),
@@ -498,11 +504,11 @@ fn decode_memory(t: &Table, path: &str, out: &mut Vec<Issue>) -> MemoryConfig {
 }
 
 fn decode_runtime_section(t: &Table, path: &str, out: &mut Vec<Issue>) -> RuntimeConfig {
-    let o = Obj::new(t, path, &["kind", "docker"], out);
+    let o = Obj::new(t, path, RUNTIME_CONFIG_KEYS, out);
     let mut r = RuntimeConfig::default();
     o.set("kind", &mut r.kind, out);
     if let Some(d) = o.table("docker", out) {
-        let dobj = Obj::new(d, &o.at("docker"), &["image", "network"], out);
+        let dobj = Obj::new(d, &o.at("docker"), DOCKER_KEYS, out);
         r.docker = DockerConfig {
             image: dobj.get("image", out),
             network: dobj.get("network", out),
@@ -512,7 +518,7 @@ fn decode_runtime_section(t: &Table, path: &str, out: &mut Vec<Issue>) -> Runtim
 }
 
 fn decode_cron(t: &Table, path: &str, out: &mut Vec<Issue>) -> CronJobConfig {
-    let o = Obj::new(t, path, &["agent", "schedule", "prompt", "enabled"], out);
+    let o = Obj::new(t, path, CRON_KEYS, out);
     let mut c = CronJobConfig::default();
     for key in ["agent", "schedule", "prompt"] {
         if !t.contains_key(key) {
@@ -530,7 +536,7 @@ fn decode_cron(t: &Table, path: &str, out: &mut Vec<Issue>) -> CronJobConfig {
 }
 
 fn decode_mcp_server(t: &Table, path: &str, out: &mut Vec<Issue>) -> McpServerConfig {
-    let o = Obj::new(t, path, &["command", "args", "env", "url"], out);
+    let o = Obj::new(t, path, MCP_SERVER_KEYS, out);
     let mut m = McpServerConfig {
         command: o.get("command", out),
         url: o.get("url", out),
@@ -539,4 +545,108 @@ fn decode_mcp_server(t: &Table, path: &str, out: &mut Vec<Issue>) -> McpServerCo
     o.set("args", &mut m.args, out);
     o.set("env", &mut m.env, out);
     m
+}
+
+#[cfg(test)]
+mod key_lists {
+    //! Every key list above names exactly the fields of the serde type it decodes.
+    use super::*;
+    use std::collections::BTreeSet;
+
+    fn fields<T: Default + serde::Serialize>() -> BTreeSet<String> {
+        match serde_json::to_value(T::default()).unwrap() {
+            serde_json::Value::Object(m) => m.keys().cloned().collect(),
+            other => panic!("not a table: {other}"),
+        }
+    }
+
+    fn listed(keys: &[&str]) -> BTreeSet<String> {
+        keys.iter().map(|k| k.to_string()).collect()
+    }
+
+    #[test]
+    fn each_key_list_matches_its_type() {
+        assert_eq!(listed(KNOWN_TOP), fields::<Config>(), "top level");
+        assert_eq!(listed(AGENT_KEYS), fields::<AgentConfig>(), "agents.*");
+        assert_eq!(
+            listed(AGENT_MEMORY_KEYS),
+            fields::<AgentMemoryConfig>(),
+            "agents.*.memory"
+        );
+        assert_eq!(
+            listed(WORKSPACE_KEYS),
+            fields::<WorkspaceConfig>(),
+            "agents.*.workspace"
+        );
+        assert_eq!(
+            listed(RISK_KEYS),
+            fields::<RiskProfile>(),
+            "risk_profiles.*"
+        );
+        assert_eq!(
+            listed(RUNTIME_KEYS),
+            fields::<RuntimeProfile>(),
+            "runtime_profiles.*"
+        );
+        assert_eq!(
+            listed(PROVIDERS_KEYS),
+            fields::<ProvidersConfig>(),
+            "providers"
+        );
+        assert_eq!(
+            listed(PROVIDER_KEYS),
+            fields::<ProviderModel>(),
+            "providers.models.*.*"
+        );
+        assert_eq!(listed(MEMORY_KEYS), fields::<MemoryConfig>(), "memory");
+        assert_eq!(
+            listed(SQLITE_KEYS),
+            fields::<SqliteMemoryConfig>(),
+            "memory.sqlite"
+        );
+        assert_eq!(
+            listed(POSTGRES_KEYS),
+            fields::<PostgresMemoryConfig>(),
+            "memory.postgres"
+        );
+        assert_eq!(
+            listed(QDRANT_KEYS),
+            fields::<QdrantMemoryConfig>(),
+            "memory.qdrant"
+        );
+        assert_eq!(
+            listed(LUCID_KEYS),
+            fields::<LucidMemoryConfig>(),
+            "memory.lucid"
+        );
+        assert_eq!(
+            listed(EMBEDDINGS_KEYS),
+            fields::<EmbeddingsConfig>(),
+            "memory.embeddings"
+        );
+        assert_eq!(
+            listed(RUNTIME_CONFIG_KEYS),
+            fields::<RuntimeConfig>(),
+            "runtime"
+        );
+        assert_eq!(
+            listed(DOCKER_KEYS),
+            fields::<DockerConfig>(),
+            "runtime.docker"
+        );
+        assert_eq!(listed(CRON_KEYS), fields::<CronJobConfig>(), "cron.*");
+        assert_eq!(
+            listed(MCP_SERVER_KEYS),
+            fields::<McpServerConfig>(),
+            "mcp_servers.*"
+        );
+        // The table form of a memory grant.
+        let grant = serde_json::to_value(MemoryGrant::Scoped {
+            agent: String::new(),
+            categories: Vec::new(),
+        })
+        .unwrap();
+        let keys: BTreeSet<String> = grant.as_object().unwrap().keys().cloned().collect();
+        assert_eq!(listed(MEMORY_GRANT_KEYS), keys, "read_memory_from table");
+    }
 }
