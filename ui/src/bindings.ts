@@ -650,10 +650,21 @@ export type DesktopSettingsView = {
 	settings_path: string,
 };
 
+/**  What a diff line is. */
+export type DiffKind = 
+/**  An unchanged line shown for context. */
+"same" | 
+/**  A line the edit adds. */
+"add" | 
+/**  A line the edit removes. */
+"remove" | 
+/**  Unchanged lines left out (the text is `…`). */
+"gap";
+
 /**  One line of a diff of `config.toml`. */
 export type DiffLine = {
-	/**  `same` (context), `add`, `remove` or `gap` (unchanged lines left out). */
-	kind: string,
+	/**  What the line is. */
+	kind: DiffKind,
 	/**  The line's text. */
 	text: string,
 };

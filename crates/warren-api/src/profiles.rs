@@ -81,12 +81,27 @@ pub struct ProfileEdit {
     pub changes: Vec<FieldChange>,
 }
 
+/// What a diff line is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum DiffKind {
+    /// An unchanged line shown for context.
+    Same,
+    /// A line the edit adds.
+    Add,
+    /// A line the edit removes.
+    Remove,
+    /// Unchanged lines left out (the text is `…`).
+    Gap,
+}
+
 /// One line of a diff of `config.toml`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct DiffLine {
-    /// `same` (context), `add`, `remove` or `gap` (unchanged lines left out).
-    pub kind: String,
+    /// What the line is.
+    pub kind: DiffKind,
     /// The line's text.
     pub text: String,
 }
@@ -190,22 +205,24 @@ pub fn line_diff(old: &str, new: &str, context: usize) -> Vec<DiffLine> {
             };
         }
     }
-    let mut all: Vec<(&str, &str)> = Vec::new();
+    let mut all: Vec<(DiffKind, &str)> = Vec::new();
     let (mut i, mut j) = (0, 0);
     while i < n || j < m {
         if i < n && j < m && a[i] == b[j] {
-            all.push(("same", a[i]));
+            all.push((DiffKind::Same, a[i]));
             i += 1;
             j += 1;
         } else if i < n && (j == m || lcs[i + 1][j] >= lcs[i][j + 1]) {
-            all.push(("remove", a[i]));
+            all.push((DiffKind::Remove, a[i]));
             i += 1;
         } else {
-            all.push(("add", b[j]));
+            all.push((DiffKind::Add, b[j]));
             j += 1;
         }
     }
-    let changed: Vec<usize> = (0..all.len()).filter(|k| all[*k].0 != "same").collect();
+    let changed: Vec<usize> = (0..all.len())
+        .filter(|k| all[*k].0 != DiffKind::Same)
+        .collect();
     let near = |k: usize| changed.iter().any(|c| c.abs_diff(k) <= context);
     let mut out = Vec::new();
     let mut skipped = false;
@@ -213,13 +230,13 @@ pub fn line_diff(old: &str, new: &str, context: usize) -> Vec<DiffLine> {
         if near(k) {
             if skipped && !out.is_empty() {
                 out.push(DiffLine {
-                    kind: "gap".into(),
+                    kind: DiffKind::Gap,
                     text: "…".into(),
                 });
             }
             skipped = false;
             out.push(DiffLine {
-                kind: (*kind).to_string(),
+                kind: *kind,
                 text: (*text).to_string(),
             });
         } else {

@@ -7,6 +7,7 @@
 
 use super::Ctx;
 use std::process::ExitCode;
+use warren_api::profiles::DiffKind;
 use warren_api::profiles::{FieldValue, ProfilePreview};
 use warren_api::{ApiError, ErrorCode};
 use warren_types::AccessMode;
@@ -73,11 +74,10 @@ pub fn render_preview(ctx: &Ctx, r: Result<ProfilePreview, ApiError>) -> ExitCod
             s.push_str("no change\n");
         }
         for l in &p.diff {
-            let mark = match l.kind.as_str() {
-                "add" => "+ ",
-                "remove" => "- ",
-                "gap" => "  ",
-                _ => "  ",
+            let mark = match l.kind {
+                DiffKind::Add => "+ ",
+                DiffKind::Remove => "- ",
+                DiffKind::Same | DiffKind::Gap => "  ",
             };
             s.push_str(mark);
             s.push_str(&l.text);
