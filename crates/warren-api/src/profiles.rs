@@ -397,12 +397,13 @@ mod tests {
         let old = "a\nb\nc\nd\ne\nf\ng\nh\n";
         let new = "a\nb\nc\nd\nE\nf\ng\nh\n";
         let d = line_diff(old, new, 1);
-        let kinds: Vec<&str> = d.iter().map(|l| l.kind.as_str()).collect();
-        assert_eq!(kinds, ["same", "remove", "add", "same"]);
+        let kinds: Vec<DiffKind> = d.iter().map(|l| l.kind).collect();
+        use DiffKind::{Add, Gap, Remove, Same};
+        assert_eq!(kinds, [Same, Remove, Add, Same]);
         assert_eq!(d[1].text, "e");
         assert_eq!(d[2].text, "E");
         let d = line_diff("x\n1\n2\n3\n4\ny\n", "X\n1\n2\n3\n4\nY\n", 0);
-        let kinds: Vec<&str> = d.iter().map(|l| l.kind.as_str()).collect();
-        assert_eq!(kinds, ["remove", "add", "gap", "remove", "add"]);
+        let kinds: Vec<DiffKind> = d.iter().map(|l| l.kind).collect();
+        assert_eq!(kinds, [Remove, Add, Gap, Remove, Add]);
     }
 }
