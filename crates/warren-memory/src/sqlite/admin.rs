@@ -3,6 +3,7 @@
 use std::collections::HashSet;
 
 use chrono::Utc;
+use sqlx::Connection;
 use uuid::Uuid;
 
 use super::SqliteStore;
@@ -13,6 +14,9 @@ use crate::types::{format_ts, ImportReport, MemoryEntry};
 /// one statement hands a whole chunk to SQLite's thread, and the same text is reused (prepared
 /// once per connection) for every full chunk.
 const IMPORT_CHUNK: usize = 500;
+
+/// `PRAGMA cache_size` while an import writes (negative: KiB, so 16 MiB).
+const IMPORT_CACHE_SIZE: i64 = -16_384;
 
 /// `INSERT ... VALUES (...), (...) ON CONFLICT (agent_id, key) DO NOTHING` for `n` rows.
 fn insert_sql(n: usize) -> String {
@@ -53,7 +57,38 @@ impl SqliteStore {
         rows: &[MemoryEntry],
     ) -> Result<ImportReport, MemoryError> {
         let op = "import";
-        let mut tx = self.pool.begin().await.map_err(self.err(op))?;
+        let mut conn = self.pool.acquire().await.map_err(self.err(op))?;
+        // A bigger page cache for the transaction: the index pages a batch touches stay in
+        // memory until the commit writes each of them once (the default 2 MB spills them to the
+        // log, and they are written again). The connection's own size is put back afterwards.
+        let before: i64 = sqlx::query_scalar("PRAGMA cache_size")
+            .fetch_one(&mut *conn)
+            .await
+            .map_err(self.err(op))?;
+        sqlx::query(&format!("PRAGMA cache_size = {IMPORT_CACHE_SIZE}"))
+            .execute(&mut *conn)
+            .await
+            .map_err(self.err(op))?;
+        let out = self.import_in(&mut conn, alias, agent_id, rows).await;
+        let reset = sqlx::query(&format!("PRAGMA cache_size = {before}"))
+            .execute(&mut *conn)
+            .await;
+        if reset.is_err() {
+            // Not given back to the pool with the bigger cache.
+            drop(conn.detach());
+        }
+        out
+    }
+
+    async fn import_in(
+        &self,
+        conn: &mut sqlx::SqliteConnection,
+        alias: &str,
+        agent_id: Uuid,
+        rows: &[MemoryEntry],
+    ) -> Result<ImportReport, MemoryError> {
+        let op = "import";
+        let mut tx = conn.begin().await.map_err(self.err(op))?;
         let existing: Option<Uuid> = sqlx::query_scalar("SELECT id FROM agents WHERE alias = ?")
             .bind(alias)
             .fetch_optional(&mut *tx)
