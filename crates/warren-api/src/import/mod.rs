@@ -32,9 +32,11 @@ use warren_types::{ApiError, Config, ErrorCode, MemoryBackendKind};
 use crate::{config_error, Warren};
 use source::Source;
 
-/// Rows read and written per batch. Two batches are in memory at once (one written while the
-/// next is read), which bounds the memory an import uses whatever the size of the source.
-const PAGE: i64 = 2_000;
+/// Rows read and written per batch, each batch one transaction of Warren's store. Two batches
+/// are in memory at once (one written while the next is read, a few MB), which bounds the
+/// memory an import uses whatever the size of the source; fewer, bigger transactions write each
+/// touched index page to the log fewer times.
+const PAGE: i64 = 10_000;
 
 /// Where the memory rows of an import stand: sent once before the first batch, after every
 /// batch of rows (read, then written or refused), and once for each agent finished earlier.

@@ -836,12 +836,12 @@ fn a_bulk_import_with_colliding_ids_and_an_update_gives_the_exact_rows() {
     let src = dir.path().join("zeroclaw");
     let home = dir.path().join("warren");
     std::fs::create_dir_all(&home).unwrap();
-    // alpha crosses a page boundary, beta fits in one page; 4,000 rows to begin with.
-    generated_source(&src, &[("alpha", 2600), ("beta", 1400)]);
+    // alpha crosses a page boundary, beta fits in one page; 12,000 rows to begin with.
+    generated_source(&src, &[("alpha", 10_600), ("beta", 1400)]);
     let rt = runtime();
     let w = open(&home);
     let first = source_rows_with_ids(&src);
-    assert_eq!(first.len(), 4000);
+    assert_eq!(first.len(), 12_000);
 
     // Warren already holds rows with the ids of about 300 of alpha's rows and 200 of beta's
     // (another agent's, restored from an archive, say): those rows get new ids, the others keep
@@ -890,7 +890,7 @@ fn a_bulk_import_with_colliding_ids_and_an_update_gives_the_exact_rows() {
         .unwrap();
     assert_eq!(
         (rep.imported.memory_rows, rep.imported.memory_rows_skipped),
-        (4000, 0)
+        (12_000, 0)
     );
     assert!(rep.warnings.is_empty(), "{:?}", rep.warnings);
     let check = |want: &BTreeMap<(String, String), (Row, String)>, ctx: &str| {
@@ -912,16 +912,16 @@ fn a_bulk_import_with_colliding_ids_and_an_update_gives_the_exact_rows() {
         }
     };
     check(&first, "first import");
-    // Progress: per agent up to its total, overall up to 4,000, never backwards.
+    // Progress: per agent up to its total, overall up to 12,000, never backwards.
     let seen = seen.into_inner().unwrap();
     let last = seen.last().unwrap();
-    assert_eq!((last.overall_done, last.overall_total), (4000, 4000));
+    assert_eq!((last.overall_done, last.overall_total), (12_000, 12_000));
     assert!(seen
         .windows(2)
         .all(|p| p[0].overall_done <= p[1].overall_done));
-    for (a, n) in [("alpha", 2600), ("beta", 1400)] {
+    for (a, n) in [("alpha", 10_600), ("beta", 1400)] {
         let mine: Vec<_> = seen.iter().filter(|p| p.agent == a).collect();
-        assert!(mine.len() >= 1 + usize::from(n > 2000), "{a}: {mine:?}");
+        assert!(mine.len() > usize::from(n > PAGE as u64), "{a}: {mine:?}");
         assert_eq!(
             mine.last().map(|p| (p.rows_done, p.rows_total)),
             Some((n, n))
@@ -931,7 +931,7 @@ fn a_bulk_import_with_colliding_ids_and_an_update_gives_the_exact_rows() {
     // ZeroClaw stores 700 more rows of alpha and 300 of beta; `--update` adds exactly those.
     rt.block_on(async {
         let pool = brain_pool(&src).await;
-        add_source_rows(&pool, "alpha", 2600..3300).await;
+        add_source_rows(&pool, "alpha", 10_600..11_300).await;
         add_source_rows(&pool, "beta", 1400..1700).await;
         sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
             .execute(&pool)
@@ -940,13 +940,13 @@ fn a_bulk_import_with_colliding_ids_and_an_update_gives_the_exact_rows() {
         pool.close().await;
     });
     let all = source_rows_with_ids(&src);
-    assert_eq!(all.len(), 5000);
+    assert_eq!(all.len(), 13_000);
     let mut u = opts(&src);
     u.update = true;
     let up = rt.block_on(w.import_zeroclaw(&u, &quiet())).unwrap();
     assert_eq!(
         (up.imported.memory_rows, up.imported.memory_rows_skipped),
-        (1000, 4000)
+        (1000, 12_000)
     );
     check(&all, "after --update");
     let again = rt.block_on(w.import_zeroclaw(&u, &quiet())).unwrap();
@@ -955,7 +955,7 @@ fn a_bulk_import_with_colliding_ids_and_an_update_gives_the_exact_rows() {
             again.imported.memory_rows,
             again.imported.memory_rows_skipped
         ),
-        (0, 5000)
+        (0, 13_000)
     );
     check(&all, "after a second --update");
 
@@ -966,7 +966,7 @@ fn a_bulk_import_with_colliding_ids_and_an_update_gives_the_exact_rows() {
         for (a, i) in [
             ("alpha", 1u32),
             ("alpha", 2599),
-            ("alpha", 3299),
+            ("alpha", 11_299),
             ("beta", 8),
             ("beta", 1650),
         ] {
