@@ -214,3 +214,95 @@ fn a_bad_source_is_refused_naming_the_file() {
         .collect();
     assert!(written.is_empty(), "something was written: {written:?}");
 }
+
+#[test]
+fn progress_is_written_to_stderr_and_never_to_stdout() {
+    let scratch = tempfile::tempdir().unwrap();
+    let src = copy_zeroclaw_fixture(&scratch.path().join("zc")).unwrap();
+    let s = src.display().to_string();
+
+    // Not a terminal, `--json`: stdout is the JSON document alone, stderr has plain lines.
+    let t = TestInstall::empty().unwrap();
+    let r = import(t.root(), &[&s]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.json()["imported"]["memory_rows"], 92);
+    let lines: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("memory rows: "))
+        .collect();
+    assert_eq!(
+        lines.first().copied(),
+        Some("memory rows: 0/92 (0%)"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        lines
+            .last()
+            .is_some_and(|l| l.starts_with("memory rows: 92/92 (100%), ")),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains('\r'), "no bar without a terminal");
+
+    // Not a terminal, human output: the report on stdout, the lines on stderr.
+    let t = TestInstall::empty().unwrap();
+    let r: Run = warren_cmd(t.root())
+        .env("WARREN_SECRET_BACKEND", "file")
+        .args(["import", "zeroclaw", &s])
+        .output()
+        .unwrap()
+        .into();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.starts_with("Imported: ZeroClaw install"),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains("memory rows:"), "{}", r.stdout);
+    assert!(
+        r.stderr.contains("memory rows: 92/92 (100%)"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn a_terminal_gets_a_progress_bar() {
+    // `script` runs the command on a pseudo-terminal (util-linux).
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        println!("skipped: `script` is not installed");
+        return;
+    }
+    let scratch = tempfile::tempdir().unwrap();
+    let src = copy_zeroclaw_fixture(&scratch.path().join("zc")).unwrap();
+    let t = TestInstall::empty().unwrap();
+    let cmd = format!(
+        "'{}' --home '{}' import zeroclaw '{}'",
+        env!("CARGO_BIN_EXE_warren"),
+        t.root().display(),
+        src.display()
+    );
+    let out = std::process::Command::new("script")
+        .args(["-qefc", &cmd, "/dev/null"])
+        .env("WARREN_SECRET_BACKEND", "file")
+        .env("HOME", t.root().join("fake-home"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("\rmemory rows [                              ] 0/92 (0%)"),
+        "{text:?}"
+    );
+    assert!(
+        text.contains("\rmemory rows [##############################] 92/92 (100%), "),
+        "{text:?}"
+    );
+    assert!(text.contains("Imported: ZeroClaw install"), "{text:?}");
+}

@@ -197,3 +197,148 @@ async fn a_batch_with_a_repeated_key_keeps_the_later_row() {
     let a = admin(&env, "alice").await;
     assert_eq!(a.count().await.unwrap(), 450);
 }
+
+/// A bulk import: thousands of rows over several statement chunks, ids that collide with stored
+/// rows, with each other and with nothing, keys the agent already has; every row keeps its
+/// times to the microsecond and is found by recall.
+async fn bulk_import(env: &Env) {
+    let n = env.name;
+    let base = chrono::DateTime::parse_from_rfc3339("2026-08-17T09:05:00.806122+00:00")
+        .unwrap()
+        .with_timezone(&chrono::Utc);
+    let rows: Vec<MemoryEntry> = (0..3200u32)
+        .map(|i| MemoryEntry {
+            id: uuid::Uuid::new_v4(),
+            agent_id: uuid::Uuid::nil(),
+            agent: String::new(),
+            key: format!("bulk_{i:05}"),
+            content: format!("bulk fact {i} zq{i}x about the heat pump"),
+            category: ["core", "daily", "conversation"][(i % 3) as usize].to_string(),
+            session_id: (i % 3 == 2).then(|| format!("s{}", i % 7)),
+            importance: f64::from(i % 10) / 10.0,
+            created_at: base + chrono::Duration::microseconds(i64::from(i) * 1_000_003),
+            updated_at: base + chrono::Duration::microseconds(i64::from(i) * 1_000_003 + 17),
+            score: None,
+        })
+        .collect();
+    let want = |alias: &str, rows: &[MemoryEntry]| {
+        let mut v: Vec<_> = rows
+            .iter()
+            .map(|r| {
+                (
+                    alias.to_string(),
+                    r.key.clone(),
+                    r.content.clone(),
+                    r.category.clone(),
+                    r.session_id.clone(),
+                    r.created_at,
+                    r.updated_at,
+                )
+            })
+            .collect();
+        v.sort_by(|a, b| a.1.cmp(&b.1));
+        v
+    };
+    let got = |rows: &[MemoryEntry]| {
+        let mut v: Vec<_> = rows
+            .iter()
+            .map(|r| {
+                (
+                    r.agent.clone(),
+                    r.key.clone(),
+                    r.content.clone(),
+                    r.category.clone(),
+                    r.session_id.clone(),
+                    r.created_at,
+                    r.updated_at,
+                )
+            })
+            .collect();
+        v.sort_by(|a, b| a.1.cmp(&b.1));
+        v
+    };
+
+    // First the first 2,000 rows under alice: ids kept.
+    let a = admin(env, "alice").await;
+    let alice_id = uuid::Uuid::new_v4();
+    let r = a.import(alice_id, &rows[..2000]).await.unwrap();
+    assert_eq!((r.imported, r.skipped), (2000, 0), "[{n}]");
+    assert!(r.kept_agent_id);
+    let stored = export(&a).await;
+    assert_eq!(got(&stored), want("alice", &rows[..2000]), "[{n}] alice");
+    let mut kept: Vec<_> = stored.iter().map(|r| r.id).collect();
+    let mut given: Vec<_> = rows[..2000].iter().map(|r| r.id).collect();
+    kept.sort();
+    given.sort();
+    assert_eq!(kept, given, "[{n}] free ids are kept");
+
+    // Every row under bob, with two rows sharing one id in the batch: the 2,000 ids alice holds
+    // and the repeated one get new ids, the others are kept.
+    let mut for_bob = rows.clone();
+    for_bob[2500].id = for_bob[2100].id;
+    let b = admin(env, "bob").await;
+    let r = b.import(uuid::Uuid::new_v4(), &for_bob).await.unwrap();
+    assert_eq!((r.imported, r.skipped), (3200, 0), "[{n}]");
+    let bob_rows = export(&b).await;
+    assert_eq!(got(&bob_rows), want("bob", &rows), "[{n}] bob");
+    let mut all: Vec<_> = stored.iter().chain(&bob_rows).map(|r| r.id).collect();
+    all.sort();
+    all.dedup();
+    assert_eq!(all.len(), 5200, "[{n}] every row has its own id");
+    let fresh: std::collections::HashSet<_> = rows[2000..].iter().map(|r| r.id).collect();
+    let kept_by_bob = bob_rows.iter().filter(|r| fresh.contains(&r.id)).count();
+    assert_eq!(kept_by_bob, 1199, "[{n}] free ids kept, the repeat renamed");
+
+    // The rest under alice (an `--update`): the 2,000 keys she has are skipped.
+    let r = a.import(alice_id, &rows).await.unwrap();
+    assert_eq!((r.imported, r.skipped), (1200, 2000), "[{n}]");
+    let again = a.import(alice_id, &rows).await.unwrap();
+    assert_eq!((again.imported, again.skipped), (0, 3200), "[{n}]");
+    assert_eq!(
+        got(&export(&a).await),
+        want("alice", &rows),
+        "[{n}] alice, all"
+    );
+
+    // Recall finds rows of both batches, each under its own agent.
+    let alice = env.h("alice").await;
+    for i in [7u32, 1999, 2000, 3199] {
+        let hits = alice
+            .recall(&RecallQuery::new(format!("zq{i}x")).limit(5))
+            .await
+            .unwrap();
+        // alice may also read bob's rows (the suite's grants): her own row is among the hits.
+        assert_eq!(
+            hits.iter()
+                .filter(|h| h.agent == "alice")
+                .map(|h| h.key.as_str())
+                .collect::<Vec<_>>(),
+            vec![format!("bulk_{i:05}")],
+            "[{n}] recall of row {i}"
+        );
+    }
+    let bob = env.h("bob").await;
+    let hits = bob
+        .recall(&RecallQuery::new("zq2500x").limit(5))
+        .await
+        .unwrap();
+    assert!(
+        hits.iter()
+            .any(|h| h.agent == "bob" && h.key == "bulk_02500"),
+        "[{n}] {hits:?}"
+    );
+}
+
+#[tokio::test]
+async fn bulk_import_sqlite() {
+    bulk_import(&Env::new("sqlite", "", true)).await;
+}
+
+#[tokio::test]
+async fn bulk_import_postgres() {
+    let Some(url) = pg_url() else { return };
+    let schema = PgSchema::fresh(&url);
+    let env = Env::new("postgres", &schema.memory_section(), true);
+    bulk_import(&env).await;
+    env.stores.close().await;
+}

@@ -37,11 +37,51 @@ use warren_types::{ApiError, Config, ErrorCode, MemoryBackendKind};
 use crate::{config_error, Warren};
 use source::Source;
 
-/// Rows read and written per batch (bounds the memory an import uses).
-const PAGE: i64 = 5_000;
+/// Rows read and written per batch, each batch one transaction of Warren's store. Two batches
+/// are in memory at once (one written while the next is read, a few MB), which bounds the
+/// memory an import uses whatever the size of the source; fewer, bigger transactions write each
+/// touched index page to the log fewer times.
+const PAGE: i64 = 10_000;
 
-/// Called with (rows done, rows in all) while memory rows are imported.
-pub type Progress<'a> = &'a (dyn Fn(u64, u64) + Send + Sync);
+/// Where the memory rows of an import stand: sent once before the first batch, after every
+/// batch of rows (read, then written or refused), and once for each agent finished earlier.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ImportProgress {
+    /// The Warren alias whose rows are being imported (empty before the first batch).
+    pub agent: String,
+    /// That agent's rows done so far.
+    pub rows_done: u64,
+    /// That agent's rows in the source.
+    pub rows_total: u64,
+    /// Rows done over every agent.
+    pub overall_done: u64,
+    /// Rows to import over every agent.
+    pub overall_total: u64,
+}
+
+/// Receives [`ImportProgress`] while memory rows are imported (from the importing task; keep it
+/// short: a redraw, or a send on a channel).
+pub type Progress<'a> = &'a (dyn Fn(&ImportProgress) + Send + Sync);
+
+/// The running overall count behind the [`ImportProgress`] reports.
+struct Tally<'a> {
+    progress: Progress<'a>,
+    done: u64,
+    total: u64,
+}
+
+impl Tally<'_> {
+    fn report(&self, agent: &str, rows_done: u64, rows_total: u64) {
+        (self.progress)(&ImportProgress {
+            agent: agent.to_string(),
+            rows_done,
+            rows_total,
+            overall_done: self.done,
+            overall_total: self.total,
+        });
+    }
+}
 
 /// What the caller asks for.
 #[derive(Debug, Clone, Default)]
@@ -291,6 +331,20 @@ impl Warren {
         Ok(out)
     }
 
+    /// Warren's store for the rows, opened on first use and kept for the following agents.
+    async fn opened_store(
+        &self,
+        slot: &mut Option<Arc<dyn MemoryStore>>,
+        config: &Config,
+    ) -> Result<Arc<dyn MemoryStore>, ApiError> {
+        if let Some(s) = slot {
+            return Ok(Arc::clone(s));
+        }
+        let s = self.import_store(config).await?;
+        *slot = Some(Arc::clone(&s));
+        Ok(s)
+    }
+
     async fn import_store(&self, config: &Config) -> Result<Arc<dyn MemoryStore>, ApiError> {
         MemoryStores::new(self.layout().clone())
             .shared_store(config, MemoryBackendKind::Sqlite)
@@ -530,29 +584,37 @@ impl Warren {
             .filter(|a| a.memory_backend != "markdown")
             .map(|a| a.memory_rows)
             .sum();
-        let mut done_rows = 0u64;
+        let mut tally = Tally {
+            progress,
+            done: 0,
+            total,
+        };
         if total > 0 {
-            progress(0, total);
+            tally.report("", 0, 0);
         }
+        // Warren's store, opened once for every agent's rows.
+        let mut opened: Option<Arc<dyn MemoryStore>> = None;
         for a in &prep.plan.agents {
             if a.memory_backend == "markdown" || a.memory_rows == 0 {
                 continue;
             }
             let step = format!("memory:{}", a.alias);
             if job.done(&step) {
-                done_rows += a.memory_rows;
-                progress(done_rows, total);
+                tally.done += a.memory_rows;
+                tally.report(&a.alias, a.memory_rows, a.memory_rows);
                 continue;
             }
+            let store = self.opened_store(&mut opened, &prep.config).await?;
             let (written, skipped) = self
-                .import_rows(&prep, a, &mut job.warnings, &mut |n| {
-                    done_rows += n;
-                    progress(done_rows, total);
-                })
+                .import_rows(&*store, &prep, a, &mut job.warnings, &mut tally)
                 .await?;
             *job.counts.entry("memory_rows".into()).or_default() += written;
             *job.counts.entry("memory_rows_skipped".into()).or_default() += skipped;
             self.step(&mut job, hook, &step).await?;
+        }
+        if let Some(store) = opened {
+            // Its last connection writes the log back into the database file: part of the import.
+            store.close().await;
         }
         // 4. The config: one validated, atomic save.
         if !job.done("config") {
@@ -627,13 +689,15 @@ impl Warren {
         Ok(())
     }
 
-    /// Imports one agent's rows page by page; returns (written, skipped).
+    /// Imports one agent's rows page by page, reading the next page while the current one is
+    /// written; returns (written, skipped).
     async fn import_rows(
         &self,
+        store: &dyn MemoryStore,
         prep: &Prepared,
         a: &AgentPlan,
         warnings: &mut Vec<String>,
-        on_page: &mut (dyn FnMut(u64) + Send),
+        tally: &mut Tally<'_>,
     ) -> Result<(u64, u64), ApiError> {
         let Some(brain) = &prep.brain else {
             return Ok((0, 0));
@@ -641,7 +705,6 @@ impl Warren {
         let Some(src_id) = prep.brain_agents.get(&a.source_alias) else {
             return Ok((0, 0));
         };
-        let store = self.import_store(&prep.config).await?;
         // An earlier, interrupted attempt may have created the agent already: keep its id.
         let mut agent_id = match store
             .lookup_agent(&a.alias)
@@ -651,16 +714,15 @@ impl Warren {
             Some(r) => r.id,
             None => Uuid::parse_str(src_id).unwrap_or_else(|_| Uuid::new_v4()),
         };
-        let (mut written, mut skipped) = (0u64, 0u64);
-        let mut after = 0i64;
+        let (mut written, mut skipped, mut rows_done) = (0u64, 0u64, 0u64);
+        let mut page = brain.page(&a.source_alias, src_id, 0, PAGE).await?;
         loop {
-            let (rows, last, problems) = brain.page(&a.source_alias, src_id, after, PAGE).await?;
+            let (rows, last, problems) = page;
             if rows.is_empty() && problems.is_empty() {
                 break;
             }
             let n = (rows.len() + problems.len()) as u64;
             warnings.extend(problems);
-            after = last;
             let mut entries = Vec::with_capacity(rows.len());
             for r in rows {
                 let mut e = r.entry;
@@ -670,16 +732,23 @@ impl Warren {
                     Err(why) => warnings.push(format!("row not imported: {why}")),
                 }
             }
-            if !entries.is_empty() {
-                let rep = store
-                    .import_agent(&a.alias, agent_id, &entries)
-                    .await
-                    .map_err(crate::memory::memory_error)?;
+            let next = brain.page(&a.source_alias, src_id, last, PAGE);
+            if entries.is_empty() {
+                page = next.await?;
+            } else {
+                // The source and Warren's store are two files with their own connections: the
+                // next page is read while this one is written.
+                let write = store.import_agent(&a.alias, agent_id, &entries);
+                let (rep, following) = tokio::join!(write, next);
+                let rep = rep.map_err(crate::memory::memory_error)?;
+                page = following?;
                 agent_id = rep.agent_id;
                 written += rep.imported;
                 skipped += rep.skipped;
             }
-            on_page(n);
+            rows_done += n;
+            tally.done += n;
+            tally.report(&a.alias, rows_done, a.memory_rows.max(rows_done));
         }
         Ok((written, skipped))
     }
@@ -706,8 +775,27 @@ impl Warren {
                 warnings,
             });
         }
-        let total: u64 = prep.plan.agents.iter().map(|a| a.memory_rows).sum();
-        let mut done = 0u64;
+        // The rows read from the SQLite store (Markdown entries are read as whole files).
+        let total: u64 = prep
+            .plan
+            .agents
+            .iter()
+            .filter(|a| {
+                rec.agents.get(&a.source_alias).is_some_and(|alias| {
+                    rec.backends.get(alias) != Some(&MemoryBackendKind::Markdown)
+                })
+            })
+            .map(|a| a.memory_rows)
+            .sum();
+        let mut tally = Tally {
+            progress,
+            done: 0,
+            total,
+        };
+        if total > 0 {
+            tally.report("", 0, 0);
+        }
+        let mut opened: Option<Arc<dyn MemoryStore>> = None;
         let agents: Vec<AgentPlan> = prep.plan.agents.clone();
         for a in &agents {
             let Some(alias) = rec.agents.get(&a.source_alias) else {
@@ -750,16 +838,17 @@ impl Warren {
                     counts.memory_rows_skipped += skipped;
                 }
                 _ => {
+                    let store = self.opened_store(&mut opened, &prep.config).await?;
                     let (written, skipped) = self
-                        .import_rows(&prep, &a, &mut warnings, &mut |n| {
-                            done += n;
-                            progress(done, total);
-                        })
+                        .import_rows(&*store, &prep, &a, &mut warnings, &mut tally)
                         .await?;
                     counts.memory_rows += written;
                     counts.memory_rows_skipped += skipped;
                 }
             }
+        }
+        if let Some(store) = opened {
+            store.close().await;
         }
         Ok(ImportReport {
             plan: prep.plan,
@@ -784,7 +873,7 @@ impl Warren {
             let id = job.id.clone();
             let res = match self.prepare(&job.source.clone(), &job.prefix.clone()).await {
                 Ok(prep) => {
-                    let quiet = |_: u64, _: u64| {};
+                    let quiet = |_: &ImportProgress| {};
                     self.run_job(job, prep, &quiet, &NoInterrupt).await
                 }
                 Err(e) => Err(e),

@@ -42,8 +42,8 @@ fn opts(src: &Path) -> ImportOptions {
     }
 }
 
-fn quiet() -> impl Fn(u64, u64) + Send + Sync {
-    |_, _| {}
+fn quiet() -> impl Fn(&ImportProgress) + Send + Sync {
+    |_: &ImportProgress| {}
 }
 
 /// The source's rows, straight from its database: (alias, key) → (category, session, created,
@@ -681,4 +681,305 @@ fn bad_sources_are_refused_naming_the_file_and_nothing_is_written() {
     let db = fx.src.join("data/memory/brain.db");
     std::fs::write(&db, b"this is not a database").unwrap();
     check(&fx, &db.display().to_string(), ErrorCode::Storage);
+}
+
+/// A ZeroClaw install with ZeroClaw's schema (indexes included) and the given number of memory
+/// rows per agent, every agent on SQLite memory.
+fn generated_source(root: &Path, agents: &[(&str, u32)]) {
+    std::fs::create_dir_all(root.join("data/memory")).unwrap();
+    let mut cfg = String::from(
+        "schema_version = 3\n\n[risk_profiles.p]\nlevel = \"supervised\"\nworkspace_only = true\n",
+    );
+    for (a, _) in agents {
+        cfg.push_str(&format!(
+            "\n[agents.{a}]\nrisk_profile = \"p\"\nenabled = true\n\n[agents.{a}.memory]\nbackend = \"sqlite\"\n"
+        ));
+        let ws = root.join(format!("agents/{a}/workspace"));
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::write(ws.join("IDENTITY.md"), format!("{a}\n")).unwrap();
+    }
+    std::fs::write(root.join("config.toml"), cfg).unwrap();
+    runtime().block_on(async {
+        let pool = brain_pool(root).await;
+        sqlx::raw_sql(
+            "CREATE TABLE agents (id TEXT PRIMARY KEY, alias TEXT NOT NULL UNIQUE, created_at TEXT NOT NULL);
+             CREATE TABLE memories (id TEXT PRIMARY KEY, key TEXT NOT NULL, content TEXT NOT NULL,
+                 category TEXT NOT NULL DEFAULT 'core', embedding BLOB, created_at TEXT NOT NULL,
+                 updated_at TEXT NOT NULL, session_id TEXT, namespace TEXT DEFAULT 'default',
+                 importance REAL DEFAULT 0.5, superseded_by TEXT,
+                 agent_id TEXT NOT NULL REFERENCES agents(id), kind TEXT,
+                 pinned INTEGER NOT NULL DEFAULT 0, tenant_id TEXT, UNIQUE (agent_id, key));
+             CREATE INDEX idx_memories_agent_id ON memories(agent_id);",
+        )
+        .execute(&pool)
+        .await
+        .unwrap();
+        for (a, n) in agents {
+            sqlx::query("INSERT INTO agents VALUES (?, ?, '2026-08-17T13:05:00+00:00')")
+                .bind(Uuid::new_v4().to_string())
+                .bind(*a)
+                .execute(&pool)
+                .await
+                .unwrap();
+            add_source_rows(&pool, a, 0..*n).await;
+        }
+        sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+            .execute(&pool)
+            .await
+            .unwrap();
+        pool.close().await;
+    });
+}
+
+async fn brain_pool(root: &Path) -> sqlx::SqlitePool {
+    let opts = sqlx::sqlite::SqliteConnectOptions::from_str(&format!(
+        "sqlite://{}",
+        root.join("data/memory/brain.db").display()
+    ))
+    .unwrap()
+    .create_if_missing(true);
+    sqlx::SqlitePool::connect_with(opts).await.unwrap()
+}
+
+/// Rows `range` of agent `alias`: every 97th has an id that is not a UUID (Warren gives it one);
+/// times carry nanoseconds and an offset.
+async fn add_source_rows(pool: &sqlx::SqlitePool, alias: &str, range: std::ops::Range<u32>) {
+    let mut tx = pool.begin().await.unwrap();
+    for i in range {
+        let id = if i % 97 == 0 {
+            format!("legacy-{alias}-{i}")
+        } else {
+            Uuid::new_v4().to_string()
+        };
+        let (cat, session) = match i % 3 {
+            0 => ("core", None),
+            1 => ("daily", None),
+            _ => ("conversation", Some(format!("session-{}", i % 11))),
+        };
+        sqlx::query(
+            "INSERT INTO memories (id, key, content, category, created_at, updated_at, session_id, agent_id) \
+             SELECT ?, ?, ?, ?, ?, ?, ?, id FROM agents WHERE alias = ?",
+        )
+        .bind(id)
+        .bind(format!("note_{i:05}"))
+        .bind(format!("Note {i} of {alias}: marker{alias}{i}q about the refrigerant cycle."))
+        .bind(cat)
+        .bind(format!("2026-08-17T09:{:02}:{:02}.{:09}-04:00", i / 60 % 60, i % 60, 806_122_517 + i))
+        .bind(format!("2026-08-18T10:{:02}:{:02}.{:09}+02:00", i / 60 % 60, i % 60, 1 + i * 1000))
+        .bind(session)
+        .bind(alias)
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    }
+    tx.commit().await.unwrap();
+}
+
+/// Every row Warren holds for `aliases`, by (alias, key), with its id.
+fn warren_rows_of(w: &Warren, aliases: &[&str]) -> BTreeMap<(String, String), (Row, Uuid)> {
+    runtime().block_on(async {
+        let config = w.load().unwrap().config;
+        let store = w.import_store(&config).await.unwrap();
+        let mut out = BTreeMap::new();
+        for alias in aliases {
+            let r = store.lookup_agent(alias).await.unwrap().unwrap();
+            let page = store
+                .list_for_agent(&r, &ListQuery::default())
+                .await
+                .unwrap();
+            for e in page.entries {
+                let row = (
+                    e.category,
+                    e.session_id,
+                    e.created_at,
+                    e.updated_at,
+                    e.content,
+                );
+                assert!(out
+                    .insert((alias.to_string(), e.key), (row, e.id))
+                    .is_none());
+            }
+        }
+        out
+    })
+}
+
+/// The source's rows by (alias, key) with their id text.
+fn source_rows_with_ids(src: &Path) -> BTreeMap<(String, String), (Row, String)> {
+    runtime().block_on(async {
+        let pool = brain_pool(src).await;
+        type Raw = (String, String, String, String, Option<String>, String, String, String);
+        let rows: Vec<Raw> = sqlx::query_as(
+            "SELECT a.alias, m.key, m.id, m.category, m.session_id, m.created_at, m.updated_at, m.content \
+             FROM memories m JOIN agents a ON a.id = m.agent_id",
+        )
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+        pool.close().await;
+        rows.into_iter()
+            .map(|(a, k, id, c, s, cr, up, content)| {
+                let cr = source::parse_time(&cr).unwrap();
+                let up = source::parse_time(&up).unwrap();
+                // Warren keeps microseconds.
+                let cr = chrono::DateTime::from_timestamp_micros(cr.timestamp_micros()).unwrap();
+                let up = chrono::DateTime::from_timestamp_micros(up.timestamp_micros()).unwrap();
+                ((a, k), ((c, s, cr, up, content), id))
+            })
+            .collect()
+    })
+}
+
+#[test]
+fn a_bulk_import_with_colliding_ids_and_an_update_gives_the_exact_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("zeroclaw");
+    let home = dir.path().join("warren");
+    std::fs::create_dir_all(&home).unwrap();
+    // alpha crosses a page boundary, beta fits in one page; 12,000 rows to begin with.
+    generated_source(&src, &[("alpha", 10_600), ("beta", 1400)]);
+    let rt = runtime();
+    let w = open(&home);
+    let first = source_rows_with_ids(&src);
+    assert_eq!(first.len(), 12_000);
+
+    // Warren already holds rows with the ids of about 300 of alpha's rows and 200 of beta's
+    // (another agent's, restored from an archive, say): those rows get new ids, the others keep
+    // theirs (5 of the picked rows have no UUID to collide with).
+    let colliding: BTreeSet<Uuid> = first
+        .iter()
+        .filter_map(|((a, k), (_, id))| {
+            let n: u32 = k.trim_start_matches("note_").parse().unwrap();
+            let pick = (a == "alpha" && n % 8 == 1 && n < 2400) || (a == "beta" && n % 7 == 1);
+            Uuid::parse_str(id).ok().filter(|_| pick)
+        })
+        .collect();
+    assert_eq!(colliding.len(), 297 + 198);
+    rt.block_on(async {
+        let config = w.current_config().unwrap().0;
+        let store = w.import_store(&config).await.unwrap();
+        let now = chrono::Utc::now();
+        let held: Vec<MemoryEntry> = colliding
+            .iter()
+            .enumerate()
+            .map(|(i, id)| MemoryEntry {
+                id: *id,
+                agent_id: Uuid::nil(),
+                agent: "archived".into(),
+                key: format!("held_{i}"),
+                content: "held by another agent".into(),
+                category: "core".into(),
+                session_id: None,
+                importance: 0.5,
+                created_at: now,
+                updated_at: now,
+                score: None,
+            })
+            .collect();
+        let r = store
+            .import_agent("archived", Uuid::new_v4(), &held)
+            .await
+            .unwrap();
+        assert_eq!(r.imported, 495);
+    });
+
+    let seen = std::sync::Mutex::new(Vec::<ImportProgress>::new());
+    let record = |p: &ImportProgress| seen.lock().unwrap().push(p.clone());
+    let rep = rt
+        .block_on(w.import_zeroclaw(&opts(&src), &record))
+        .unwrap();
+    assert_eq!(
+        (rep.imported.memory_rows, rep.imported.memory_rows_skipped),
+        (12_000, 0)
+    );
+    assert!(rep.warnings.is_empty(), "{:?}", rep.warnings);
+    let check = |want: &BTreeMap<(String, String), (Row, String)>, ctx: &str| {
+        let got = warren_rows_of(&w, &["alpha", "beta"]);
+        assert_eq!(got.len(), want.len(), "{ctx}");
+        let mut ids = BTreeSet::new();
+        for (k, (row, src_id)) in want {
+            let (g, id) = got.get(k).unwrap_or_else(|| panic!("{ctx}: {k:?} missing"));
+            assert_eq!(g, row, "{ctx}: {k:?}");
+            assert!(ids.insert(*id), "{ctx}: id {id} given twice");
+            match Uuid::parse_str(src_id) {
+                Ok(u) if colliding.contains(&u) => {
+                    assert_ne!(*id, u, "{ctx}: {k:?} kept a taken id")
+                }
+                Ok(u) => assert_eq!(*id, u, "{ctx}: {k:?} lost its free id"),
+                Err(_) => {}
+            }
+            assert!(!colliding.contains(id), "{ctx}: {k:?}");
+        }
+    };
+    check(&first, "first import");
+    // Progress: per agent up to its total, overall up to 12,000, never backwards.
+    let seen = seen.into_inner().unwrap();
+    let last = seen.last().unwrap();
+    assert_eq!((last.overall_done, last.overall_total), (12_000, 12_000));
+    assert!(seen
+        .windows(2)
+        .all(|p| p[0].overall_done <= p[1].overall_done));
+    for (a, n) in [("alpha", 10_600), ("beta", 1400)] {
+        let mine: Vec<_> = seen.iter().filter(|p| p.agent == a).collect();
+        assert!(mine.len() > usize::from(n > PAGE as u64), "{a}: {mine:?}");
+        assert_eq!(
+            mine.last().map(|p| (p.rows_done, p.rows_total)),
+            Some((n, n))
+        );
+    }
+
+    // ZeroClaw stores 700 more rows of alpha and 300 of beta; `--update` adds exactly those.
+    rt.block_on(async {
+        let pool = brain_pool(&src).await;
+        add_source_rows(&pool, "alpha", 10_600..11_300).await;
+        add_source_rows(&pool, "beta", 1400..1700).await;
+        sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+            .execute(&pool)
+            .await
+            .unwrap();
+        pool.close().await;
+    });
+    let all = source_rows_with_ids(&src);
+    assert_eq!(all.len(), 13_000);
+    let mut u = opts(&src);
+    u.update = true;
+    let up = rt.block_on(w.import_zeroclaw(&u, &quiet())).unwrap();
+    assert_eq!(
+        (up.imported.memory_rows, up.imported.memory_rows_skipped),
+        (1000, 12_000)
+    );
+    check(&all, "after --update");
+    let again = rt.block_on(w.import_zeroclaw(&u, &quiet())).unwrap();
+    assert_eq!(
+        (
+            again.imported.memory_rows,
+            again.imported.memory_rows_skipped
+        ),
+        (0, 13_000)
+    );
+    check(&all, "after a second --update");
+
+    // Recall finds rows of both runs, a colliding one included.
+    rt.block_on(async {
+        let config = w.load().unwrap().config;
+        let stores = MemoryStores::new(w.layout().clone());
+        for (a, i) in [
+            ("alpha", 1u32),
+            ("alpha", 2599),
+            ("alpha", 11_299),
+            ("beta", 8),
+            ("beta", 1650),
+        ] {
+            let h = stores.handle_for(&config, a).await.unwrap();
+            let hits = h
+                .recall(&RecallQuery::new(format!("marker{a}{i}q")).limit(5))
+                .await
+                .unwrap();
+            assert_eq!(
+                hits.iter().map(|h| h.key.clone()).collect::<Vec<_>>(),
+                vec![format!("note_{i:05}")],
+                "recall of {a} row {i}"
+            );
+        }
+    });
 }

@@ -5,7 +5,8 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Mutex;
-use warren_api::import::{ImportOptions, ImportReport};
+use std::time::{Duration, Instant};
+use warren_api::import::{ImportOptions, ImportProgress, ImportReport};
 
 /// `warren import ...` subcommands.
 #[derive(clap::Subcommand)]
@@ -27,35 +28,91 @@ pub enum Cmd {
     },
 }
 
-/// A progress bar on stderr, redrawn at most once per percent.
-struct Bar {
-    last: Mutex<u64>,
+/// Memory-row progress on stderr (stdout carries only the report, so `--json` output stays one
+/// JSON document): on a terminal a bar redrawn in place at most once per percent, otherwise a
+/// plain line at most every [`LINE_EVERY`] and one at the end.
+struct ProgressView {
+    terminal: bool,
+    state: Mutex<ViewState>,
 }
 
-impl Bar {
-    fn draw(&self, done: u64, total: u64) {
+#[derive(Default)]
+struct ViewState {
+    /// Percent last drawn on the bar.
+    last_pct: Option<u64>,
+    /// When the last plain line was written.
+    last_line: Option<Instant>,
+    /// The bar is drawn and its line not ended yet.
+    open: bool,
+    /// The last report (all rows done) was shown.
+    finished: bool,
+}
+
+/// Time between two plain progress lines.
+const LINE_EVERY: Duration = Duration::from_secs(2);
+
+impl ProgressView {
+    fn new(terminal: bool) -> Self {
+        ProgressView {
+            terminal,
+            state: Mutex::new(ViewState::default()),
+        }
+    }
+
+    fn show(&self, p: &ImportProgress) {
+        let total = p.overall_total;
         if total == 0 {
             return;
         }
+        let done = p.overall_done.min(total);
         let pct = done.saturating_mul(100) / total;
-        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
-        if pct == *last && done != total && done != 0 {
+        let last = done >= total;
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if st.finished {
             return;
         }
-        *last = pct;
-        let width = 30u64;
-        let filled = (pct * width / 100) as usize;
+        let agent = if p.agent.is_empty() {
+            String::new()
+        } else {
+            format!(", {} {}/{}", p.agent, p.rows_done, p.rows_total)
+        };
         let mut err = std::io::stderr().lock();
-        let _ = write!(
-            err,
-            "\rmemory rows [{}{}] {done}/{total} ({pct}%)",
-            "#".repeat(filled),
-            " ".repeat(width as usize - filled)
-        );
-        if done >= total {
-            let _ = writeln!(err);
+        if self.terminal {
+            if st.last_pct == Some(pct) && !last {
+                return;
+            }
+            st.last_pct = Some(pct);
+            let width = 30u64;
+            let filled = (pct * width / 100) as usize;
+            // `\x1b[K` clears what a longer earlier line left on the right.
+            let _ = write!(
+                err,
+                "\rmemory rows [{}{}] {done}/{total} ({pct}%){agent}\x1b[K",
+                "#".repeat(filled),
+                " ".repeat(width as usize - filled)
+            );
+            st.open = !last;
+            if last {
+                let _ = writeln!(err);
+            }
+        } else {
+            let due = st.last_line.is_none_or(|t| t.elapsed() >= LINE_EVERY);
+            if !due && !last {
+                return;
+            }
+            st.last_line = Some(Instant::now());
+            let _ = writeln!(err, "memory rows: {done}/{total} ({pct}%){agent}");
         }
+        st.finished = last;
         let _ = err.flush();
+    }
+
+    /// Ends a bar left open by an import that stopped early, so the error starts on its line.
+    fn close(&self) {
+        let st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if st.open && !st.finished {
+            let _ = writeln!(std::io::stderr());
+        }
     }
 }
 
@@ -73,16 +130,10 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
         prefix,
         update,
     };
-    let show_bar = !ctx.out.json() && std::io::stderr().is_terminal();
-    let bar = Bar {
-        last: Mutex::new(u64::MAX),
-    };
-    let progress = |done: u64, total: u64| {
-        if show_bar {
-            bar.draw(done, total)
-        }
-    };
+    let view = ProgressView::new(std::io::stderr().is_terminal());
+    let progress = |p: &ImportProgress| view.show(p);
     let r = ctx.block_on_multi(ctx.warren.import_zeroclaw(&opts, &progress));
+    view.close();
     ctx.out.result(r, render)
 }
 

@@ -3,6 +3,7 @@
 
 pub mod schema;
 
+use std::collections::HashSet;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -22,6 +23,8 @@ use crate::types::{
 };
 
 const BACKEND: &str = "postgres";
+/// Rows per statement of an import (passed as nine column arrays).
+const PG_IMPORT_CHUNK: usize = 1000;
 const COLUMNS: &str = "m.id, m.agent_id, a.alias, m.key, m.content, m.category, m.session_id, \
                        m.importance, m.created_at, m.updated_at";
 
@@ -565,32 +568,67 @@ impl MemoryStore for PostgresStore {
                 id
             }
         };
-        let sql = format!(
+        // Chunks of rows as column arrays: one statement finds the ids already taken, one
+        // `INSERT ... SELECT FROM UNNEST` writes the chunk (in the given order, so of two rows
+        // with one key the first is kept, as row by row).
+        let taken_sql = format!("SELECT id FROM {s}.memories WHERE id = ANY($1)");
+        let insert_sql = format!(
             "INSERT INTO {s}.memories (id, agent_id, key, content, category, session_id, importance, created_at, updated_at) \
-             VALUES (CASE WHEN EXISTS (SELECT 1 FROM {s}.memories WHERE id = $1) THEN $10 ELSE $1 END, \
-             $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (agent_id, key) DO NOTHING"
+             SELECT u.id, $1, u.key, u.content, u.category, u.session_id, u.importance, u.created_at, u.updated_at \
+             FROM UNNEST($2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::float8[], \
+                         $8::timestamptz[], $9::timestamptz[]) \
+                  WITH ORDINALITY AS u(id, key, content, category, session_id, importance, created_at, updated_at, ord) \
+             ORDER BY u.ord ON CONFLICT (agent_id, key) DO NOTHING"
         );
         let (mut imported, mut skipped) = (0u64, 0u64);
-        for r in rows {
-            let done = sqlx::query(&sql)
-                .bind(r.id)
+        // Row ids given to earlier rows of this call (two rows of one batch never share one).
+        let mut given: HashSet<Uuid> = HashSet::with_capacity(rows.len());
+        for chunk in rows.chunks(PG_IMPORT_CHUNK) {
+            let ids: Vec<Uuid> = chunk.iter().map(|r| r.id).collect();
+            let taken: HashSet<Uuid> = sqlx::query_scalar::<_, Uuid>(&taken_sql)
+                .bind(&ids)
+                .fetch_all(&mut *tx)
+                .await
+                .map_err(self.err(op))?
+                .into_iter()
+                .collect();
+            let ids: Vec<Uuid> = ids
+                .into_iter()
+                .map(|i| {
+                    if taken.contains(&i) || !given.insert(i) {
+                        Uuid::new_v4()
+                    } else {
+                        i
+                    }
+                })
+                .collect();
+            let done = sqlx::query(&insert_sql)
                 .bind(id)
-                .bind(&r.key)
-                .bind(&r.content)
-                .bind(&r.category)
-                .bind(&r.session_id)
-                .bind(r.importance)
-                .bind(r.created_at)
-                .bind(r.updated_at)
-                .bind(Uuid::new_v4())
+                .bind(&ids)
+                .bind(chunk.iter().map(|r| r.key.as_str()).collect::<Vec<_>>())
+                .bind(chunk.iter().map(|r| r.content.as_str()).collect::<Vec<_>>())
+                .bind(
+                    chunk
+                        .iter()
+                        .map(|r| r.category.as_str())
+                        .collect::<Vec<_>>(),
+                )
+                .bind(
+                    chunk
+                        .iter()
+                        .map(|r| r.session_id.as_deref())
+                        .collect::<Vec<_>>(),
+                )
+                .bind(chunk.iter().map(|r| r.importance).collect::<Vec<_>>())
+                .bind(chunk.iter().map(|r| r.created_at).collect::<Vec<_>>())
+                .bind(chunk.iter().map(|r| r.updated_at).collect::<Vec<_>>())
                 .execute(&mut *tx)
                 .await
                 .map_err(self.err(op))?;
-            if done.rows_affected() > 0 {
-                imported += 1;
-            } else {
-                skipped += 1;
-            }
+            let n = chunk.len() as u64;
+            let written = done.rows_affected().min(n);
+            imported += written;
+            skipped += n - written;
         }
         tx.commit().await.map_err(self.err(op))?;
         Ok(ImportReport {

@@ -1,14 +1,55 @@
 //! The SQLite half of restore: re-creating an agent from exported rows.
 
+use std::collections::HashSet;
+
 use chrono::Utc;
+use sqlx::Connection;
 use uuid::Uuid;
 
 use super::SqliteStore;
 use crate::error::MemoryError;
 use crate::types::{format_ts, ImportReport, MemoryEntry};
 
+/// Rows per `INSERT` statement of an import (9 parameters each, far below SQLite's 32,766):
+/// one statement hands a whole chunk to SQLite's thread, and the same text is reused (prepared
+/// once per connection) for every full chunk.
+const IMPORT_CHUNK: usize = 500;
+
+/// `PRAGMA cache_size` while an import writes (negative: KiB, so 16 MiB).
+const IMPORT_CACHE_SIZE: i64 = -16_384;
+
+/// `INSERT ... VALUES (...), (...) ON CONFLICT (agent_id, key) DO NOTHING` for `n` rows.
+fn insert_sql(n: usize) -> String {
+    let mut sql = String::with_capacity(160 + n * 30);
+    sql.push_str(
+        "INSERT INTO memories (id, agent_id, key, content, category, session_id, importance, created_at, updated_at) VALUES ",
+    );
+    for i in 0..n {
+        if i > 0 {
+            sql.push_str(", ");
+        }
+        sql.push_str("(?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    }
+    sql.push_str(" ON CONFLICT (agent_id, key) DO NOTHING");
+    sql
+}
+
+/// The ids among `n` given ones that a stored row already holds.
+fn taken_sql(n: usize) -> String {
+    let mut sql = String::with_capacity(40 + n * 3);
+    sql.push_str("SELECT id FROM memories WHERE id IN (");
+    for i in 0..n {
+        sql.push_str(if i == 0 { "?" } else { ", ?" });
+    }
+    sql.push(')');
+    sql
+}
+
 impl SqliteStore {
-    /// Re-creates an agent from exported rows (see [`crate::traits::MemoryStore::import_agent`]).
+    /// Re-creates an agent from exported rows (see [`crate::traits::MemoryStore::import_agent`]),
+    /// in one transaction: chunks of [`IMPORT_CHUNK`] rows, each one statement finding the ids
+    /// already taken and one multi-row `INSERT`. A row whose id is taken (or given to an earlier
+    /// row of the call) gets a new id; a row whose key the agent has is skipped.
     pub(crate) async fn import_rows(
         &self,
         alias: &str,
@@ -16,7 +57,38 @@ impl SqliteStore {
         rows: &[MemoryEntry],
     ) -> Result<ImportReport, MemoryError> {
         let op = "import";
-        let mut tx = self.pool.begin().await.map_err(self.err(op))?;
+        let mut conn = self.pool.acquire().await.map_err(self.err(op))?;
+        // A bigger page cache for the transaction: the index pages a batch touches stay in
+        // memory until the commit writes each of them once (the default 2 MB spills them to the
+        // log, and they are written again). The connection's own size is put back afterwards.
+        let before: i64 = sqlx::query_scalar("PRAGMA cache_size")
+            .fetch_one(&mut *conn)
+            .await
+            .map_err(self.err(op))?;
+        sqlx::query(&format!("PRAGMA cache_size = {IMPORT_CACHE_SIZE}"))
+            .execute(&mut *conn)
+            .await
+            .map_err(self.err(op))?;
+        let out = self.import_in(&mut conn, alias, agent_id, rows).await;
+        let reset = sqlx::query(&format!("PRAGMA cache_size = {before}"))
+            .execute(&mut *conn)
+            .await;
+        if reset.is_err() {
+            // Not given back to the pool with the bigger cache.
+            drop(conn.detach());
+        }
+        out
+    }
+
+    async fn import_in(
+        &self,
+        conn: &mut sqlx::SqliteConnection,
+        alias: &str,
+        agent_id: Uuid,
+        rows: &[MemoryEntry],
+    ) -> Result<ImportReport, MemoryError> {
+        let op = "import";
+        let mut tx = conn.begin().await.map_err(self.err(op))?;
         let existing: Option<Uuid> = sqlx::query_scalar("SELECT id FROM agents WHERE alias = ?")
             .bind(alias)
             .fetch_optional(&mut *tx)
@@ -66,38 +138,52 @@ impl SqliteStore {
             }
         };
         let (mut imported, mut skipped) = (0u64, 0u64);
-        for r in rows {
-            let taken: Option<i64> = sqlx::query_scalar("SELECT seq FROM memories WHERE id = ?")
-                .bind(r.id)
-                .fetch_optional(&mut *tx)
-                .await
-                .map_err(self.err(op))?;
-            let row_id = if taken.is_some() {
-                Uuid::new_v4()
-            } else {
-                r.id
-            };
-            let done = sqlx::query(
-                "INSERT INTO memories (id, agent_id, key, content, category, session_id, importance, created_at, updated_at) \
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent_id, key) DO NOTHING",
-            )
-            .bind(row_id)
-            .bind(id)
-            .bind(&r.key)
-            .bind(&r.content)
-            .bind(&r.category)
-            .bind(&r.session_id)
-            .bind(r.importance)
-            .bind(super::rows::micros(r.created_at))
-            .bind(super::rows::micros(r.updated_at))
-            .execute(&mut *tx)
-            .await
-            .map_err(self.err(op))?;
-            if done.rows_affected() > 0 {
-                imported += 1;
-            } else {
-                skipped += 1;
+        // Row ids given to earlier chunks of this call (two rows of one batch never share one).
+        let mut given: HashSet<Uuid> = HashSet::with_capacity(rows.len());
+        for chunk in rows.chunks(IMPORT_CHUNK) {
+            let (insert, taken_q) = (insert_sql(chunk.len()), taken_sql(chunk.len()));
+            // Full chunks share one prepared statement per connection; the shorter last chunk of
+            // a call is prepared for itself and not kept (its size varies from call to call).
+            let keep = chunk.len() == IMPORT_CHUNK;
+            // The ids of this chunk already held by a stored row, in one statement.
+            let mut q = sqlx::query_scalar::<_, Uuid>(&taken_q).persistent(keep);
+            for r in chunk {
+                q = q.bind(r.id);
             }
+            let taken: HashSet<Uuid> = q
+                .fetch_all(&mut *tx)
+                .await
+                .map_err(self.err(op))?
+                .into_iter()
+                .collect();
+            let mut q = sqlx::query(&insert).persistent(keep);
+            for r in chunk {
+                let row_id = if taken.contains(&r.id) || !given.insert(r.id) {
+                    Uuid::new_v4()
+                } else {
+                    r.id
+                };
+                q = q
+                    .bind(row_id)
+                    .bind(id)
+                    .bind(&r.key)
+                    .bind(&r.content)
+                    .bind(&r.category)
+                    .bind(&r.session_id)
+                    .bind(r.importance)
+                    .bind(super::rows::micros(r.created_at))
+                    .bind(super::rows::micros(r.updated_at));
+            }
+            // A key the agent already has is left as it is (`DO NOTHING`). The FTS trigger
+            // indexes each inserted row inside the same statement. FTS5 writes its pending terms
+            // out at every savepoint, which SQLite opens for each statement firing the trigger
+            // inside a transaction: one statement per chunk, not per row, does that once per
+            // chunk.
+            let done = q.execute(&mut *tx).await.map_err(self.err(op))?;
+            let n = chunk.len() as u64;
+            let written = done.rows_affected().min(n);
+            imported += written;
+            skipped += n - written;
         }
         tx.commit().await.map_err(self.err(op))?;
         Ok(ImportReport {
