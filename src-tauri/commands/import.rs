@@ -2,27 +2,14 @@
 //! (nothing written), and the import itself with its progress sent on a channel.
 
 use super::Core;
-use serde::Serialize;
-use specta::Type;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tauri::ipc::Channel;
 use tauri::State;
-use warren_api::import::{ImportOptions, ImportReport, ZeroclawInstall};
+use warren_api::import::{ImportOptions, ImportProgress, ImportReport, ZeroclawInstall};
 use warren_api::Warren;
 use warren_types::{ApiError, ErrorCode};
-
-/// Memory rows written so far by an import started from the window.
-#[derive(Debug, Clone, Serialize, Type)]
-pub struct ImportProgress {
-    /// Rows written.
-    #[specta(type = u32)]
-    pub done: u64,
-    /// Rows the import writes in all.
-    #[specta(type = u32)]
-    pub total: u64,
-}
 
 /// The ZeroClaw install at ZeroClaw's default place, if there is one.
 #[tauri::command]
@@ -46,7 +33,7 @@ fn options(path: String, prefix: String, dry_run: bool) -> ImportOptions {
 async fn run_import(
     warren: Arc<Warren>,
     opts: ImportOptions,
-    progress: impl Fn(u64, u64) + Send + Sync + 'static,
+    progress: impl Fn(&ImportProgress) + Send + Sync + 'static,
 ) -> Result<ImportReport, ApiError> {
     tauri::async_runtime::spawn_blocking(move || {
         tauri::async_runtime::block_on(warren.import_zeroclaw(&opts, &progress))
@@ -63,7 +50,7 @@ pub async fn plan_zeroclaw_import(
     path: String,
     prefix: String,
 ) -> Result<ImportReport, ApiError> {
-    run_import(core.warren.clone(), options(path, prefix, true), |_, _| {}).await
+    run_import(core.warren.clone(), options(path, prefix, true), |_| {}).await
 }
 
 /// How often progress is sent to the window at most.
@@ -80,12 +67,12 @@ pub async fn import_zeroclaw(
     progress: Channel<ImportProgress>,
 ) -> Result<ImportReport, ApiError> {
     let last = Mutex::new(None::<Instant>);
-    let report = move |done: u64, total: u64| {
+    let report = move |p: &ImportProgress| {
         let mut last = last.lock().unwrap_or_else(|p| p.into_inner());
         let due = last.is_none_or(|t| t.elapsed() >= PROGRESS_EVERY);
-        if due || done >= total {
+        if due || p.overall_done >= p.overall_total {
             *last = Some(Instant::now());
-            if let Err(e) = progress.send(ImportProgress { done, total }) {
+            if let Err(e) = progress.send(p.clone()) {
                 tracing::debug!(error = %e, "import progress not delivered");
             }
         }

@@ -908,12 +908,21 @@ export type ImportPlan = {
 	problems: string[],
 };
 
-/**  Memory rows written so far by an import started from the window. */
+/**
+ *  Where the memory rows of an import stand: sent once before the first batch, after every
+ *  batch of rows (read, then written or refused), and once for each agent finished earlier.
+ */
 export type ImportProgress = {
-	/**  Rows written. */
-	done: number,
-	/**  Rows the import writes in all. */
-	total: number,
+	/**  The Warren alias whose rows are being imported (empty before the first batch). */
+	agent: string,
+	/**  That agent's rows done so far. */
+	rows_done: number,
+	/**  That agent's rows in the source. */
+	rows_total: number,
+	/**  Rows done over every agent. */
+	overall_done: number,
+	/**  Rows to import over every agent. */
+	overall_total: number,
 };
 
 /**  The answer of an import or a dry run. */

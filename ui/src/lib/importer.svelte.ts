@@ -32,7 +32,7 @@ export class ImportStore {
   plan = $state<ImportReport | null>(null);
   result = $state<ImportReport | null>(null);
   error = $state<ApiError | null>(null);
-  progress = $state<{ done: number; total: number } | null>(null);
+  progress = $state<{ done: number; total: number; agent: string } | null>(null);
 
   #api: ImportApi;
   #channel: ProgressChannel;
@@ -80,9 +80,9 @@ export class ImportStore {
     return this.stage === "plan" && !!this.plan && this.plan.plan.problems.length === 0;
   }
 
-  /** Progress from the backend (rows written / in all). */
-  onProgress(done: number, total: number): void {
-    if (this.stage === "importing") this.progress = { done, total };
+  /** Progress from the backend: rows done over every agent, and the agent being imported. */
+  onProgress(p: ImportProgress): void {
+    if (this.stage === "importing") this.progress = { done: p.overall_done, total: p.overall_total, agent: p.agent };
   }
 
   /** Imports as planned; the plan stays on screen with the counts written. */
@@ -90,9 +90,9 @@ export class ImportStore {
     if (!this.found || !this.ready) return;
     this.stage = "importing";
     this.error = null;
-    this.progress = { done: 0, total: this.plan?.plan.totals.memory_rows ?? 0 };
+    this.progress = { done: 0, total: this.plan?.plan.totals.memory_rows ?? 0, agent: "" };
     try {
-      const progress = this.#channel((p) => this.onProgress(p.done, p.total));
+      const progress = this.#channel((p) => this.onProgress(p));
       this.result = unwrap(await this.#api.importZeroclaw(this.found.path, this.prefix, progress));
       this.found = { ...this.found, imported: true };
       this.stage = "done";

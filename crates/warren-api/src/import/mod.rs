@@ -51,12 +51,16 @@ pub struct ImportProgress {
     /// The Warren alias whose rows are being imported (empty before the first batch).
     pub agent: String,
     /// That agent's rows done so far.
+    #[cfg_attr(feature = "specta", specta(type = u32))]
     pub rows_done: u64,
     /// That agent's rows in the source.
+    #[cfg_attr(feature = "specta", specta(type = u32))]
     pub rows_total: u64,
     /// Rows done over every agent.
+    #[cfg_attr(feature = "specta", specta(type = u32))]
     pub overall_done: u64,
     /// Rows to import over every agent.
+    #[cfg_attr(feature = "specta", specta(type = u32))]
     pub overall_total: u64,
 }
 
