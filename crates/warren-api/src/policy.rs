@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use warren_policy::sandbox::{choose, SandboxSupport};
 use warren_policy::{Access, PolicyEnv, PolicyError, RootSource, SecurityPolicy, Tier};
-use warren_tools::{ApproveAll, NoApprover, Registry, ToolContext};
+use warren_tools::{ApprovalAnswer, Registry, ToolContext};
 use warren_types::{ApiError, Config, ErrorCode};
 
 /// Facts about the host that the binary captured (never read by the library): the user's home
@@ -320,11 +320,22 @@ impl Warren {
             .map_err(|e| ApiError::new(ErrorCode::Storage, format!("the action ledger: {e}")))?;
         ctx.ledger = Arc::new(ledger);
         let registry = Registry::builtin();
-        let result = if approve {
-            registry.invoke(tool, &args, &ctx, &ApproveAll)
+        let answer = if approve {
+            ApprovalAnswer::approve()
         } else {
-            registry.invoke(tool, &args, &ctx, &NoApprover)
+            ApprovalAnswer::no_one()
         };
+        // Called outside any runtime (`warren tool`): the call is driven on one of its own.
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| {
+                ApiError::new(
+                    ErrorCode::Internal,
+                    format!("cannot start a runtime for the call: {e}"),
+                )
+            })?;
+        let result = rt.block_on(registry.invoke(tool, &args, &ctx, &answer));
         // An executed call gets a receipt, as in the agent loop (rules §6.3).
         let executed = match &result {
             Ok(v) => Some(match v {

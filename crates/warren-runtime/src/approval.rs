@@ -8,7 +8,8 @@ use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
-use warren_types::ApprovalDecision;
+/// The one approval answer type, shared with the tool gate.
+pub use warren_tools::ApprovalAnswer;
 
 /// One request waiting for an answer.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -25,46 +26,6 @@ pub struct PendingApproval {
     pub arguments: String,
     /// Why it needs approval.
     pub reason: String,
-}
-
-/// An answer: the decision and an optional message for the model.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ApprovalAnswer {
-    /// The decision.
-    pub decision: ApprovalDecision,
-    /// Message for the model (with a denial).
-    pub message: Option<String>,
-    /// True when nobody could be asked (the runtime denied it).
-    pub no_one_to_ask: bool,
-}
-
-impl ApprovalAnswer {
-    /// Approve this call.
-    pub fn approve() -> Self {
-        ApprovalAnswer {
-            decision: ApprovalDecision::ApproveOnce,
-            message: None,
-            no_one_to_ask: false,
-        }
-    }
-
-    /// Deny with an optional message.
-    pub fn deny(message: Option<String>) -> Self {
-        ApprovalAnswer {
-            decision: ApprovalDecision::Deny,
-            message,
-            no_one_to_ask: false,
-        }
-    }
-
-    /// Nobody to ask: the runtime denies.
-    pub fn no_one() -> Self {
-        ApprovalAnswer {
-            decision: ApprovalDecision::Deny,
-            message: Some("no one is available to approve this call; the runtime denied it".into()),
-            no_one_to_ask: true,
-        }
-    }
 }
 
 /// Answers approval requests; may take as long as a person needs.

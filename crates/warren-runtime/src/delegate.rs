@@ -11,63 +11,15 @@ use crate::events::EventHub;
 use crate::sessions::SessionKind;
 use crate::turn::{run_turn, TurnInput, TurnStatus};
 use crate::turn_kit::{SessionParts, TurnKit};
+use async_trait::async_trait;
 use serde_json::{json, Value};
-use std::cell::RefCell;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
-use tokio_util::sync::CancellationToken;
+use std::time::SystemTime;
 use warren_policy::{
     ensure_no_escalation, ActionLedger, ActionTicket, BudgetError, RefusalRule, SecurityPolicy,
 };
 use warren_tools::{CallCheck, Tool, ToolContext, ToolError, ToolSpec};
 use warren_types::{Config, DelegationMode, EventParent};
-
-/// The tool call running on this thread and the SubAgent turn a `delegate` call ran in it.
-struct CurrentCall {
-    turn_id: String,
-    call_id: String,
-    sub_turn: Option<String>,
-}
-
-thread_local! {
-    static CURRENT_CALL: RefCell<Option<CurrentCall>> = const { RefCell::new(None) };
-}
-
-/// Runs `f` (a tool invocation on a blocking thread) with `(turn_id, call_id)` visible to a
-/// `delegate` call inside it; returns `f`'s result and the id of the SubAgent turn such a call
-/// ran (None for any other tool, or when the child never started).
-pub fn within_call<R>(turn_id: &str, call_id: &str, f: impl FnOnce() -> R) -> (R, Option<String>) {
-    let previous = CURRENT_CALL.with(|c| {
-        c.borrow_mut().replace(CurrentCall {
-            turn_id: turn_id.to_string(),
-            call_id: call_id.to_string(),
-            sub_turn: None,
-        })
-    });
-    let out = f();
-    let sub_turn = CURRENT_CALL.with(|c| {
-        let mine = std::mem::replace(&mut *c.borrow_mut(), previous);
-        mine.and_then(|m| m.sub_turn)
-    });
-    (out, sub_turn)
-}
-
-fn current_call() -> Option<(String, String)> {
-    CURRENT_CALL.with(|c| {
-        c.borrow()
-            .as_ref()
-            .map(|m| (m.turn_id.clone(), m.call_id.clone()))
-    })
-}
-
-/// Records the SubAgent turn the current call ran, for its result event.
-fn record_sub_turn(turn_id: &str) {
-    CURRENT_CALL.with(|c| {
-        if let Some(m) = c.borrow_mut().as_mut() {
-            m.sub_turn = Some(turn_id.to_string());
-        }
-    });
-}
 
 /// What makes a turn a SubAgent's: its checked policy, the shared budgets and the nested hub.
 pub struct Lineage {
@@ -129,13 +81,12 @@ pub struct DelegateTool {
     hub: EventHub,
     memory: MemoryReach,
     mcp_servers: Vec<String>,
-    handle: tokio::runtime::Handle,
 }
 
 impl DelegateTool {
     /// A tool for a turn built from `config`, whose approvals go to `approver`, whose cost is
     /// charged to `budget_agent`, whose events go to `hub` and whose memory reach is `memory`
-    /// (the bound on every child's). Must be created inside a tokio runtime.
+    /// (the bound on every child's).
     pub fn new(
         kit: TurnKit,
         config: Arc<Config>,
@@ -152,7 +103,6 @@ impl DelegateTool {
             hub,
             memory,
             mcp_servers: Vec::new(),
-            handle: tokio::runtime::Handle::current(),
         }
     }
 
@@ -236,6 +186,7 @@ impl DelegateTool {
     }
 }
 
+#[async_trait]
 impl Tool for DelegateTool {
     fn name(&self) -> &'static str {
         "delegate"
@@ -260,7 +211,7 @@ impl Tool for DelegateTool {
         })
     }
 
-    fn execute(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+    async fn execute(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
         let (agent, prompt) = parse(args)?;
         let parent = ctx.policy.clone();
         let target = agent.unwrap_or_else(|| parent.alias.clone());
@@ -270,7 +221,6 @@ impl Tool for DelegateTool {
                 "the memory of the SubAgent `{target}` cannot be bounded: {e}"
             ))
         })?;
-        let (turn_id, call_id) = current_call().unwrap_or_default();
         let lineage = Lineage {
             memory,
             mcp_servers: self.mcp_servers.clone(),
@@ -278,54 +228,43 @@ impl Tool for DelegateTool {
             ledger: Arc::new(SharedLedger::new(ctx.ledger.clone(), &parent.alias)),
             budget_agent: self.budget_agent.clone(),
             hub: self.hub.nested(EventParent {
-                turn_id,
-                call_id,
+                turn_id: ctx.call.turn_id.clone(),
+                call_id: ctx.call.call_id.clone(),
                 agent: parent.alias.clone(),
             }),
         };
-        let cancel = CancellationToken::new();
-        let watched = ctx.cancel.clone();
-        let watcher = {
-            let cancel = cancel.clone();
-            self.handle.spawn(async move {
-                while !watched.is_cancelled() {
-                    tokio::time::sleep(Duration::from_millis(25)).await;
-                }
-                cancel.cancel();
-            })
+        let env = self
+            .kit
+            .build(
+                &self.config,
+                &target,
+                self.approver.clone(),
+                Some(lineage),
+                SessionParts::default(),
+            )
+            .await
+            .map_err(|e| refused(format!("the SubAgent `{target}` cannot start: {e}")))?;
+        let title = format!("delegated by {}: {prompt}", parent.alias);
+        let now = self.kit.clock.now().into();
+        let session = self
+            .kit
+            .sessions
+            .create_session(&target, SessionKind::Chat, &title, now)
+            .await
+            .map_err(|e| ToolError::Io {
+                path: "sessions.db".into(),
+                source: std::io::Error::other(e.to_string()),
+            })?;
+        let session_id = session.id.clone();
+        let input = TurnInput {
+            session_id: session.id,
+            prompt,
+            trigger: "delegate".into(),
         };
-        let kit = self.kit.clone();
-        let outcome = self.handle.block_on(async {
-            let env = kit
-                .build(
-                    &self.config,
-                    &target,
-                    self.approver.clone(),
-                    Some(lineage),
-                    SessionParts::default(),
-                )
-                .await
-                .map_err(|e| refused(format!("the SubAgent `{target}` cannot start: {e}")))?;
-            let title = format!("delegated by {}: {prompt}", parent.alias);
-            let now = self.kit.clock.now().into();
-            let session = kit
-                .sessions
-                .create_session(&target, SessionKind::Chat, &title, now)
-                .await
-                .map_err(|e| ToolError::Io {
-                    path: "sessions.db".into(),
-                    source: std::io::Error::other(e.to_string()),
-                })?;
-            let input = TurnInput {
-                session_id: session.id.clone(),
-                prompt: prompt.clone(),
-                trigger: "delegate".into(),
-            };
-            Ok::<_, ToolError>((run_turn(&env, input, cancel).await, session.id))
-        });
-        watcher.abort();
-        let (outcome, session_id) = outcome?;
-        record_sub_turn(&outcome.turn_id);
+        // Cancelling the parent's call cancels the child's turn.
+        let outcome = run_turn(&env, input, ctx.cancel.child_token()).await;
+        // The parent's result names the child turn, however the call ends.
+        let _ = ctx.call.sub_turn.set(outcome.turn_id.clone());
         match outcome.status {
             TurnStatus::Completed => Ok(json!({
                 "agent": target,

@@ -3,9 +3,9 @@
 //! desktop, `warren run`, `warren tool`, `warren serve`) charges the same rows, a restart
 //! forgets nothing, and a rename keeps the agent's id and so its window.
 //!
-//! [`ActionLedger`] is synchronous (the tool gate runs on blocking threads, and its callers may
-//! run inside or outside a tokio runtime), so the ledger owns one worker thread with its own
-//! small runtime and connection; each call is a job sent to it.
+//! [`ActionLedger`] is synchronous (the tool gate's `prepare` charges it; the turn loop runs
+//! that on the blocking pool, and `warren tool` outside any runtime), so the ledger owns one
+//! worker thread with its own small runtime and connection; each call is a job sent to it.
 
 use crate::db::{open_sessions_db, DbError};
 use futures::future::BoxFuture;

@@ -1,6 +1,7 @@
 //! The memory tools (`memory_store`, `memory_recall`, `memory_forget`): thin adapters from the
 //! tool gate to the agent's own memory handle, which does the agent scoping.
 
+use async_trait::async_trait;
 use serde_json::{json, Value};
 use std::sync::Arc;
 use warren_memory::{Memory, NewMemory, RecallQuery};
@@ -30,11 +31,6 @@ fn checked(side_effects: bool) -> CallCheck {
     }
 }
 
-/// Runs an async memory call from a tool (tools run on blocking threads).
-fn block<F: std::future::Future>(handle: &tokio::runtime::Handle, f: F) -> F::Output {
-    handle.block_on(f)
-}
-
 /// Refuses a write on a read-only memory (a SubAgent for an agent its parent cannot write).
 fn ensure_writable(writable: bool, memory: &Arc<dyn Memory>) -> Result<(), ToolError> {
     if writable {
@@ -51,32 +47,21 @@ fn ensure_writable(writable: bool, memory: &Arc<dyn Memory>) -> Result<(), ToolE
 
 /// The three memory tools over one agent's handle; with `writable` false, `memory_store` and
 /// `memory_forget` are refused at check time (nothing runs).
-pub fn memory_tools(
-    memory: Arc<dyn Memory>,
-    handle: tokio::runtime::Handle,
-    writable: bool,
-) -> Vec<Box<dyn Tool>> {
+pub fn memory_tools(memory: Arc<dyn Memory>, writable: bool) -> Vec<Box<dyn Tool>> {
     vec![
         Box::new(MemoryStoreTool {
             memory: memory.clone(),
-            handle: handle.clone(),
             writable,
         }),
         Box::new(MemoryRecallTool {
             memory: memory.clone(),
-            handle: handle.clone(),
         }),
-        Box::new(MemoryForgetTool {
-            memory,
-            handle,
-            writable,
-        }),
+        Box::new(MemoryForgetTool { memory, writable }),
     ]
 }
 
 struct MemoryStoreTool {
     memory: Arc<dyn Memory>,
-    handle: tokio::runtime::Handle,
     writable: bool,
 }
 
@@ -97,6 +82,7 @@ impl MemoryStoreTool {
     }
 }
 
+#[async_trait]
 impl Tool for MemoryStoreTool {
     fn name(&self) -> &'static str {
         "memory_store"
@@ -116,17 +102,16 @@ impl Tool for MemoryStoreTool {
         ensure_writable(self.writable, &self.memory)?;
         Self::parse(args).map(|_| checked(true))
     }
-    fn execute(&self, args: &Value, _ctx: &ToolContext) -> Result<Value, ToolError> {
+    async fn execute(&self, args: &Value, _ctx: &ToolContext) -> Result<Value, ToolError> {
         ensure_writable(self.writable, &self.memory)?;
         let new = Self::parse(args)?;
-        let r = block(&self.handle, self.memory.store(new)).map_err(memory_error)?;
+        let r = self.memory.store(new).await.map_err(memory_error)?;
         Ok(json!({"stored": r.entry.key, "category": r.entry.category, "warnings": r.warnings}))
     }
 }
 
 struct MemoryRecallTool {
     memory: Arc<dyn Memory>,
-    handle: tokio::runtime::Handle,
 }
 
 impl MemoryRecallTool {
@@ -146,6 +131,7 @@ impl MemoryRecallTool {
     }
 }
 
+#[async_trait]
 impl Tool for MemoryRecallTool {
     fn name(&self) -> &'static str {
         "memory_recall"
@@ -163,9 +149,9 @@ impl Tool for MemoryRecallTool {
     fn check(&self, args: &Value, _ctx: &ToolContext) -> Result<CallCheck, ToolError> {
         Self::parse(args).map(|_| checked(false))
     }
-    fn execute(&self, args: &Value, _ctx: &ToolContext) -> Result<Value, ToolError> {
+    async fn execute(&self, args: &Value, _ctx: &ToolContext) -> Result<Value, ToolError> {
         let q = Self::parse(args)?;
-        let rows = block(&self.handle, self.memory.recall(&q)).map_err(memory_error)?;
+        let rows = self.memory.recall(&q).await.map_err(memory_error)?;
         Ok(json!(rows
             .iter()
             .map(|r| json!({"agent": r.agent, "key": r.key, "content": r.content, "category": r.category}))
@@ -175,10 +161,10 @@ impl Tool for MemoryRecallTool {
 
 struct MemoryForgetTool {
     memory: Arc<dyn Memory>,
-    handle: tokio::runtime::Handle,
     writable: bool,
 }
 
+#[async_trait]
 impl Tool for MemoryForgetTool {
     fn name(&self) -> &'static str {
         "memory_forget"
@@ -196,11 +182,11 @@ impl Tool for MemoryForgetTool {
         text(&Args::new(args, &["key"])?, "key")?;
         Ok(checked(true))
     }
-    fn execute(&self, args: &Value, _ctx: &ToolContext) -> Result<Value, ToolError> {
+    async fn execute(&self, args: &Value, _ctx: &ToolContext) -> Result<Value, ToolError> {
         ensure_writable(self.writable, &self.memory)?;
         let a = Args::new(args, &["key"])?;
         let key = text(&a, "key")?;
-        let removed = block(&self.handle, self.memory.forget(key)).map_err(memory_error)?;
+        let removed = self.memory.forget(key).await.map_err(memory_error)?;
         Ok(json!({"key": key, "removed": removed}))
     }
 }

@@ -8,16 +8,14 @@ use crate::mcp::McpSet;
 use crate::receipts::ReceiptLog;
 use crate::sessions::SessionStore;
 use serde_json::Value;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 use warren_llm::{ChatRequest, LlmError, Message, Route, RouteEvent, StreamEvent, ToolCall};
 use warren_memory::{Memory, RecallQuery};
-use warren_policy::Gate;
-use warren_tools::{
-    ApprovalDecision as ToolDecision, ApprovalRequest, Approver, Registry, ToolContext,
-};
+use warren_tools::{CallIdentity, Permit, Prepared, Registry, ToolContext, ToolError};
 use warren_types::{ApprovalDecision, EventKind};
 
 /// Largest tool output excerpt put in a `tool_result` event.
@@ -93,28 +91,6 @@ struct Fail(String, String);
 
 fn fail(code: &str, message: impl Into<String>) -> Fail {
     Fail(code.to_string(), message.into())
-}
-
-/// The tool gate's approver: it approves what the loop approved (asked and approved, or
-/// approved for the session) and denies any other call the gate still wants asked about, so
-/// a call whose judgement changed between the loop's look and its run fails closed.
-struct LoopApproval {
-    approved: bool,
-}
-
-impl Approver for LoopApproval {
-    fn decide(&self, _: &ApprovalRequest) -> ToolDecision {
-        if self.approved {
-            ToolDecision::ApproveOnce
-        } else {
-            ToolDecision::Deny {
-                message: Some(
-                    "this call needs approval and was not approved before it ran; it did not run"
-                        .into(),
-                ),
-            }
-        }
-    }
 }
 
 struct CallResult {
@@ -201,7 +177,8 @@ async fn run_turn_inner(
         prompt: input.prompt.clone(),
     });
     let timeout = Duration::from_secs(u64::from(env.tools.policy.runtime.turn_timeout_secs.max(1)));
-    let tool_cancel = warren_tools::CancelToken::new();
+    // The tool calls' token: fired with the turn's, or alone when the turn times out.
+    let tool_cancel = cancel.child_token();
     let result = tokio::select! {
         r = turn_body(env, &input, &mut em, &turn_id, &tool_cancel, &cancel) => r,
         () = tokio::time::sleep(timeout) => {
@@ -548,32 +525,82 @@ fn report_mcp_failures(env: &TurnEnv, em: &mut Emitter) -> bool {
     !failed.is_empty()
 }
 
-/// What the gate says about a call before it runs.
-#[derive(Debug, Clone)]
-enum Judgement {
-    /// Nothing to ask: it runs, or the gate refuses it when it runs.
-    Run,
-    /// It must be asked about, for this reason.
-    Ask(String),
-    /// Its check failed (it may need what an earlier call of the batch creates): it is judged
-    /// again right before it runs.
-    Unjudged,
+/// Prepares calls (the gates and the budget: allowed, ask or denied) on the blocking pool: the
+/// checks read the file system and the budget may be a database.
+async fn prepare(env: &TurnEnv, ctx: &ToolContext, calls: &[ToolCall]) -> Vec<Prepared> {
+    let (registry, ctx, calls) = (env.registry.clone(), ctx.clone(), calls.to_vec());
+    let n = calls.len();
+    let prepared = tokio::task::spawn_blocking(move || {
+        calls
+            .iter()
+            .map(|c| registry.prepare(&c.name, &c.arguments, &ctx))
+            .collect::<Vec<_>>()
+    })
+    .await;
+    match prepared {
+        Ok(v) => v,
+        Err(e) => (0..n)
+            .map(|_| Prepared::Denied {
+                error: ToolError::Io {
+                    path: "(tool gate)".into(),
+                    source: std::io::Error::other(format!("preparing the call failed: {e}")),
+                },
+                at_check: false,
+            })
+            .collect(),
+    }
 }
 
-fn judge(env: &TurnEnv, ctx: &ToolContext, call: &ToolCall) -> Judgement {
-    let Some(tool) = env.registry.get(&call.name) else {
-        return Judgement::Run;
-    };
-    if !ctx.policy.tool_offered(&call.name) {
-        return Judgement::Run;
+/// The result of a call that did not run, with the reason for the model.
+fn not_run(content: String) -> CallResult {
+    CallResult {
+        interrupted: false,
+        ok: false,
+        content,
+        receipt: None,
+        duration_ms: 0,
+        sub_turn: None,
     }
-    let Ok(check) = tool.check(&call.arguments, ctx) else {
-        return Judgement::Unjudged;
-    };
-    match ctx.policy.gate(&call.name, check.side_effects, check.risk) {
-        Gate::Ask { reason } if check.reasons.is_empty() => Judgement::Ask(reason),
-        Gate::Ask { reason } => Judgement::Ask(format!("{reason}: {}", check.reasons.join("; "))),
-        _ => Judgement::Run,
+}
+
+/// The calls of a batch that are running, each with its index. Dropped (the turn was
+/// cancelled or timed out), it leaves them to finish on their own: their cancel token has
+/// fired, so a shell is killed and a SubAgent turn ends recorded as cancelled.
+struct Running(JoinSet<(usize, CallResult)>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0.detach_all();
+    }
+}
+
+impl Running {
+    /// Waits until every running call has reported; true unless the turn was cancelled. On
+    /// the cancel, the calls' token has fired with the turn's: they get a moment to report
+    /// how they ended before the batch is left.
+    async fn settle(
+        &mut self,
+        slots: &mut [Option<CallResult>],
+        cancel: &CancellationToken,
+    ) -> bool {
+        let mut put = |joined: Result<(usize, CallResult), tokio::task::JoinError>| match joined {
+            Ok((i, r)) => slots[i] = Some(r),
+            Err(e) => tracing::error!("a tool call ended abnormally: {e}"),
+        };
+        loop {
+            tokio::select! {
+                next = self.0.join_next() => match next {
+                    Some(joined) => put(joined),
+                    None => return !cancel.is_cancelled(),
+                },
+                () = cancel.cancelled() => break,
+            }
+        }
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        while let Ok(Some(joined)) = tokio::time::timeout_at(deadline, self.0.join_next()).await {
+            put(joined);
+        }
+        false
     }
 }
 
@@ -593,118 +620,136 @@ async fn run_calls(
             arguments: c.arguments.to_string(),
         });
     }
-    let judged: Vec<Judgement> = calls.iter().map(|c| judge(env, ctx, c)).collect();
-    // Only calls that need no question run in parallel: one judged again before it runs waits
-    // for the calls before it.
+    // Every call is prepared once, before any runs: its answer (allowed, ask, denied) is what
+    // the loop acts on, and a call that asks is asked about once.
+    let mut prepared: Vec<Option<Prepared>> = prepare(env, ctx, calls)
+        .await
+        .into_iter()
+        .map(Some)
+        .collect();
+    // Only calls that need no question run in parallel: one whose check failed is prepared
+    // again right before it runs, after the calls before it.
     let parallel = ctx.policy.runtime.parallel_tools
-        && calls.iter().zip(&judged).all(|(c, j)| match j {
-            Judgement::Run => true,
-            Judgement::Ask(_) => approved_for_session.contains(&c.name),
-            Judgement::Unjudged => false,
+        && calls.iter().zip(&prepared).all(|(c, p)| match p {
+            Some(Prepared::Allowed(_)) => true,
+            Some(Prepared::Ask { .. }) => approved_for_session.contains(&c.name),
+            Some(Prepared::Denied { at_check, .. }) => !at_check,
+            None => false,
         });
-    let slots: Arc<Mutex<Vec<Option<CallResult>>>> =
-        Arc::new(Mutex::new((0..calls.len()).map(|_| None).collect()));
+    let mut slots: Vec<Option<CallResult>> = (0..calls.len()).map(|_| None).collect();
+    let mut running = Running(JoinSet::new());
+    let mut unrun: Vec<Permit> = Vec::new();
     if parallel {
-        let mut handles = Vec::new();
         for (i, c) in calls.iter().enumerate() {
-            let approved = approved_for_session.contains(&c.name);
-            handles.push(spawn_call(
-                env,
-                ctx,
-                turn_id,
-                c.clone(),
-                i,
-                approved,
-                slots.clone(),
-            ));
+            let permit = match prepared[i].take() {
+                Some(Prepared::Allowed(p)) => p,
+                // Approved for the session (checked above).
+                Some(Prepared::Ask { permit, .. }) => permit.approve(),
+                Some(Prepared::Denied { error, .. }) => {
+                    slots[i] = Some(not_run(error.to_json().to_string()));
+                    continue;
+                }
+                None => continue,
+            };
+            spawn_call(&mut running, env, ctx, turn_id, c.clone(), i, permit);
         }
-        let all = futures::future::join_all(handles);
-        tokio::select! {
-            _ = all => {}
-            () = cancel.cancelled() => ctx.cancel.cancel(),
-        }
+        running.settle(&mut slots, cancel).await;
     } else {
         for (i, c) in calls.iter().enumerate() {
             if cancel.is_cancelled() {
                 break;
             }
-            let judgement = match &judged[i] {
-                // The calls before it have run now: what it needs may exist.
-                Judgement::Unjudged => judge(env, ctx, c),
-                j => j.clone(),
-            };
-            // A tool approved for the session runs without a question.
-            let mut approved = approved_for_session.contains(&c.name);
-            if let (Judgement::Ask(reason), false) = (&judgement, approved) {
-                let req = PendingApproval {
-                    agent: ctx.policy.alias.clone(),
-                    turn_id: turn_id.to_string(),
-                    call_id: c.id.clone(),
-                    tool: c.name.clone(),
-                    arguments: c.arguments.to_string(),
-                    reason: reason.clone(),
-                };
-                // Registered before it is announced: an answer sent on the announcement
-                // always finds it.
-                let wait = env.approver.register(req);
-                em.emit(EventKind::ApprovalRequested {
-                    id: c.id.clone(),
-                    tool: c.name.clone(),
-                    arguments: c.arguments.to_string(),
-                    reason: reason.clone(),
-                });
-                let answer = tokio::select! {
-                    a = wait => a,
-                    () = cancel.cancelled() => break,
-                };
-                em.emit(EventKind::ApprovalResolved {
-                    id: c.id.clone(),
-                    decision: answer.decision,
-                    message: answer.message.clone(),
-                });
-                match answer.decision {
-                    ApprovalDecision::Deny => {
-                        let why = match (&answer.message, answer.no_one_to_ask) {
-                            (Some(m), true) => m.clone(),
-                            (Some(m), false) => format!("the user denied this call: {m}"),
-                            (None, _) => "the user denied this call".to_string(),
-                        };
-                        slots.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(CallResult {
-                            interrupted: false,
-                            ok: false,
-                            content: why,
-                            receipt: None,
-                            duration_ms: 0,
-                            sub_turn: None,
-                        });
-                        continue;
+            let verdict = match prepared[i].take() {
+                Some(Prepared::Denied { .. }) | None => {
+                    // Refused or unjudged when the batch was scanned: the calls before it have
+                    // run now, so it is prepared again (what it needs may exist, a budget unit
+                    // may have been given back).
+                    let mut again = prepare(env, ctx, std::slice::from_ref(c)).await;
+                    match again.pop() {
+                        Some(p) => p,
+                        None => continue,
                     }
-                    ApprovalDecision::ApproveSession => approved_for_session.push(c.name.clone()),
-                    ApprovalDecision::ApproveOnce => {}
                 }
-                approved = true;
-            }
-            let h = spawn_call(env, ctx, turn_id, c.clone(), i, approved, slots.clone());
-            tokio::select! {
-                _ = h => {}
-                () = cancel.cancelled() => { ctx.cancel.cancel(); break; }
+                Some(p) => p,
+            };
+            let permit = match verdict {
+                Prepared::Allowed(p) => p,
+                Prepared::Denied { error, .. } => {
+                    slots[i] = Some(not_run(error.to_json().to_string()));
+                    continue;
+                }
+                // A tool approved for the session runs without a question.
+                Prepared::Ask { permit, .. } if approved_for_session.contains(&c.name) => {
+                    permit.approve()
+                }
+                Prepared::Ask { permit, reason } => {
+                    let req = PendingApproval {
+                        agent: ctx.policy.alias.clone(),
+                        turn_id: turn_id.to_string(),
+                        call_id: c.id.clone(),
+                        tool: c.name.clone(),
+                        arguments: c.arguments.to_string(),
+                        reason: reason.clone(),
+                    };
+                    // Registered before it is announced: an answer sent on the announcement
+                    // always finds it.
+                    let wait = env.approver.register(req);
+                    em.emit(EventKind::ApprovalRequested {
+                        id: c.id.clone(),
+                        tool: c.name.clone(),
+                        arguments: c.arguments.to_string(),
+                        reason,
+                    });
+                    let answer = tokio::select! {
+                        a = wait => a,
+                        () = cancel.cancelled() => {
+                            unrun.push(permit);
+                            break;
+                        }
+                    };
+                    em.emit(EventKind::ApprovalResolved {
+                        id: c.id.clone(),
+                        decision: answer.decision,
+                        message: answer.message.clone(),
+                    });
+                    match answer.decision {
+                        ApprovalDecision::Deny => {
+                            let why = match (&answer.message, answer.no_one_to_ask) {
+                                (Some(m), true) => m.clone(),
+                                (Some(m), false) => format!("the user denied this call: {m}"),
+                                (None, _) => "the user denied this call".to_string(),
+                            };
+                            slots[i] = Some(not_run(why));
+                            // Its budget unit goes back.
+                            release(permit).await;
+                            continue;
+                        }
+                        ApprovalDecision::ApproveSession => {
+                            approved_for_session.push(c.name.clone())
+                        }
+                        ApprovalDecision::ApproveOnce => {}
+                    }
+                    permit.approve()
+                }
+            };
+            spawn_call(&mut running, env, ctx, turn_id, c.clone(), i, permit);
+            if !running.settle(&mut slots, cancel).await {
+                break;
             }
         }
     }
-    // Give killed calls a moment to report, then take what finished.
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let done = Arc::strong_count(&slots) == 1;
-        if done || Instant::now() > deadline {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
+    // Calls prepared but never run (the turn was cancelled) give their budget units back.
+    unrun.extend(prepared.into_iter().flatten().filter_map(|p| match p {
+        Prepared::Allowed(p) | Prepared::Ask { permit: p, .. } => Some(p),
+        Prepared::Denied { .. } => None,
+    }));
+    if !unrun.is_empty() {
+        release_all(unrun).await;
     }
-    let mut guard = slots.lock().unwrap_or_else(|p| p.into_inner());
     // A call cut off by the cancel (or never run) is reported as interrupted; one that ran a
     // SubAgent turn still names it, so a replay nests the cancelled child.
-    guard
-        .drain(..)
+    slots
+        .into_iter()
         .map(|r| match r {
             Some(r) if r.interrupted && cancel.is_cancelled() => Err(r.sub_turn),
             Some(r) => Ok(r),
@@ -713,32 +758,34 @@ async fn run_calls(
         .collect()
 }
 
+/// Drops a permit that will not run on the blocking pool: it gives its budget unit back to a
+/// ledger that may be a database.
+async fn release(permit: Permit) {
+    release_all(vec![permit]).await;
+}
+
+async fn release_all(permits: Vec<Permit>) {
+    if let Err(e) = tokio::task::spawn_blocking(move || drop(permits)).await {
+        tracing::error!("giving back the budget of calls that did not run failed: {e}");
+    }
+}
+
+/// Starts one prepared call in the batch: it runs with its identity in its context, and its
+/// receipt is written when it acted.
 fn spawn_call(
+    running: &mut Running,
     env: &TurnEnv,
     ctx: &ToolContext,
     turn_id: &str,
     call: ToolCall,
     index: usize,
-    approved: bool,
-    slots: Arc<Mutex<Vec<Option<CallResult>>>>,
-) -> tokio::task::JoinHandle<()> {
-    let registry = env.registry.clone();
+    permit: Permit,
+) {
     let receipts = env.receipts.clone();
-    let ctx = ctx.clone();
-    let handle = tokio::runtime::Handle::current();
-    let turn_id = turn_id.to_string();
-    tokio::task::spawn_blocking(move || {
+    let ctx = ctx.for_call(CallIdentity::new(turn_id, &call.id, &ctx.policy.alias));
+    let task = async move {
         let start = Instant::now();
-        // The call's identity is visible to a `delegate` call, which nests its child turn under
-        // it and hands back the child turn's id for the result event.
-        let (result, sub_turn) = crate::delegate::within_call(&turn_id, &call.id, || {
-            registry.invoke(
-                &call.name,
-                &call.arguments,
-                &ctx,
-                &LoopApproval { approved },
-            )
-        });
+        let result = permit.execute(&call.arguments, &ctx).await;
         let duration_ms = u32::try_from(start.elapsed().as_millis()).unwrap_or(u32::MAX);
         let (ok, content, executed, interrupted) = match result {
             Ok(v) => (
@@ -764,12 +811,10 @@ fn spawn_call(
             }
         };
         let receipt = if executed {
-            match handle.block_on(receipts.append(
-                &ctx.policy.alias,
-                &call.name,
-                &call.arguments,
-                &content,
-            )) {
+            match receipts
+                .append(&ctx.policy.alias, &call.name, &call.arguments, &content)
+                .await
+            {
                 Ok(r) => Some(r.id),
                 Err(e) => {
                     tracing::error!(agent = %ctx.policy.alias, "writing a receipt failed: {e}");
@@ -779,13 +824,19 @@ fn spawn_call(
         } else {
             None
         };
-        slots.lock().unwrap_or_else(|p| p.into_inner())[index] = Some(CallResult {
-            interrupted,
-            ok,
-            content,
-            receipt,
-            duration_ms,
-            sub_turn,
-        });
-    })
+        // The SubAgent turn a `delegate` call ran, named in its result event.
+        let sub_turn = ctx.call.sub_turn.get().cloned();
+        (
+            index,
+            CallResult {
+                interrupted,
+                ok,
+                content,
+                receipt,
+                duration_ms,
+                sub_turn,
+            },
+        )
+    };
+    running.0.spawn(task.in_current_span());
 }

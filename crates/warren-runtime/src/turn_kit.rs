@@ -19,7 +19,7 @@ use warren_config::InstallLayout;
 use warren_llm::{KeySource, Providers};
 use warren_memory::MemoryStores;
 use warren_policy::{Access, ActionLedger, Clock, PolicyEnv, Rule, SandboxSupport, SecurityPolicy};
-use warren_tools::{Registry, ToolContext, ToolLimits};
+use warren_tools::{CallIdentity, Registry, ToolContext, ToolLimits};
 use warren_types::{Config, DelegationMode};
 
 /// What a front-end's session adds to a top-level turn.
@@ -156,6 +156,7 @@ impl TurnKit {
             cancel: warren_tools::CancelToken::new(),
             limits: ToolLimits::default(),
             cwd: policy_workspace,
+            call: CallIdentity::default(),
         };
         if let Some(dir) = session.cwd {
             enter_dir(&mut tools, dir)?;
@@ -166,11 +167,7 @@ impl TurnKit {
         let mcp = McpSet::start(&specs, &tools, &others).await;
         let mut registry = Registry::builtin();
         let writable = reach.writable.as_deref() == Some(alias);
-        for t in memory_tools(
-            handle.memory.clone(),
-            tokio::runtime::Handle::current(),
-            writable,
-        ) {
+        for t in memory_tools(handle.memory.clone(), writable) {
             registry.register(t);
         }
         if tools.policy.risk.delegation == DelegationMode::Allow {

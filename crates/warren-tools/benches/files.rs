@@ -14,7 +14,9 @@ use std::sync::Arc;
 use std::time::Instant;
 use warren_config::InstallLayout;
 use warren_policy::{Access, PolicyEnv, SandboxSupport, SecurityPolicy};
-use warren_tools::{ApproveAll, CallCheck, Registry, Tool, ToolContext, ToolError, ToolSpec};
+use warren_tools::{
+    blocking, ApprovalAnswer, CallCheck, Registry, Tool, ToolContext, ToolError, ToolSpec,
+};
 use warren_types::Config;
 
 const CALLS: usize = 20_000;
@@ -33,6 +35,7 @@ risk_profile = "full"
 /// `execute`, `stat` the resolved path, then open it by name.
 struct ByName;
 
+#[async_trait::async_trait]
 impl Tool for ByName {
     fn name(&self) -> &'static str {
         "file_read_by_name"
@@ -53,29 +56,34 @@ impl Tool for ByName {
             reasons: Vec::new(),
         })
     }
-    fn execute(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let p = args["path"].as_str().unwrap_or_default();
-        let auth = ctx.policy.authorize(Path::new(p), Access::Read)?;
-        let meta = std::fs::metadata(&auth.path).map_err(|e| ToolError::Io {
+    async fn execute(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        // On the blocking pool, as the built-in file tools run.
+        blocking(args, ctx, read_by_name).await
+    }
+}
+
+fn read_by_name(args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+    let p = args["path"].as_str().unwrap_or_default();
+    let auth = ctx.policy.authorize(Path::new(p), Access::Read)?;
+    let meta = std::fs::metadata(&auth.path).map_err(|e| ToolError::Io {
+        path: auth.path.clone(),
+        source: e,
+    })?;
+    let _ = std::fs::metadata(&auth.path).map(|m| m.is_file());
+    let mut buf = Vec::with_capacity(meta.len() as usize);
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(&auth.path)
+        .and_then(|f| f.take(meta.len() + 1).read_to_end(&mut buf))
+        .map_err(|e| ToolError::Io {
             path: auth.path.clone(),
             source: e,
         })?;
-        let _ = std::fs::metadata(&auth.path).map(|m| m.is_file());
-        let mut buf = Vec::with_capacity(meta.len() as usize);
-        std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-            .open(&auth.path)
-            .and_then(|f| f.take(meta.len() + 1).read_to_end(&mut buf))
-            .map_err(|e| ToolError::Io {
-                path: auth.path.clone(),
-                source: e,
-            })?;
-        let content = String::from_utf8_lossy(&buf).into_owned();
-        Ok(
-            json!({"path": auth.path.display().to_string(), "bytes": buf.len(), "content": content, "utf8": true, "truncated": false}),
-        )
-    }
+    let content = String::from_utf8_lossy(&buf).into_owned();
+    Ok(
+        json!({"path": auth.path.display().to_string(), "bytes": buf.len(), "content": content, "utf8": true, "truncated": false}),
+    )
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -83,12 +91,23 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-fn per_call_us(registry: &Registry, ctx: &ToolContext, tool: &str, args: &Value) -> f64 {
+fn per_call_us(
+    rt: &tokio::runtime::Runtime,
+    registry: &Registry,
+    ctx: &ToolContext,
+    tool: &str,
+    args: &Value,
+) -> f64 {
     let start = Instant::now();
-    for _ in 0..CALLS {
-        let v = registry.invoke(tool, args, ctx, &ApproveAll).unwrap();
-        assert_eq!(v["bytes"], json!(4096));
-    }
+    rt.block_on(async {
+        for _ in 0..CALLS {
+            let v = registry
+                .invoke(tool, args, ctx, &ApprovalAnswer::approve())
+                .await
+                .unwrap();
+            assert_eq!(v["bytes"], json!(4096));
+        }
+    });
     start.elapsed().as_secs_f64() * 1e6 / CALLS as f64
 }
 
@@ -112,14 +131,24 @@ fn main() {
     );
     let mut registry = Registry::builtin();
     registry.register(Box::new(ByName));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let args = json!({"path": "src/module/part/data.txt"});
     // Warm up both.
-    per_call_us(&registry, &ctx, "file_read", &args);
-    per_call_us(&registry, &ctx, "file_read_by_name", &args);
+    per_call_us(&rt, &registry, &ctx, "file_read", &args);
+    per_call_us(&rt, &registry, &ctx, "file_read_by_name", &args);
     let (mut new, mut old) = (Vec::new(), Vec::new());
     for _ in 0..RUNS {
-        new.push(per_call_us(&registry, &ctx, "file_read", &args));
-        old.push(per_call_us(&registry, &ctx, "file_read_by_name", &args));
+        new.push(per_call_us(&rt, &registry, &ctx, "file_read", &args));
+        old.push(per_call_us(
+            &rt,
+            &registry,
+            &ctx,
+            "file_read_by_name",
+            &args,
+        ));
     }
     let (n, o) = (median(new), median(old));
     println!("file_read 4 KiB through the gate ({RUNS} runs of {CALLS} calls, medians)");

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use warren_config::InstallLayout;
 use warren_policy::{PolicyEnv, SandboxSupport, SecurityPolicy};
-use warren_tools::{ApproveAll, Registry, ToolContext};
+use warren_tools::{ApprovalAnswer, Registry, ToolContext};
 use warren_types::Config;
 
 const FILES: usize = 10_000;
@@ -153,9 +153,12 @@ fn main() {
         host,
     );
     let registry = Registry::builtin();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let call = |args: serde_json::Value| {
-        registry
-            .invoke("git_operations", &args, &ctx, &ApproveAll)
+        rt.block_on(registry.invoke("git_operations", &args, &ctx, &ApprovalAnswer::approve()))
             .unwrap()
     };
     let path = repo.display().to_string();

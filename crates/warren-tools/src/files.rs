@@ -3,7 +3,8 @@
 
 use crate::args::Args;
 use crate::error::ToolError;
-use crate::tool::{CallCheck, Tool, ToolContext, ToolSpec};
+use crate::tool::{blocking, CallCheck, Tool, ToolContext, ToolSpec};
+use async_trait::async_trait;
 use serde_json::{json, Value};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
@@ -132,6 +133,7 @@ impl FileRead {
     const ARGS: &'static [&'static str] = &["path", "max_bytes"];
 }
 
+#[async_trait]
 impl Tool for FileRead {
     fn name(&self) -> &'static str {
         "file_read"
@@ -161,7 +163,14 @@ impl Tool for FileRead {
         Ok(no_side_effects())
     }
 
-    fn execute(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+    async fn execute(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        blocking(args, ctx, |args, ctx| FileRead.run(args, ctx)).await
+    }
+}
+
+impl FileRead {
+    /// The call itself, run on a blocking thread.
+    fn run(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
         let a = Args::new(args, Self::ARGS)?;
         let input = a.path("path")?;
         let max = a.opt_u64("max_bytes")?;
@@ -197,6 +206,7 @@ impl FileWrite {
     }
 }
 
+#[async_trait]
 impl Tool for FileWrite {
     fn name(&self) -> &'static str {
         "file_write"
@@ -223,7 +233,14 @@ impl Tool for FileWrite {
         Ok(side_effects())
     }
 
-    fn execute(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+    async fn execute(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        blocking(args, ctx, |args, ctx| FileWrite.run(args, ctx)).await
+    }
+}
+
+impl FileWrite {
+    /// The call itself, run on a blocking thread.
+    fn run(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
         let (input, content) = Self::prepare(args, ctx)?;
         let input = Path::new(input);
         let opened = ctx
@@ -267,6 +284,7 @@ impl FileEdit {
     }
 }
 
+#[async_trait]
 impl Tool for FileEdit {
     fn name(&self) -> &'static str {
         "file_edit"
@@ -295,7 +313,14 @@ impl Tool for FileEdit {
         Ok(side_effects())
     }
 
-    fn execute(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+    async fn execute(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        blocking(args, ctx, |args, ctx| FileEdit.run(args, ctx)).await
+    }
+}
+
+impl FileEdit {
+    /// The call itself, run on a blocking thread.
+    fn run(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
         let (input, old, new) = Self::prepare(args, ctx)?;
         let mut opened = ctx
             .policy

@@ -3,7 +3,8 @@
 
 use crate::args::Args;
 use crate::error::ToolError;
-use crate::tool::{CallCheck, Tool, ToolContext, ToolSpec};
+use crate::tool::{blocking, CallCheck, Tool, ToolContext, ToolSpec};
+use async_trait::async_trait;
 use serde_json::{json, Value};
 use std::io::Read;
 use std::path::{Component, Path};
@@ -140,6 +141,7 @@ impl GlobSearch {
     }
 }
 
+#[async_trait]
 impl Tool for GlobSearch {
     fn name(&self) -> &'static str {
         "glob_search"
@@ -169,7 +171,14 @@ impl Tool for GlobSearch {
         Ok(read_only())
     }
 
-    fn execute(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+    async fn execute(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        blocking(args, ctx, |args, ctx| GlobSearch.run(args, ctx)).await
+    }
+}
+
+impl GlobSearch {
+    /// The call itself, run on a blocking thread.
+    fn run(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
         let a = Args::new(args, Self::ARGS)?;
         let pattern = Self::pattern(&a)?;
         let Root::Dir(root) = root_arg(&a, ctx, false)? else {
@@ -226,6 +235,7 @@ impl ContentSearch {
     }
 }
 
+#[async_trait]
 impl Tool for ContentSearch {
     fn name(&self) -> &'static str {
         "content_search"
@@ -254,7 +264,14 @@ impl Tool for ContentSearch {
         Ok(read_only())
     }
 
-    fn execute(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+    async fn execute(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        blocking(args, ctx, |args, ctx| ContentSearch.run(args, ctx)).await
+    }
+}
+
+impl ContentSearch {
+    /// The call itself, run on a blocking thread.
+    fn run(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
         let a = Args::new(args, Self::ARGS)?;
         let re = Self::regex(&a)?;
         let root = root_arg(&a, ctx, true)?;

@@ -4,7 +4,8 @@
 
 use crate::args::Args;
 use crate::error::ToolError;
-use crate::tool::{CallCheck, Tool, ToolContext, ToolSpec};
+use crate::tool::{blocking, CallCheck, Tool, ToolContext, ToolSpec};
+use async_trait::async_trait;
 use serde_json::{json, Value};
 use std::ffi::OsString;
 use std::io::Read;
@@ -157,6 +158,7 @@ pub(crate) fn kill_group(child: &mut ConfinedChild, container: Option<&str>) {
     let _ = child.terminate();
 }
 
+#[async_trait]
 impl Tool for Shell {
     fn name(&self) -> &'static str {
         "shell"
@@ -186,7 +188,14 @@ impl Tool for Shell {
         })
     }
 
-    fn execute(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+    async fn execute(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        blocking(args, ctx, |args, ctx| Shell.run(args, ctx)).await
+    }
+}
+
+impl Shell {
+    /// The call itself, run on a blocking thread.
+    fn run(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
         let command = Self::command(args)?;
         let policy = &ctx.policy;
         let (plan, chosen) = plan_and_sandbox(command, ctx)?;

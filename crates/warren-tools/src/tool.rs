@@ -1,16 +1,17 @@
-//! The `Tool` trait, the context a call runs in, and the approval hook.
+//! The `Tool` trait, the context a call runs in, and the answer to an approval request.
 
 use crate::error::ToolError;
+use async_trait::async_trait;
 use serde::Serialize;
 use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use warren_policy::{
     Access, ActionLedger, Authorized, Clock, Decision, Denial, Risk, SandboxSupport, SecurityPolicy,
 };
+use warren_types::ApprovalDecision;
 
 /// What a tool call will do, found before anything happens: drives the gate and the budget.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -35,6 +36,10 @@ pub struct ToolSpec {
 }
 
 /// A tool an agent can call.
+///
+/// `check` is synchronous and cheap (it runs when the turn loop prepares a call); `execute` is
+/// async: a tool that does blocking file, git or process work runs it with [`blocking`].
+#[async_trait]
 pub trait Tool: Send + Sync {
     /// The tool's name (`file_read`, ...; `server__tool` for an MCP server's tool).
     fn name(&self) -> &str;
@@ -42,8 +47,9 @@ pub trait Tool: Send + Sync {
     fn spec(&self) -> ToolSpec;
     /// Validates the arguments and asks the policy, without any side effect.
     fn check(&self, args: &Value, ctx: &ToolContext) -> Result<CallCheck, ToolError>;
-    /// Runs the call. Re-checks what it touches; never acts before the policy said yes.
-    fn execute(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError>;
+    /// Runs the call. Re-checks what it touches; never acts before the policy said yes. It is
+    /// only ever reached through a [`crate::Permit`], after the gates and the approval.
+    async fn execute(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError>;
     /// Whether the tool can be called now: a tool whose server stopped is withdrawn (not
     /// offered to the model). Built-in tools always are.
     fn available(&self) -> bool {
@@ -51,22 +57,50 @@ pub trait Tool: Send + Sync {
     }
 }
 
-/// A flag that cancels a running call (its process group is killed).
-#[derive(Debug, Clone, Default)]
-pub struct CancelToken(Arc<AtomicBool>);
+/// Runs a tool's blocking body (file, git or process work) on the blocking thread pool, with
+/// its own copies of the arguments and the context.
+pub async fn blocking<F>(args: &Value, ctx: &ToolContext, body: F) -> Result<Value, ToolError>
+where
+    F: FnOnce(&Value, &ToolContext) -> Result<Value, ToolError> + Send + 'static,
+{
+    let (args, ctx) = (args.clone(), ctx.clone());
+    tokio::task::spawn_blocking(move || body(&args, &ctx))
+        .await
+        .map_err(|e| ToolError::Io {
+            path: "(tool)".into(),
+            source: std::io::Error::other(format!("the tool's thread ended abnormally: {e}")),
+        })?
+}
 
-impl CancelToken {
-    /// A fresh, uncancelled token.
-    pub fn new() -> Self {
-        Self::default()
-    }
-    /// Cancels.
-    pub fn cancel(&self) {
-        self.0.store(true, Ordering::SeqCst);
-    }
-    /// Whether cancelled.
-    pub fn is_cancelled(&self) -> bool {
-        self.0.load(Ordering::SeqCst)
+/// Cancels a running call: a shell or git child is killed, an MCP request abandoned, a
+/// SubAgent turn cancelled. The one cancel token of the runtime (a turn's token and the token
+/// of its tool calls are the same type; the calls' token is a child of the turn's).
+pub use tokio_util::sync::CancellationToken as CancelToken;
+
+/// Who is calling: the identity of the call in its turn. Empty outside a turn (`warren tool`,
+/// tests).
+#[derive(Debug, Clone, Default)]
+pub struct CallIdentity {
+    /// The turn the call belongs to.
+    pub turn_id: String,
+    /// The call's id in that turn.
+    pub call_id: String,
+    /// The agent making it.
+    pub agent: String,
+    /// The turn a call ran on the caller's behalf (a `delegate` call's SubAgent turn), set by
+    /// the tool so the call's result can name it even when the call failed or was cancelled.
+    pub sub_turn: Arc<OnceLock<String>>,
+}
+
+impl CallIdentity {
+    /// The identity of call `call_id` of `agent` in turn `turn_id`.
+    pub fn new(turn_id: &str, call_id: &str, agent: &str) -> Self {
+        CallIdentity {
+            turn_id: turn_id.to_string(),
+            call_id: call_id.to_string(),
+            agent: agent.to_string(),
+            sub_turn: Arc::default(),
+        }
     }
 }
 
@@ -113,6 +147,8 @@ pub struct ToolContext {
     /// The working directory of the calls: the shell's current directory and the base of
     /// relative paths. The policy's workspace unless a session chose another one.
     pub cwd: PathBuf,
+    /// The call being made (set by the turn loop for each call).
+    pub call: CallIdentity,
 }
 
 impl ToolContext {
@@ -132,7 +168,15 @@ impl ToolContext {
             clock: Arc::new(warren_policy::SystemClock),
             cancel: CancelToken::new(),
             limits: ToolLimits::default(),
+            call: CallIdentity::default(),
         }
+    }
+
+    /// This context for one call, with its identity.
+    pub fn for_call(&self, call: CallIdentity) -> Self {
+        let mut ctx = self.clone();
+        ctx.call = call;
+        ctx
     }
 
     /// This context working in `cwd` (relative paths and the shell start there).
@@ -164,58 +208,49 @@ impl ToolContext {
     }
 }
 
-/// A request for the user's approval.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ApprovalRequest {
-    /// The agent.
-    pub agent: String,
-    /// The tool.
-    pub tool: String,
-    /// Its arguments.
-    pub arguments: Value,
-    /// Why approval is needed.
-    pub reason: String,
+/// The answer to an approval request: the decision and an optional message for the model.
+/// The one approval type of the runtime: the turn loop's approvers give it, the tool gate's
+/// [`crate::Registry::invoke`] takes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApprovalAnswer {
+    /// The decision.
+    pub decision: ApprovalDecision,
+    /// Message for the model (with a denial).
+    pub message: Option<String>,
+    /// True when nobody could be asked (the runtime denied it).
+    pub no_one_to_ask: bool,
 }
 
-/// The user's answer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "decision", rename_all = "snake_case")]
-pub enum ApprovalDecision {
-    /// Run this call.
-    ApproveOnce,
-    /// Run this call and similar ones for the rest of the session (the loop remembers).
-    ApproveForSession,
-    /// Do not run it; optionally tell the model why.
-    Deny {
-        /// A message for the model.
-        message: Option<String>,
-    },
-    /// Nobody can answer (non-interactive run without `--approve`).
-    NoOneToAsk,
-}
-
-/// Who answers approval requests: the agent loop plugs the UI in here.
-pub trait Approver: Send + Sync {
-    /// Answers one request.
-    fn decide(&self, request: &ApprovalRequest) -> ApprovalDecision;
-}
-
-/// Approves everything (`--approve`).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ApproveAll;
-
-impl Approver for ApproveAll {
-    fn decide(&self, _: &ApprovalRequest) -> ApprovalDecision {
-        ApprovalDecision::ApproveOnce
+impl ApprovalAnswer {
+    /// Approve this call.
+    pub fn approve() -> Self {
+        ApprovalAnswer {
+            decision: ApprovalDecision::ApproveOnce,
+            message: None,
+            no_one_to_ask: false,
+        }
     }
-}
 
-/// Nobody to ask: every request is denied with "no one to ask".
-#[derive(Debug, Clone, Copy, Default)]
-pub struct NoApprover;
+    /// Deny with an optional message.
+    pub fn deny(message: Option<String>) -> Self {
+        ApprovalAnswer {
+            decision: ApprovalDecision::Deny,
+            message,
+            no_one_to_ask: false,
+        }
+    }
 
-impl Approver for NoApprover {
-    fn decide(&self, _: &ApprovalRequest) -> ApprovalDecision {
-        ApprovalDecision::NoOneToAsk
+    /// Nobody to ask: the runtime denies.
+    pub fn no_one() -> Self {
+        ApprovalAnswer {
+            decision: ApprovalDecision::Deny,
+            message: Some("no one is available to approve this call; the runtime denied it".into()),
+            no_one_to_ask: true,
+        }
+    }
+
+    /// Whether the call may run.
+    pub fn approves(&self) -> bool {
+        self.decision != ApprovalDecision::Deny
     }
 }

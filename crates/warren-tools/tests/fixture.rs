@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use warren_config::InstallLayout;
 use warren_policy::{PolicyEnv, SandboxSupport, SecurityPolicy};
-use warren_tools::{ApproveAll, Registry, ToolContext, ToolError};
+use warren_tools::{ApprovalAnswer, Registry, ToolContext, ToolError};
 use warren_types::Config;
 
 pub struct Fixture {
@@ -110,7 +110,16 @@ impl Fixture {
 
 /// One call through every gate, approving whatever asks.
 pub fn call(ctx: &ToolContext, tool: &str, args: Value) -> Result<Value, ToolError> {
-    Registry::builtin().invoke(tool, &args, ctx, &ApproveAll)
+    run(Registry::builtin().invoke(tool, &args, ctx, &ApprovalAnswer::approve()))
+}
+
+/// Drives a tool call to its end on a runtime of its own.
+pub fn run<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(f)
 }
 
 /// The error code and rule of a failed call.

@@ -1,20 +1,11 @@
 //! One call through the gates: approvals, autonomy, budget, tool lists.
 
-use crate::fixture::{call, Fixture, FAMILY};
+use crate::fixture::{call, run, Fixture, FAMILY};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use warren_policy::ManualClock;
-use warren_tools::{ApprovalDecision, ApprovalRequest, Approver, NoApprover, Registry};
-
-struct Deny;
-impl Approver for Deny {
-    fn decide(&self, _: &ApprovalRequest) -> ApprovalDecision {
-        ApprovalDecision::Deny {
-            message: Some("not now".into()),
-        }
-    }
-}
+use warren_tools::{ApprovalAnswer, Prepared, Registry};
 
 #[test]
 fn supervised_asks_and_nobody_answers() {
@@ -25,30 +16,33 @@ fn supervised_asks_and_nobody_answers() {
     fx.write(&ws.join("r.txt"), "read me");
     // Reads are auto-approved.
     assert_eq!(
-        reg.invoke("file_read", &json!({"path": "r.txt"}), &ctx, &NoApprover)
-            .unwrap()["content"],
+        run(reg.invoke(
+            "file_read",
+            &json!({"path": "r.txt"}),
+            &ctx,
+            &ApprovalAnswer::no_one()
+        ))
+        .unwrap()["content"],
         "read me"
     );
     // A write needs approval: no one to ask, nothing written.
-    let err = reg
-        .invoke(
-            "file_write",
-            &json!({"path": "w.txt", "content": "x"}),
-            &ctx,
-            &NoApprover,
-        )
-        .unwrap_err();
+    let err = run(reg.invoke(
+        "file_write",
+        &json!({"path": "w.txt", "content": "x"}),
+        &ctx,
+        &ApprovalAnswer::no_one(),
+    ))
+    .unwrap_err();
     assert_eq!(err.code(), "no_approver");
     assert!(err.to_string().contains("no one to ask"), "{err}");
     assert!(!ws.join("w.txt").exists());
-    let err = reg
-        .invoke(
-            "file_write",
-            &json!({"path": "w.txt", "content": "x"}),
-            &ctx,
-            &Deny,
-        )
-        .unwrap_err();
+    let err = run(reg.invoke(
+        "file_write",
+        &json!({"path": "w.txt", "content": "x"}),
+        &ctx,
+        &ApprovalAnswer::deny(Some("not now".into())),
+    ))
+    .unwrap_err();
     assert_eq!(err.code(), "approval_denied");
     assert!(err.to_string().contains("not now"));
     assert!(!ws.join("w.txt").exists());
@@ -57,6 +51,64 @@ fn supervised_asks_and_nobody_answers() {
     assert!(ws.join("w.txt").exists());
     // Denials and no-one-to-ask did not spend the budget.
     assert_eq!(ctx.ledger.used("sam", SystemTime::now()).unwrap(), 1);
+}
+
+/// The gate's two steps: `prepare` decides once, and a permit that asks runs only approved.
+#[test]
+fn a_prepared_call_that_asks_runs_only_once_approved() {
+    let fx = Fixture::new(FAMILY);
+    let ctx = fx.ctx("sam"); // supervised: writes ask
+    let reg = Registry::builtin();
+    let ws = fx.ws("sam");
+    let used = || ctx.ledger.used("sam", SystemTime::now()).unwrap();
+    let args = json!({"path": "w.txt", "content": "x"});
+    let Prepared::Ask { permit, reason } = reg.prepare("file_write", &args, &ctx) else {
+        panic!("a supervised write asks");
+    };
+    assert_eq!(permit.needs_approval(), Some(reason.as_str()));
+    assert_eq!(used(), 1, "prepare charges the budget");
+    // Run without being approved: the gate denies it, nothing is written, the unit goes back.
+    let err = run(permit.execute(&args, &ctx)).unwrap_err();
+    assert_eq!(err.code(), "approval_denied", "{err}");
+    assert!(!ws.join("w.txt").exists());
+    assert_eq!(used(), 0);
+    // A permit dropped without running gives its unit back too.
+    let Prepared::Ask { permit, .. } = reg.prepare("file_write", &args, &ctx) else {
+        panic!("a supervised write asks");
+    };
+    assert_eq!(used(), 1);
+    drop(permit);
+    assert_eq!(used(), 0);
+    // Approved: it runs and keeps its unit.
+    let Prepared::Ask { permit, .. } = reg.prepare("file_write", &args, &ctx) else {
+        panic!("a supervised write asks");
+    };
+    run(permit.approve().execute(&args, &ctx)).unwrap();
+    assert!(ws.join("w.txt").exists());
+    assert_eq!(used(), 1);
+    // A read is allowed without a question and charges nothing.
+    let read = json!({"path": "w.txt"});
+    let Prepared::Allowed(permit) = reg.prepare("file_read", &read, &ctx) else {
+        panic!("a read is auto-approved");
+    };
+    assert_eq!(run(permit.execute(&read, &ctx)).unwrap()["content"], "x");
+    assert_eq!(used(), 1);
+    // A failed check is told apart from a refusal: the call was not judged.
+    match reg.prepare("file_write", &json!({"nope": 1}), &ctx) {
+        Prepared::Denied { error, at_check } => {
+            assert_eq!(error.code(), "invalid_argument", "{error}");
+            assert!(at_check);
+        }
+        other => panic!("{other:?}"),
+    }
+    match reg.prepare("no_such_tool", &json!({}), &ctx) {
+        Prepared::Denied { error, at_check } => {
+            assert_eq!(error.code(), "unknown_tool", "{error}");
+            assert!(!at_check);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(used(), 1);
 }
 
 #[test]

@@ -1,9 +1,9 @@
 //! The shell tool: real sandboxed processes, environment, timeout, cancel, output cap.
 
-use crate::fixture::{call, code, Fixture, FAMILY};
+use crate::fixture::{call, code, run, Fixture, FAMILY};
 use serde_json::json;
 use std::time::Duration;
-use warren_tools::{ApproveAll, Registry};
+use warren_tools::{ApprovalAnswer, Registry};
 
 #[test]
 fn runs_in_the_sandbox_with_devices_working() {
@@ -123,14 +123,13 @@ fn cancel_kills_the_command() {
         std::thread::sleep(Duration::from_millis(300));
         cancel.cancel();
     });
-    let err = Registry::builtin()
-        .invoke(
-            "shell",
-            &json!({"command": "sleep 5; echo no > no.txt"}),
-            &ctx,
-            &ApproveAll,
-        )
-        .unwrap_err();
+    let err = run(Registry::builtin().invoke(
+        "shell",
+        &json!({"command": "sleep 5; echo no > no.txt"}),
+        &ctx,
+        &ApprovalAnswer::approve(),
+    ))
+    .unwrap_err();
     t.join().unwrap();
     assert_eq!(err.code(), "cancelled");
     assert!(!fx.ws("alice").join("no.txt").exists());

@@ -43,7 +43,6 @@ pub struct McpServer {
     stderr: Arc<Mutex<Vec<u8>>>,
     failure: Mutex<Option<String>>,
     reported: AtomicBool,
-    handle: tokio::runtime::Handle,
 }
 
 /// What a successful start yields.
@@ -74,7 +73,6 @@ impl McpServer {
             stderr: Arc::new(Mutex::new(Vec::new())),
             failure: Mutex::new(None),
             reported: AtomicBool::new(false),
-            handle: tokio::runtime::Handle::current(),
         };
         let (command, url) = (
             server.spec.config.command.clone(),
@@ -302,9 +300,9 @@ impl McpServer {
         t[start..].replace('\n', " | ")
     }
 
-    /// Calls `tool` with `args` from a blocking thread (the tool gate's), within
-    /// `shell_timeout_secs`, stopped by the call's cancel token.
-    pub(crate) fn call(
+    /// Calls `tool` with `args` within `shell_timeout_secs`, abandoned when the call's cancel
+    /// token fires.
+    pub(crate) async fn call(
         &self,
         tool: &str,
         args: &Value,
@@ -324,19 +322,11 @@ impl McpServer {
         let mut params = CallToolRequestParams::new(tool.to_string());
         params.arguments = args.as_object().cloned();
         let secs = ctx.policy.runtime.shell_timeout_secs.max(1);
-        let cancel = ctx.cancel.clone();
-        let answer = self.handle.block_on(async move {
-            let cancelled = async {
-                while !cancel.is_cancelled() {
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                }
-            };
-            tokio::select! {
-                r = peer.call_tool(params) => Ok(r),
-                () = tokio::time::sleep(Duration::from_secs(u64::from(secs))) => Err(ToolError::Timeout(secs)),
-                () = cancelled => Err(ToolError::Cancelled),
-            }
-        })?;
+        let answer = tokio::select! {
+            r = peer.call_tool(params) => r,
+            () = tokio::time::sleep(Duration::from_secs(u64::from(secs))) => return Err(ToolError::Timeout(secs)),
+            () = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
+        };
         match answer {
             Ok(result) => self.result(result, ctx.limits.max_output_bytes),
             Err(ServiceError::McpError(e)) => Err(ToolError::McpCall {
@@ -350,7 +340,7 @@ impl McpServer {
                     if lock(&self.failure).is_some() {
                         break;
                     }
-                    std::thread::sleep(Duration::from_millis(10));
+                    tokio::time::sleep(Duration::from_millis(10)).await;
                 }
                 self.fail(format!("the call failed: {e}"));
                 let why = lock(&self.failure).clone().unwrap_or_else(|| e.to_string());

@@ -1,6 +1,7 @@
 //! One tool of an MCP server, registered as `server__tool` and called through the gate.
 
 use super::{qualified_name, McpServer};
+use async_trait::async_trait;
 use serde_json::{json, Value};
 use std::sync::Arc;
 use warren_tools::{CallCheck, Tool, ToolContext, ToolError, ToolSpec};
@@ -53,6 +54,7 @@ impl McpTool {
     }
 }
 
+#[async_trait]
 impl Tool for McpTool {
     fn name(&self) -> &str {
         &self.name
@@ -86,8 +88,8 @@ impl Tool for McpTool {
         })
     }
 
-    fn execute(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        self.server.call(&self.tool, args, ctx)
+    async fn execute(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        self.server.call(&self.tool, args, ctx).await
     }
 
     fn available(&self) -> bool {

@@ -15,7 +15,8 @@ pub mod walk;
 pub mod write;
 
 use crate::error::ToolError;
-use crate::tool::{CallCheck, Tool, ToolContext, ToolSpec};
+use crate::tool::{blocking, CallCheck, Tool, ToolContext, ToolSpec};
+use async_trait::async_trait;
 use meta::Location;
 use request::{Operation, Request};
 use serde_json::{json, Value};
@@ -125,6 +126,7 @@ fn write_targets(
     })
 }
 
+#[async_trait]
 impl Tool for GitOperations {
     fn name(&self) -> &'static str {
         "git_operations"
@@ -171,7 +173,14 @@ impl Tool for GitOperations {
         })
     }
 
-    fn execute(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+    async fn execute(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        blocking(args, ctx, |args, ctx| GitOperations.run(args, ctx)).await
+    }
+}
+
+impl GitOperations {
+    /// The call itself, run on a blocking thread.
+    fn run(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
         let req = Request::parse(args)?;
         let policy = &ctx.policy;
         refuse_in_container(policy, req.operation)?;
