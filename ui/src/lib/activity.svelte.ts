@@ -4,15 +4,9 @@
 
 import { commands, type ApiError, type LogLine, type UsageDay } from "../bindings";
 import { toApiError } from "./agents.svelte";
+import { unwrap } from "./result";
 
 export type ActivityApi = Pick<typeof commands, "usageByDay" | "tailLogs" | "openLogsFolder">;
-
-type Ok<T> = { status: "ok"; data: T } | { status: "error"; error: ApiError };
-
-function unwrap<T>(r: Ok<T>): T {
-  if (r.status === "error") throw r.error;
-  return r.data;
-}
 
 export const USAGE_DAYS = 30;
 export const LOG_LINES = 500;

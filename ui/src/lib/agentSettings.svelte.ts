@@ -12,15 +12,9 @@ import {
   type DiffLine,
 } from "../bindings";
 import { toApiError } from "./agents.svelte";
+import { unwrap } from "./result";
 
 export type AgentSettingsApi = Pick<typeof commands, "agentSettings" | "previewAgentEdit" | "saveAgentEdit">;
-
-type Ok<T> = { status: "ok"; data: T } | { status: "error"; error: ApiError };
-
-function unwrap<T>(r: Ok<T>): T {
-  if (r.status === "error") throw r.error;
-  return r.data;
-}
 
 /** A workspace grant on one sibling as the form shows it. */
 export type GrantChoice = "none" | "read" | "write" | "read_write";

@@ -10,6 +10,7 @@ import {
   type InstallInfo,
   type ProviderSummary,
 } from "../bindings";
+import { unwrap } from "./result";
 
 /** The shape every generated command resolves to. */
 export type Result<T, E> = { status: "ok"; data: T } | { status: "error"; error: E };
@@ -22,11 +23,6 @@ export type AgentsApi = Pick<
   typeof commands,
   "installInfo" | "listAgents" | "providers" | "createAgent" | "checkAlias" | "showAgent"
 >;
-
-function unwrap<T>(r: Result<T, ApiError>): T {
-  if (r.status === "error") throw r.error;
-  return r.data;
-}
 
 /** Turns anything thrown by a command into an `ApiError`. */
 export function toApiError(e: unknown): ApiError {

@@ -3,17 +3,13 @@
 // before it can be saved, on/off, run now and delete.
 
 import { commands, type ApiError, type CronCheck, type CronJobView, type CronRunView } from "../bindings";
-import { toApiError, type Result } from "./agents.svelte";
+import { toApiError } from "./agents.svelte";
+import { unwrap } from "./result";
 
 export type CronApi = Pick<
   typeof commands,
   "cronJobs" | "checkCronJob" | "checkCronEdit" | "addCronJob" | "editCronJob" | "removeCronJob" | "runCronJob"
 >;
-
-function unwrap<T>(r: Result<T, ApiError>): T {
-  if (r.status === "error") throw r.error;
-  return r.data;
-}
 
 /** What the form holds: a new job (`id` null) or an edit of a runtime job. */
 export interface CronDraft {

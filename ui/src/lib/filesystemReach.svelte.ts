@@ -4,14 +4,10 @@
 // profile edit.
 
 import { commands, type ApiError, type ConfigIssue, type DiffLine, type ProfileEdit } from "../bindings";
-import { toApiError, type Result } from "./agents.svelte";
+import { toApiError } from "./agents.svelte";
+import { unwrap } from "./result";
 
 export type FilesystemReachApi = Pick<typeof commands, "listProfiles" | "previewProfileEdit" | "saveProfileEdit">;
-
-function unwrap<T>(r: Result<T, ApiError>): T {
-  if (r.status === "error") throw r.error;
-  return r.data;
-}
 
 /** One path per line, blanks dropped. */
 export function linesOf(text: string): string[] {

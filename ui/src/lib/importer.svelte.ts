@@ -5,14 +5,10 @@
 
 import { Channel } from "@tauri-apps/api/core";
 import { commands, type ApiError, type ImportProgress, type ImportReport, type ZeroclawInstall } from "../bindings";
-import { toApiError, type Result } from "./agents.svelte";
+import { toApiError } from "./agents.svelte";
+import { unwrap } from "./result";
 
 export type ImportApi = Pick<typeof commands, "zeroclawInstall" | "planZeroclawImport" | "importZeroclaw">;
-
-function unwrap<T>(r: Result<T, ApiError>): T {
-  if (r.status === "error") throw r.error;
-  return r.data;
-}
 
 /** Makes the channel the import's progress arrives on; the app uses Tauri's `Channel`. */
 export type ProgressChannel = (onmessage: (p: ImportProgress) => void) => Channel<ImportProgress>;

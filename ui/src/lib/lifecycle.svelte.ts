@@ -9,6 +9,7 @@ import {
   type PendingOperationView,
 } from "../bindings";
 import { toApiError, type AgentsStore } from "./agents.svelte";
+import { unwrap, type Ok } from "./result";
 
 export type LifecycleApi = Pick<
   typeof commands,
@@ -20,13 +21,6 @@ export type LifecycleApi = Pick<
   | "pendingOperations"
   | "resumeOperations"
 >;
-
-type Ok<T> = { status: "ok"; data: T } | { status: "error"; error: ApiError };
-
-function unwrap<T>(r: Ok<T>): T {
-  if (r.status === "error") throw r.error;
-  return r.data;
-}
 
 /** The result of the last lifecycle action, shown until the next one. */
 export interface Done {

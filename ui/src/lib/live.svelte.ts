@@ -23,6 +23,7 @@ import {
   type Stream,
   type Timeline,
 } from "./timeline";
+import { unwrap } from "./result";
 
 export type LiveApi = Pick<
   typeof commands,
@@ -36,13 +37,6 @@ export type LiveApi = Pick<
   | "agentTurns"
   | "turnEvents"
 >;
-
-type Ok<T> = { status: "ok"; data: T } | { status: "error"; error: ApiError };
-
-function unwrap<T>(r: Ok<T>): T {
-  if (r.status === "error") throw r.error;
-  return r.data;
-}
 
 /** Makes the channel frames arrive on; the app uses Tauri's `Channel`. */
 export type ChannelFactory = (onmessage: (f: LiveFrame) => void) => Channel<LiveFrame>;

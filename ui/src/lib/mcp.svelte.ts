@@ -4,14 +4,10 @@
 // user moved on) is dropped.
 
 import { commands, type ApiError, type McpServerView } from "../bindings";
-import { toApiError, type Result } from "./agents.svelte";
+import { toApiError } from "./agents.svelte";
+import { unwrap } from "./result";
 
 export type McpApi = Pick<typeof commands, "mcpServers">;
-
-function unwrap<T>(r: Result<T, ApiError>): T {
-  if (r.status === "error") throw r.error;
-  return r.data;
-}
 
 export class McpStore {
   agent = $state("");

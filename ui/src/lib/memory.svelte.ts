@@ -4,15 +4,9 @@
 
 import { commands, type ApiError, type MemoryGrantView, type MemoryItem, type MemoryPage } from "../bindings";
 import { toApiError } from "./agents.svelte";
+import { unwrap } from "./result";
 
 export type MemoryApi = Pick<typeof commands, "memoryRecall" | "memoryPage" | "memoryForget" | "memoryGrants">;
-
-type Ok<T> = { status: "ok"; data: T } | { status: "error"; error: ApiError };
-
-function unwrap<T>(r: Ok<T>): T {
-  if (r.status === "error") throw r.error;
-  return r.data;
-}
 
 export const PAGE_SIZE = 20;
 export const RECALL_LIMIT = 50;

@@ -13,17 +13,13 @@ import {
   type MemorySettingsInput,
   type MemorySettingsView,
 } from "../bindings";
-import { toApiError, type Result } from "./agents.svelte";
+import { toApiError } from "./agents.svelte";
+import { unwrap } from "./result";
 
 export type MemoryBackendsApi = Pick<
   typeof commands,
   "memorySettings" | "previewMemorySettings" | "checkMemorySettings" | "saveMemorySettings"
 >;
-
-function unwrap<T>(r: Result<T, ApiError>): T {
-  if (r.status === "error") throw r.error;
-  return r.data;
-}
 
 /** The form's fields, as typed (empty = the default). */
 export interface MemoryDraft {

@@ -3,15 +3,9 @@
 
 import { commands, events, type ApiError } from "../bindings";
 import { toApiError } from "./agents.svelte";
+import { unwrap, type Ok } from "./result";
 
 export type PauseApi = Pick<typeof commands, "pausedAgents" | "setAgentPaused" | "setAllPaused">;
-
-type Ok<T> = { status: "ok"; data: T } | { status: "error"; error: ApiError };
-
-function unwrap<T>(r: Ok<T>): T {
-  if (r.status === "error") throw r.error;
-  return r.data;
-}
 
 export class PauseStore {
   paused = $state<string[]>([]);

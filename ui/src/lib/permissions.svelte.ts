@@ -13,15 +13,9 @@ import {
   type PolicyCheck,
 } from "../bindings";
 import { toApiError } from "./agents.svelte";
+import { unwrap } from "./result";
 
 export type PermissionsApi = Pick<typeof commands, "permissionMap" | "explainPermission" | "policyCheck">;
-
-type Ok<T> = { status: "ok"; data: T } | { status: "error"; error: ApiError };
-
-function unwrap<T>(r: Ok<T>): T {
-  if (r.status === "error") throw r.error;
-  return r.data;
-}
 
 export const ASPECTS: PermissionAspect[] = ["read", "write", "memory", "delegate"];
 

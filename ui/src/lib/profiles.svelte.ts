@@ -12,18 +12,12 @@ import {
   type ProfileView,
 } from "../bindings";
 import { toApiError } from "./agents.svelte";
+import { unwrap } from "./result";
 
 export type ProfilesApi = Pick<
   typeof commands,
   "listProfiles" | "previewProfileEdit" | "saveProfileEdit" | "deleteProfile" | "createProfile"
 >;
-
-type Ok<T> = { status: "ok"; data: T } | { status: "error"; error: ApiError };
-
-function unwrap<T>(r: Ok<T>): T {
-  if (r.status === "error") throw r.error;
-  return r.data;
-}
 
 export type FieldType = "bool" | "number" | "optional_number" | "list" | { options: string[] };
 

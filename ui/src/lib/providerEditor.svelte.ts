@@ -13,17 +13,13 @@ import {
   type ProviderKeyView,
   type ProviderTestView,
 } from "../bindings";
-import { toApiError, type Result } from "./agents.svelte";
+import { toApiError } from "./agents.svelte";
+import { unwrap } from "./result";
 
 export type ProviderEditorApi = Pick<
   typeof commands,
   "previewProvider" | "saveProvider" | "removeProvider" | "testProvider"
 >;
-
-function unwrap<T>(r: Result<T, ApiError>): T {
-  if (r.status === "error") throw r.error;
-  return r.data;
-}
 
 export type Family = "openai" | "anthropic" | "ollama";
 

@@ -12,6 +12,7 @@ import {
   type RuntimeStatus,
 } from "../bindings";
 import { toApiError } from "./agents.svelte";
+import { unwrap } from "./result";
 
 export type RuntimeApi = Pick<
   typeof commands,
@@ -23,13 +24,6 @@ export type RuntimeEvents = Pick<
   typeof events,
   "agentStatusChanged" | "approvalsChanged" | "budgetAlert" | "agentsChanged"
 >;
-
-type Ok<T> = { status: "ok"; data: T } | { status: "error"; error: ApiError };
-
-function unwrap<T>(r: Ok<T>): T {
-  if (r.status === "error") throw r.error;
-  return r.data;
-}
 
 /** The words the UI uses for a status. */
 export function statusLabel(s: AgentStatus): string {

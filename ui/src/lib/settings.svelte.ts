@@ -10,6 +10,7 @@ import {
   type SecretBackend,
 } from "../bindings";
 import { toApiError } from "./agents.svelte";
+import { unwrap, type Ok } from "./result";
 
 export type SettingsApi = Pick<
   typeof commands,
@@ -22,13 +23,6 @@ export type SettingsApi = Pick<
   | "setStartOnLogin"
   | "setNotifications"
 >;
-
-type Ok<T> = { status: "ok"; data: T } | { status: "error"; error: ApiError };
-
-function unwrap<T>(r: Ok<T>): T {
-  if (r.status === "error") throw r.error;
-  return r.data;
-}
 
 export class SettingsStore {
   providers = $state<ProviderKeyView[]>([]);
