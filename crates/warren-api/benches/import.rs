@@ -143,6 +143,21 @@ async fn floor(root: &Path) -> f64 {
     ROWS as f64 / secs
 }
 
+/// CPU seconds used by the process so far (user + system, every thread).
+fn cpu_secs() -> f64 {
+    // Fields 14 and 15 of /proc/self/stat, in clock ticks (100 per second on Linux); the
+    // command name (field 2) is in parentheses and may hold spaces.
+    std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|s| {
+            let rest = s.rsplit_once(')')?.1;
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            let ticks = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+            Some(ticks / 100.0)
+        })
+        .unwrap_or(0.0)
+}
+
 fn load() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
@@ -179,9 +194,11 @@ fn main() {
         *last.lock().unwrap() = Some(p.clone());
     };
     let load_before = load();
+    let cpu_before = cpu_secs();
     let t = Instant::now();
     let rep = rt.block_on(w.import_zeroclaw(&opts, &progress)).unwrap();
     let secs = t.elapsed().as_secs_f64();
+    let cpu = cpu_secs() - cpu_before;
     assert_eq!(rep.imported.memory_rows, ROWS as u64);
     let last = last.lock().unwrap().clone().unwrap();
     assert_eq!(
@@ -203,6 +220,10 @@ fn main() {
     println!("import zeroclaw: {ROWS} rows over {AGENTS} agents in {secs:.2} s = {rate:.0} rows/s (target >= 20000)");
     println!("  floor (plain read of the source rows, same run): {read_rate:.0} rows/s; import = {:.1}% of it", 100.0 * rate / read_rate);
     println!("  peak resident memory of the process during the import: {peak_mb:.1} MB (at its start {:.1} MB; target <= 100 MB)", before as f64 / 1024.0);
+    println!(
+        "  CPU time of the import: {cpu:.2} s = {:.0} rows per CPU second (user + system, all threads)",
+        ROWS as f64 / cpu.max(0.01)
+    );
     println!(
         "  progress reports: {}; load average before / after: {load_before} / {}",
         events.load(std::sync::atomic::Ordering::Relaxed),
