@@ -326,3 +326,67 @@ fn editor_an_allowed_root_added_from_the_agent_settings_reaches_the_policy() {
         d.close().await;
     });
 }
+
+/// Figures, printed (no timing is asserted): the permission map of a 50-agent install, the
+/// command's round trip from the page and the time from opening the screen to the whole grid.
+#[test]
+fn figures_the_permission_map_of_fifty_agents() {
+    let _serial = serial();
+    block_on(async {
+        let mut config = String::from(
+            "schema_version = 1\n[risk_profiles.full]\nlevel = \"full\"\ndelegation = \"allow\"\n",
+        );
+        for i in 0..50 {
+            let next = (i + 1) % 50;
+            config.push_str(&format!(
+                "[agents.a{i:02}]\nrisk_profile = \"full\"\ndelegates = [\"a{next:02}\"]\n\
+                 [agents.a{i:02}.workspace]\nread_memory_from = [\"a{next:02}\"]\n\
+                 [agents.a{i:02}.workspace.access]\na{next:02} = \"read\"\n"
+            ));
+        }
+        let d = launch(|home| {
+            std::fs::write(home.join("config.toml"), &config).unwrap();
+            for i in 0..50 {
+                std::fs::create_dir_all(home.join(format!("agents/a{i:02}/workspace"))).unwrap();
+            }
+        })
+        .await;
+        d.wait_for("[data-testid=agents-table]").await;
+        let command_ms = d
+            .client
+            .execute_async(
+                "const done = arguments[arguments.length - 1];
+                 const t0 = performance.now();
+                 window.__TAURI_INTERNALS__.invoke('permission_map')
+                   .then(() => done(performance.now() - t0), (e) => done(String(e)));",
+                vec![],
+            )
+            .await
+            .unwrap();
+        let screen_ms = d
+            .client
+            .execute_async(
+                "const done = arguments[arguments.length - 1];
+                 const t0 = performance.now();
+                 document.querySelector('[data-testid=nav-permissions]').click();
+                 const tick = () => {
+                   const n = document.querySelectorAll('[data-testid=perm-cell]').length;
+                   if (n >= 2450) done([performance.now() - t0, n]);
+                   else if (performance.now() - t0 > 20000) done([-1, n]);
+                   else requestAnimationFrame(tick);
+                 };
+                 tick();",
+                vec![],
+            )
+            .await
+            .unwrap();
+        let cells = screen_ms[1].as_u64().unwrap_or(0);
+        assert!(cells >= 2450, "the grid has {cells} cells");
+        eprintln!(
+            "figure: permission map, 50 agents: command round trip {:.1} ms; screen opened to {cells} cells {:.1} ms",
+            command_ms.as_f64().unwrap_or(-1.0),
+            screen_ms[0].as_f64().unwrap_or(-1.0)
+        );
+        d.close().await;
+    });
+}

@@ -31,7 +31,15 @@ export function cellMarks(c: PermissionCell): string[] {
 }
 
 export class PermissionsStore {
-  map = $state<PermissionMap | null>(null);
+  /** The grid as the backend answered it: replaced whole, never changed in place, so it is held
+   * without deep reactivity (a 50-agent grid is 2,450 cells). */
+  map = $state.raw<PermissionMap | null>(null);
+  /** Each cell by `agent` and `peer`, built once per answer. */
+  #cells = $derived.by(() => {
+    const out = new Map<string, PermissionCell>();
+    for (const r of this.map?.rows ?? []) for (const c of r.cells) out.set(`${r.agent}\u0000${c.peer}`, c);
+    return out;
+  });
   error = $state<ApiError | null>(null);
   /** The cell whose explanation is shown. */
   selected = $state<{ agent: string; peer: string } | null>(null);
@@ -63,7 +71,7 @@ export class PermissionsStore {
 
   /** The cell of `agent` on `peer`, if both exist. */
   cell(agent: string, peer: string): PermissionCell | null {
-    return this.map?.rows.find((r) => r.agent === agent)?.cells.find((c) => c.peer === peer) ?? null;
+    return this.#cells.get(`${agent}\u0000${peer}`) ?? null;
   }
 
   /** Explains every aspect of one cell (denials included). */
