@@ -200,7 +200,9 @@ fn a_job_created_in_the_window_runs_without_serve_and_shows_in_the_timeline() {
         let run = jobs[0].last_run.clone().expect("a recorded run");
         assert_eq!(run.job, jobs[0].id);
         let turn = run.turn_id.expect("the run's turn");
-        let sessions = sqlx::SqlitePool::connect(&format!(
+        // One connection, not a pool: nothing keeps running in this process after the read.
+        use sqlx::Connection;
+        let mut sessions = sqlx::SqliteConnection::connect(&format!(
             "sqlite://{}",
             d.home.join("data/sessions.db").display()
         ))
@@ -208,9 +210,10 @@ fn a_job_created_in_the_window_runs_without_serve_and_shows_in_the_timeline() {
         .unwrap();
         let trigger: String = sqlx::query_scalar("SELECT trigger FROM turns WHERE id = ?")
             .bind(&turn)
-            .fetch_one(&sessions)
+            .fetch_one(&mut sessions)
             .await
             .unwrap();
+        sessions.close().await.unwrap();
         assert_eq!(trigger, "cron");
         d.close().await;
         fake.acknowledge_failures();

@@ -123,6 +123,10 @@ pub async fn open_sqlite(
         .busy_timeout(std::time::Duration::from_secs(5));
     let pool = SqlitePoolOptions::new()
         .max_connections(max_connections)
+        // Connections to a local file never go stale: no idle or lifetime reaping, so the pool
+        // runs no background maintenance task.
+        .idle_timeout(None)
+        .max_lifetime(None)
         .connect_with(opts)
         .await?;
     for m in migrations {

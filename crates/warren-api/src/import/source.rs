@@ -217,6 +217,8 @@ impl Brain {
             .create_if_missing(false);
         let pool = SqlitePoolOptions::new()
             .max_connections(1)
+            .idle_timeout(None)
+            .max_lifetime(None)
             .connect_with(opts)
             .await
             .map_err(|e| corrupt(path, e))?;

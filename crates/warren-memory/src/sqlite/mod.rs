@@ -88,6 +88,10 @@ impl SqliteStore {
         conn.close().await.map_err(describe)?;
         let pool = SqlitePoolOptions::new()
             .max_connections(4)
+            // Connections to a local file never go stale: no idle or lifetime reaping, so the
+            // pool runs no background maintenance task.
+            .idle_timeout(None)
+            .max_lifetime(None)
             .connect_with(opts)
             .await
             .map_err(describe)?;
