@@ -35,11 +35,11 @@ export class PermissionsStore {
    * without deep reactivity (a 50-agent grid is 2,450 cells). */
   map = $state.raw<PermissionMap | null>(null);
   /** Each cell by `agent` and `peer`, built once per answer. */
-  #cells = $derived.by(() => {
-    const out = new Map<string, PermissionCell>();
-    for (const r of this.map?.rows ?? []) for (const c of r.cells) out.set(`${r.agent}\u0000${c.peer}`, c);
-    return out;
-  });
+  #cells = $derived(
+    Object.fromEntries(
+      (this.map?.rows ?? []).flatMap((r) => r.cells.map((c) => [`${r.agent}\u0000${c.peer}`, c] as const)),
+    ) as Record<string, PermissionCell>,
+  );
   error = $state<ApiError | null>(null);
   /** The cell whose explanation is shown. */
   selected = $state<{ agent: string; peer: string } | null>(null);
@@ -71,7 +71,7 @@ export class PermissionsStore {
 
   /** The cell of `agent` on `peer`, if both exist. */
   cell(agent: string, peer: string): PermissionCell | null {
-    return this.#cells.get(`${agent}\u0000${peer}`) ?? null;
+    return this.#cells[`${agent}\u0000${peer}`] ?? null;
   }
 
   /** Explains every aspect of one cell (denials included). */
