@@ -194,32 +194,43 @@ fn view(cfg: &Config, kind: ProfileKind, name: &str) -> Option<ProfileView> {
 pub fn line_diff(old: &str, new: &str, context: usize) -> Vec<DiffLine> {
     let a: Vec<&str> = old.lines().collect();
     let b: Vec<&str> = new.lines().collect();
-    let (n, m) = (a.len(), b.len());
+    // An edit changes a few lines of a long file: the lines both share at the start and at the
+    // end are equal, and only what lies between needs the quadratic common-subsequence table.
+    let head = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let tail = a[head..]
+        .iter()
+        .rev()
+        .zip(b[head..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let (mid_a, mid_b) = (&a[head..a.len() - tail], &b[head..b.len() - tail]);
+    let (n, m) = (mid_a.len(), mid_b.len());
     let mut lcs = vec![vec![0u32; m + 1]; n + 1];
     for i in (0..n).rev() {
         for j in (0..m).rev() {
-            lcs[i][j] = if a[i] == b[j] {
+            lcs[i][j] = if mid_a[i] == mid_b[j] {
                 lcs[i + 1][j + 1] + 1
             } else {
                 lcs[i + 1][j].max(lcs[i][j + 1])
             };
         }
     }
-    let mut all: Vec<(DiffKind, &str)> = Vec::new();
+    let mut all: Vec<(DiffKind, &str)> = a[..head].iter().map(|l| (DiffKind::Same, *l)).collect();
     let (mut i, mut j) = (0, 0);
     while i < n || j < m {
-        if i < n && j < m && a[i] == b[j] {
-            all.push((DiffKind::Same, a[i]));
+        if i < n && j < m && mid_a[i] == mid_b[j] {
+            all.push((DiffKind::Same, mid_a[i]));
             i += 1;
             j += 1;
         } else if i < n && (j == m || lcs[i + 1][j] >= lcs[i][j + 1]) {
-            all.push((DiffKind::Remove, a[i]));
+            all.push((DiffKind::Remove, mid_a[i]));
             i += 1;
         } else {
-            all.push((DiffKind::Add, b[j]));
+            all.push((DiffKind::Add, mid_b[j]));
             j += 1;
         }
     }
+    all.extend(a[a.len() - tail..].iter().map(|l| (DiffKind::Same, *l)));
     let changed: Vec<usize> = (0..all.len())
         .filter(|k| all[*k].0 != DiffKind::Same)
         .collect();
@@ -405,5 +416,27 @@ mod tests {
         let d = line_diff("x\n1\n2\n3\n4\ny\n", "X\n1\n2\n3\n4\nY\n", 0);
         let kinds: Vec<DiffKind> = d.iter().map(|l| l.kind).collect();
         assert_eq!(kinds, [Remove, Add, Gap, Remove, Add]);
+    }
+
+    #[test]
+    fn a_long_file_with_one_change_diffs_to_that_change_with_its_context() {
+        let old: String = (0..3000).map(|i| format!("line {i}\n")).collect();
+        let new = old.replace("line 1500\n", "line 1500 changed\nline 1500b\n");
+        let d = line_diff(&old, &new, 2);
+        let got: Vec<(DiffKind, &str)> = d.iter().map(|l| (l.kind, l.text.as_str())).collect();
+        use DiffKind::{Add, Remove, Same};
+        assert_eq!(
+            got,
+            [
+                (Same, "line 1498"),
+                (Same, "line 1499"),
+                (Remove, "line 1500"),
+                (Add, "line 1500 changed"),
+                (Add, "line 1500b"),
+                (Same, "line 1501"),
+                (Same, "line 1502"),
+            ]
+        );
+        assert!(line_diff(&old, &old, 2).is_empty());
     }
 }
