@@ -90,3 +90,36 @@ describe("permissions store", () => {
     expect(s.map).toBeNull();
   });
 });
+
+describe("permission grid", () => {
+  it("is the map's text, one row per agent in column order, the diagonal marked", async () => {
+    const s = new PermissionsStore({
+      permissionMap: () => ok(map),
+      explainPermission: () => ok([]),
+      policyCheck: () => ok({ allowed: true, access: "read", path: "/", rule: "x" }),
+    } as unknown as PermissionsApi);
+    await s.load();
+    expect(s.grid.map((r) => [r.agent, r.title, r.cells.map((c) => [c.peer, c.self, c.text])])).toEqual([
+      [
+        "alice",
+        "sandbox: landlock",
+        [
+          ["alice", true, "—"],
+          ["bob", false, "R M[core, notes] D"],
+        ],
+      ],
+      [
+        "bob",
+        "sandbox: landlock",
+        [
+          ["alice", false, "·"],
+          ["bob", true, "—"],
+        ],
+      ],
+    ]);
+    expect(s.grid[1].cells[0].label).toBe("bob on alice: nothing");
+    expect(s.selectedKey).toBe("");
+    await s.explain("alice", "bob");
+    expect(s.selectedKey).toBe("alice\u0000bob");
+  });
+});

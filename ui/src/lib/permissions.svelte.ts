@@ -30,6 +30,26 @@ export function cellMarks(c: PermissionCell): string[] {
   return out;
 }
 
+/** One cell of the grid as the screen draws it. */
+export interface GridCell {
+  peer: string;
+  /** The row's own agent (no permission to show). */
+  self: boolean;
+  /** The marks, or `·`. */
+  text: string;
+  /** What a screen reader says. */
+  label: string;
+}
+
+/** One row of the grid. */
+export interface GridRow {
+  agent: string;
+  title: string;
+  cells: GridCell[];
+}
+
+const key = (agent: string, peer: string) => `${agent}\u0000${peer}`;
+
 export class PermissionsStore {
   /** The grid as the backend answered it: replaced whole, never changed in place, so it is held
    * without deep reactivity (a 50-agent grid is 2,450 cells). */
@@ -37,12 +57,34 @@ export class PermissionsStore {
   /** Each cell by `agent` and `peer`, built once per answer. */
   #cells = $derived(
     Object.fromEntries(
-      (this.map?.rows ?? []).flatMap((r) => r.cells.map((c) => [`${r.agent}\u0000${c.peer}`, c] as const)),
+      (this.map?.rows ?? []).flatMap((r) => r.cells.map((c) => [key(r.agent, c.peer), c] as const)),
     ) as Record<string, PermissionCell>,
   );
+  /** The grid's text, computed once per answer so the screen only places strings. */
+  grid = $derived.by((): GridRow[] => {
+    const map = this.map;
+    if (!map) return [];
+    return map.rows.map((row) => ({
+      agent: row.agent,
+      title: row.sandbox ? `sandbox: ${row.sandbox}` : "sandbox unavailable",
+      cells: map.agents.map((peer) => {
+        if (peer === row.agent) return { peer, self: true, text: "—", label: `${row.agent} itself` };
+        const c = this.#cells[key(row.agent, peer)];
+        const marks = c ? cellMarks(c) : [];
+        return {
+          peer,
+          self: false,
+          text: marks.length ? marks.join(" ") : "·",
+          label: `${row.agent} on ${peer}: ${marks.length ? marks.join(" ") : "nothing"}`,
+        };
+      }),
+    }));
+  });
   error = $state<ApiError | null>(null);
   /** The cell whose explanation is shown. */
   selected = $state<{ agent: string; peer: string } | null>(null);
+  /** `selected` as one comparable key ("" when none). */
+  selectedKey = $derived(this.selected ? key(this.selected.agent, this.selected.peer) : "");
   explanations = $state<PermissionExplanation[]>([]);
   explainError = $state<ApiError | null>(null);
   /** The path tester. */
@@ -71,7 +113,7 @@ export class PermissionsStore {
 
   /** The cell of `agent` on `peer`, if both exist. */
   cell(agent: string, peer: string): PermissionCell | null {
-    return this.#cells[`${agent}\u0000${peer}`] ?? null;
+    return this.#cells[key(agent, peer)] ?? null;
   }
 
   /** Explains every aspect of one cell (denials included). */
