@@ -59,7 +59,33 @@ async fn open_live(d: &Desktop, agent: &str) {
 async fn send(d: &Desktop, prompt: &str) {
     let input = d.wait_for("[data-testid=live-prompt]").await;
     input.send_keys(prompt).await.unwrap();
-    d.click("[data-testid=live-send]").await;
+    // The view clears the prompt once it sent it. A click that lands while the view is still
+    // opening the agent's stream (Send not enabled yet) is lost: click again until it is sent.
+    let deadline = std::time::Instant::now() + crate::harness::UI_TIMEOUT;
+    loop {
+        let button = d.wait_for("[data-testid=live-send]").await;
+        if button.is_enabled().await.unwrap_or(false) {
+            let _ = button.click().await;
+        }
+        for _ in 0..20 {
+            let value = d
+                .wait_for("[data-testid=live-prompt]")
+                .await
+                .prop("value")
+                .await
+                .ok()
+                .flatten()
+                .unwrap_or_default();
+            if value.is_empty() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the prompt `{prompt}` was never sent"
+        );
+    }
 }
 
 /// The text of the last element matching `css`.
