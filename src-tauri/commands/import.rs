@@ -1,15 +1,14 @@
 //! The first-start offer to import a ZeroClaw install: where one was found, its dry-run plan
 //! (nothing written), and the import itself with its progress sent on a channel.
 
-use super::Core;
+use super::{on_blocking, Core};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use tauri::ipc::Channel;
 use tauri::State;
 use warren_api::import::{ImportOptions, ImportProgress, ImportReport, ZeroclawInstall};
-use warren_api::Warren;
-use warren_types::{ApiError, ErrorCode};
+use warren_types::ApiError;
 
 /// The ZeroClaw install at ZeroClaw's default place, if there is one.
 #[tauri::command]
@@ -27,19 +26,17 @@ fn options(path: String, prefix: String, dry_run: bool) -> ImportOptions {
     }
 }
 
-/// Runs the import service on a blocking thread of the app's runtime with `block_on`: its
-/// future holds database borrows across awaits that are not `Send` for every lifetime (as the
-/// runtime loop, see `runtime.rs`).
+/// The import holds database borrows across awaits that are not `Send` for every lifetime, so it
+/// runs on a blocking thread (see `on_blocking`).
 async fn run_import(
-    warren: Arc<Warren>,
+    core: &Core,
     opts: ImportOptions,
     progress: impl Fn(&ImportProgress) + Send + Sync + 'static,
 ) -> Result<ImportReport, ApiError> {
-    tauri::async_runtime::spawn_blocking(move || {
-        tauri::async_runtime::block_on(warren.import_zeroclaw(&opts, &progress))
+    on_blocking(core, move |w| {
+        tauri::async_runtime::block_on(w.import_zeroclaw(&opts, &progress))
     })
     .await
-    .map_err(|e| ApiError::new(ErrorCode::Internal, format!("the import stopped: {e}")))?
 }
 
 /// The whole plan of importing the install at `path` with `prefix`; writes nothing.
@@ -50,7 +47,7 @@ pub async fn plan_zeroclaw_import(
     path: String,
     prefix: String,
 ) -> Result<ImportReport, ApiError> {
-    run_import(core.warren.clone(), options(path, prefix, true), |_| {}).await
+    run_import(&core, options(path, prefix, true), |_| {}).await
 }
 
 /// How often progress is sent to the window at most.
@@ -77,5 +74,5 @@ pub async fn import_zeroclaw(
             }
         }
     };
-    run_import(core.warren.clone(), options(path, prefix, false), report).await
+    run_import(&core, options(path, prefix, false), report).await
 }

@@ -2,13 +2,11 @@
 //! validator's findings and the config diff), a connection check of every backend the change
 //! would use, and saving once that check passes. The same functions as `warren memory backends`.
 
-use super::Core;
-use std::sync::Arc;
+use super::{on_blocking, Core};
 use tauri::State;
 use warren_api::memory_settings::{MemoryCheckView, MemorySettingsInput, MemorySettingsView};
 use warren_api::profiles::ProfilePreview;
-use warren_api::Warren;
-use warren_types::{ApiError, ErrorCode};
+use warren_types::ApiError;
 
 /// The `[memory]` settings and the backends in use.
 #[tauri::command]
@@ -27,17 +25,6 @@ pub async fn preview_memory_settings(
     core.warren.preview_memory_settings(&input)
 }
 
-/// Runs `f` on a blocking thread of the app's runtime with `block_on`: opening a backend holds
-/// borrows across awaits that are not `Send` for every lifetime (as the runtime loop).
-async fn on_blocking<T: Send + 'static>(
-    warren: Arc<Warren>,
-    f: impl FnOnce(Arc<Warren>) -> Result<T, ApiError> + Send + 'static,
-) -> Result<T, ApiError> {
-    tauri::async_runtime::spawn_blocking(move || f(warren))
-        .await
-        .map_err(|e| ApiError::new(ErrorCode::Internal, format!("the check stopped: {e}")))?
-}
-
 /// Opens every backend the settings with `input` would use and reports each.
 #[tauri::command]
 #[specta::specta]
@@ -45,7 +32,7 @@ pub async fn check_memory_settings(
     core: State<'_, Core>,
     input: MemorySettingsInput,
 ) -> Result<Vec<MemoryCheckView>, ApiError> {
-    on_blocking(core.warren.clone(), move |w| {
+    on_blocking(&core, move |w| {
         tauri::async_runtime::block_on(w.check_memory_settings(&input))
     })
     .await
@@ -58,7 +45,7 @@ pub async fn save_memory_settings(
     core: State<'_, Core>,
     input: MemorySettingsInput,
 ) -> Result<MemorySettingsView, ApiError> {
-    on_blocking(core.warren.clone(), move |w| {
+    on_blocking(&core, move |w| {
         tauri::async_runtime::block_on(w.save_memory_settings(&input))
     })
     .await

@@ -7,7 +7,7 @@ use crate::profiles::{set_field, FieldValue, ProfilePreview};
 use crate::Warren;
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
-use warren_config::{parse_config, ConfigDocument};
+use warren_config::ConfigDocument;
 use warren_memory::MemoryStores;
 use warren_types::{ApiError, Config, ErrorCode, MemoryBackendKind};
 
@@ -177,17 +177,14 @@ impl Warren {
         &self,
         input: &MemorySettingsInput,
     ) -> Result<Vec<MemoryCheckView>, ApiError> {
-        let old = self.load()?.text;
-        let mut doc = ConfigDocument::parse(&old)
-            .map_err(|e| ApiError::new(ErrorCode::InvalidConfig, e.to_string()))?;
-        apply(&mut doc, input)?;
-        let cfg = parse_config(&doc.to_string()).map_err(|e| {
+        let (_, _, parsed) = self.edited_config(|doc| apply(doc, input))?;
+        let cfg = parsed.map_err(|issues| {
             ApiError::new(
                 ErrorCode::InvalidConfig,
                 "the edited config is not valid; fix it before checking the connection",
             )
             .with_details(
-                e.issues
+                issues
                     .iter()
                     .map(|i| format!("{}: {}", i.path, i.message))
                     .collect(),

@@ -274,19 +274,31 @@ impl Warren {
         &self,
         apply: impl FnOnce(&mut ConfigDocument) -> Result<(), ApiError>,
     ) -> Result<ProfilePreview, ApiError> {
-        let old = self.load()?.text;
-        let mut doc = ConfigDocument::parse(&old)
-            .map_err(|e| ApiError::new(ErrorCode::InvalidConfig, e.to_string()))?;
-        apply(&mut doc)?;
-        let new = doc.to_string();
-        let errors = match parse_config(&new) {
+        let (old, new, parsed) = self.edited_config(apply)?;
+        let errors = match parsed {
             Ok(_) => Vec::new(),
-            Err(errs) => errs.issues.iter().map(issue).collect(),
+            Err(errors) => errors,
         };
         Ok(ProfilePreview {
             diff: line_diff(&old, &new, 2),
             errors,
         })
+    }
+
+    /// Applies `apply` to the config's text without saving: the text before, the text after,
+    /// and the edited config (or the validator's findings on it).
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn edited_config(
+        &self,
+        apply: impl FnOnce(&mut ConfigDocument) -> Result<(), ApiError>,
+    ) -> Result<(String, String, Result<Config, Vec<ConfigIssue>>), ApiError> {
+        let old = self.load()?.text;
+        let mut doc = ConfigDocument::parse(&old)
+            .map_err(|e| ApiError::new(ErrorCode::InvalidConfig, e.to_string()))?;
+        apply(&mut doc)?;
+        let new = doc.to_string();
+        let parsed = parse_config(&new).map_err(|errs| errs.issues.iter().map(issue).collect());
+        Ok((old, new, parsed))
     }
 
     /// Saves `apply`'s edit when the whole config still validates (atomic, only the changed
