@@ -798,8 +798,8 @@ output_tokens: number;
 cost_usd: number | null } | 
 /**  Something the user should know (for example single-tool rounds unsupported on the route). */
 { type: "notice"; 
-/**  Stable code. */
-code: string; 
+/**  What it is about. */
+code: NoticeCode; 
 /**  Human message. */
 message: string } | 
 /**  The turn ended with a final answer. */
@@ -808,8 +808,8 @@ message: string } |
 text: string } | 
 /**  The turn failed. */
 { type: "turn_failed"; 
-/**  Stable code (for example `multiple_tool_calls`). */
-code: string; 
+/**  Why. */
+code: TurnFailure; 
 /**  Human message. */
 message: string } | 
 /**  The turn was cancelled. */
@@ -1006,6 +1006,27 @@ export type LiveSubscription = {
 	/**  The agent's stream up to the first frame the channel will carry. */
 	snapshot: LiveSnapshot,
 };
+
+/**  Why a call to a model provider failed. */
+export type LlmErrorCode = 
+/**  The provider could not be reached. */
+"provider_unreachable" | 
+/**  The provider did not answer in time. */
+"provider_timeout" | 
+/**  The provider answered with an HTTP error status. */
+"provider_http" | 
+/**  The answer could not be read. */
+"malformed_response" | 
+/**  The streamed answer broke off. */
+"stream_interrupted" | 
+/**  The provider reported an error in its answer. */
+"provider_error" | 
+/**  No API key is available for the provider. */
+"no_api_key" | 
+/**  The provider reference names no configured provider. */
+"unknown_provider" | 
+/**  The request could not be built. */
+"invalid_request";
 
 /**  One log line. */
 export type LogLine = {
@@ -1204,6 +1225,19 @@ export type NamePlan = {
 	/**  Name in Warren. */
 	name: string,
 };
+
+/**  What a `notice` event is about. */
+export type NoticeCode = 
+/**  The agent's memory could not be opened; the turn runs without it. */
+"memory_unavailable" | 
+/**  The route cannot restrict the model to one tool call per round. */
+"single_tool_rounds_unsupported" | 
+/**  An MCP server failed; its tools are not available in this turn. */
+"mcp_server_failed" | 
+/**  A provider route entry failed and the next entry is tried. */
+"provider_fallback" | 
+/**  A code this version does not know (an event stored by a newer one). */
+string;
 
 /**  Agents were paused or resumed outside the window (the tray's pause all / resume all). */
 export type PausedChanged = {
@@ -1493,8 +1527,8 @@ export type ProviderTestView = {
 	ok: boolean,
 	/**  The model's answer. */
 	answer: string | null,
-	/**  The error code when it failed. */
-	error_code: string | null,
+	/**  The provider's error code when the call failed. */
+	error_code: LlmErrorCode | null,
 	/**  What went wrong, in plain words. */
 	error: string | null,
 	/**  How long the call took, in milliseconds. */
@@ -1696,6 +1730,41 @@ export type TurnEvent = {
 	 */
 	parent?: EventParent | null,
 } & EventKind;
+
+/**  Why a turn failed: the `code` of a `turn_failed` event and of a failed turn's record. */
+export type TurnFailure = 
+/**  The session store failed. */
+"storage" | 
+/**  The turn ran longer than `turn_timeout_secs`. */
+"turn_timeout" | 
+/**  Today's spend could not be read. */
+"budget_unavailable" | 
+/**  Today's spend reached `max_cost_per_day_cents`. */
+"cost_budget_exceeded" | 
+/**  The model asked for several tool calls while single-tool rounds are on. */
+"multiple_tool_calls" | 
+/**  The provider could not be reached. */
+"provider_unreachable" | 
+/**  The provider did not answer in time. */
+"provider_timeout" | 
+/**  The provider answered with an HTTP error status. */
+"provider_http" | 
+/**  The provider's answer could not be read. */
+"malformed_response" | 
+/**  The provider's streamed answer broke off. */
+"stream_interrupted" | 
+/**  The provider reported an error. */
+"provider_error" | 
+/**  No API key is available for the provider. */
+"no_api_key" | 
+/**  The agent's provider reference names no configured provider. */
+"unknown_provider" | 
+/**  The provider request could not be built. */
+"invalid_request" | 
+/**  The turn could not be set up or ended without an answer. */
+"internal" | 
+/**  A code this version does not know (an event stored by a newer one). */
+string;
 
 /**  One stored turn, for the history list. */
 export type TurnSummary = {

@@ -726,7 +726,7 @@ mod tests {
             "t1",
             3,
             EventKind::TurnFailed {
-                code: "x".into(),
+                code: warren_types::TurnFailure::Internal,
                 message: "y".into(),
             },
         ));
@@ -1005,7 +1005,7 @@ mod tests {
             "u1",
             3,
             EventKind::TurnFailed {
-                code: "x".into(),
+                code: warren_types::TurnFailure::Internal,
                 message: "y".into(),
             },
             link,
@@ -1133,7 +1133,7 @@ mod tests {
             "b1",
             4,
             EventKind::TurnFailed {
-                code: "x".into(),
+                code: warren_types::TurnFailure::Internal,
                 message: "y".into(),
             },
         ));

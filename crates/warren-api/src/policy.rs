@@ -102,7 +102,7 @@ pub struct PolicyCheck {
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ToolErrorView {
     /// Stable code (`denied`, `invalid_argument`, `no_approver`, ...).
-    pub code: String,
+    pub code: warren_types::ToolErrorCode,
     /// Human message.
     pub message: String,
     /// The policy rule, for denials.
@@ -335,27 +335,35 @@ impl Warren {
                     format!("cannot start a runtime for the call: {e}"),
                 )
             })?;
-        let result = rt.block_on(registry.invoke(tool, &args, &ctx, &answer));
-        // An executed call gets a receipt, as in the agent loop (rules §6.3).
-        let executed = match &result {
-            Ok(v) => Some(match v {
-                serde_json::Value::String(s) => s.clone(),
-                other => other.to_string(),
-            }),
-            Err(e) if matches!(e.code(), "command_failed" | "timeout" | "cancelled" | "io") => {
-                Some(e.to_json().to_string())
-            }
-            Err(_) => None,
-        };
-        if let Some(content) = executed {
-            warren_runtime::receipts::append_blocking(self.layout(), alias, tool, &args, &content)
+        let result = rt.block_on(async {
+            let result = registry.invoke(tool, &args, &ctx, &answer).await;
+            // An executed call gets a receipt, as in the agent loop (rules §6.3).
+            let executed = match &result {
+                Ok(v) => Some(match v {
+                    serde_json::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                }),
+                Err(e) if e.ran() => Some(e.to_json().to_string()),
+                Err(_) => None,
+            };
+            if let Some(content) = executed {
+                warren_runtime::receipts::append_for_install(
+                    self.layout(),
+                    alias,
+                    tool,
+                    &args,
+                    &content,
+                )
+                .await
                 .map_err(|e| {
                     ApiError::new(
                         ErrorCode::Storage,
                         format!("the tool ran but its receipt could not be written: {e}"),
                     )
                 })?;
-        }
+            }
+            Ok::<_, ApiError>(result)
+        })?;
         Ok(match result {
             Ok(output) => ToolCallResult {
                 ok: true,
@@ -377,7 +385,7 @@ impl Warren {
                     ok: false,
                     output,
                     error: Some(ToolErrorView {
-                        code: e.code().to_string(),
+                        code: e.code(),
                         message: e.to_string(),
                         rule: e.rule().map(str::to_string),
                     }),

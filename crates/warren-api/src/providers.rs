@@ -45,8 +45,8 @@ pub struct ProviderTestView {
     pub ok: bool,
     /// The model's answer.
     pub answer: Option<String>,
-    /// The error code when it failed.
-    pub error_code: Option<String>,
+    /// The provider's error code when the call failed.
+    pub error_code: Option<warren_types::LlmErrorCode>,
     /// What went wrong, in plain words.
     pub error: Option<String>,
     /// How long the call took, in milliseconds.

@@ -66,7 +66,9 @@ impl Warren {
         let (status, code, message) = match out.status {
             TurnStatus::Completed => ("completed", None, None),
             TurnStatus::Cancelled => ("cancelled", None, None),
-            TurnStatus::Failed { code, message } => ("failed", Some(code), Some(message)),
+            TurnStatus::Failed { code, message } => {
+                ("failed", Some(code.to_string()), Some(message))
+            }
         };
         if let Some(code) = &code {
             tracing::warn!(agent = %req.agent, turn = %out.turn_id, trigger, code = %code, "turn failed");

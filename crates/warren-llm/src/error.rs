@@ -1,6 +1,7 @@
 //! Provider errors: one enum with stable codes, each naming the route entry and URL involved.
 
 use std::time::Duration;
+use warren_types::LlmErrorCode;
 
 /// Where a timeout struck.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,17 +120,17 @@ pub enum LlmError {
 
 impl LlmError {
     /// The stable machine-readable code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> LlmErrorCode {
         match self {
-            LlmError::Unreachable { .. } => "provider_unreachable",
-            LlmError::Timeout { .. } => "provider_timeout",
-            LlmError::Http { .. } => "provider_http",
-            LlmError::MalformedResponse { .. } => "malformed_response",
-            LlmError::StreamInterrupted { .. } => "stream_interrupted",
-            LlmError::ProviderError { .. } => "provider_error",
-            LlmError::NoApiKey { .. } => "no_api_key",
-            LlmError::UnknownProvider { .. } => "unknown_provider",
-            LlmError::InvalidRequest { .. } => "invalid_request",
+            LlmError::Unreachable { .. } => LlmErrorCode::ProviderUnreachable,
+            LlmError::Timeout { .. } => LlmErrorCode::ProviderTimeout,
+            LlmError::Http { .. } => LlmErrorCode::ProviderHttp,
+            LlmError::MalformedResponse { .. } => LlmErrorCode::MalformedResponse,
+            LlmError::StreamInterrupted { .. } => LlmErrorCode::StreamInterrupted,
+            LlmError::ProviderError { .. } => LlmErrorCode::ProviderError,
+            LlmError::NoApiKey { .. } => LlmErrorCode::NoApiKey,
+            LlmError::UnknownProvider { .. } => LlmErrorCode::UnknownProvider,
+            LlmError::InvalidRequest { .. } => LlmErrorCode::InvalidRequest,
         }
     }
 

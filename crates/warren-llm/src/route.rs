@@ -5,6 +5,7 @@ use crate::client::ProviderClient;
 use crate::error::LlmError;
 use crate::types::{ChatRequest, ChatResponse, StreamEvent};
 use serde::Serialize;
+use warren_types::LlmErrorCode;
 
 /// What happened while a route was being called, in order.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -26,7 +27,7 @@ pub enum RouteEvent {
         /// 1-based attempt number.
         attempt: u32,
         /// The error's stable code.
-        code: &'static str,
+        code: LlmErrorCode,
         /// The error message.
         message: String,
         /// True when the next entry will be tried.
@@ -104,7 +105,7 @@ impl Route {
                     tracing::warn!(
                         provider = %entry,
                         attempt,
-                        code = err.code(),
+                        code = %err.code(),
                         falls_back,
                         "provider attempt failed: {err}"
                     );

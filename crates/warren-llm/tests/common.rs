@@ -154,7 +154,7 @@ pub fn failures(events: &[RouteEvent]) -> Vec<(String, &'static str, bool)> {
                 code,
                 falls_back,
                 ..
-            } => Some((entry.clone(), *code, *falls_back)),
+            } => Some((entry.clone(), code.as_str(), *falls_back)),
             _ => None,
         })
         .collect()

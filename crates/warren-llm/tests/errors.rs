@@ -5,6 +5,7 @@ use crate::common::*;
 use std::sync::Arc;
 use warren_llm::{KeySource, LlmError, NoKeys, ProviderFamily};
 use warren_testkit::fake_llm::Reply;
+use warren_types::LlmErrorCode;
 
 fn assert_names_entry_and_url(err: &LlmError, f: ProviderFamily) {
     let msg = err.to_string();
@@ -20,7 +21,7 @@ async fn malformed_json_in_stream(f: ProviderFamily) {
     fake.push(Reply::malformed());
     let (res, events) = chat(&route_to(&fake), &hello()).await;
     let err = res.unwrap_err();
-    assert_eq!(err.code(), "malformed_response", "{err}");
+    assert_eq!(err.code(), LlmErrorCode::MalformedResponse, "{err}");
     assert!(!err.moves_to_fallback());
     assert_names_entry_and_url(&err, f);
     let msg = err.to_string();
@@ -43,7 +44,7 @@ async fn malformed_json_one_shot(f: ProviderFamily) {
     let mut req = hello();
     req.stream = false;
     let err = chat(&route_to(&fake), &req).await.0.unwrap_err();
-    assert_eq!(err.code(), "malformed_response", "{err}");
+    assert_eq!(err.code(), LlmErrorCode::MalformedResponse, "{err}");
     assert_names_entry_and_url(&err, f);
     assert!(
         err.to_string().contains("body is not the expected JSON"),
@@ -56,7 +57,7 @@ async fn stream_cut_mid_message(f: ProviderFamily) {
     fake.push(Reply::text("this answer will be cut somewhere in the middle").cut_after(3));
     let (res, events) = chat(&route_to(&fake), &with_tools()).await;
     let err = res.unwrap_err();
-    assert_eq!(err.code(), "stream_interrupted", "{err}");
+    assert_eq!(err.code(), LlmErrorCode::StreamInterrupted, "{err}");
     assert_names_entry_and_url(&err, f);
     assert!(!stream_events(&events)
         .iter()
@@ -73,7 +74,7 @@ async fn tool_call_cut_mid_arguments(f: ProviderFamily) {
         .cut_after(3),
     );
     let err = chat(&route_to(&fake), &with_tools()).await.0.unwrap_err();
-    assert_eq!(err.code(), "stream_interrupted", "{err}");
+    assert_eq!(err.code(), LlmErrorCode::StreamInterrupted, "{err}");
 }
 
 async fn one_shot_body_cut(f: ProviderFamily) {
@@ -82,7 +83,7 @@ async fn one_shot_body_cut(f: ProviderFamily) {
     let mut req = hello();
     req.stream = false;
     let err = chat(&route_to(&fake), &req).await.0.unwrap_err();
-    assert_eq!(err.code(), "stream_interrupted", "{err}");
+    assert_eq!(err.code(), LlmErrorCode::StreamInterrupted, "{err}");
 }
 
 async fn clean_end_without_end_marker(f: ProviderFamily) {
@@ -106,7 +107,7 @@ async fn clean_end_without_end_marker(f: ProviderFamily) {
     };
     fake.push(Reply::raw(200, ct, body));
     let err = chat(&route_to(&fake), &hello()).await.0.unwrap_err();
-    assert_eq!(err.code(), "stream_interrupted", "{err}");
+    assert_eq!(err.code(), LlmErrorCode::StreamInterrupted, "{err}");
     assert!(
         err.to_string().contains(marker),
         "names the missing marker: {err}"
@@ -128,7 +129,7 @@ async fn error_inside_the_stream(f: ProviderFamily) {
     };
     fake.push(Reply::raw(200, ct, body));
     let err = chat(&route_to(&fake), &hello()).await.0.unwrap_err();
-    assert_eq!(err.code(), "provider_error", "{err}");
+    assert_eq!(err.code(), LlmErrorCode::ProviderError, "{err}");
     assert!(err.to_string().contains("model melted"), "{err}");
 }
 
@@ -141,7 +142,7 @@ async fn missing_api_key_sends_nothing(f: ProviderFamily) {
     ];
     let route = providers_with_keys(Arc::new(NoKeys)).route_of(vec![e]);
     let err = chat(&route, &hello()).await.0.unwrap_err();
-    assert_eq!(err.code(), "no_api_key");
+    assert_eq!(err.code(), LlmErrorCode::NoApiKey);
     let msg = err.to_string();
     assert!(
         msg.contains("WARREN_TEST_MISSING_KEY") && msg.contains("agent:bob/KEY"),
@@ -240,7 +241,7 @@ async fn invalid_tool_arguments_name_the_call() {
     );
     fake.push(Reply::raw(200, "text/event-stream", body));
     let err = chat(&route_to(&fake), &with_tools()).await.0.unwrap_err();
-    assert_eq!(err.code(), "malformed_response");
+    assert_eq!(err.code(), LlmErrorCode::MalformedResponse);
     let msg = err.to_string();
     assert!(msg.contains("call_9") && msg.contains("shell"), "{msg}");
 }

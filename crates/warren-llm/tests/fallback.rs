@@ -5,6 +5,7 @@ use crate::common::*;
 use std::time::{Duration, Instant};
 use warren_llm::{LlmError, ProviderFamily, RouteEvent, TimeoutPhase};
 use warren_testkit::fake_llm::{closed_port_uri, Reply};
+use warren_types::LlmErrorCode;
 
 /// Entry timeout in these tests: short, yet far above a loaded machine's loopback latency.
 const SHORT: Duration = Duration::from_millis(800);
@@ -68,7 +69,7 @@ async fn status_429_falls_back(f: ProviderFamily) {
 async fn status_400_does_not_fall_back(f: ProviderFamily) {
     let (res, events, p, b) = primary_then_fallback(f, Reply::error(400, "bad field xyz")).await;
     let err = res.unwrap_err();
-    assert_eq!(err.code(), "provider_http");
+    assert_eq!(err.code(), LlmErrorCode::ProviderHttp);
     assert_eq!(err.http_status(), Some(400));
     assert_eq!(err.entry(), Some(format!("{}.main", f.as_str()).as_str()));
     let msg = err.to_string();
@@ -107,7 +108,7 @@ async fn connection_refused_alone_is_a_clear_error(f: ProviderFamily) {
     let uri = closed_port_uri().unwrap();
     let route = route_of(vec![entry_at(f, "dead", &uri)], SHORT);
     let err = chat(&route, &hello()).await.0.unwrap_err();
-    assert_eq!(err.code(), "provider_unreachable");
+    assert_eq!(err.code(), LlmErrorCode::ProviderUnreachable);
     let msg = err.to_string();
     assert!(
         msg.contains(&uri) && msg.contains(&format!("{}.dead", f.as_str())),
@@ -169,7 +170,7 @@ async fn no_fallback_once_text_was_streamed(f: ProviderFamily) {
         SHORT,
     );
     let (res, events) = chat(&route, &hello()).await;
-    assert_eq!(res.unwrap_err().code(), "stream_interrupted");
+    assert_eq!(res.unwrap_err().code(), LlmErrorCode::StreamInterrupted);
     assert!(!text_deltas(&events).is_empty(), "some text was shown");
     assert_eq!(backup.request_count(), 0);
 }

@@ -4,6 +4,7 @@ use crate::common::*;
 use std::collections::BTreeMap;
 use std::time::Duration;
 use warren_llm::{resolve_route, LlmError, ProviderEntry, ProviderFamily};
+use warren_types::LlmErrorCode;
 use warren_types::{Config, ProviderModel};
 
 fn model(name: &str, fallbacks: &[&str]) -> ProviderModel {
@@ -80,7 +81,7 @@ fn bad_references_are_named() {
     for (reference, needles) in cases {
         let err = resolve_route(&cfg, reference).unwrap_err();
         assert!(matches!(err, LlmError::UnknownProvider { .. }), "{err:?}");
-        assert_eq!(err.code(), "unknown_provider");
+        assert_eq!(err.code(), LlmErrorCode::UnknownProvider);
         let msg = err.to_string();
         for n in *needles {
             assert!(msg.contains(n), "{reference}: {msg:?} lacks {n:?}");
@@ -146,5 +147,5 @@ async fn an_empty_route_is_an_error_not_a_hang() {
     let route = warren_llm::Route::new(Vec::new());
     assert!(!route.supports_single_tool());
     let err = chat(&route, &hello()).await.0.unwrap_err();
-    assert_eq!(err.code(), "invalid_request");
+    assert_eq!(err.code(), LlmErrorCode::InvalidRequest);
 }

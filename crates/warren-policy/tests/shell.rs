@@ -293,9 +293,7 @@ fn allowed_programs_cannot_start_others() {
         "trap 'sh x.sh' EXIT",
     ] {
         match p.check_shell(cmd) {
-            Err(e @ ShellError::UnknownProgram { .. }) => {
-                assert_eq!(e.code(), "command_not_allowed", "{cmd}")
-            }
+            Err(ShellError::UnknownProgram { .. }) => {}
             other => panic!("{cmd}: expected an unknown program refusal, got {other:?}"),
         }
     }

@@ -21,7 +21,7 @@ pub struct ProviderProbe {
     /// The model's answer, when it succeeded.
     pub answer: Option<String>,
     /// The error code (`provider_http`, `provider_unreachable`, `no_api_key`, ...).
-    pub error_code: Option<String>,
+    pub error_code: Option<warren_types::LlmErrorCode>,
     /// What went wrong, in plain words, with the vendor's own message.
     pub error: Option<String>,
     /// How long the call took.
@@ -79,16 +79,11 @@ impl Host {
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let (ok, answer, error_code, error) = match outcome {
             Ok(Ok(r)) => (true, Some(r.text), None, None),
-            Ok(Err(e)) => (
-                false,
-                None,
-                Some(e.code().to_string()),
-                Some(plain_words(&e)),
-            ),
+            Ok(Err(e)) => (false, None, Some(e.code()), Some(plain_words(&e))),
             Err(_) => (
                 false,
                 None,
-                Some("provider_timeout".to_string()),
+                Some(warren_types::LlmErrorCode::ProviderTimeout),
                 Some(format!("no answer within {} s", PROBE_TIMEOUT.as_secs())),
             ),
         };

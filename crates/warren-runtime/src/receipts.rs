@@ -77,42 +77,24 @@ pub fn anchor_path(layout: &warren_config::InstallLayout) -> std::path::PathBuf 
     layout.data_dir().join("receipt-anchors.json")
 }
 
-/// Appends one receipt for `agent` from outside any async runtime (`warren tool`): opens the
-/// install's sessions database and anchor on a thread of its own and waits for the receipt.
-pub fn append_blocking(
+/// Appends one receipt for `agent` to the install's receipt chain for a caller that holds no
+/// open sessions database (`warren tool`): opens it and the anchor, appends, closes.
+pub async fn append_for_install(
     layout: &warren_config::InstallLayout,
     agent: &str,
     tool: &str,
     args: &serde_json::Value,
     result: &str,
 ) -> Result<Receipt, ReceiptError> {
-    let (layout, agent, tool, args, result) = (
-        layout.clone(),
-        agent.to_string(),
-        tool.to_string(),
-        args.clone(),
-        result.to_string(),
-    );
-    let worker = std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| ReceiptError::Anchor(format!("cannot start a runtime: {e}")))?;
-        rt.block_on(async {
-            let pool = crate::db::open_sessions_db(&layout.sessions_db()).await?;
-            let log = ReceiptLog::new(
-                pool.clone(),
-                &crate::secrets::FileSecretStore::for_install(&layout),
-            )?
-            .with_anchor(anchor_path(&layout));
-            let r = log.append(&agent, &tool, &args, &result).await;
-            pool.close().await;
-            r
-        })
-    });
-    worker
-        .join()
-        .map_err(|_| ReceiptError::Anchor("the receipt writer stopped".into()))?
+    let pool = crate::db::open_sessions_db(&layout.sessions_db()).await?;
+    let log = ReceiptLog::new(
+        pool.clone(),
+        &crate::secrets::FileSecretStore::for_install(layout),
+    )?
+    .with_anchor(anchor_path(layout));
+    let r = log.append(agent, tool, args, result).await;
+    pool.close().await;
+    r
 }
 
 /// SHA-256 of bytes, hex.

@@ -16,7 +16,7 @@ use tracing::Instrument;
 use warren_llm::{ChatRequest, LlmError, Message, Route, RouteEvent, StreamEvent, ToolCall};
 use warren_memory::{Memory, RecallQuery};
 use warren_tools::{CallIdentity, Permit, Prepared, Registry, ToolContext, ToolError};
-use warren_types::{ApprovalDecision, EventKind};
+use warren_types::{ApprovalDecision, EventKind, NoticeCode, ToolErrorCode, TurnFailure};
 
 /// Largest tool output excerpt put in a `tool_result` event.
 const EVENT_EXCERPT: usize = 2000;
@@ -67,8 +67,8 @@ pub enum TurnStatus {
     Completed,
     /// With an error code and message.
     Failed {
-        /// Stable code.
-        code: String,
+        /// Why.
+        code: TurnFailure,
         /// Message.
         message: String,
     },
@@ -87,10 +87,10 @@ pub struct TurnOutcome {
     pub text: String,
 }
 
-struct Fail(String, String);
+struct Fail(TurnFailure, String);
 
-fn fail(code: &str, message: impl Into<String>) -> Fail {
-    Fail(code.to_string(), message.into())
+fn fail(code: TurnFailure, message: impl Into<String>) -> Fail {
+    Fail(code, message.into())
 }
 
 struct CallResult {
@@ -158,14 +158,14 @@ async fn run_turn_inner(
         .await
     {
         em.emit(EventKind::TurnFailed {
-            code: "storage".into(),
+            code: TurnFailure::Storage,
             message: e.to_string(),
         });
         let _ = em.flush().await;
         return TurnOutcome {
             turn_id,
             status: TurnStatus::Failed {
-                code: "storage".into(),
+                code: TurnFailure::Storage,
                 message: e.to_string(),
             },
             text: String::new(),
@@ -183,7 +183,7 @@ async fn run_turn_inner(
         r = turn_body(env, &input, &mut em, &turn_id, &tool_cancel, &cancel) => r,
         () = tokio::time::sleep(timeout) => {
             tool_cancel.cancel();
-            Err(fail("turn_timeout", format!("the turn exceeded turn_timeout_secs ({}s)", timeout.as_secs())))
+            Err(fail(TurnFailure::TurnTimeout, format!("the turn exceeded turn_timeout_secs ({}s)", timeout.as_secs())))
         }
     };
     let (status, text) = match result {
@@ -197,7 +197,7 @@ async fn run_turn_inner(
         }
         Err(Fail(code, message)) => {
             em.emit(EventKind::TurnFailed {
-                code: code.clone(),
+                code,
                 message: message.clone(),
             });
             (TurnStatus::Failed { code, message }, String::new())
@@ -231,11 +231,15 @@ async fn load_history(env: &TurnEnv, session_id: &str) -> Result<Vec<Message>, F
         .sessions
         .history(session_id)
         .await
-        .map_err(|e| fail("storage", e.to_string()))?;
+        .map_err(|e| fail(TurnFailure::Storage, e.to_string()))?;
     raw.into_iter()
         .map(|v| {
-            serde_json::from_value::<Message>(v)
-                .map_err(|e| fail("storage", format!("session history is unreadable: {e}")))
+            serde_json::from_value::<Message>(v).map_err(|e| {
+                fail(
+                    TurnFailure::Storage,
+                    format!("session history is unreadable: {e}"),
+                )
+            })
         })
         .collect()
 }
@@ -253,7 +257,7 @@ async fn persist(
     env.sessions
         .append_messages(session_id, turn_id, &values, now(env))
         .await
-        .map_err(|e| fail("storage", e.to_string()))
+        .map_err(|e| fail(TurnFailure::Storage, e.to_string()))
 }
 
 async fn system_prompt(env: &TurnEnv, prompt: &str, em: &mut Emitter) -> String {
@@ -283,7 +287,7 @@ async fn system_prompt(env: &TurnEnv, prompt: &str, em: &mut Emitter) -> String 
         }
         Ok(_) => {}
         Err(e) => em.emit(EventKind::Notice {
-            code: "memory_unavailable".into(),
+            code: NoticeCode::MemoryUnavailable,
             message: format!("memory is unavailable for this turn: {e}"),
         }),
     }
@@ -314,7 +318,7 @@ async fn turn_body(
     let single_tool = runtime.single_tool_rounds && env.route.supports_single_tool();
     if runtime.single_tool_rounds && !single_tool {
         em.emit(EventKind::Notice {
-            code: "single_tool_rounds_unsupported".into(),
+            code: NoticeCode::SingleToolRoundsUnsupported,
             message: format!(
                 "single-tool rounds are not supported on route {}; this turn uses batch tool calls",
                 env.route.references().join(" → ")
@@ -331,13 +335,13 @@ async fn turn_body(
             .await
             .map_err(|e| {
                 fail(
-                    "budget_unavailable",
+                    TurnFailure::BudgetUnavailable,
                     format!("cannot read today's spend: {e}"),
                 )
             })?;
         if cents >= f64::from(runtime.max_cost_per_day_cents) {
             return Err(fail(
-                "cost_budget_exceeded",
+                TurnFailure::CostBudgetExceeded,
                 format!(
                     "today's spend ({cents:.2}¢) reached max_cost_per_day_cents ({})",
                     runtime.max_cost_per_day_cents
@@ -366,8 +370,8 @@ async fn turn_body(
                     falls_back: true,
                     ..
                 } => em.emit(EventKind::Notice {
-                    code: format!("provider_{code}"),
-                    message: format!("{message}; trying the next route entry"),
+                    code: NoticeCode::ProviderFallback,
+                    message: format!("{message} ({code}); trying the next route entry"),
                 }),
                 RouteEvent::Stream(StreamEvent::TextDelta { text }) => {
                     em.emit(EventKind::TextDelta { text })
@@ -379,7 +383,7 @@ async fn turn_body(
                 () = cancel.cancelled() => return Ok(None),
             }
         };
-        let response = response.map_err(|e: LlmError| fail(e.code(), e.to_string()))?;
+        let response = response.map_err(|e: LlmError| fail(e.code().into(), e.to_string()))?;
         let (inp, out) = (
             u32::try_from(response.usage.input_tokens).unwrap_or(u32::MAX),
             u32::try_from(response.usage.output_tokens).unwrap_or(u32::MAX),
@@ -396,7 +400,7 @@ async fn turn_body(
                 now(env),
             )
             .await
-            .map_err(|e| fail("storage", e.to_string()))?;
+            .map_err(|e| fail(TurnFailure::Storage, e.to_string()))?;
         em.emit(EventKind::Usage {
             input_tokens: inp,
             output_tokens: out,
@@ -437,7 +441,7 @@ async fn turn_body(
         }
         if single_tool && calls.len() > 1 {
             return Err(fail(
-                "multiple_tool_calls",
+                TurnFailure::MultipleToolCalls,
                 format!("the model asked for {} tool calls in one response while single-tool rounds are on; none was run", calls.len()),
             ));
         }
@@ -494,7 +498,10 @@ async fn turn_body(
             return Ok(None);
         }
     }
-    Err(fail("internal", "the turn loop ended without an answer"))
+    Err(fail(
+        TurnFailure::Internal,
+        "the turn loop ended without an answer",
+    ))
 }
 
 /// The specs of the tools offered now, for the model.
@@ -516,7 +523,7 @@ fn report_mcp_failures(env: &TurnEnv, em: &mut Emitter) -> bool {
     let failed = env.mcp.take_failures();
     for (server, message) in &failed {
         em.emit(EventKind::Notice {
-            code: "mcp_server_failed".into(),
+            code: NoticeCode::McpServerFailed,
             message: format!(
                 "MCP server `{server}`: {message}; its tools are not available in this turn"
             ),
@@ -797,18 +804,12 @@ fn spawn_call(
                 true,
                 false,
             ),
-            Err(e) => {
-                let executed = matches!(
-                    e.code(),
-                    "command_failed" | "timeout" | "cancelled" | "io" | "mcp_call_failed"
-                );
-                (
-                    false,
-                    e.to_json().to_string(),
-                    executed,
-                    e.code() == "cancelled",
-                )
-            }
+            Err(e) => (
+                false,
+                e.to_json().to_string(),
+                e.ran(),
+                e.code() == ToolErrorCode::Cancelled,
+            ),
         };
         let receipt = if executed {
             match receipts

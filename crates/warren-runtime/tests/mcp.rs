@@ -10,7 +10,7 @@ use std::time::Duration;
 use warren_runtime::approval::{ApprovalAnswer, FixedApprover};
 use warren_runtime::turn::TurnStatus;
 use warren_testkit::fake_llm::{FakeLlm, Reply};
-use warren_types::{EventKind, ProviderFamily, TurnEvent};
+use warren_types::{EventKind, NoticeCode, ProviderFamily, TurnEvent};
 
 /// The entry script of a reference server (`filesystem` or `everything`).
 fn server_script(name: &str) -> PathBuf {
@@ -45,11 +45,11 @@ fn results(events: &[TurnEvent]) -> Vec<(bool, String)> {
         .collect()
 }
 
-fn notices(events: &[TurnEvent], code: &str) -> Vec<String> {
+fn notices(events: &[TurnEvent], code: NoticeCode) -> Vec<String> {
     events
         .iter()
         .filter_map(|e| match &e.kind {
-            EventKind::Notice { code: c, message } if c == code => Some(message.clone()),
+            EventKind::Notice { code: c, message } if *c == code => Some(message.clone()),
             _ => None,
         })
         .collect()
@@ -167,7 +167,7 @@ args = [{}, {}, {}]
     assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
     let events = drain(&mut rx);
     assert!(
-        notices(&events, "mcp_server_failed").is_empty(),
+        notices(&events, NoticeCode::McpServerFailed).is_empty(),
         "{events:#?}"
     );
     let tools = offered(&fake, 0);
@@ -397,7 +397,7 @@ env = {{ {key} = "{value}" }}
     let r = results(&seen);
     assert_eq!(r.len(), 1, "{r:?}");
     assert!(!r[0].0 && r[0].1.contains("mcp_call_failed"), "{r:?}");
-    let failed = notices(&seen, "mcp_server_failed");
+    let failed = notices(&seen, NoticeCode::McpServerFailed);
     assert_eq!(failed.len(), 1, "{seen:#?}");
     assert!(failed[0].contains("`everything`"), "{failed:?}");
     // Offered in the first request, withdrawn from the second.
@@ -438,7 +438,7 @@ command = "no-such-mcp-server-program"
     let mut rx = s.host.subscribe();
     let out = s.host.run("alice", None, "go", "user", None).await.unwrap();
     assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
-    let failed = notices(&drain(&mut rx), "mcp_server_failed");
+    let failed = notices(&drain(&mut rx), NoticeCode::McpServerFailed);
     assert_eq!(failed.len(), 1, "{failed:?}");
     assert!(
         failed[0].contains("`broken`") && failed[0].contains("no-such-mcp-server-program"),
@@ -687,7 +687,7 @@ url = "http://127.0.0.1:{closed}/mcp"
         !offered0.iter().any(|t| t.starts_with("gone__")),
         "{offered0:?}"
     );
-    let failed = notices(&events, "mcp_server_failed");
+    let failed = notices(&events, NoticeCode::McpServerFailed);
     assert_eq!(failed.len(), 1, "{failed:?}");
     assert!(failed[0].contains("`gone`"), "{failed:?}");
     // The call is announced under its `server__tool` name.

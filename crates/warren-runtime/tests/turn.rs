@@ -10,7 +10,7 @@ use warren_runtime::host::{Host, HostEnv};
 use warren_runtime::turn::TurnStatus;
 use warren_testkit::fake_llm::{FakeLlm, Reply};
 use warren_testkit::TestInstall;
-use warren_types::{EventKind, ProviderFamily, TurnEvent};
+use warren_types::{EventKind, ProviderFamily, TurnEvent, TurnFailure};
 
 pub struct Setup {
     pub _install: TestInstall,
@@ -262,7 +262,7 @@ async fn single_tool_rounds_reject_two_calls_before_running_any() {
             .await
             .unwrap();
         match &out.status {
-            TurnStatus::Failed { code, .. } => assert_eq!(code, "multiple_tool_calls"),
+            TurnStatus::Failed { code, .. } => assert_eq!(*code, TurnFailure::MultipleToolCalls),
             other => panic!("{family:?}: {other:?}"),
         }
         assert!(
@@ -347,7 +347,18 @@ async fn single_tool_rounds_on_a_route_with_ollama_fall_back_to_batch_with_one_n
     assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
     assert!(s.ws.join("x.txt").exists() && s.ws.join("y.txt").exists());
     let events = drain(&mut rx);
-    let notices = events.iter().filter(|e| matches!(&e.kind, EventKind::Notice { code, .. } if code == "single_tool_rounds_unsupported")).count();
+    let notices = events
+        .iter()
+        .filter(|e| {
+            matches!(
+                &e.kind,
+                EventKind::Notice {
+                    code: warren_types::NoticeCode::SingleToolRoundsUnsupported,
+                    ..
+                }
+            )
+        })
+        .count();
     assert_eq!(notices, 1, "one notice per turn, not per round");
     assert!(
         fake.requests()[0].body.get("parallel_tool_calls").is_none(),
@@ -499,7 +510,7 @@ async fn provider_errors_fallbacks_and_clean_history() {
     let out = s.host.run("alice", None, "hi", "user", None).await.unwrap();
     match out.status {
         TurnStatus::Failed { code, message } => {
-            assert_eq!(code, "provider_http", "{message}");
+            assert_eq!(code, TurnFailure::ProviderHttp, "{message}");
             assert!(message.contains("400"), "{message}");
         }
         other => panic!("{other:?}"),
@@ -526,7 +537,13 @@ async fn provider_errors_fallbacks_and_clean_history() {
         .await
         .unwrap();
     assert!(
-        matches!(&out.status, TurnStatus::Failed { code, .. } if code == "malformed_response"),
+        matches!(
+            &out.status,
+            TurnStatus::Failed {
+                code: TurnFailure::MalformedResponse,
+                ..
+            }
+        ),
         "{out:?}"
     );
     let session = s
@@ -543,7 +560,13 @@ async fn provider_errors_fallbacks_and_clean_history() {
         .await
         .unwrap();
     assert!(
-        matches!(&out.status, TurnStatus::Failed { code, .. } if code == "stream_interrupted"),
+        matches!(
+            &out.status,
+            TurnStatus::Failed {
+                code: TurnFailure::StreamInterrupted,
+                ..
+            }
+        ),
         "{out:?}"
     );
     let out = s

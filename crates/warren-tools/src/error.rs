@@ -3,6 +3,7 @@
 use serde::Serialize;
 use std::path::PathBuf;
 use warren_policy::{BudgetError, Denial, OpenError, RefusalRule, SandboxError, ShellError};
+use warren_types::ToolErrorCode;
 
 /// Why a tool call did not succeed. [`ToolError::code`] is stable; front-ends match on it.
 #[derive(Debug, thiserror::Error)]
@@ -206,45 +207,91 @@ fn tail(s: &str) -> String {
 
 impl ToolError {
     /// The stable code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ToolErrorCode {
+        use ToolErrorCode as C;
         match self {
-            ToolError::UnknownTool(_) => "unknown_tool",
-            ToolError::InvalidArgument { .. } => "invalid_argument",
-            ToolError::Denied(_) => "denied",
-            ToolError::Shell(e) => e.code(),
-            ToolError::Refused { rule, .. } => rule.code(),
-            ToolError::ApprovalDenied { .. } => "approval_denied",
-            ToolError::NoApprover { .. } => "no_approver",
-            ToolError::Budget(BudgetError::Exhausted { .. }) => "budget_exhausted",
-            ToolError::Budget(BudgetError::Store(_)) => "internal",
-            ToolError::Sandbox(SandboxError::Unavailable { .. }) => "sandbox_unavailable",
-            ToolError::Sandbox(SandboxError::Rule { .. }) => "sandbox_error",
-            ToolError::Sandbox(SandboxError::Reaper(_)) => "sandbox_error",
-            ToolError::Sandbox(SandboxError::Changed { .. }) => "sandbox_path_changed",
-            ToolError::Container(_) => "container_error",
-            ToolError::NotFound(_) => "not_found",
-            ToolError::TooLarge { .. } => "too_large",
-            ToolError::NotAFile(_) => "not_a_file",
-            ToolError::SymlinkLeaf(_) => "symlink_leaf",
-            ToolError::PathChanged(_) => "path_changed",
-            ToolError::NotWritable(_) => "not_writable",
-            ToolError::NotADirectory(_) => "not_a_directory",
-            ToolError::EditNoMatch(_) => "edit_no_match",
-            ToolError::EditAmbiguous { .. } => "edit_ambiguous",
-            ToolError::NotText(_) => "not_text",
-            ToolError::CommandFailed { .. } => "command_failed",
-            ToolError::Timeout(_) => "timeout",
-            ToolError::Cancelled => "cancelled",
-            ToolError::Io { .. } => "io",
-            ToolError::McpCall { .. } => "mcp_call_failed",
-            ToolError::McpServerGone { .. } => "mcp_server_gone",
-            ToolError::NotARepository { .. } => "not_a_repository",
-            ToolError::GitSymlink { .. } => "git_metadata_symlink",
-            ToolError::GitMetadata { .. } => "git_metadata",
-            ToolError::GitWriteInContainer { .. } => "git_write_in_container",
-            ToolError::GitMissingObject { .. } => "git_missing_object",
-            ToolError::Git { .. } => "git_error",
+            ToolError::UnknownTool(_) => C::UnknownTool,
+            ToolError::InvalidArgument { .. } => C::InvalidArgument,
+            ToolError::Denied(_) => C::Denied,
+            ToolError::Shell(e) => match e {
+                ShellError::Empty | ShellError::Parse(_) => C::InvalidArgument,
+                ShellError::Path { .. } | ShellError::DynamicPath { .. } => C::Denied,
+                ShellError::CommandNotAllowed { .. } | ShellError::UnknownProgram { .. } => {
+                    C::CommandNotAllowed
+                }
+                ShellError::SandboxRequired { .. } => C::SandboxRequired,
+            },
+            ToolError::Refused { rule, .. } => match rule {
+                RefusalRule::ToolNotAllowed => C::ToolNotAllowed,
+                RefusalRule::ReadonlyAutonomy => C::Readonly,
+                RefusalRule::HighRiskBlocked => C::HighRiskBlocked,
+                RefusalRule::DelegationRefused => C::DelegationRefused,
+            },
+            ToolError::ApprovalDenied { .. } => C::ApprovalDenied,
+            ToolError::NoApprover { .. } => C::NoApprover,
+            ToolError::Budget(BudgetError::Exhausted { .. }) => C::BudgetExhausted,
+            ToolError::Budget(BudgetError::Store(_)) => C::Internal,
+            ToolError::Sandbox(SandboxError::Unavailable { .. }) => C::SandboxUnavailable,
+            ToolError::Sandbox(SandboxError::Rule { .. }) => C::SandboxError,
+            ToolError::Sandbox(SandboxError::Reaper(_)) => C::SandboxError,
+            ToolError::Sandbox(SandboxError::Changed { .. }) => C::SandboxPathChanged,
+            ToolError::Container(_) => C::ContainerError,
+            ToolError::NotFound(_) => C::NotFound,
+            ToolError::TooLarge { .. } => C::TooLarge,
+            ToolError::NotAFile(_) => C::NotAFile,
+            ToolError::SymlinkLeaf(_) => C::SymlinkLeaf,
+            ToolError::PathChanged(_) => C::PathChanged,
+            ToolError::NotWritable(_) => C::NotWritable,
+            ToolError::NotADirectory(_) => C::NotADirectory,
+            ToolError::EditNoMatch(_) => C::EditNoMatch,
+            ToolError::EditAmbiguous { .. } => C::EditAmbiguous,
+            ToolError::NotText(_) => C::NotText,
+            ToolError::CommandFailed { .. } => C::CommandFailed,
+            ToolError::Timeout(_) => C::Timeout,
+            ToolError::Cancelled => C::Cancelled,
+            ToolError::Io { .. } => C::Io,
+            ToolError::McpCall { .. } => C::McpCallFailed,
+            ToolError::McpServerGone { .. } => C::McpServerGone,
+            ToolError::NotARepository { .. } => C::NotARepository,
+            ToolError::GitSymlink { .. } => C::GitMetadataSymlink,
+            ToolError::GitMetadata { .. } => C::GitMetadata,
+            ToolError::GitWriteInContainer { .. } => C::GitWriteInContainer,
+            ToolError::GitMissingObject { .. } => C::GitMissingObject,
+            ToolError::Git { .. } => C::GitError,
         }
+    }
+
+    /// Whether the call may have started its side effect, so it keeps its budget unit and gets
+    /// a receipt. Only failures decided before anything was written or run say no: bad
+    /// arguments, a policy or shell-analysis denial, a gate refusal or an unanswered approval,
+    /// the budget, a sandbox that is not available, the file tools' preconditions (missing, not
+    /// a file, no match, ...) and an MCP server found stopped before the call was sent. Every
+    /// other failure — a command that ran and failed, a timeout, a cancellation, an I/O error,
+    /// and any variant added later — may have acted.
+    pub fn ran(&self) -> bool {
+        !matches!(
+            self,
+            ToolError::UnknownTool(_)
+                | ToolError::InvalidArgument { .. }
+                | ToolError::Denied(_)
+                | ToolError::Shell(_)
+                | ToolError::Refused { .. }
+                | ToolError::ApprovalDenied { .. }
+                | ToolError::NoApprover { .. }
+                | ToolError::Budget(_)
+                | ToolError::Sandbox(SandboxError::Unavailable { .. })
+                | ToolError::NotFound(_)
+                | ToolError::TooLarge { .. }
+                | ToolError::NotAFile(_)
+                | ToolError::SymlinkLeaf(_)
+                | ToolError::PathChanged(_)
+                | ToolError::NotWritable(_)
+                | ToolError::NotADirectory(_)
+                | ToolError::EditNoMatch(_)
+                | ToolError::EditAmbiguous { .. }
+                | ToolError::NotText(_)
+                | ToolError::McpServerGone { .. }
+        )
     }
 
     /// The deciding policy rule, for denials.
@@ -261,7 +308,7 @@ impl ToolError {
     pub fn to_json(&self) -> serde_json::Value {
         #[derive(Serialize)]
         struct J<'a> {
-            code: &'a str,
+            code: ToolErrorCode,
             message: String,
             #[serde(skip_serializing_if = "Option::is_none")]
             rule: Option<&'a str>,

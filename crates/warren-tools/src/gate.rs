@@ -96,7 +96,7 @@ impl Permit {
         let ticket = self.ticket.take();
         let result = self.tool.execute(args, ctx).await;
         if let (Err(e), Some((t, ledger))) = (&result, &ticket) {
-            if !ran(e) {
+            if !e.ran() {
                 // A ledger failure here must not hide the call's error.
                 let _ = ledger.refund(t);
             }
@@ -254,35 +254,4 @@ impl Registry {
             }
         }
     }
-}
-
-/// Whether a failed `execute` may have started its side effect. Only failures decided before
-/// anything was written or run say no: bad arguments, a policy or shell-analysis denial, a
-/// gate refusal, the file tools' preconditions (missing, not a file, no match, ...) and an MCP
-/// server found stopped before the call was sent.
-/// Every other failure — a command that ran and failed, a timeout, an I/O error, and any
-/// variant added later — keeps the charged unit.
-fn ran(e: &ToolError) -> bool {
-    !matches!(
-        e,
-        ToolError::UnknownTool(_)
-            | ToolError::InvalidArgument { .. }
-            | ToolError::Denied(_)
-            | ToolError::Shell(_)
-            | ToolError::Refused { .. }
-            | ToolError::ApprovalDenied { .. }
-            | ToolError::NoApprover { .. }
-            | ToolError::Budget(_)
-            | ToolError::NotFound(_)
-            | ToolError::TooLarge { .. }
-            | ToolError::NotAFile(_)
-            | ToolError::SymlinkLeaf(_)
-            | ToolError::PathChanged(_)
-            | ToolError::NotWritable(_)
-            | ToolError::NotADirectory(_)
-            | ToolError::EditNoMatch(_)
-            | ToolError::EditAmbiguous { .. }
-            | ToolError::NotText(_)
-            | ToolError::McpServerGone { .. }
-    )
 }

@@ -3,6 +3,7 @@
 use crate::fixture::{call, code, Fixture, FAMILY};
 use serde_json::json;
 use std::os::unix::fs::symlink;
+use warren_types::ToolErrorCode;
 
 fn rc(code: &str, rule: &str) -> (String, Option<String>) {
     (code.to_string(), Some(rule.to_string()))
@@ -235,7 +236,7 @@ fn edit_needs_read_and_write_and_leaks_nothing() {
         json!({"path": carol, "old_text": "absent", "new_text": "x"}),
     )
     .unwrap_err();
-    assert_eq!(hit.code(), "denied");
+    assert_eq!(hit.code(), ToolErrorCode::Denied);
     assert_eq!(hit.rule(), Some("write_only_grant"));
     assert_eq!(hit.to_json(), miss.to_json());
     assert_eq!(
@@ -321,7 +322,11 @@ fn bad_arguments_get_clear_errors_and_write_nothing() {
     ];
     for (tool, args, want) in cases {
         let err = call(&ctx, tool, args.clone()).unwrap_err();
-        assert_eq!(err.code(), "invalid_argument", "{tool} {args}: {err}");
+        assert_eq!(
+            err.code(),
+            ToolErrorCode::InvalidArgument,
+            "{tool} {args}: {err}"
+        );
         assert!(
             err.to_string().contains(want),
             "{tool} {args}: `{err}` lacks `{want}`"
@@ -331,7 +336,7 @@ fn bad_arguments_get_clear_errors_and_write_nothing() {
     // Oversized: a 2 MiB file cannot be read; 2 MiB of content is not written.
     fx.write(&ws.join("big.txt"), &"x".repeat(2 * 1024 * 1024));
     let err = call(&ctx, "file_read", json!({"path": "big.txt"})).unwrap_err();
-    assert_eq!(err.code(), "too_large");
+    assert_eq!(err.code(), ToolErrorCode::TooLarge);
     assert!(err.to_string().contains("2097152 bytes"), "{err}");
     let err = call(
         &ctx,
@@ -339,7 +344,7 @@ fn bad_arguments_get_clear_errors_and_write_nothing() {
         json!({"path": "w.txt", "content": "y".repeat(2 * 1024 * 1024)}),
     )
     .unwrap_err();
-    assert_eq!(err.code(), "too_large");
+    assert_eq!(err.code(), ToolErrorCode::TooLarge);
     assert!(!ws.join("w.txt").exists());
     assert_eq!(
         code(call(&ctx, "file_read", json!({"path": "missing.txt"}))).0,
@@ -347,3 +352,4 @@ fn bad_arguments_get_clear_errors_and_write_nothing() {
     );
     assert_eq!(code(call(&ctx, "nope", json!({}))).0, "unknown_tool");
 }
+

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use warren_policy::ManualClock;
 use warren_tools::{ApprovalAnswer, Prepared, Registry};
+use warren_types::ToolErrorCode;
 
 #[test]
 fn supervised_asks_and_nobody_answers() {
@@ -33,7 +34,7 @@ fn supervised_asks_and_nobody_answers() {
         &ApprovalAnswer::no_one(),
     ))
     .unwrap_err();
-    assert_eq!(err.code(), "no_approver");
+    assert_eq!(err.code(), ToolErrorCode::NoApprover);
     assert!(err.to_string().contains("no one to ask"), "{err}");
     assert!(!ws.join("w.txt").exists());
     let err = run(reg.invoke(
@@ -43,7 +44,7 @@ fn supervised_asks_and_nobody_answers() {
         &ApprovalAnswer::deny(Some("not now".into())),
     ))
     .unwrap_err();
-    assert_eq!(err.code(), "approval_denied");
+    assert_eq!(err.code(), ToolErrorCode::ApprovalDenied);
     assert!(err.to_string().contains("not now"));
     assert!(!ws.join("w.txt").exists());
     // Approved: written.
@@ -69,7 +70,7 @@ fn a_prepared_call_that_asks_runs_only_once_approved() {
     assert_eq!(used(), 1, "prepare charges the budget");
     // Run without being approved: the gate denies it, nothing is written, the unit goes back.
     let err = run(permit.execute(&args, &ctx)).unwrap_err();
-    assert_eq!(err.code(), "approval_denied", "{err}");
+    assert_eq!(err.code(), ToolErrorCode::ApprovalDenied, "{err}");
     assert!(!ws.join("w.txt").exists());
     assert_eq!(used(), 0);
     // A permit dropped without running gives its unit back too.
@@ -96,14 +97,14 @@ fn a_prepared_call_that_asks_runs_only_once_approved() {
     // A failed check is told apart from a refusal: the call was not judged.
     match reg.prepare("file_write", &json!({"nope": 1}), &ctx) {
         Prepared::Denied { error, at_check } => {
-            assert_eq!(error.code(), "invalid_argument", "{error}");
+            assert_eq!(error.code(), ToolErrorCode::InvalidArgument, "{error}");
             assert!(at_check);
         }
         other => panic!("{other:?}"),
     }
     match reg.prepare("no_such_tool", &json!({}), &ctx) {
         Prepared::Denied { error, at_check } => {
-            assert_eq!(error.code(), "unknown_tool", "{error}");
+            assert_eq!(error.code(), ToolErrorCode::UnknownTool, "{error}");
             assert!(!at_check);
         }
         other => panic!("{other:?}"),
@@ -124,7 +125,7 @@ fn readonly_refuses_side_effects() {
         ("shell", json!({"command": "ls"})),
     ] {
         let err = call(&ctx, tool, args).unwrap_err();
-        assert_eq!(err.code(), "readonly", "{tool}: {err}");
+        assert_eq!(err.code(), ToolErrorCode::Readonly, "{tool}: {err}");
     }
     assert!(!fx.ws("rita").join("w.txt").exists());
 }
@@ -145,10 +146,10 @@ fn action_budget_sliding_window() {
         json!({"path": "1.txt", "old_text": "zzz", "new_text": "y"}),
     )
     .unwrap_err();
-    assert_eq!(err.code(), "edit_no_match");
+    assert_eq!(err.code(), ToolErrorCode::EditNoMatch);
     call(&ctx, "file_write", json!({"path": "2.txt", "content": "2"})).unwrap();
     let err = call(&ctx, "file_write", json!({"path": "3.txt", "content": "3"})).unwrap_err();
-    assert_eq!(err.code(), "budget_exhausted");
+    assert_eq!(err.code(), ToolErrorCode::BudgetExhausted);
     assert!(!fx.ws("quinn").join("3.txt").exists());
     // Reads do not count.
     call(&ctx, "file_read", json!({"path": "1.txt"})).unwrap();
@@ -162,7 +163,7 @@ fn action_budget_sliding_window() {
         call(&ctx, "file_write", json!({"path": "x", "content": "x"}))
             .unwrap_err()
             .code(),
-        "budget_exhausted"
+        ToolErrorCode::BudgetExhausted
     );
     assert!(!fx.ws("quinn").join("x").exists());
 }
@@ -179,7 +180,7 @@ fn tool_lists_filter_calls_and_specs() {
         call(&ctx, "shell", json!({"command": "ls"}))
             .unwrap_err()
             .code(),
-        "tool_not_allowed"
+        ToolErrorCode::ToolNotAllowed
     );
     let specs = Registry::builtin().specs_for(&ctx);
     let names: Vec<&str> = specs.iter().map(|s| s.name.as_ref()).collect();

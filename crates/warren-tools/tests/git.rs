@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 use warren_tools::{ToolContext, ToolError};
+use warren_types::ToolErrorCode;
 
 fn op(ctx: &ToolContext, args: Value) -> Result<Value, ToolError> {
     call(ctx, "git_operations", args)
@@ -182,7 +183,7 @@ fn reads_return_structured_status_diff_log_branches_and_stashes() {
         json!({"operation": "diff", "path": "proj", "files": ["../x"]}),
     )
     .unwrap_err();
-    assert_eq!(err.code(), "invalid_argument", "{err}");
+    assert_eq!(err.code(), ToolErrorCode::InvalidArgument, "{err}");
 }
 
 #[test]
@@ -559,7 +560,7 @@ fn a_missing_promisor_blob_fails_clearly_and_starts_no_transport() {
         json!({"operation": "diff", "path": "partial", "cached": true}),
     )
     .unwrap_err();
-    assert_eq!(err.code(), "git_missing_object", "{err}");
+    assert_eq!(err.code(), ToolErrorCode::GitMissingObject, "{err}");
     let msg = err.to_string();
     assert!(msg.contains(&p(&clone)), "{msg}");
     assert!(msg.contains("never fetches"), "{msg}");
@@ -569,7 +570,7 @@ fn a_missing_promisor_blob_fails_clearly_and_starts_no_transport() {
         json!({"operation": "checkout", "path": "partial", "branch": "old"}),
     )
     .unwrap_err();
-    assert_eq!(err.code(), "command_failed", "{err}");
+    assert_eq!(err.code(), ToolErrorCode::CommandFailed, "{err}");
     assert!(!marker.exists(), "a transport ran");
 }
 
@@ -591,7 +592,7 @@ fn symlinked_or_outside_metadata_is_refused_naming_the_path() {
         json!({"operation": "commit", "path": "linked", "message": "m"}),
     ] {
         let err = op(&ctx, args).unwrap_err();
-        assert_eq!(err.code(), "git_metadata_symlink", "{err}");
+        assert_eq!(err.code(), ToolErrorCode::GitMetadataSymlink, "{err}");
         assert!(err.to_string().contains(&p(&linked.join(".git"))), "{err}");
     }
 
@@ -608,7 +609,7 @@ fn symlinked_or_outside_metadata_is_refused_naming_the_path() {
     .unwrap();
     let err = op(&ctx, json!({"operation": "log", "path": "outer"})).unwrap_err();
     assert_eq!(
-        (err.code(), err.rule()),
+        (err.code().as_str(), err.rule()),
         ("denied", Some("outside_workspace")),
         "{err}"
     );
@@ -633,7 +634,7 @@ fn symlinked_or_outside_metadata_is_refused_naming_the_path() {
     )
     .unwrap_err();
     assert_eq!(
-        (err.code(), err.rule()),
+        (err.code().as_str(), err.rule()),
         ("denied", Some("read_only_grant")),
         "{err}"
     );
@@ -653,7 +654,7 @@ fn symlinked_or_outside_metadata_is_refused_naming_the_path() {
     )
     .unwrap();
     let err = op(&ctx, json!({"operation": "status", "path": "wt"})).unwrap_err();
-    assert_eq!(err.code(), "git_metadata_symlink", "{err}");
+    assert_eq!(err.code(), ToolErrorCode::GitMetadataSymlink, "{err}");
     assert!(err.to_string().contains(&p(&alias)), "{err}");
     assert!(err.to_string().contains("commondir"), "{err}");
 
@@ -661,7 +662,7 @@ fn symlinked_or_outside_metadata_is_refused_naming_the_path() {
     std::fs::rename(real.join(".git/config"), ws.join("real-config")).unwrap();
     std::os::unix::fs::symlink(ws.join("real-config"), real.join(".git/config")).unwrap();
     let err = op(&ctx, json!({"operation": "status", "path": "real"})).unwrap_err();
-    assert_eq!(err.code(), "git_metadata_symlink", "{err}");
+    assert_eq!(err.code(), ToolErrorCode::GitMetadataSymlink, "{err}");
     assert!(
         err.to_string().contains(&p(&real.join(".git/config"))),
         "{err}"
@@ -681,7 +682,7 @@ fn discovery_stops_at_the_authorized_root() {
             args["path"] = json!(pth);
         }
         let err = op(&ctx, args).unwrap_err();
-        assert_eq!(err.code(), "not_a_repository", "{err}");
+        assert_eq!(err.code(), ToolErrorCode::NotARepository, "{err}");
         assert!(err.to_string().contains(&p(&fx.ws("alice"))), "{err}");
     }
 }
@@ -729,7 +730,7 @@ fn worktree_list_shows_only_verifiable_worktrees() {
     )
     .unwrap_err();
     assert_eq!(
-        (err.code(), err.rule()),
+        (err.code().as_str(), err.rule()),
         ("denied", Some("read_only_grant")),
         "{err}"
     );
@@ -792,7 +793,7 @@ fn a_write_only_grant_allows_no_git_operation() {
     for args in every_read(&repo).into_iter().chain(every_write(&repo, &wt)) {
         let err = op(&ctx, args.clone()).unwrap_err();
         assert_eq!(
-            (err.code(), err.rule()),
+            (err.code().as_str(), err.rule()),
             ("denied", Some("write_only_grant")),
             "{args}: {err}"
         );
@@ -823,7 +824,7 @@ fn docker_runtime_refuses_writes_before_git_starts_and_reads_work() {
         json!({"operation": "commit", "path": "repo", "message": "m"}),
     )
     .unwrap_err();
-    assert_eq!(err.code(), "git_write_in_container", "{err}");
+    assert_eq!(err.code(), ToolErrorCode::GitWriteInContainer, "{err}");
     assert!(err.to_string().contains("docker"), "{err}");
     assert!(!marker.exists(), "git started");
     assert_eq!(gitrepo::count(&repo), 1);
@@ -912,14 +913,14 @@ fn writes_act_on_the_repository_with_arguments_never_taken_as_options() {
             json!({"operation": "branch_create", "path": "w", "branch": bad}),
         )
         .unwrap_err();
-        assert_eq!(err.code(), "invalid_argument", "{bad}: {err}");
+        assert_eq!(err.code(), ToolErrorCode::InvalidArgument, "{bad}: {err}");
     }
     let err = op(
         &ctx,
         json!({"operation": "add", "path": "w", "paths": ["../../escape"]}),
     )
     .unwrap_err();
-    assert_eq!(err.code(), "invalid_argument", "{err}");
+    assert_eq!(err.code(), ToolErrorCode::InvalidArgument, "{err}");
     // Stashes: push two, drop the older, pop the newer.
     std::fs::write(repo.join("a.txt"), "one\n").unwrap();
     ok(
@@ -957,7 +958,7 @@ fn writes_act_on_the_repository_with_arguments_never_taken_as_options() {
         json!({"operation": "checkout", "path": "w", "branch": "nope"}),
     )
     .unwrap_err();
-    assert_eq!(err.code(), "command_failed");
+    assert_eq!(err.code(), ToolErrorCode::CommandFailed);
     assert!(err.to_string().contains("nope"), "{err}");
     // A forbidden path inside the working tree is refused by the policy.
     let ws = fx.ws("alice");
@@ -965,7 +966,7 @@ fn writes_act_on_the_repository_with_arguments_never_taken_as_options() {
     fx.write(&ws.join("secrets/key"), "k");
     let err = op(&ctx, json!({"operation": "add", "paths": ["secrets/key"]})).unwrap_err();
     assert_eq!(
-        (err.code(), err.rule()),
+        (err.code().as_str(), err.rule()),
         ("denied", Some("forbidden_path")),
         "{err}"
     );
@@ -985,7 +986,7 @@ fn autonomy_gates_apply_writes_have_side_effects() {
         json!({"operation": "branch_create", "path": "r", "branch": "x"}),
     )
     .unwrap_err();
-    assert_eq!(err.code(), "readonly", "{err}");
+    assert_eq!(err.code(), ToolErrorCode::Readonly, "{err}");
     let reg = warren_tools::Registry::builtin();
     let tool = reg.get("git_operations").unwrap();
     let check = |v: Value| tool.check(&v, &ctx).unwrap().side_effects;
@@ -1012,7 +1013,7 @@ fn autonomy_gates_apply_writes_have_side_effects() {
         json!({"operation": "branch_create", "path": "q", "branch": "x3"}),
     )
     .unwrap_err();
-    assert_eq!(err.code(), "budget_exhausted", "{err}");
+    assert_eq!(err.code(), ToolErrorCode::BudgetExhausted, "{err}");
 }
 
 #[test]
@@ -1093,7 +1094,7 @@ fn repository_config_cannot_point_reads_outside_the_grants() {
     );
     git(&repo, &["config", "include.path", &p(&ws.join("inc1.cfg"))]);
     let err = op(&ctx, json!({"operation": "status", "path": "cfg"})).unwrap_err();
-    assert_eq!(err.code(), "git_metadata", "{err}");
+    assert_eq!(err.code(), ToolErrorCode::GitMetadata, "{err}");
     assert!(err.to_string().contains(rel), "{err}");
     assert!(err.to_string().contains("include.path"), "{err}");
 }
@@ -1238,7 +1239,7 @@ fn malformed_or_escaping_metadata_and_bad_paths_are_refused_naming_them() {
     .unwrap();
     let err = op(&ctx, json!({"operation": "log", "path": "alt"})).unwrap_err();
     assert_eq!(
-        (err.code(), err.rule()),
+        (err.code().as_str(), err.rule()),
         ("denied", Some("outside_workspace")),
         "{err}"
     );
@@ -1261,7 +1262,7 @@ fn malformed_or_escaping_metadata_and_bad_paths_are_refused_naming_them() {
     std::fs::create_dir_all(&via).unwrap();
     std::fs::write(via.join(".git"), "gitdir: ../hop/../real/.git\n").unwrap();
     let err = op(&ctx, json!({"operation": "status", "path": "via"})).unwrap_err();
-    assert_eq!(err.code(), "git_metadata_symlink", "{err}");
+    assert_eq!(err.code(), ToolErrorCode::GitMetadataSymlink, "{err}");
     assert!(err.to_string().contains(&p(&ws.join("hop"))), "{err}");
 
     // A `.git` file without a `gitdir:` line.
@@ -1269,17 +1270,17 @@ fn malformed_or_escaping_metadata_and_bad_paths_are_refused_naming_them() {
     std::fs::create_dir_all(&bad).unwrap();
     std::fs::write(bad.join(".git"), "not a pointer\n").unwrap();
     let err = op(&ctx, json!({"operation": "status", "path": "bad"})).unwrap_err();
-    assert_eq!(err.code(), "git_metadata", "{err}");
+    assert_eq!(err.code(), ToolErrorCode::GitMetadata, "{err}");
     assert!(err.to_string().contains(&p(&bad.join(".git"))), "{err}");
     assert!(err.to_string().contains("gitdir"), "{err}");
 
     // `path` naming a file, or nothing.
     let err = op(&ctx, json!({"operation": "status", "path": "real/r.txt"})).unwrap_err();
-    assert_eq!(err.code(), "invalid_argument", "{err}");
+    assert_eq!(err.code(), ToolErrorCode::InvalidArgument, "{err}");
     assert!(err.to_string().contains(&p(&real.join("r.txt"))), "{err}");
     assert!(err.to_string().contains("not a directory"), "{err}");
     let err = op(&ctx, json!({"operation": "status", "path": "missing"})).unwrap_err();
-    assert_eq!(err.code(), "not_found", "{err}");
+    assert_eq!(err.code(), ToolErrorCode::NotFound, "{err}");
     assert!(err.to_string().contains(&p(&ws.join("missing"))), "{err}");
 
     // `worktree_add` into a non-empty directory; `worktree_remove` of a non-worktree.
@@ -1290,7 +1291,7 @@ fn malformed_or_escaping_metadata_and_bad_paths_are_refused_naming_them() {
         json!({"operation": "worktree_add", "path": "real", "worktree_path": p(&ws.join("full"))}),
     )
     .unwrap_err();
-    assert_eq!(err.code(), "invalid_argument", "{err}");
+    assert_eq!(err.code(), ToolErrorCode::InvalidArgument, "{err}");
     assert!(err.to_string().contains("worktree_path"), "{err}");
     assert!(err.to_string().contains("not empty"), "{err}");
     let err = op(
@@ -1298,7 +1299,7 @@ fn malformed_or_escaping_metadata_and_bad_paths_are_refused_naming_them() {
         json!({"operation": "worktree_add", "path": "real", "worktree_path": p(&ws.join("full/x"))}),
     )
     .unwrap_err();
-    assert_eq!(err.code(), "invalid_argument", "{err}");
+    assert_eq!(err.code(), ToolErrorCode::InvalidArgument, "{err}");
     assert!(err.to_string().contains(&p(&ws.join("full/x"))), "{err}");
     assert!(err.to_string().contains("not a directory"), "{err}");
     let err = op(
@@ -1306,7 +1307,7 @@ fn malformed_or_escaping_metadata_and_bad_paths_are_refused_naming_them() {
         json!({"operation": "worktree_remove", "path": "real", "worktree_path": p(&ws.join("full"))}),
     )
     .unwrap_err();
-    assert_eq!(err.code(), "invalid_argument", "{err}");
+    assert_eq!(err.code(), ToolErrorCode::InvalidArgument, "{err}");
     assert!(err.to_string().contains("not a linked worktree"), "{err}");
     assert_eq!(std::fs::read_to_string(ws.join("full/x")).unwrap(), "x");
 }
@@ -1381,7 +1382,7 @@ fn status_and_diff_hide_forbidden_paths_and_writes_never_touch_them() {
     // Adding everything would copy the forbidden file into the objects: refused, named.
     let err = op(&ctx, json!({"operation": "add", "paths": ["."]})).unwrap_err();
     assert_eq!(
-        (err.code(), err.rule()),
+        (err.code().as_str(), err.rule()),
         ("denied", Some("forbidden_path")),
         "{err}"
     );

@@ -4,6 +4,7 @@ use crate::fixture::{call, code, run, Fixture, FAMILY};
 use serde_json::json;
 use std::time::Duration;
 use warren_tools::{ApprovalAnswer, Registry};
+use warren_types::ToolErrorCode;
 
 #[test]
 fn runs_in_the_sandbox_with_devices_working() {
@@ -52,11 +53,11 @@ fn runs_in_the_sandbox_with_devices_working() {
         .replace('/', "\\057");
     let script = format!("cat \"$(printf '{hidden}')\"");
     let err = call(&ctx, "shell", json!({"command": script})).unwrap_err();
-    assert_eq!(err.code(), "command_failed", "{err}");
+    assert_eq!(err.code(), ToolErrorCode::CommandFailed, "{err}");
     assert!(err.to_string().contains("Permission denied"), "{err}");
     // Failing commands report their exit code and stderr.
     let err = call(&ctx, "shell", json!({"command": "ls no-such-file"})).unwrap_err();
-    assert_eq!(err.code(), "command_failed");
+    assert_eq!(err.code(), ToolErrorCode::CommandFailed);
     assert!(err.to_string().contains("no-such-file"), "{err}");
     // High-risk commands are blocked by the profile.
     assert_eq!(
@@ -106,7 +107,7 @@ fn timeout_kills_the_whole_process_group() {
         json!({"command": "(sleep 2; echo late > late.txt) & sleep 4"}),
     )
     .unwrap_err();
-    assert_eq!(err.code(), "timeout");
+    assert_eq!(err.code(), ToolErrorCode::Timeout);
     std::thread::sleep(Duration::from_millis(2500));
     assert!(
         !ws.join("late.txt").exists(),
@@ -131,7 +132,7 @@ fn cancel_kills_the_command() {
     ))
     .unwrap_err();
     t.join().unwrap();
-    assert_eq!(err.code(), "cancelled");
+    assert_eq!(err.code(), ToolErrorCode::Cancelled);
     assert!(!fx.ws("alice").join("no.txt").exists());
 }
 
@@ -166,7 +167,7 @@ fn configured_sandbox_unavailable_is_an_error() {
     ctx.sandbox.bwrap = None;
     ctx.sandbox.bwrap_problem = Some("bwrap not found on PATH".into());
     let err = call(&ctx, "shell", json!({"command": "echo x > x.txt"})).unwrap_err();
-    assert_eq!(err.code(), "sandbox_unavailable");
+    assert_eq!(err.code(), ToolErrorCode::SandboxUnavailable);
     assert!(err.to_string().contains("bubblewrap"), "{err}");
     assert!(!fx.ws("alice").join("x.txt").exists());
 }
@@ -181,7 +182,7 @@ fn docker_runtime_runs_in_a_container_or_fails_clearly() {
     let fx = Fixture::new(&with_docker);
     let ctx = fx.ctx("alice");
     let err = call(&ctx, "shell", json!({"command": "echo x > x.txt"})).unwrap_err();
-    assert_eq!(err.code(), "container_error");
+    assert_eq!(err.code(), ToolErrorCode::ContainerError);
     assert!(err.to_string().contains("runtime.docker.image"), "{err}");
     assert!(!fx.ws("alice").join("x.txt").exists());
 

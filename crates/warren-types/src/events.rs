@@ -1,6 +1,7 @@
 //! The typed event stream of a turn (rules §6.2). The UI, `warren run --json` and the session
 //! store all see the same events; every `tool_call` has exactly one `tool_result` with its id.
 
+use crate::codes::{NoticeCode, TurnFailure};
 use serde::{Deserialize, Serialize};
 
 /// One event of a turn.
@@ -138,8 +139,8 @@ pub enum EventKind {
     },
     /// Something the user should know (for example single-tool rounds unsupported on the route).
     Notice {
-        /// Stable code.
-        code: String,
+        /// What it is about.
+        code: NoticeCode,
         /// Human message.
         message: String,
     },
@@ -150,8 +151,8 @@ pub enum EventKind {
     },
     /// The turn failed.
     TurnFailed {
-        /// Stable code (for example `multiple_tool_calls`).
-        code: String,
+        /// Why.
+        code: TurnFailure,
         /// Human message.
         message: String,
     },

@@ -2,12 +2,14 @@
 //! the `warren-api` boundary. No I/O lives here.
 
 pub mod alias;
+pub mod codes;
 pub mod config;
 pub mod dto;
 pub mod error;
 pub mod events;
 
 pub use alias::{validate_alias, AliasError};
+pub use codes::{LlmErrorCode, NoticeCode, ToolErrorCode, TurnFailure};
 pub use config::*;
 pub use dto::*;
 pub use error::{ApiError, ErrorCode};

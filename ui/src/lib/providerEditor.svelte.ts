@@ -229,7 +229,7 @@ export class ProviderEditorStore {
           url: "",
           ok: false,
           answer: null,
-          error_code: err.code,
+          error_code: null,
           error: err.message,
           duration_ms: 0,
         },

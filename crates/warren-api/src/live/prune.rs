@@ -49,7 +49,7 @@ mod tests {
             turn,
             2,
             EventKind::TurnFailed {
-                code: "provider_error".into(),
+                code: warren_types::TurnFailure::ProviderError,
                 message: "boom".into(),
             },
         )

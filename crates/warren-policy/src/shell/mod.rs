@@ -145,20 +145,6 @@ pub enum ShellError {
     },
 }
 
-impl ShellError {
-    /// A stable code for the error.
-    pub fn code(&self) -> &'static str {
-        match self {
-            ShellError::Empty | ShellError::Parse(_) => "invalid_argument",
-            ShellError::Path { .. } | ShellError::DynamicPath { .. } => "denied",
-            ShellError::CommandNotAllowed { .. } | ShellError::UnknownProgram { .. } => {
-                "command_not_allowed"
-            }
-            ShellError::SandboxRequired { .. } => "sandbox_required",
-        }
-    }
-}
-
 impl SecurityPolicy {
     /// Analyses a shell command line against this policy. `Ok` means every path and program
     /// passed; the plan's risk then drives approval ([`SecurityPolicy::gate`]).

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use warren_policy::rustix;
 use warren_tools::ToolError;
+use warren_types::ToolErrorCode;
 
 /// How many calls each race makes, and the longest it may run (it stops at whichever comes
 /// first).
@@ -353,8 +354,8 @@ fn writing_or_reading_a_fifo_never_blocks() {
         .unwrap();
     }
     for (path, code) in [
-        (ws.join("pipe"), "not_a_file"),
-        (lab.ws("carol").join("pipe"), "not_writable"),
+        (ws.join("pipe"), ToolErrorCode::NotAFile),
+        (lab.ws("carol").join("pipe"), ToolErrorCode::NotWritable),
     ] {
         let ctx = lab.ctx();
         let r = returns_within(Duration::from_secs(10), move || {
@@ -393,7 +394,7 @@ fn devices_stay_usable_and_other_device_writes_are_refused() {
         "file_write",
         json!({"path": "/dev/full", "content": "x"}),
     );
-    assert_eq!(r.unwrap_err().code(), "not_a_file");
+    assert_eq!(r.unwrap_err().code(), ToolErrorCode::NotAFile);
 }
 
 #[test]
@@ -411,7 +412,7 @@ fn a_symlink_leaf_is_never_written_through() {
         "file_write",
         json!({"path": "alias.txt", "content": "x"}),
     );
-    assert_eq!(r.unwrap_err().code(), "symlink_leaf");
+    assert_eq!(r.unwrap_err().code(), ToolErrorCode::SymlinkLeaf);
     let r = call(
         &ctx,
         "file_write",

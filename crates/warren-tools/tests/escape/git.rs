@@ -384,7 +384,7 @@ fn checkout_that_would_change_a_forbidden_file_is_refused_before_git_starts() {
         assert_no_canary(&r);
         let e = r.unwrap_err();
         assert_eq!(
-            (e.code(), e.rule()),
+            (e.code().as_str(), e.rule()),
             ("denied", Some("forbidden_path")),
             "{e}"
         );
@@ -418,7 +418,7 @@ fn stash_push_that_would_reset_a_forbidden_file_is_refused_before_git_starts() {
             assert_no_canary(&r);
             let e = r.unwrap_err();
             assert_eq!(
-                (e.code(), e.rule()),
+                (e.code().as_str(), e.rule()),
                 ("denied", Some("forbidden_path")),
                 "{args}: {e}"
             );
@@ -487,7 +487,7 @@ fn an_alternate_into_a_write_only_sibling_is_refused() {
     let results = every_read(&lab, &mine);
     let e = results.iter().find_map(|r| r.as_ref().err()).unwrap();
     assert_eq!(
-        (e.code(), e.rule()),
+        (e.code().as_str(), e.rule()),
         ("denied", Some("write_only_grant")),
         "{e}"
     );
@@ -514,7 +514,7 @@ fn stash_pop_that_would_write_a_forbidden_file_is_refused_before_git_starts() {
         assert_no_canary(&r);
         let e = r.unwrap_err();
         assert_eq!(
-            (e.code(), e.rule()),
+            (e.code().as_str(), e.rule()),
             ("denied", Some("forbidden_path")),
             "{}: {e}",
             lab.sandbox.name()

@@ -14,6 +14,7 @@ use std::process::Command;
 use std::sync::Arc;
 use warren_policy::SandboxSupport;
 use warren_tools::ToolContext;
+use warren_types::ToolErrorCode;
 
 /// Each line first creates `out/ran` in mallory's workspace, then tries its escape: under
 /// `none` the line is refused before it runs, so `out/ran` must not exist afterwards.
@@ -117,7 +118,7 @@ fn sandbox_required_names_the_reason() {
     let lab = Lab::new(Sandbox::None, true);
     let r = call(&lab.ctx(), "shell", json!({"command": "cd . && ls"}));
     let e = r.unwrap_err();
-    assert_eq!(e.code(), "sandbox_required");
+    assert_eq!(e.code(), ToolErrorCode::SandboxRequired);
     let text = e.to_string();
     assert!(
         text.contains("sandbox_required") && text.contains("`cd`"),
