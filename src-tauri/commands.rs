@@ -44,19 +44,6 @@ pub struct InstallInfo {
     pub created_default: bool,
 }
 
-/// Runs `f` with the service handle on a blocking thread of the app's runtime. For services
-/// whose futures are not `Send` for every lifetime (they hold database borrows across awaits):
-/// `f` drives them with `tauri::async_runtime::block_on`, as the runtime loop does.
-pub(crate) async fn on_blocking<T: Send + 'static>(
-    core: &Core,
-    f: impl FnOnce(&Warren) -> Result<T, ApiError> + Send + 'static,
-) -> Result<T, ApiError> {
-    let warren = core.warren.clone();
-    tauri::async_runtime::spawn_blocking(move || f(&warren))
-        .await
-        .map_err(|e| ApiError::new(warren_types::ErrorCode::Internal, format!("stopped: {e}")))?
-}
-
 /// The install this window shows, or the error that stopped its first-start setup.
 #[tauri::command]
 #[specta::specta]

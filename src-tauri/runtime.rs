@@ -14,13 +14,7 @@ pub struct TrayRuntime(pub RuntimeControl);
 /// Starts the runtime loop in the background as `owner`.
 pub fn start<R: Runtime>(app: &App<R>, owner: RuntimeOwner) {
     let handle = app.handle().clone();
-    // The loop runs on a blocking thread of the app's runtime, driven with `block_on`: the
-    // same reactor as every command, without asking that the whole loop's future be `Send`
-    // for every lifetime (the runtime's journal-resume and scheduler futures hold borrows
-    // across awaits that the compiler cannot prove `Send` in general).
-    tauri::async_runtime::spawn_blocking(move || {
-        tauri::async_runtime::block_on(runtime_loop(handle, owner));
-    });
+    tauri::async_runtime::spawn(runtime_loop(handle, owner));
 }
 
 async fn runtime_loop<R: Runtime>(handle: tauri::AppHandle<R>, owner: RuntimeOwner) {

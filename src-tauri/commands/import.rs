@@ -1,7 +1,7 @@
 //! The first-start offer to import a ZeroClaw install: where one was found, its dry-run plan
 //! (nothing written), and the import itself with its progress sent on a channel.
 
-use super::{on_blocking, Core};
+use super::Core;
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -26,17 +26,12 @@ fn options(path: String, prefix: String, dry_run: bool) -> ImportOptions {
     }
 }
 
-/// The import holds database borrows across awaits that are not `Send` for every lifetime, so it
-/// runs on a blocking thread (see `on_blocking`).
 async fn run_import(
     core: &Core,
     opts: ImportOptions,
     progress: impl Fn(&ImportProgress) + Send + Sync + 'static,
 ) -> Result<ImportReport, ApiError> {
-    on_blocking(core, move |w| {
-        tauri::async_runtime::block_on(w.import_zeroclaw(&opts, &progress))
-    })
-    .await
+    core.warren.import_zeroclaw(&opts, &progress).await
 }
 
 /// The whole plan of importing the install at `path` with `prefix`; writes nothing.

@@ -2,7 +2,7 @@
 //! validator's findings and the config diff), a connection check of every backend the change
 //! would use, and saving once that check passes. The same functions as `warren memory backends`.
 
-use super::{on_blocking, Core};
+use super::Core;
 use tauri::State;
 use warren_api::memory_settings::{MemoryCheckView, MemorySettingsInput, MemorySettingsView};
 use warren_api::profiles::ProfilePreview;
@@ -32,10 +32,7 @@ pub async fn check_memory_settings(
     core: State<'_, Core>,
     input: MemorySettingsInput,
 ) -> Result<Vec<MemoryCheckView>, ApiError> {
-    on_blocking(&core, move |w| {
-        tauri::async_runtime::block_on(w.check_memory_settings(&input))
-    })
-    .await
+    core.warren.check_memory_settings(&input).await
 }
 
 /// Saves `input` once every backend it would use opens.
@@ -45,8 +42,5 @@ pub async fn save_memory_settings(
     core: State<'_, Core>,
     input: MemorySettingsInput,
 ) -> Result<MemorySettingsView, ApiError> {
-    on_blocking(&core, move |w| {
-        tauri::async_runtime::block_on(w.save_memory_settings(&input))
-    })
-    .await
+    core.warren.save_memory_settings(&input).await
 }

@@ -20,9 +20,17 @@ pub enum DbError {
     /// A query failed.
     #[error("sessions database query failed: {0}")]
     Query(#[from] sqlx::Error),
+    /// Opening or migrating through the synchronous driver failed.
+    #[error("sessions database {path}: {source}")]
+    OpenSync {
+        /// The database file.
+        path: PathBuf,
+        /// The driver error.
+        source: rusqlite::Error,
+    },
 }
 
-const MIGRATIONS: &[&str] = &[
+pub(crate) const MIGRATIONS: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS agents (
         id TEXT PRIMARY KEY,
         alias TEXT NOT NULL UNIQUE

@@ -132,10 +132,16 @@ async fn narrowed(
         agent: store.ensure_agent(alias).await?,
         categories: reach.categories_of(alias).unwrap_or(Some(Vec::new())),
     }];
-    for g in reach.readable.iter().filter(|g| g.alias != alias) {
+    let peers: Vec<GrantSpec> = reach
+        .readable
+        .iter()
+        .filter(|g| g.alias != alias)
+        .cloned()
+        .collect();
+    for g in peers {
         entries.push(ScopeEntry {
             agent: store.ensure_agent(&g.alias).await?,
-            categories: g.categories.clone(),
+            categories: g.categories,
         });
     }
     let mut handle = AgentScopedMemory::new(store, RecallScope { entries }, Arc::new(SystemClock));

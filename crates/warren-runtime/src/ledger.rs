@@ -3,25 +3,22 @@
 //! desktop, `warren run`, `warren tool`, `warren serve`) charges the same rows, a restart
 //! forgets nothing, and a rename keeps the agent's id and so its window.
 //!
-//! [`ActionLedger`] is synchronous (the tool gate's `prepare` charges it; the turn loop runs
-//! that on the blocking pool, and `warren tool` outside any runtime), so the ledger owns one
-//! worker thread with its own small runtime and connection; each call is a job sent to it.
+//! [`ActionLedger`] is synchronous: the tool gate's `prepare` charges it (the turn loop runs
+//! that on the blocking pool, `warren tool` outside any runtime) and a permit that never ran
+//! gives its unit back when dropped. So the ledger holds one connection of SQLite's synchronous
+//! driver (the same library sqlx links) and never enters an async runtime.
 
-use crate::db::{open_sessions_db, DbError};
-use futures::future::BoxFuture;
-use sqlx::{Row, SqliteConnection, SqlitePool};
+use crate::db::{DbError, MIGRATIONS};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{channel, Sender};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use warren_policy::budget::BUDGET_WINDOW;
 use warren_policy::{ActionLedger, ActionTicket, BudgetError};
 
-type Job = Box<dyn FnOnce(&tokio::runtime::Runtime, &SqlitePool) + Send>;
-
 /// An [`ActionLedger`] stored in the install's `sessions.db`.
 pub struct DbLedger {
-    jobs: Mutex<Sender<Job>>,
+    conn: Mutex<Connection>,
     path: PathBuf,
 }
 
@@ -38,69 +35,44 @@ fn window_ms() -> i64 {
 }
 
 impl DbLedger {
-    /// Opens the ledger in the sessions database at `path` (created and migrated if missing).
+    /// Opens the ledger in the sessions database at `path` (created and migrated if missing),
+    /// with the settings of every other connection to it: WAL, `synchronous = NORMAL`, foreign
+    /// keys, and a five-second wait for another process's write lock.
     pub fn open(path: &Path) -> Result<Self, DbError> {
-        let (tx, rx) = channel::<Job>();
-        let (ready_tx, ready_rx) = channel::<Result<(), DbError>>();
-        let db = path.to_path_buf();
-        std::thread::Builder::new()
-            .name("warren-action-ledger".into())
-            .spawn(move || {
-                let rt = match tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                {
-                    Ok(rt) => rt,
-                    Err(e) => {
-                        let _ = ready_tx.send(Err(DbError::Query(sqlx::Error::Io(e))));
-                        return;
-                    }
-                };
-                let pool = match rt.block_on(open_sessions_db(&db)) {
-                    Ok(p) => p,
-                    Err(e) => {
-                        let _ = ready_tx.send(Err(e));
-                        return;
-                    }
-                };
-                let _ = ready_tx.send(Ok(()));
-                // Ends when the ledger (the only sender) is dropped.
-                while let Ok(job) = rx.recv() {
-                    job(&rt, &pool);
-                }
-                rt.block_on(pool.close());
-            })
-            .map_err(|e| DbError::Query(sqlx::Error::Io(e)))?;
-        ready_rx
-            .recv()
-            .map_err(|_| DbError::Query(sqlx::Error::PoolClosed))??;
+        let failed = |source| DbError::OpenSync {
+            path: path.to_path_buf(),
+            source,
+        };
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| DbError::Open {
+                path: path.to_path_buf(),
+                source: sqlx::Error::Io(e),
+            })?;
+        }
+        let conn = Connection::open(path).map_err(failed)?;
+        conn.busy_timeout(Duration::from_secs(5)).map_err(failed)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(failed)?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(failed)?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(failed)?;
+        for m in MIGRATIONS {
+            conn.execute_batch(m).map_err(failed)?;
+        }
         Ok(DbLedger {
-            jobs: Mutex::new(tx),
+            conn: Mutex::new(conn),
             path: path.to_path_buf(),
         })
     }
 
-    /// Runs `f` on the worker and waits for its answer.
-    fn run<T: Send + 'static>(
-        &self,
-        f: impl FnOnce(SqlitePool) -> BoxFuture<'static, Result<T, BudgetError>> + Send + 'static,
-    ) -> Result<T, BudgetError> {
-        let (tx, rx) = channel();
-        let job: Job = Box::new(move |rt, pool| {
-            let _ = tx.send(rt.block_on(f(pool.clone())));
-        });
-        let gone = || {
+    fn conn(&self) -> Result<MutexGuard<'_, Connection>, BudgetError> {
+        self.conn.lock().map_err(|_| {
             BudgetError::Store(format!(
-                "the action ledger in {} is closed",
+                "the action ledger in {} is unusable after a failed call",
                 self.path.display()
             ))
-        };
-        self.jobs
-            .lock()
-            .map_err(|_| gone())?
-            .send(job)
-            .map_err(|_| gone())?;
-        rx.recv().map_err(|_| gone())?
+        })
     }
 }
 
@@ -109,50 +81,50 @@ fn store_err(e: impl std::fmt::Display) -> BudgetError {
 }
 
 /// The agent's stable id on `conn`, created on first use (inside the caller's transaction).
-async fn agent_id(conn: &mut SqliteConnection, alias: &str) -> Result<String, sqlx::Error> {
-    if let Some(id) = sqlx::query_scalar::<_, String>("SELECT id FROM agents WHERE alias = ?")
-        .bind(alias)
-        .fetch_optional(&mut *conn)
-        .await?
-    {
+fn agent_id(conn: &Connection, alias: &str) -> Result<String, rusqlite::Error> {
+    let known = conn
+        .query_row("SELECT id FROM agents WHERE alias = ?1", [alias], |r| {
+            r.get::<_, String>(0)
+        })
+        .optional()?;
+    if let Some(id) = known {
         return Ok(id);
     }
     let id = uuid::Uuid::new_v4().to_string();
-    sqlx::query("INSERT INTO agents (id, alias) VALUES (?, ?)")
-        .bind(&id)
-        .bind(alias)
-        .execute(&mut *conn)
-        .await?;
+    conn.execute(
+        "INSERT INTO agents (id, alias) VALUES (?1, ?2)",
+        (&id, alias),
+    )?;
     Ok(id)
 }
 
 /// Counts, and charges when below `limit`, in one immediate transaction: concurrent processes
-/// queue on SQLite's write lock, so none can overspend.
-async fn charge(
-    conn: &mut SqliteConnection,
+/// queue on SQLite's write lock, so none can overspend. `Err((limit, oldest))` when the window
+/// is full.
+fn charge(
+    conn: &mut Connection,
     alias: &str,
     limit: u32,
     at: i64,
-) -> Result<Result<i64, (u32, i64)>, sqlx::Error> {
-    let id = agent_id(conn, alias).await?;
-    let row = sqlx::query(
-        "SELECT COUNT(*) AS n, MIN(time_ms) AS oldest FROM actions WHERE agent_id = ? AND time_ms > ?",
-    )
-    .bind(&id)
-    .bind(at.saturating_sub(window_ms()))
-    .fetch_one(&mut *conn)
-    .await?;
-    let used: i64 = row.try_get("n")?;
-    let oldest: Option<i64> = row.try_get("oldest")?;
+) -> Result<Result<i64, (u32, i64)>, rusqlite::Error> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let id = agent_id(&tx, alias)?;
+    let (used, oldest): (i64, Option<i64>) = tx.query_row(
+        "SELECT COUNT(*), MIN(time_ms) FROM actions WHERE agent_id = ?1 AND time_ms > ?2",
+        (&id, at.saturating_sub(window_ms())),
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
     if used >= i64::from(limit) {
+        // Dropping the transaction rolls back the agent row it may have created.
         return Ok(Err((limit, oldest.unwrap_or(at))));
     }
-    let done = sqlx::query("INSERT INTO actions (agent_id, time_ms) VALUES (?, ?)")
-        .bind(&id)
-        .bind(at)
-        .execute(&mut *conn)
-        .await?;
-    Ok(Ok(done.last_insert_rowid()))
+    tx.execute(
+        "INSERT INTO actions (agent_id, time_ms) VALUES (?1, ?2)",
+        (&id, at),
+    )?;
+    let row = tx.last_insert_rowid();
+    tx.commit()?;
+    Ok(Ok(row))
 }
 
 impl ActionLedger for DbLedger {
@@ -162,26 +134,10 @@ impl ActionLedger for DbLedger {
         limit: u32,
         at: SystemTime,
     ) -> Result<ActionTicket, BudgetError> {
-        let (alias, at_ms) = (agent.to_string(), millis(at));
-        let outcome = self.run(move |pool| {
-            Box::pin(async move {
-                let mut conn = pool.acquire().await.map_err(store_err)?;
-                sqlx::query("BEGIN IMMEDIATE")
-                    .execute(&mut *conn)
-                    .await
-                    .map_err(store_err)?;
-                let r = charge(&mut conn, &alias, limit, at_ms).await;
-                let end = if matches!(r, Ok(Ok(_))) {
-                    "COMMIT"
-                } else {
-                    "ROLLBACK"
-                };
-                let closed = sqlx::query(end).execute(&mut *conn).await;
-                let r = r.map_err(store_err)?;
-                closed.map_err(store_err)?;
-                Ok(r)
-            })
-        })?;
+        let at_ms = millis(at);
+        let mut conn = self.conn()?;
+        let outcome = charge(&mut conn, agent, limit, at_ms).map_err(store_err)?;
+        drop(conn);
         match outcome {
             Ok(id) => Ok(ActionTicket {
                 agent: agent.to_string(),
@@ -205,33 +161,90 @@ impl ActionLedger for DbLedger {
 
     fn refund(&self, ticket: &ActionTicket) -> Result<(), BudgetError> {
         let id = i64::try_from(ticket.id).unwrap_or(i64::MAX);
-        self.run(move |pool| {
-            Box::pin(async move {
-                sqlx::query("DELETE FROM actions WHERE rowid = ?")
-                    .bind(id)
-                    .execute(&pool)
-                    .await
-                    .map_err(store_err)?;
-                Ok(())
-            })
-        })
+        self.conn()?
+            .execute("DELETE FROM actions WHERE rowid = ?1", [id])
+            .map_err(store_err)?;
+        Ok(())
     }
 
     fn used(&self, agent: &str, at: SystemTime) -> Result<u32, BudgetError> {
-        let (alias, at_ms) = (agent.to_string(), millis(at));
-        self.run(move |pool| {
-            Box::pin(async move {
-                let n: i64 = sqlx::query_scalar(
-                    "SELECT COUNT(*) FROM actions JOIN agents ON agents.id = actions.agent_id
-                     WHERE agents.alias = ? AND actions.time_ms > ?",
-                )
-                .bind(&alias)
-                .bind(at_ms.saturating_sub(window_ms()))
-                .fetch_one(&pool)
-                .await
-                .map_err(store_err)?;
-                Ok(u32::try_from(n).unwrap_or(u32::MAX))
+        let n: i64 = self
+            .conn()?
+            .query_row(
+                "SELECT COUNT(*) FROM actions JOIN agents ON agents.id = actions.agent_id
+                 WHERE agents.alias = ?1 AND actions.time_ms > ?2",
+                (agent, millis(at).saturating_sub(window_ms())),
+                |r| r.get(0),
+            )
+            .map_err(store_err)?;
+        Ok(u32::try_from(n).unwrap_or(u32::MAX))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    /// Two ledgers on one file (as two processes have) charged from eight threads at once never
+    /// overspend, a refund gives one unit back, and the window of a renamed agent is its id's.
+    #[test]
+    fn concurrent_charges_on_one_file_never_overspend() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data/sessions.db");
+        let a = Arc::new(DbLedger::open(&path).unwrap());
+        let b = Arc::new(DbLedger::open(&path).unwrap());
+        let now = SystemTime::now();
+        let threads: Vec<_> = (0..8)
+            .map(|i| {
+                let l = if i % 2 == 0 { a.clone() } else { b.clone() };
+                std::thread::spawn(move || {
+                    (0..5)
+                        .filter_map(|_| l.try_charge("alice", 12, now).ok())
+                        .collect::<Vec<_>>()
+                })
             })
-        })
+            .collect();
+        let tickets: Vec<ActionTicket> = threads
+            .into_iter()
+            .flat_map(|t| t.join().unwrap())
+            .collect();
+        assert_eq!(tickets.len(), 12);
+        assert_eq!(a.used("alice", now).unwrap(), 12);
+        match b.try_charge("alice", 12, now) {
+            Err(BudgetError::Exhausted {
+                limit,
+                retry_after_secs,
+                ..
+            }) => {
+                assert_eq!(limit, 12);
+                assert!(retry_after_secs > 3_500, "{retry_after_secs}");
+            }
+            other => panic!("expected exhaustion, got {other:?}"),
+        }
+        b.refund(&tickets[3]).unwrap();
+        assert_eq!(a.used("alice", now).unwrap(), 11);
+        assert!(a.try_charge("alice", 12, now).is_ok());
+        // A refused charge of a new agent leaves no agent row behind.
+        assert!(a.try_charge("bob", 0, now).is_err());
+        let rows: i64 = a
+            .conn()
+            .unwrap()
+            .query_row("SELECT COUNT(*) FROM agents WHERE alias = 'bob'", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(rows, 0);
+        // The window is the agent id's: a rename (same id, new alias) keeps the count.
+        a.conn()
+            .unwrap()
+            .execute(
+                "UPDATE agents SET alias = 'alicia' WHERE alias = 'alice'",
+                [],
+            )
+            .unwrap();
+        assert_eq!(b.used("alicia", now).unwrap(), 12);
+        // An hour later the window is empty.
+        assert_eq!(a.used("alicia", now + BUDGET_WINDOW).unwrap(), 0);
     }
 }

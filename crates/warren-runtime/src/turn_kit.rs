@@ -119,23 +119,7 @@ impl TurnKit {
                 writable: None,
             }),
         };
-        // The memory factory's futures are not provably `Send` (sqlx executors), so they are
-        // driven on a blocking thread.
-        let (stores, cfg, who, rt, within) = (
-            self.memory.clone(),
-            config.clone(),
-            alias.to_string(),
-            tokio::runtime::Handle::current(),
-            reach.clone(),
-        );
-        let handle = tokio::task::spawn_blocking(move || {
-            rt.block_on(handle_within(&stores, &cfg, &who, &within))
-        })
-        .await
-        .map_err(|e| HostError::Policy {
-            alias: alias.to_string(),
-            message: format!("memory setup failed: {e}"),
-        })?;
+        let handle = handle_within(&self.memory, config, alias, &reach).await;
         // MCP servers: the agent's configured ones (for a SubAgent, only those its parent has)
         // and, for a top-level turn, the session's own.
         let (allowed, session_servers) = match &lineage {

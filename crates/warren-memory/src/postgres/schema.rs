@@ -49,12 +49,13 @@ pub async fn migrate(conn: &mut PgConnection, schema: &str) -> Result<i64, sqlx:
         .bind(format!("warren-memory:{schema}"))
         .execute(&mut *tx)
         .await?;
-    sqlx::raw_sql(&format!(
+    let create = format!(
         "CREATE SCHEMA IF NOT EXISTS {s}; \
          CREATE TABLE IF NOT EXISTS {s}.warren_memory_meta (version BIGINT NOT NULL)"
-    ))
-    .execute(&mut *tx)
-    .await?;
+    );
+    // Through the executor (a boxed `Send` future), not `RawSql::execute`, whose future is not
+    // shown `Send` for every lifetime: a turn that opens the store stays `Send`.
+    sqlx::Executor::execute(&mut *tx, sqlx::raw_sql(&create)).await?;
     let current: Option<i64> =
         sqlx::query_scalar(&format!("SELECT max(version) FROM {s}.warren_memory_meta"))
             .fetch_one(&mut *tx)
@@ -65,9 +66,8 @@ pub async fn migrate(conn: &mut PgConnection, schema: &str) -> Result<i64, sqlx:
         if version <= current {
             continue;
         }
-        sqlx::raw_sql(&sql.replace("{s}", &s))
-            .execute(&mut *tx)
-            .await?;
+        let sql = sql.replace("{s}", &s);
+        sqlx::Executor::execute(&mut *tx, sqlx::raw_sql(&sql)).await?;
         sqlx::query(&format!(
             "INSERT INTO {s}.warren_memory_meta (version) VALUES ($1)"
         ))

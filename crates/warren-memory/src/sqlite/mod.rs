@@ -81,10 +81,12 @@ impl SqliteStore {
         schema::migrate(&mut conn).await.map_err(describe)?;
         // Planner statistics for the tables that changed enough since the last run (bounded
         // work); the recall statements fix their join order and do not depend on them.
-        sqlx::raw_sql("PRAGMA analysis_limit = 1000; PRAGMA optimize = 0x10002;")
-            .execute(&mut conn)
-            .await
-            .map_err(describe)?;
+        sqlx::Executor::execute(
+            &mut conn,
+            sqlx::raw_sql("PRAGMA analysis_limit = 1000; PRAGMA optimize = 0x10002;"),
+        )
+        .await
+        .map_err(describe)?;
         conn.close().await.map_err(describe)?;
         let pool = SqlitePoolOptions::new()
             .max_connections(4)

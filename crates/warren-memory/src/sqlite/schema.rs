@@ -154,7 +154,9 @@ pub async fn migrate(conn: &mut SqliteConnection) -> Result<i64, sqlx::Error> {
             continue;
         }
         let mut tx = conn.begin().await?;
-        sqlx::raw_sql(sql).execute(&mut *tx).await?;
+        // Through the executor (a boxed `Send` future), not `RawSql::execute`, whose future is
+        // not shown `Send` for every lifetime: a turn that opens the store stays `Send`.
+        sqlx::Executor::execute(&mut *tx, sqlx::raw_sql(sql)).await?;
         let broken: Vec<String> =
             sqlx::query_scalar("SELECT \"table\" FROM pragma_foreign_key_check")
                 .fetch_all(&mut *tx)

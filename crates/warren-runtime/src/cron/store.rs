@@ -125,6 +125,9 @@ where
 {
     column(r, table, name).map_err(|e| match e {
         DbError::Query(source) | DbError::Open { source, .. } => CronError::Query(source),
+        other @ DbError::OpenSync { .. } => {
+            CronError::Query(sqlx::Error::Protocol(other.to_string()))
+        }
     })
 }
 
