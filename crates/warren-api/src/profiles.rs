@@ -5,7 +5,7 @@
 
 use crate::{errors::config_error, Warren};
 use serde::{Deserialize, Serialize};
-use warren_config::{parse_config, ConfigDocument, ConfigError, DocumentError};
+use warren_config::{parse_for_install, ConfigDocument, ConfigError, DocumentError};
 use warren_types::{ApiError, Config, ConfigIssue, ErrorCode, RiskProfile, RuntimeProfile};
 
 /// Which kind of profile.
@@ -297,7 +297,9 @@ impl Warren {
             .map_err(|e| ApiError::new(ErrorCode::InvalidConfig, e.to_string()))?;
         apply(&mut doc)?;
         let new = doc.to_string();
-        let parsed = parse_config(&new).map_err(|errs| errs.issues.iter().map(issue).collect());
+        let parsed = parse_for_install(&new, self.store.layout())
+            .map(|(config, _)| config)
+            .map_err(|errs| errs.issues.iter().map(issue).collect());
         Ok((old, new, parsed))
     }
 

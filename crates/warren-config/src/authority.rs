@@ -123,6 +123,54 @@ fn normal(path: &Path) -> PathBuf {
     out
 }
 
+/// `path` with its longest existing ancestor's links resolved (the rest joined lexically), so a
+/// workspace reached through a symlinked directory compares with the directory itself.
+fn resolved(path: &Path) -> PathBuf {
+    let path = normal(path);
+    let mut existing = path.as_path();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(c) = std::fs::canonicalize(existing) {
+            return rest.iter().rev().fold(c, |acc, part| acc.join(part));
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                existing = parent;
+            }
+            _ => return path,
+        }
+    }
+}
+
+/// Errors: the shared SQLite memory file (`[memory.sqlite] path`, every agent's memories) inside
+/// an agent's workspace, where that agent could read it, replace it or put a link in its place.
+pub(crate) fn validate_install_paths(cfg: &Config, layout: &InstallLayout, out: &mut Vec<Issue>) {
+    let configured = cfg.memory.sqlite.path.as_deref();
+    let files: Vec<(PathBuf, PathBuf)> = layout
+        .memory_sqlite_files(configured)
+        .iter()
+        .map(|f| (normal(f), resolved(f)))
+        .collect();
+    for (alias, agent) in &cfg.agents {
+        let ws = layout.workspace_for(alias, agent.workspace.path.as_deref());
+        let (lexical, real) = (normal(&ws), resolved(&ws));
+        let inside = files
+            .iter()
+            .any(|(l, r)| l.starts_with(&lexical) || r.starts_with(&real));
+        if inside {
+            out.push(Issue::new(
+                "memory.sqlite.path",
+                format!(
+                    "the memory database {} is inside the workspace of `{alias}` ({}): that agent could read every agent's memories or replace the file; keep it outside every workspace",
+                    layout.memory_sqlite(configured).display(),
+                    ws.display()
+                ),
+            ));
+        }
+    }
+}
+
 /// Warnings: one per pair of agents whose workspaces nest (the inner agent's files lie under
 /// the outer agent's own workspace root), at `agents.<inner>.workspace.path` when the inner one
 /// is custom, else at the outer one's.

@@ -105,6 +105,27 @@ impl InstallLayout {
     pub fn memory_db(&self) -> PathBuf {
         self.data_dir().join("memory").join("memory.db")
     }
+    /// The SQLite file of the `sqlite` and `lucid` memory backends: `[memory.sqlite] path`
+    /// (`configured`, relative to the install root unless absolute) or [`memory_db`](Self::memory_db).
+    pub fn memory_sqlite(&self, configured: Option<&str>) -> PathBuf {
+        match configured {
+            Some(p) if Path::new(p).is_absolute() => PathBuf::from(p),
+            Some(p) => self.root.join(p),
+            None => self.memory_db(),
+        }
+    }
+    /// The memory file [`memory_sqlite`](Self::memory_sqlite) with the files SQLite keeps
+    /// beside it (`-wal`, `-shm`, `-journal`): all of them hold every agent's memories.
+    pub fn memory_sqlite_files(&self, configured: Option<&str>) -> Vec<PathBuf> {
+        let db = self.memory_sqlite(configured);
+        let mut out = vec![db.clone()];
+        for suffix in ["-wal", "-shm", "-journal"] {
+            let mut name = db.clone().into_os_string();
+            name.push(suffix);
+            out.push(PathBuf::from(name));
+        }
+        out
+    }
     /// `<install>/data/sessions.db`.
     pub fn sessions_db(&self) -> PathBuf {
         self.data_dir().join("sessions.db")

@@ -21,7 +21,9 @@ pub use document::{ConfigDocument, DocumentError, NewAgent};
 pub use issue::{ConfigErrors, Issue};
 pub use layout::{resolve_install_root, HomeEnv, InstallLayout, LayoutError};
 pub use lifecycle_edit::RemovedBlock;
-pub use load::{load_config, parse_config, ConfigError, ConfigStore, LoadedConfig};
+pub use load::{
+    load_config, parse_config, parse_for_install, ConfigError, ConfigStore, LoadedConfig,
+};
 pub use presets::{default_config_text, Preset};
 pub use refs::{references_to, RefKind, RefStrength, Reference};
 pub use validate::{env_never_passed, normalize_cron, valid_mcp_server_name, NEVER_PASSED_ENV};

@@ -180,8 +180,26 @@ fn parse_with_warnings(text: &str) -> Result<(Config, Vec<Issue>), ConfigErrors>
 }
 
 /// Parses and fully validates config text (rules §1.2), reporting every problem at once.
+/// Rules that need the install's paths are checked by [`parse_for_install`].
 pub fn parse_config(text: &str) -> Result<Config, ConfigErrors> {
     parse_with_warnings(text).map(|(c, _)| c)
+}
+
+/// [`parse_config`] plus the rules that need the install's paths (the shared memory file
+/// outside every workspace), with every warning (unknown sections, nested workspaces).
+pub fn parse_for_install(
+    text: &str,
+    layout: &InstallLayout,
+) -> Result<(Config, Vec<Issue>), ConfigErrors> {
+    let (config, mut warnings) = parse_with_warnings(text)?;
+    let mut issues = Vec::new();
+    crate::authority::validate_install_paths(&config, layout, &mut issues);
+    if !issues.is_empty() {
+        locate(text, &mut issues);
+        return Err(ConfigErrors { issues });
+    }
+    warnings.extend(crate::authority::nested_workspace_warnings(&config, layout));
+    Ok((config, warnings))
 }
 
 /// Loads and validates `<install>/config.toml`.
@@ -201,11 +219,10 @@ pub fn load_config(layout: &InstallLayout) -> Result<LoadedConfig, ConfigError> 
         }
     };
     let (config, mut warnings) =
-        parse_with_warnings(&text).map_err(|errors| ConfigError::Invalid {
+        parse_for_install(&text, layout).map_err(|errors| ConfigError::Invalid {
             path: path.clone(),
             errors,
         })?;
-    warnings.extend(crate::authority::nested_workspace_warnings(&config, layout));
     if let Ok(meta) = fs::metadata(&path) {
         let mode = meta.permissions().mode() & 0o777;
         if mode & 0o077 != 0 {
@@ -296,10 +313,11 @@ impl ConfigStore {
     /// Validates `text` and, when valid, atomically replaces the config file with it.
     pub fn save_text(&self, text: &str) -> Result<Config, ConfigError> {
         let path = self.layout.config_path();
-        let config = parse_config(text).map_err(|errors| ConfigError::Invalid {
-            path: path.clone(),
-            errors,
-        })?;
+        let (config, _) =
+            parse_for_install(text, &self.layout).map_err(|errors| ConfigError::Invalid {
+                path: path.clone(),
+                errors,
+            })?;
         write_file(&path, text, self.fault.as_ref())?;
         Ok(config)
     }
@@ -348,6 +366,57 @@ mod tests {
             segments("agents.\"Bad Alias\".x"),
             vec!["agents", "Bad Alias", "x"]
         );
+    }
+
+    /// The shared memory file inside an agent's workspace (relative to the install, absolute,
+    /// or reached through a linked directory) is refused at `memory.sqlite.path`, on load and
+    /// on save, and a refused save writes nothing.
+    #[test]
+    fn the_memory_file_inside_a_workspace_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let layout = InstallLayout::new(&root);
+        let outside = root.join("elsewhere");
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::create_dir_all(root.join("agents/bob/workspace")).unwrap();
+        std::os::unix::fs::symlink(root.join("agents/bob/workspace"), root.join("bob-link"))
+            .unwrap();
+        let base = "[risk_profiles.p]\n[agents.alice]\nrisk_profile = \"p\"\n\
+                    [agents.bob]\nrisk_profile = \"p\"\n";
+        let with = |path: &str| format!("{base}[memory.sqlite]\npath = \"{path}\"\n");
+        let fine = with(&outside.join("m.db").display().to_string());
+        let store = ConfigStore::new(layout.clone());
+        store.save_text(&fine).unwrap();
+        for (path, agent) in [
+            ("agents/alice/workspace/m.db".to_string(), "alice"),
+            (
+                root.join("agents/bob/workspace/deep/m.db")
+                    .display()
+                    .to_string(),
+                "bob",
+            ),
+            (root.join("bob-link/m.db").display().to_string(), "bob"),
+        ] {
+            let text = with(&path);
+            assert!(parse_config(&text).is_ok(), "alone, the text is valid");
+            let errs = parse_for_install(&text, &layout).unwrap_err();
+            assert_eq!(errs.issues.len(), 1, "{errs}");
+            assert_eq!(errs.issues[0].path, "memory.sqlite.path");
+            assert_eq!(errs.issues[0].line, Some(7), "{errs}");
+            assert!(
+                errs.issues[0]
+                    .message
+                    .contains(&format!("workspace of `{agent}`")),
+                "{errs}"
+            );
+            let err = store.save_text(&text).unwrap_err();
+            assert!(err.to_string().contains("memory.sqlite.path"), "{err}");
+            assert_eq!(std::fs::read_to_string(layout.config_path()).unwrap(), fine);
+            std::fs::write(layout.config_path(), &text).unwrap();
+            assert!(load_config(&layout).is_err(), "{path}");
+            std::fs::write(layout.config_path(), &fine).unwrap();
+        }
+        assert!(load_config(&layout).is_ok());
     }
 
     #[test]

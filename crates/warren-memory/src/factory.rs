@@ -131,11 +131,8 @@ impl MemoryStores {
 
     /// The SQLite file of the `sqlite` and `lucid` backends under `config`.
     pub fn sqlite_path(&self, config: &Config) -> PathBuf {
-        match config.memory.sqlite.path.as_deref() {
-            Some(p) if Path::new(p).is_absolute() => PathBuf::from(p),
-            Some(p) => self.layout.root().join(p),
-            None => self.layout.memory_db(),
-        }
+        self.layout
+            .memory_sqlite(config.memory.sqlite.path.as_deref())
     }
 
     async fn sqlite_store(&self, config: &Config) -> Result<Arc<SqliteStore>, MemoryError> {

@@ -280,6 +280,16 @@ impl SecurityPolicy {
         for p in &state {
             runtime_state.push(resolve_config_path(p, Path::new("/"), home, "install")?);
         }
+        // A memory file kept outside `data/` (`[memory.sqlite] path`) is runtime state too.
+        for p in env
+            .layout
+            .memory_sqlite_files(config.memory.sqlite.path.as_deref())
+        {
+            let p = resolve_config_path(&p, Path::new("/"), home, "memory.sqlite.path")?;
+            if !runtime_state.iter().any(|s| crate::authorize::under(&p, s)) {
+                runtime_state.push(p);
+            }
+        }
         let install_root = resolve_config_path(env.layout.root(), Path::new("/"), home, "install")?;
 
         // 4. unrestricted_filesystem turns workspace_only off.

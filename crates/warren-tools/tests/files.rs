@@ -353,3 +353,58 @@ fn bad_arguments_get_clear_errors_and_write_nothing() {
     assert_eq!(code(call(&ctx, "nope", json!({}))).0, "unknown_tool");
 }
 
+/// A memory database kept outside `data/` (`[memory.sqlite] path`) holds every agent's
+/// memories: an agent without `workspace_only` can neither read nor replace it or the files
+/// SQLite keeps beside it, through the file tools or a sandboxed shell.
+#[test]
+fn a_memory_file_outside_data_is_runtime_state() {
+    let elsewhere = tempfile::tempdir().unwrap();
+    let shared = std::fs::canonicalize(elsewhere.path())
+        .unwrap()
+        .join("shared-memory");
+    let text = format!(
+        "{FAMILY}\n[agents.open]\nrisk_profile = \"full\"\n[agents.open.workspace]\nunrestricted_filesystem = true\n\
+         [memory.sqlite]\npath = \"{}\"\n",
+        shared.join("memory.db").display()
+    );
+    let fx = Fixture::new(&text);
+    fx.write(&shared.join("memory.db"), "every agent's memories");
+    fx.write(&shared.join("memory.db-wal"), "recent memories");
+    fx.write(&shared.join("notes.txt"), "a neighbour file");
+    let ctx = fx.ctx("open");
+    let db = shared.join("memory.db").display().to_string();
+    let wal = shared.join("memory.db-wal").display().to_string();
+    let journal = shared.join("memory.db-journal").display().to_string();
+    for p in [&db, &wal] {
+        assert_eq!(
+            code(call(&ctx, "file_read", json!({"path": p}))),
+            rc("denied", "runtime_state"),
+            "{p}"
+        );
+    }
+    for p in [&db, &journal] {
+        assert_eq!(
+            code(call(&ctx, "file_write", json!({"path": p, "content": "x"}))),
+            rc("denied", "runtime_state"),
+            "{p}"
+        );
+    }
+    // Moving the directory that holds it away is refused as well.
+    let dir = shared.display().to_string();
+    let err = call(
+        &ctx,
+        "shell",
+        json!({"command": format!("cat {db}; mv {dir} {dir}.gone")}),
+    )
+    .unwrap_err();
+    assert_eq!(err.code(), ToolErrorCode::Denied, "{err}");
+    // A neighbour file is an ordinary file of an unrestricted agent.
+    let notes = shared.join("notes.txt").display().to_string();
+    let v = call(&ctx, "file_read", json!({"path": notes})).unwrap();
+    assert_eq!(v["content"], "a neighbour file");
+    assert_eq!(
+        std::fs::read_to_string(shared.join("memory.db")).unwrap(),
+        "every agent's memories"
+    );
+    assert!(!shared.join("memory.db-journal").exists());
+}

@@ -463,7 +463,7 @@ impl Warren {
         let mut prep = prep;
         // The result must be a valid config before anything is written.
         let text = self.config_after(&prep)?;
-        if let Err(e) = warren_config::parse_config(&text) {
+        if let Err(e) = warren_config::parse_for_install(&text, self.layout()) {
             prep.plan.problems.extend(
                 e.issues
                     .iter()

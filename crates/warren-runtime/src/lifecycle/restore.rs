@@ -9,7 +9,7 @@ use super::plan::{ArchiveInfo, LifecycleReport, Manifest, Plan, PlannedMove};
 use super::{Lifecycle, LifecycleError};
 use crate::owned_state as db;
 use std::path::{Path, PathBuf};
-use warren_config::{parse_config, ConfigDocument, ConfigError, DocumentError, RemovedBlock};
+use warren_config::{parse_for_install, ConfigDocument, ConfigError, DocumentError, RemovedBlock};
 use warren_types::validate_alias;
 
 /// Journaled just before the restore saves the config entry, as `config_saving:<sha256>` of
@@ -156,8 +156,9 @@ impl Lifecycle {
         doc.insert_agent_block(&alias, &block)
             .map_err(|e| bad(&entry_path, e))?;
         let dropped = doc.drop_dangling_references(&alias);
-        let prospective =
-            parse_config(&doc.to_string()).map_err(|errors| ConfigError::Invalid {
+        let prospective = parse_for_install(&doc.to_string(), &self.layout)
+            .map(|(config, _)| config)
+            .map_err(|errors| ConfigError::Invalid {
                 path: entry_path.clone(),
                 errors,
             })?;
