@@ -67,7 +67,7 @@ impl SqliteStore {
             .busy_timeout(Duration::from_secs(10));
         let describe = |e: sqlx::Error| {
             let text = e.to_string();
-            if text.contains("not a database") || text.contains("malformed") {
+            if is_corrupt(&e) {
                 unavailable(format!(
                     "{text} (the file is corrupted or is not a SQLite database)"
                 ))
@@ -633,4 +633,13 @@ impl MemoryStore for SqliteStore {
     ) -> Result<ImportReport, MemoryError> {
         self.import_rows(alias, agent_id, rows).await
     }
+}
+
+/// Whether SQLite answered `SQLITE_CORRUPT` (11) or `SQLITE_NOTADB` (26), extended codes
+/// included (the primary code is the low byte): the file is damaged or is not a database.
+fn is_corrupt(e: &sqlx::Error) -> bool {
+    e.as_database_error()
+        .and_then(|d| d.code())
+        .and_then(|c| c.parse::<i32>().ok())
+        .is_some_and(|c| matches!(c & 0xff, 11 | 26))
 }
