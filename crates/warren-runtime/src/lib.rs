@@ -17,6 +17,7 @@ pub mod lifecycle;
 pub mod mcp;
 pub mod memory_tools;
 pub mod owned_state;
+pub mod pause;
 pub mod provider_probe;
 pub mod receipts;
 pub mod secrets;

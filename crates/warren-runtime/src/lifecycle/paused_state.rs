@@ -4,7 +4,7 @@
 //! agent again.
 
 use super::owned::{AgentState, OwnedState, OwnedStateError};
-use crate::host::{paused_agents, set_paused_agents};
+use crate::pause::{paused_agents, set_paused_agents};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use warren_config::InstallLayout;
