@@ -10,5 +10,5 @@ pub mod events;
 pub use alias::{validate_alias, AliasError};
 pub use config::*;
 pub use dto::*;
-pub use error::{ApiError, ErrorCode};
+pub use error::{ApiError, ErrorCode, UnknownCode};
 pub use events::{ApprovalDecision, EventKind, EventParent, TurnEvent};

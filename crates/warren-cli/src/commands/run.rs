@@ -7,7 +7,7 @@ use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
 use warren_api::approval::{ApprovalAnswer, AsyncApprover, FixedApprover, PendingApproval};
-use warren_api::{RunRequest, RunResult};
+use warren_api::{RunRequest, RunResult, RunStatus};
 use warren_types::{ApprovalDecision, EventKind, TurnEvent};
 
 /// Arguments of `warren run`.
@@ -179,7 +179,7 @@ pub fn run(ctx: &Ctx, args: Args) -> ExitCode {
     });
     match result {
         Err(e) => ctx.out.fail(&e),
-        Ok(r) if r.status == "completed" => ExitCode::SUCCESS,
+        Ok(r) if r.status == RunStatus::Completed => ExitCode::SUCCESS,
         Ok(r) => {
             if !json {
                 eprintln!(
