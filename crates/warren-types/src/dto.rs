@@ -3,6 +3,33 @@
 use crate::config::{MemoryBackendKind, ProviderFamily};
 use serde::{Deserialize, Serialize};
 
+/// Where user secrets (API keys) are kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum SecretBackendKind {
+    /// The desktop keyring (Secret Service).
+    Keyring,
+    /// The encrypted file under the install.
+    File,
+}
+
+impl SecretBackendKind {
+    /// The wire spelling (`keyring`, `file`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SecretBackendKind::Keyring => "keyring",
+            SecretBackendKind::File => "file",
+        }
+    }
+}
+
+impl std::fmt::Display for SecretBackendKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
 /// One agent as listed by `warren agents list` and the Agents screen.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
