@@ -334,7 +334,7 @@ fn runtime_events_are_bridged_to_typed_window_events() {
             1,
             warren_types::EventKind::TurnStarted {
                 session_id: "s".into(),
-                trigger: "user".into(),
+                trigger: warren_types::TurnTrigger::User,
                 prompt: "hi".into(),
             },
         ));

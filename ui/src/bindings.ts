@@ -770,8 +770,8 @@ export type EventKind =
 { type: "turn_started"; 
 /**  Session the turn belongs to. */
 session_id: string; 
-/**  `user`, `cron`, `acp` or `delegate`. */
-trigger: string; 
+/**  Who or what started it. */
+trigger: TurnTrigger; 
 /**  The prompt. */
 prompt: string } | 
 /**  A request to a provider route entry. */
@@ -1926,8 +1926,8 @@ export type TurnSummary = {
 	id: string,
 	/**  Session id. */
 	session_id: string,
-	/**  `user`, `cron`, `acp`, `delegate`. */
-	trigger: string,
+	/**  Who or what started it. */
+	trigger: TurnTrigger,
 	/**  The prompt. */
 	prompt: string,
 	/**  Where it stands. */
@@ -1935,6 +1935,20 @@ export type TurnSummary = {
 	/**  Start time (RFC 3339). */
 	started_at: string,
 };
+
+/**
+ *  Who or what started a turn. Stored with the turn and in its `turn_started` event under the
+ *  same snake_case names.
+ */
+export type TurnTrigger = 
+/**  A person: the desktop chat or `warren run`. */
+"user" | 
+/**  A scheduled (or run-now) cron job. */
+"cron" | 
+/**  An editor over ACP. */
+"acp" | 
+/**  Another agent's `delegate` call (a SubAgent turn). */
+"delegate";
 
 /**  A setting with no Warren equivalent: reported, never silently dropped. */
 export type Unmapped = {

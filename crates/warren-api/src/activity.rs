@@ -4,7 +4,7 @@
 use crate::live::{runtime_profile_of, AgentStatus, Live};
 use crate::Warren;
 use serde::{Deserialize, Serialize};
-use warren_types::{ApiError, ErrorCode, TurnEvent, UnknownCode};
+use warren_types::{ApiError, ErrorCode, TurnEvent, TurnTrigger, UnknownCode};
 
 /// A storage error that says what was being read.
 fn storage<E: std::fmt::Display>(what: String) -> impl FnOnce(E) -> ApiError {
@@ -128,8 +128,8 @@ pub struct TurnSummary {
     pub id: String,
     /// Session id.
     pub session_id: String,
-    /// `user`, `cron`, `acp`, `delegate`.
-    pub trigger: String,
+    /// Who or what started it.
+    pub trigger: TurnTrigger,
     /// The prompt.
     pub prompt: String,
     /// Where it stands.
@@ -254,13 +254,15 @@ impl Warren {
                 .await
                 .map_err(storage(format!("the turns of session `{}`", s.id)))?;
             for t in turns {
-                let status = t.status.parse().map_err(|e: UnknownCode| {
+                let stored = |e: UnknownCode| {
                     ApiError::new(ErrorCode::Storage, format!("turn `{}`: {e}", t.id))
-                })?;
+                };
+                let status = t.status.parse().map_err(stored)?;
+                let trigger = t.trigger.parse().map_err(stored)?;
                 out.push(TurnSummary {
                     id: t.id,
                     session_id: t.session_id,
-                    trigger: t.trigger,
+                    trigger,
                     prompt: t.prompt,
                     status,
                     started_at: t.started_at,
@@ -296,7 +298,7 @@ impl Warren {
 
 #[cfg(test)]
 mod tests {
-    use super::{RuntimeState, TurnState};
+    use super::{RuntimeState, TurnState, TurnTrigger};
     use crate::live::Live;
     use warren_runtime::sessions::SessionKind;
     use warren_types::ErrorCode;
@@ -357,7 +359,7 @@ mod tests {
                 .await
                 .unwrap();
             host.sessions()
-                .start_turn("t1", &s.id, "a", "user", "hi", now)
+                .start_turn("t1", &s.id, "a", &TurnTrigger::User, "hi", now)
                 .await
                 .unwrap();
             assert_eq!(w.turn_events("t1").await.unwrap(), vec![]);
@@ -370,6 +372,7 @@ mod tests {
             // storage error naming the turn and the value, not a guess.
             let turns = w.agent_turns("a").await.unwrap();
             assert_eq!(turns[0].status, TurnState::Running);
+            assert_eq!(turns[0].trigger, TurnTrigger::User);
             sqlx::query("UPDATE turns SET status = 'paused' WHERE id = 't1'")
                 .execute(host.sessions().pool())
                 .await
@@ -377,6 +380,14 @@ mod tests {
             let e = w.agent_turns("a").await.unwrap_err();
             assert_eq!(e.code, ErrorCode::Storage);
             assert_eq!(e.message, "turn `t1`: unknown turn status `paused`");
+            sqlx::query(
+                "UPDATE turns SET status = 'completed', trigger = 'webhook' WHERE id = 't1'",
+            )
+            .execute(host.sessions().pool())
+            .await
+            .unwrap();
+            let e = w.agent_turns("a").await.unwrap_err();
+            assert_eq!(e.message, "turn `t1`: unknown turn trigger `webhook`");
         });
     }
 }

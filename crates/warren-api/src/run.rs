@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use warren_runtime::approval::AsyncApprover;
 use warren_runtime::turn::TurnStatus;
-use warren_types::ApiError;
+use warren_types::{ApiError, TurnTrigger};
 
 /// What to run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -73,10 +73,11 @@ impl Warren {
     pub async fn run_prompt(
         &self,
         req: RunRequest,
-        trigger: &str,
+        trigger: TurnTrigger,
         approver: Option<Arc<dyn AsyncApprover>>,
     ) -> Result<RunResult, ApiError> {
         let host = self.host().await?;
+        let trigger_name = trigger.as_str();
         let out = host
             .run(
                 &req.agent,
@@ -99,9 +100,9 @@ impl Warren {
             TurnStatus::Failed { code, message } => (RunStatus::Failed, Some(code), Some(message)),
         };
         if let Some(code) = &code {
-            tracing::warn!(agent = %req.agent, turn = %out.turn_id, trigger, code = %code, "turn failed");
+            tracing::warn!(agent = %req.agent, turn = %out.turn_id, trigger = trigger_name, code = %code, "turn failed");
         } else {
-            tracing::info!(agent = %req.agent, turn = %out.turn_id, trigger, status = status.as_str(), "turn ended");
+            tracing::info!(agent = %req.agent, turn = %out.turn_id, trigger = trigger_name, status = status.as_str(), "turn ended");
         }
         Ok(RunResult {
             turn_id: out.turn_id,

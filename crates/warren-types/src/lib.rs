@@ -11,4 +11,4 @@ pub use alias::{validate_alias, AliasError};
 pub use config::*;
 pub use dto::*;
 pub use error::{ApiError, ErrorCode, UnknownCode};
-pub use events::{ApprovalDecision, EventKind, EventParent, TurnEvent};
+pub use events::{ApprovalDecision, EventKind, EventParent, TurnEvent, TurnTrigger};
