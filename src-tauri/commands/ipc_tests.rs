@@ -334,7 +334,7 @@ fn runtime_events_are_bridged_to_typed_window_events() {
             1,
             warren_types::EventKind::TurnStarted {
                 session_id: "s".into(),
-                trigger: "user".into(),
+                trigger: warren_types::TurnTrigger::User,
                 prompt: "hi".into(),
             },
         ));
@@ -413,7 +413,10 @@ fn settings_memory_usage_logs_and_pause_errors_keep_their_codes() {
         "invalid_argument"
     );
     let q = |level: &str, limit: u32| json!({ "query": { "agent": null, "level": level, "limit": limit } });
-    assert_eq!(code("tail_logs", q("loud", 10)), "invalid_argument");
+    // A level outside the `LogLevelFilter` union never reaches the command: the argument is
+    // refused, naming the value.
+    let refused = ipc.call("tail_logs", q("loud", 10)).unwrap_err();
+    assert!(refused.to_string().contains("loud"), "{refused}");
     assert_eq!(code("tail_logs", q("info", 0)), "invalid_argument");
     assert_eq!(ipc.call("tail_logs", q("info", 10)).unwrap(), json!([]));
 }

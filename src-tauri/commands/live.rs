@@ -8,7 +8,7 @@ use tauri::ipc::Channel;
 use tauri::State;
 use warren_api::live::{AgentStatusEntry, LiveFrame, LiveSnapshot, PendingApprovalView};
 use warren_api::{AgentMeters, RunRequest, RunResult, RuntimeStatus, TurnSummary};
-use warren_types::{ApiError, ApprovalDecision, TurnEvent};
+use warren_types::{ApiError, ApprovalDecision, TurnEvent, TurnTrigger};
 
 /// A live subscription: its id (to end it) and the snapshot taken when it began.
 #[derive(Debug, Clone, Serialize, Type)]
@@ -84,7 +84,7 @@ pub async fn answer_approval(
 #[tauri::command]
 #[specta::specta]
 pub async fn send_prompt(core: State<'_, Core>, req: RunRequest) -> Result<RunResult, ApiError> {
-    core.warren.run_prompt(req, "user", None).await
+    core.warren.run_prompt(req, TurnTrigger::User, None).await
 }
 
 /// Cancels the agent's running turn; false when none runs.

@@ -7,6 +7,7 @@ use crate::harness::{launch, Desktop};
 use crate::{block_on_mt, serial};
 use fantoccini::Locator;
 use std::time::{Duration, Instant};
+use warren_api::cron::CronRunStatus;
 use warren_testkit::fake_llm::{FakeLlm, Reply};
 use warren_types::{ErrorCode, ProviderFamily};
 
@@ -262,8 +263,8 @@ fn a_failed_cron_run_is_notified() {
                 .iter()
                 .find(|j| j.id == "nightly")
                 .and_then(|j| j.last_run.clone());
-            if let Some(run) = last.filter(|r| r.status != "running") {
-                assert_eq!(run.status, "failed", "{run:?}");
+            if let Some(run) = last.filter(|r| r.status != CronRunStatus::Running) {
+                assert_eq!(run.status, CronRunStatus::Failed, "{run:?}");
                 break;
             }
             assert!(Instant::now() < deadline, "the run was not recorded");

@@ -65,7 +65,7 @@ fn check(home: &Path, write: bool, path: &Path) -> (bool, String) {
     let c = w
         .policy_check("alice", write, path.to_str().unwrap(), &HostEnv::default())
         .unwrap();
-    (c.allowed, c.rule)
+    (c.allowed, c.rule.code().to_string())
 }
 
 /// Chooses `value` in the `<select>` at `css` as a person would (the change event included).

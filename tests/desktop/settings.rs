@@ -10,6 +10,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 use warren_api::{HostEnv, Warren};
 use warren_config::InstallLayout;
+use warren_types::SecretBackendKind;
 
 const CONFIG: &str = r#"# Settings test install.
 schema_version = 1
@@ -139,7 +140,7 @@ fn a_key_set_in_settings_goes_to_the_keyring_and_start_settings_persist() {
             .iter()
             .find(|e| e.reference == "OPENAI_MAIN_API_KEY")
             .unwrap_or_else(|| panic!("not listed: {listed:?}"));
-        assert_eq!(entry.store, "keyring");
+        assert_eq!(entry.store, SecretBackendKind::Keyring);
         assert!(
             files_containing(&d.home, KEY).is_empty(),
             "the key is in plain text under the install"
@@ -220,7 +221,7 @@ fn without_a_keyring_a_key_goes_to_the_encrypted_file() {
             .iter()
             .find(|e| e.reference == "OPENAI_MAIN_API_KEY")
             .unwrap_or_else(|| panic!("not listed: {listed:?}"));
-        assert_eq!(entry.store, "file");
+        assert_eq!(entry.store, SecretBackendKind::File);
         assert!(
             files_containing(&d.home, KEY).is_empty(),
             "the key is in plain text under the install"

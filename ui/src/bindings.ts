@@ -189,6 +189,13 @@ export const events = {
 };
 
 /* Types */
+/**  The kind of access a tool asks for on a path. */
+export type Access = 
+/**  Open for reading, list a directory. */
+"read" | 
+/**  Create, modify, remove. */
+"write";
+
 /**  Access granted on a sibling's workspace. */
 export type AccessMode = 
 /**  Read-only. */
@@ -480,11 +487,18 @@ export type BudgetLevel =
 export type Callout = {
 	/**  The Warren setting concerned. */
 	setting: string,
-	/**  `stronger` (Warren allows less) or `weaker` (Warren allows more). */
-	direction: string,
+	/**  Whether Warren allows less or more. */
+	direction: CalloutDirection,
 	/**  What changes. */
 	note: string,
 };
+
+/**  Which way Warren's enforcement of a value differs from ZeroClaw's. */
+export type CalloutDirection = 
+/**  Warren allows less. */
+"stronger" | 
+/**  Warren allows more. */
+"weaker";
 
 /**  One finding of `warren config validate`. */
 export type ConfigIssue = {
@@ -500,7 +514,10 @@ export type ConfigIssue = {
 
 /**  How many items of one owned-state kind. */
 export type CountView = {
-	/**  The kind (`memory`, `sessions`, `cron_jobs`, ...). */
+	/**
+	 *  The kind (`memory`, `sessions`, `cron_jobs`, ...): each owned-state participant names
+	 *  its own, and an archive's manifest keeps the names it was written with.
+	 */
 	kind: string,
 	/**  How many. */
 	count: number,
@@ -531,10 +548,19 @@ export type CronCheck = {
 	next_runs: string[],
 };
 
+/**  A field of a job, as a check names it. */
+export type CronField = 
+/**  The agent that runs the job. */
+"agent" | 
+/**  The cron expression. */
+"schedule" | 
+/**  The prompt. */
+"prompt";
+
 /**  One field of a job that is wrong. */
 export type CronFieldError = {
-	/**  `agent`, `schedule`, `prompt` or `id`. */
-	field: string,
+	/**  The field. */
+	field: CronField,
 	/**  What is wrong. */
 	message: string,
 };
@@ -597,6 +623,21 @@ export type CronPlan = {
 	schedule: string,
 };
 
+/**  How a run of a job stands. */
+export type CronRunStatus = 
+/**  Its turn is running. */
+"running" | 
+/**  Its turn completed. */
+"completed" | 
+/**  Its turn failed. */
+"failed" | 
+/**  Its turn was cancelled. */
+"cancelled" | 
+/**  The turn could not start. */
+"error" | 
+/**  Not run: the previous run of the job was still going. */
+"skipped";
+
 /**  One run of a job. */
 export type CronRunView = {
 	/**  Run id. */
@@ -611,8 +652,8 @@ export type CronRunView = {
 	started_at: string,
 	/**  End time, once it ended. */
 	ended_at: string | null,
-	/**  `running`, `completed`, `failed`, `cancelled`, `error` or `skipped`. */
-	status: string,
+	/**  How it stands. */
+	status: CronRunStatus,
 	/**  The turn, when one ran. */
 	turn_id: string | null,
 	/**  What went wrong. */
@@ -729,8 +770,8 @@ export type EventKind =
 { type: "turn_started"; 
 /**  Session the turn belongs to. */
 session_id: string; 
-/**  `user`, `cron`, `acp` or `delegate`. */
-trigger: string; 
+/**  Who or what started it. */
+trigger: TurnTrigger; 
 /**  The prompt. */
 prompt: string } | 
 /**  A request to a provider route entry. */
@@ -852,12 +893,38 @@ export type ForgottenMemory = {
 	key: string,
 };
 
+/**  What a grant on a sibling gives: access to its workspace, or reading its memory. */
+export type GrantAccess = 
+/**  Read its workspace. */
+"read" | 
+/**  Write its workspace, never read it. */
+"write" | 
+/**  Read and write its workspace. */
+"read_write" | 
+/**  Read its memory (a `read_memory_from` entry). */
+"memory";
+
+/**  The rule that decided a memory or delegation permission. */
+export type GrantRule = 
+/**  A `read_memory_from` entry names the peer. */
+"memory_grant" | 
+/**  No `read_memory_from` entry names the peer. */
+"no_memory_grant" | 
+/**  The two agents keep memory in different backends. */
+"other_backend" | 
+/**  The risk profile allows delegation and `delegates` lists the peer. */
+"delegate_listed" | 
+/**  The risk profile allows delegation but `delegates` does not list the peer. */
+"not_a_delegate" | 
+/**  The risk profile forbids delegation. */
+"delegation_forbidden";
+
 /**  One grant as shown by `warren agents show`. */
 export type GrantSummary = {
 	/**  The sibling's alias. */
 	agent: string,
-	/**  `read`, `write`, `read_write` for workspace grants; `memory` for memory grants. */
-	access: string,
+	/**  The workspace access of a workspace grant; `memory` for a memory grant. */
+	access: GrantAccess,
 	/**  Category names of a scoped memory grant. */
 	categories: string[] | null,
 };
@@ -949,6 +1016,26 @@ export type InstallInfo = {
 	created_default: boolean,
 };
 
+/**  Where a provider's API key is found. */
+export type KeyLocation = 
+/**  In the desktop keyring. */
+"keyring" | 
+/**  In the encrypted secrets file. */
+"file" | 
+/**  In the environment variable named by `api_key_env`. */
+"env";
+
+/**  Which lifecycle operation: of a plan, or of an unfinished journal entry. */
+export type LifecycleKind = 
+/**  Rename an agent. */
+"rename" | 
+/**  Delete an agent into an archive. */
+"delete" | 
+/**  Restore an agent from an archive. */
+"restore" | 
+/**  A journal entry that cannot be read (pending operations only). */
+"unreadable";
+
 /**  The answer of a rename, delete or restore. */
 export type LifecycleOutcome = {
 	/**  True when every step completed (a dry run: when nothing blocks). */
@@ -1028,12 +1115,44 @@ export type LlmErrorCode =
 /**  The request could not be built. */
 "invalid_request";
 
+/**
+ *  The level of a log line, spelled as the JSON log writes it (`ERROR` … `TRACE`). Ordered
+ *  from the most severe to the most verbose.
+ */
+export type LogLevel = 
+/**  `ERROR`. */
+"ERROR" | 
+/**  `WARN`. */
+"WARN" | 
+/**  `INFO`. */
+"INFO" | 
+/**  `DEBUG`. */
+"DEBUG" | 
+/**  `TRACE`. */
+"TRACE";
+
+/**
+ *  The least severe level a query returns: that level and every more severe one. Spelled in
+ *  lower case (`error` … `trace`), as `warren logs --level` takes it.
+ */
+export type LogLevelFilter = 
+/**  `error` lines only. */
+"error" | 
+/**  `warn` and above. */
+"warn" | 
+/**  `info` and above. */
+"info" | 
+/**  `debug` and above. */
+"debug" | 
+/**  Every line. */
+"trace";
+
 /**  One log line. */
 export type LogLine = {
 	/**  RFC 3339 time as written. */
 	time: string,
-	/**  `ERROR`, `WARN`, `INFO`, `DEBUG` or `TRACE`. */
-	level: string,
+	/**  Its level. */
+	level: LogLevel,
 	/**  The agent the line is about, if any. */
 	agent: string | null,
 	/**  The message. */
@@ -1048,8 +1167,8 @@ export type LogLine = {
 export type LogQuery = {
 	/**  Only lines whose `agent` field (on the event or its span) is this alias. */
 	agent: string | null,
-	/**  Only lines at this level or more severe: `error`, `warn`, `info`, `debug`, `trace`. */
-	level: string | null,
+	/**  Only lines at this level or more severe. */
+	level: LogLevelFilter | null,
 	/**  At most this many lines (the newest), 1 to 5000. */
 	limit: number,
 };
@@ -1270,8 +1389,8 @@ export type PendingApprovalView = {
 export type PendingOperationView = {
 	/**  The journal entry id (empty for an unreadable entry). */
 	journal: string,
-	/**  `rename`, `delete`, `restore`, or `unreadable` when the entry cannot be read. */
-	kind: string,
+	/**  The operation, or `unreadable` when the entry cannot be read. */
+	kind: LifecycleKind,
 	/**  One line, e.g. `rename alice → ann`. */
 	description: string,
 	/**  The aliases it involves: each refuses turns with `lifecycle_pending` until it is done. */
@@ -1328,12 +1447,8 @@ export type PermissionExplanation = {
 	aspect: PermissionAspect,
 	/**  Allowed or not. */
 	allowed: boolean,
-	/**
-	 *  The rule that decided it (the codes of `warren policy check`, or `memory_grant`,
-	 *  `no_memory_grant`, `other_backend`, `delegate_listed`, `not_a_delegate`,
-	 *  `delegation_forbidden`).
-	 */
-	rule: string,
+	/**  The rule that decided it. */
+	rule: PermissionRule,
 	/**  The path checked, for workspace permissions. */
 	path: string | null,
 	/**  The config entries behind it, as written (`agents.alice.workspace.access.bob = "read"`). */
@@ -1363,10 +1478,20 @@ export type PermissionRow = {
 	cells: PermissionCell[],
 };
 
+/**
+ *  The rule behind a permission: for the workspace, the path rule of `warren policy check`;
+ *  for memory and delegation, a [`GrantRule`]. Either is one snake_case string on the wire.
+ */
+export type PermissionRule = 
+/**  A workspace permission, decided by the path rules. */
+Rule | 
+/**  A memory or delegation permission. */
+GrantRule;
+
 /**  What a rename, delete or restore will do (or did). */
 export type PlanView = {
-	/**  `rename`, `delete` or `restore`. */
-	operation: string,
+	/**  The operation (never `unreadable`). */
+	operation: LifecycleKind,
 	/**  The agent acted on. */
 	alias: string,
 	/**  The new alias (rename, restore). */
@@ -1389,12 +1514,12 @@ export type PlanView = {
 export type PolicyCheck = {
 	/**  Whether the access is allowed. */
 	allowed: boolean,
-	/**  `read` or `write`. */
-	access: string,
+	/**  The access decided. */
+	access: Access,
 	/**  The resolved path. */
 	path: string,
-	/**  The deciding rule code. */
-	rule: string,
+	/**  The deciding rule. */
+	rule: Rule,
 };
 
 /**  An edit of one profile (a new name creates the profile). */
@@ -1473,8 +1598,8 @@ export type ProviderInput = {
 export type ProviderKeyView = {
 	/**  `"family.alias"`. */
 	reference: string,
-	/**  Wire protocol family (`openai`, `anthropic`, `ollama`). */
-	family: string,
+	/**  Wire protocol family. */
+	family: ProviderFamily,
 	/**  Vendor model name. */
 	model: string,
 	/**  Effective base URL. */
@@ -1485,8 +1610,8 @@ export type ProviderKeyView = {
 	api_key_env: string | null,
 	/**  Whether a key is there now (the secret is stored, or the variable is set). */
 	key_set: boolean,
-	/**  Where the key is kept: `keyring`, `file` or `env`; `null` when not set. */
-	store: string | null,
+	/**  Where the key is kept; `null` when not set. */
+	store: KeyLocation | null,
 };
 
 /**  A provider entry. */
@@ -1535,16 +1660,43 @@ export type ProviderTestView = {
 	duration_ms: number,
 };
 
+/**  What the operation does to a reference. */
+export type ReferenceAction = 
+/**  A rename points it at the new alias. */
+"rewrite" | 
+/**  A delete removes it. */
+"remove" | 
+/**  It stops the delete. */
+"blocks";
+
+/**  Where a config reference to an agent sits. */
+export type ReferenceKind = 
+/**  An entry of another agent's `delegates`. */
+"delegate" | 
+/**  A key of another agent's `workspace.access`. */
+"workspace_access" | 
+/**  An entry of another agent's `read_memory_from`. */
+"read_memory_from" | 
+/**  `cron.<id>.agent`. */
+"cron_agent";
+
+/**  Whether a reference blocks a delete. */
+export type ReferenceStrength = 
+/**  Blocks a delete (an enabled cron job runs as the agent). */
+"hard" | 
+/**  Removed by a delete, rewritten by a rename. */
+"soft";
+
 /**  A config reference the operation rewrites, removes, or is blocked by. */
 export type ReferenceView = {
 	/**  Dotted path of the reference, e.g. `agents.bob.delegates[0]`. */
 	path: string,
-	/**  `delegate`, `workspace_access`, `read_memory_from` or `cron_agent`. */
-	kind: string,
-	/**  `hard` (blocks a delete) or `soft`. */
-	strength: string,
-	/**  `rewrite`, `remove` or `blocks`. */
-	action: string,
+	/**  Where it sits. */
+	kind: ReferenceKind,
+	/**  Whether it blocks a delete. */
+	strength: ReferenceStrength,
+	/**  What the operation does to it. */
+	action: ReferenceAction,
 };
 
 /**  What resuming one unfinished operation gave. */
@@ -1593,6 +1745,43 @@ export type RiskProfile = {
 	network?: boolean,
 };
 
+/**  The rule that decided an authorization, allowed or denied (rules §2.1). The code is stable. */
+export type Rule = 
+/**  One of `/dev/null`, `/dev/zero`, `/dev/random`, `/dev/urandom`. */
+"device" | 
+/**  Inside the agent's own workspace. */
+"workspace" | 
+/**  Inside a sibling workspace granted `read_write`. */
+"read_write_grant" | 
+/**  Inside an `allowed_roots` entry of the risk profile. */
+"allowed_root" | 
+/**
+ *  Inside a read-only root (a sibling granted `read`, or `shared/skills`): read allowed,
+ *  write denied.
+ */
+"read_only_grant" | 
+/**  Inside a write-only root (a sibling granted `write`): write allowed, read denied. */
+"write_only_grant" | 
+/**  Outside every root while `workspace_only` is off. */
+"unrestricted" | 
+/**  Outside every root while `workspace_only` is on. */
+"outside_workspace" | 
+/**  Under a `forbidden_paths` entry. */
+"forbidden_path" | 
+/**  The config file, the `data/` tree or the deletion archives. */
+"runtime_state" | 
+/**  The path is malformed (NUL byte, empty, unsupported `~user`, no home for `~`). */
+"invalid_path" | 
+/**  More than 40 symbolic links were followed while resolving the path. */
+"symlink_loop" | 
+/**  Another process's `/proc/<pid>` entries, or a write under `/proc` or `/sys`. */
+"kernel_interface" | 
+/**
+ *  A write (rename, removal, replacement) of the install root or of a strict ancestor of a
+ *  runtime-state path or of a root the agent may not write.
+ */
+"protected_ancestor";
+
 /**  What to run. */
 export type RunRequest = {
 	/**  The agent. */
@@ -1609,15 +1798,24 @@ export type RunResult = {
 	turn_id: string,
 	/**  The session the turn belongs to. */
 	session: string,
-	/**  `completed`, `failed` or `cancelled`. */
-	status: string,
+	/**  How it ended. */
+	status: RunStatus,
 	/**  The final text when completed. */
 	text: string,
 	/**  The error code when failed. */
-	error_code: string | null,
+	error_code: TurnFailure | null,
 	/**  The error message when failed. */
 	error_message: string | null,
 };
+
+/**  How a turn ended. */
+export type RunStatus = 
+/**  With a final answer. */
+"completed" | 
+/**  With an error (see `error_code`). */
+"failed" | 
+/**  Cancelled by the user or a shutdown. */
+"cancelled";
 
 /**  `[runtime_profiles.<p>]`. */
 export type RuntimeProfile = {
@@ -1641,10 +1839,17 @@ export type RuntimeProfile = {
 	max_context_tokens?: number | null,
 };
 
+/**  Whether the runtime is up. */
+export type RuntimeState = 
+/**  The runtime is open. */
+"running" | 
+/**  The runtime could not open. */
+"unavailable";
+
 /**  The status strip: the runtime, agent counts, approvals waiting and today's spend. */
 export type RuntimeStatus = {
-	/**  `running`, or `unavailable` when the runtime could not open (see `problem`). */
-	state: string,
+	/**  Whether the runtime is up (see `problem` when it is not). */
+	state: RuntimeState,
 	/**  Why the runtime is unavailable. */
 	problem: string | null,
 	/**  Agents in the config. */
@@ -1690,11 +1895,18 @@ export type SandboxView = {
 
 /**  The backend user secrets are kept in. */
 export type SecretBackend = {
-	/**  `keyring` or `file`. */
-	backend: string,
+	/**  The keyring or the encrypted file. */
+	backend: SecretBackendKind,
 	/**  Where exactly, and why the keyring is not used when it is not. */
 	description: string,
 };
+
+/**  Where user secrets (API keys) are kept. */
+export type SecretBackendKind = 
+/**  The desktop keyring (Secret Service). */
+"keyring" | 
+/**  The encrypted file under the install. */
+"file";
 
 /**  Totals of the plan. */
 export type Totals = {
@@ -1766,21 +1978,46 @@ export type TurnFailure =
 /**  A code this version does not know (an event stored by a newer one). */
 string;
 
+/**  Where a stored turn stands. */
+export type TurnState = 
+/**  Still running (or the process running it died). */
+"running" | 
+/**  Ended with a final answer. */
+"completed" | 
+/**  Ended with an error. */
+"failed" | 
+/**  Cancelled by the user or a shutdown. */
+"cancelled";
+
 /**  One stored turn, for the history list. */
 export type TurnSummary = {
 	/**  Turn id. */
 	id: string,
 	/**  Session id. */
 	session_id: string,
-	/**  `user`, `cron`, `acp`, `delegate`. */
-	trigger: string,
+	/**  Who or what started it. */
+	trigger: TurnTrigger,
 	/**  The prompt. */
 	prompt: string,
-	/**  `running`, `completed`, `failed`, `cancelled`. */
-	status: string,
+	/**  Where it stands. */
+	status: TurnState,
 	/**  Start time (RFC 3339). */
 	started_at: string,
 };
+
+/**
+ *  Who or what started a turn. Stored with the turn and in its `turn_started` event under the
+ *  same snake_case names.
+ */
+export type TurnTrigger = 
+/**  A person: the desktop chat or `warren run`. */
+"user" | 
+/**  A scheduled (or run-now) cron job. */
+"cron" | 
+/**  An editor over ACP. */
+"acp" | 
+/**  Another agent's `delegate` call (a SubAgent turn). */
+"delegate";
 
 /**  A setting with no Warren equivalent: reported, never silently dropped. */
 export type Unmapped = {

@@ -4,7 +4,7 @@
 use crate::live::{runtime_profile_of, AgentStatus, Live};
 use crate::Warren;
 use serde::{Deserialize, Serialize};
-use warren_types::{ApiError, ErrorCode, TurnEvent};
+use warren_types::{ApiError, ErrorCode, TurnEvent, TurnTrigger, UnknownCode};
 
 /// A storage error that says what was being read.
 fn storage<E: std::fmt::Display>(what: String) -> impl FnOnce(E) -> ApiError {
@@ -29,12 +29,79 @@ pub struct AgentMeters {
     pub max_actions_per_hour: u32,
 }
 
+/// Whether the runtime is up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum RuntimeState {
+    /// The runtime is open.
+    Running,
+    /// The runtime could not open.
+    Unavailable,
+}
+
+impl RuntimeState {
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RuntimeState::Running => "running",
+            RuntimeState::Unavailable => "unavailable",
+        }
+    }
+}
+
+/// Where a stored turn stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum TurnState {
+    /// Still running (or the process running it died).
+    Running,
+    /// Ended with a final answer.
+    Completed,
+    /// Ended with an error.
+    Failed,
+    /// Cancelled by the user or a shutdown.
+    Cancelled,
+}
+
+impl TurnState {
+    /// Every state.
+    pub const ALL: [TurnState; 4] = [
+        TurnState::Running,
+        TurnState::Completed,
+        TurnState::Failed,
+        TurnState::Cancelled,
+    ];
+
+    /// The wire spelling, also the `status` column of the `turns` table.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TurnState::Running => "running",
+            TurnState::Completed => "completed",
+            TurnState::Failed => "failed",
+            TurnState::Cancelled => "cancelled",
+        }
+    }
+}
+
+impl std::str::FromStr for TurnState {
+    type Err = UnknownCode;
+
+    fn from_str(s: &str) -> Result<Self, UnknownCode> {
+        Self::ALL
+            .into_iter()
+            .find(|t| t.as_str() == s)
+            .ok_or_else(|| UnknownCode::new("turn status", s))
+    }
+}
+
 /// The status strip: the runtime, agent counts, approvals waiting and today's spend.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct RuntimeStatus {
-    /// `running`, or `unavailable` when the runtime could not open (see `problem`).
-    pub state: String,
+    /// Whether the runtime is up (see `problem` when it is not).
+    pub state: RuntimeState,
     /// Why the runtime is unavailable.
     pub problem: Option<String>,
     /// Agents in the config.
@@ -61,12 +128,12 @@ pub struct TurnSummary {
     pub id: String,
     /// Session id.
     pub session_id: String,
-    /// `user`, `cron`, `acp`, `delegate`.
-    pub trigger: String,
+    /// Who or what started it.
+    pub trigger: TurnTrigger,
     /// The prompt.
     pub prompt: String,
-    /// `running`, `completed`, `failed`, `cancelled`.
-    pub status: String,
+    /// Where it stands.
+    pub status: TurnState,
     /// Start time (RFC 3339).
     pub started_at: String,
 }
@@ -114,7 +181,7 @@ impl Warren {
             Ok(h) => h,
             Err(e) => {
                 return Ok(RuntimeStatus {
-                    state: "unavailable".into(),
+                    state: RuntimeState::Unavailable,
                     problem: Some(e.message),
                     agents: u32::try_from(cfg.agents.len()).unwrap_or(u32::MAX),
                     working: 0,
@@ -152,7 +219,7 @@ impl Warren {
             budget += f64::from(runtime_profile_of(&cfg, alias).max_cost_per_day_cents);
         }
         Ok(RuntimeStatus {
-            state: "running".into(),
+            state: RuntimeState::Running,
             problem: None,
             agents: u32::try_from(cfg.agents.len()).unwrap_or(u32::MAX),
             working,
@@ -187,12 +254,17 @@ impl Warren {
                 .await
                 .map_err(storage(format!("the turns of session `{}`", s.id)))?;
             for t in turns {
+                let stored = |e: UnknownCode| {
+                    ApiError::new(ErrorCode::Storage, format!("turn `{}`: {e}", t.id))
+                };
+                let status = t.status.parse().map_err(stored)?;
+                let trigger = t.trigger.parse().map_err(stored)?;
                 out.push(TurnSummary {
                     id: t.id,
                     session_id: t.session_id,
-                    trigger: t.trigger,
+                    trigger,
                     prompt: t.prompt,
-                    status: t.status,
+                    status,
                     started_at: t.started_at,
                 });
             }
@@ -226,9 +298,31 @@ impl Warren {
 
 #[cfg(test)]
 mod tests {
+    use super::{RuntimeState, TurnState, TurnTrigger};
     use crate::live::Live;
     use warren_runtime::sessions::SessionKind;
     use warren_types::ErrorCode;
+
+    #[test]
+    fn runtime_and_turn_states_are_their_documented_codes() {
+        crate::test_support::assert_codes(&[
+            (RuntimeState::Running, "running"),
+            (RuntimeState::Unavailable, "unavailable"),
+        ]);
+        let turns = [
+            (TurnState::Running, "running"),
+            (TurnState::Completed, "completed"),
+            (TurnState::Failed, "failed"),
+            (TurnState::Cancelled, "cancelled"),
+        ];
+        crate::test_support::assert_codes(&turns);
+        assert_eq!(turns.len(), TurnState::ALL.len());
+        for (t, code) in turns {
+            assert_eq!(code.parse::<TurnState>().unwrap(), t);
+        }
+        let e = "paused".parse::<TurnState>().unwrap_err();
+        assert_eq!(e.to_string(), "unknown turn status `paused`");
+    }
 
     #[test]
     fn a_paused_agent_is_not_counted_idle() {
@@ -265,7 +359,7 @@ mod tests {
                 .await
                 .unwrap();
             host.sessions()
-                .start_turn("t1", &s.id, "a", "user", "hi", now)
+                .start_turn("t1", &s.id, "a", &TurnTrigger::User, "hi", now)
                 .await
                 .unwrap();
             assert_eq!(w.turn_events("t1").await.unwrap(), vec![]);
@@ -273,6 +367,27 @@ mod tests {
             let e = w.turn_events("no-such-turn").await.unwrap_err();
             assert_eq!(e.code, ErrorCode::NotFound);
             assert!(e.message.contains("turn `no-such-turn`"), "{}", e.message);
+
+            // The stored turn reads as running; a status this version does not know is a
+            // storage error naming the turn and the value, not a guess.
+            let turns = w.agent_turns("a").await.unwrap();
+            assert_eq!(turns[0].status, TurnState::Running);
+            assert_eq!(turns[0].trigger, TurnTrigger::User);
+            sqlx::query("UPDATE turns SET status = 'paused' WHERE id = 't1'")
+                .execute(host.sessions().pool())
+                .await
+                .unwrap();
+            let e = w.agent_turns("a").await.unwrap_err();
+            assert_eq!(e.code, ErrorCode::Storage);
+            assert_eq!(e.message, "turn `t1`: unknown turn status `paused`");
+            sqlx::query(
+                "UPDATE turns SET status = 'completed', trigger = 'webhook' WHERE id = 't1'",
+            )
+            .execute(host.sessions().pool())
+            .await
+            .unwrap();
+            let e = w.agent_turns("a").await.unwrap_err();
+            assert_eq!(e.message, "turn `t1`: unknown turn trigger `webhook`");
         });
     }
 }

@@ -3,7 +3,7 @@
 use crate::{errors::config_error, Warren};
 use warren_config::{references_to, NewAgent};
 use warren_types::{
-    AccessMode, AgentDetail, AgentSummary, ApiError, Config, CreateAgentRequest, ErrorCode,
+    AgentDetail, AgentSummary, ApiError, Config, CreateAgentRequest, ErrorCode, GrantAccess,
     GrantSummary, ProviderSummary,
 };
 
@@ -22,14 +22,6 @@ fn summary(w: &Warren, cfg: &Config, alias: &str) -> Option<AgentSummary> {
             .display()
             .to_string(),
     })
-}
-
-fn access_name(m: AccessMode) -> &'static str {
-    match m {
-        AccessMode::Read => "read",
-        AccessMode::Write => "write",
-        AccessMode::ReadWrite => "read_write",
-    }
 }
 
 impl Warren {
@@ -62,7 +54,7 @@ impl Warren {
                 .iter()
                 .map(|(peer, m)| GrantSummary {
                     agent: peer.clone(),
-                    access: access_name(*m).to_string(),
+                    access: GrantAccess::from(*m),
                     categories: None,
                 })
                 .collect(),
@@ -72,7 +64,7 @@ impl Warren {
                 .iter()
                 .map(|g| GrantSummary {
                     agent: g.agent().to_string(),
-                    access: "memory".into(),
+                    access: GrantAccess::Memory,
                     categories: g.categories().map(|c| c.to_vec()),
                 })
                 .collect(),

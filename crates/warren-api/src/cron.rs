@@ -7,7 +7,7 @@ use crate::Warren;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 use warren_runtime::cron::{check_schedule, next_times, CronError, CronRun, CronStore, Scheduler};
-use warren_types::{ApiError, ErrorCode};
+use warren_types::{ApiError, ErrorCode, UnknownCode};
 
 /// How many run times a preview shows.
 pub const PREVIEW_RUNS: usize = 5;
@@ -21,6 +21,66 @@ pub enum CronSource {
     Config,
     /// Created at runtime, stored in `data/cron.db`.
     Runtime,
+}
+
+/// How a run of a job stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum CronRunStatus {
+    /// Its turn is running.
+    Running,
+    /// Its turn completed.
+    Completed,
+    /// Its turn failed.
+    Failed,
+    /// Its turn was cancelled.
+    Cancelled,
+    /// The turn could not start.
+    Error,
+    /// Not run: the previous run of the job was still going.
+    Skipped,
+}
+
+impl CronRunStatus {
+    /// Every status.
+    pub const ALL: [CronRunStatus; 6] = [
+        CronRunStatus::Running,
+        CronRunStatus::Completed,
+        CronRunStatus::Failed,
+        CronRunStatus::Cancelled,
+        CronRunStatus::Error,
+        CronRunStatus::Skipped,
+    ];
+
+    /// The wire spelling, also the `status` column of the `runs` table of `cron.db`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CronRunStatus::Running => "running",
+            CronRunStatus::Completed => "completed",
+            CronRunStatus::Failed => "failed",
+            CronRunStatus::Cancelled => "cancelled",
+            CronRunStatus::Error => "error",
+            CronRunStatus::Skipped => "skipped",
+        }
+    }
+}
+
+impl std::str::FromStr for CronRunStatus {
+    type Err = UnknownCode;
+
+    fn from_str(s: &str) -> Result<Self, UnknownCode> {
+        Self::ALL
+            .into_iter()
+            .find(|c| c.as_str() == s)
+            .ok_or_else(|| UnknownCode::new("cron run status", s))
+    }
+}
+
+impl std::fmt::Display for CronRunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
 }
 
 /// One run of a job.
@@ -39,8 +99,8 @@ pub struct CronRunView {
     pub started_at: String,
     /// End time, once it ended.
     pub ended_at: Option<String>,
-    /// `running`, `completed`, `failed`, `cancelled`, `error` or `skipped`.
-    pub status: String,
+    /// How it stands.
+    pub status: CronRunStatus,
     /// The turn, when one ran.
     pub turn_id: Option<String>,
     /// What went wrong.
@@ -97,12 +157,42 @@ pub struct CronJobEdit {
     pub enabled: Option<bool>,
 }
 
+/// A field of a job, as a check names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum CronField {
+    /// The agent that runs the job.
+    Agent,
+    /// The cron expression.
+    Schedule,
+    /// The prompt.
+    Prompt,
+}
+
+impl CronField {
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CronField::Agent => "agent",
+            CronField::Schedule => "schedule",
+            CronField::Prompt => "prompt",
+        }
+    }
+}
+
+impl std::fmt::Display for CronField {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
 /// One field of a job that is wrong.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct CronFieldError {
-    /// `agent`, `schedule`, `prompt` or `id`.
-    pub field: String,
+    /// The field.
+    pub field: CronField,
     /// What is wrong.
     pub message: String,
 }
@@ -175,24 +265,29 @@ fn schedule_check(schedule: &str, now: DateTime<Utc>) -> Result<Vec<String>, Cro
             .map(time)
             .collect()),
         Err(e) => Err(CronFieldError {
-            field: "schedule".into(),
+            field: CronField::Schedule,
             message: format!("invalid cron expression `{schedule}`: {e}"),
         }),
     }
 }
 
-fn run_view(r: CronRun) -> CronRunView {
-    CronRunView {
+/// The view of a stored run; a status this version does not know is a storage error naming
+/// the run.
+fn run_view(r: CronRun) -> Result<CronRunView, ApiError> {
+    let status = r.status.parse().map_err(|e: UnknownCode| {
+        ApiError::new(ErrorCode::Storage, format!("cron run {}: {e}", r.id))
+    })?;
+    Ok(CronRunView {
         id: u32::try_from(r.id).unwrap_or(u32::MAX),
         job: r.job,
         scheduled_for: r.scheduled_for,
         missed: u32::try_from(r.missed).unwrap_or(u32::MAX),
         started_at: r.started_at,
         ended_at: r.ended_at,
-        status: r.status,
+        status,
         turn_id: r.turn_id,
         error: r.error,
-    }
+    })
 }
 
 impl Warren {
@@ -225,12 +320,12 @@ impl Warren {
         let mut errors = Vec::new();
         if req.agent.trim().is_empty() {
             errors.push(CronFieldError {
-                field: "agent".into(),
+                field: CronField::Agent,
                 message: "choose the agent that runs the job".into(),
             });
         } else if !config.agents.contains_key(&req.agent) {
             errors.push(CronFieldError {
-                field: "agent".into(),
+                field: CronField::Agent,
                 message: format!("agent `{}` does not exist", req.agent),
             });
         }
@@ -243,7 +338,7 @@ impl Warren {
         };
         if req.prompt.trim().is_empty() {
             errors.push(CronFieldError {
-                field: "prompt".into(),
+                field: CronField::Prompt,
                 message: "a cron job needs a non-empty prompt".into(),
             });
         }
@@ -277,7 +372,12 @@ impl Warren {
                 source: CronSource::Config,
                 read_only: true,
                 next_runs: next_if(j.enabled, &j.schedule, now),
-                last_run: store.last_run(id).await.map_err(cron_error)?.map(run_view),
+                last_run: store
+                    .last_run(id)
+                    .await
+                    .map_err(cron_error)?
+                    .map(run_view)
+                    .transpose()?,
             });
         }
         let agent_id = match agent {
@@ -289,7 +389,8 @@ impl Warren {
                 .last_run(&j.id)
                 .await
                 .map_err(cron_error)?
-                .map(run_view);
+                .map(run_view)
+                .transpose()?;
             out.push(CronJobView {
                 next_runs: next_if(j.enabled, &j.schedule, now),
                 id: j.id,
@@ -419,6 +520,7 @@ impl Warren {
             .await
             .map_err(cron_error)?
             .map(run_view)
+            .transpose()?
             .ok_or_else(|| ApiError::new(ErrorCode::Storage, format!("cron run {run} vanished")))
     }
 }
@@ -428,5 +530,57 @@ fn next_if(enabled: bool, schedule: &str, now: DateTime<Utc>) -> Vec<String> {
         schedule_check(schedule, now).unwrap_or_default()
     } else {
         Vec::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_statuses_and_fields_are_their_documented_codes() {
+        let runs = [
+            (CronRunStatus::Running, "running"),
+            (CronRunStatus::Completed, "completed"),
+            (CronRunStatus::Failed, "failed"),
+            (CronRunStatus::Cancelled, "cancelled"),
+            (CronRunStatus::Error, "error"),
+            (CronRunStatus::Skipped, "skipped"),
+        ];
+        crate::test_support::assert_codes(&runs);
+        assert_eq!(runs.len(), CronRunStatus::ALL.len());
+        for (s, code) in runs {
+            assert_eq!(code.parse::<CronRunStatus>().unwrap(), s);
+        }
+        crate::test_support::assert_codes(&[
+            (CronField::Agent, "agent"),
+            (CronField::Schedule, "schedule"),
+            (CronField::Prompt, "prompt"),
+        ]);
+    }
+
+    /// A stored run whose status this version does not know is an error naming the run.
+    #[test]
+    fn a_run_with_an_unknown_status_is_a_storage_error() {
+        let run = |status: &str| CronRun {
+            id: 7,
+            job: "j".into(),
+            source: "runtime".into(),
+            agent_id: None,
+            scheduled_for: "2026-01-01T00:00:00Z".into(),
+            missed: 0,
+            started_at: "2026-01-01T00:00:00Z".into(),
+            ended_at: None,
+            status: status.into(),
+            turn_id: None,
+            error: None,
+        };
+        assert_eq!(
+            run_view(run("skipped")).unwrap().status,
+            CronRunStatus::Skipped
+        );
+        let e = run_view(run("exploded")).unwrap_err();
+        assert_eq!(e.code, ErrorCode::Storage);
+        assert_eq!(e.message, "cron run 7: unknown cron run status `exploded`");
     }
 }

@@ -35,12 +35,12 @@ pub mod settings;
 mod test_support;
 pub mod usage;
 
-pub use activity::{AgentMeters, RuntimeStatus, TurnSummary};
+pub use activity::{AgentMeters, RuntimeState, RuntimeStatus, TurnState, TurnSummary};
 pub use agent_settings::{AgentChange, AgentEdit, AgentField, AgentSettingsView, DisabledSetting};
 pub use agents::check_alias;
 pub use errors::{config_error, host_error};
 pub use memory::{ForgottenMemory, MemoryItem, StoredMemory};
-pub use run::{RunRequest, RunResult};
+pub use run::{RunRequest, RunResult, RunStatus};
 pub use secrets::{SecretBackend, SecretEntry};
 pub use serve::ServeReport;
 /// Marks the process non-dumpable (no agent reads its environment or memory through `/proc`);

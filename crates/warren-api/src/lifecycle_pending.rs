@@ -2,7 +2,7 @@
 //! error of the last attempt to finish each one, and resuming them on request.
 
 use crate::lifecycle::ResumeOutcome;
-use crate::lifecycle_view::{PendingOperationView, ResumeOutcomeView};
+use crate::lifecycle_view::{LifecycleKind, PendingOperationView, ResumeOutcomeView};
 use crate::Warren;
 use warren_runtime::lifecycle::journal::Journal;
 use warren_runtime::lifecycle::Operation;
@@ -66,7 +66,7 @@ impl Warren {
             .into_iter()
             .map(|item| match item {
                 Ok(e) => PendingOperationView {
-                    kind: e.op.name().to_string(),
+                    kind: LifecycleKind::from(&e.op),
                     description: e.op.describe(),
                     aliases: e.op.aliases().into_iter().map(String::from).collect(),
                     started_at: e.started_at.clone(),
@@ -81,7 +81,7 @@ impl Warren {
                 },
                 Err(err) => PendingOperationView {
                     journal: String::new(),
-                    kind: "unreadable".into(),
+                    kind: LifecycleKind::Unreadable,
                     description: "an unreadable journal entry".into(),
                     aliases: Vec::new(),
                     started_at: String::new(),
@@ -111,6 +111,7 @@ impl Warren {
 
 #[cfg(test)]
 mod tests {
+    use crate::lifecycle_view::LifecycleKind;
     use crate::test_support::{install, runtime};
 
     const CONFIG: &str = "schema_version = 1\n\n[risk_profiles.p]\nlevel = \"supervised\"\n\n[agents.alice]\nrisk_profile = \"p\"\n";
@@ -133,7 +134,7 @@ mod tests {
         let pending = rt.block_on(w.pending_lifecycle());
         assert_eq!(pending.len(), 1, "{pending:?}");
         let p = &pending[0];
-        assert_eq!(p.kind, "rename");
+        assert_eq!(p.kind, LifecycleKind::Rename);
         assert_eq!(p.description, "rename alice → ann");
         assert_eq!(p.aliases, vec!["alice".to_string(), "ann".to_string()]);
         assert_eq!(p.stopped_at.as_deref(), Some("rename:memory"), "{p:?}");
@@ -174,7 +175,7 @@ mod tests {
         let rt = runtime();
         let pending = rt.block_on(w.pending_lifecycle());
         assert_eq!(pending.len(), 1);
-        assert_eq!(pending[0].kind, "unreadable");
+        assert_eq!(pending[0].kind, LifecycleKind::Unreadable);
         assert!(pending[0].last_error.is_some(), "{pending:?}");
     }
 }

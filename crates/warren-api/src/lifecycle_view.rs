@@ -1,11 +1,125 @@
 //! The lifecycle answers (plans, reports, archives) as plain DTOs for typed front-ends: paths
-//! as strings, counts as `u32`, enums as their snake_case names. The runtime's own types stay
-//! as they are; these are made from them.
+//! as strings, counts as `u32`, codes as enums spelled in snake_case. The runtime's own types
+//! stay as they are; these are made from them, each enum in one `From`.
 
 use crate::lifecycle::{ArchiveInfo, LifecycleReport, Plan};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
+use warren_config::{RefKind, RefStrength};
+use warren_runtime::lifecycle::{Operation, OperationKind, RefAction};
+
+/// Which lifecycle operation: of a plan, or of an unfinished journal entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum LifecycleKind {
+    /// Rename an agent.
+    Rename,
+    /// Delete an agent into an archive.
+    Delete,
+    /// Restore an agent from an archive.
+    Restore,
+    /// A journal entry that cannot be read (pending operations only).
+    Unreadable,
+}
+
+impl LifecycleKind {
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LifecycleKind::Rename => "rename",
+            LifecycleKind::Delete => "delete",
+            LifecycleKind::Restore => "restore",
+            LifecycleKind::Unreadable => "unreadable",
+        }
+    }
+}
+
+impl From<OperationKind> for LifecycleKind {
+    fn from(k: OperationKind) -> Self {
+        match k {
+            OperationKind::Rename => LifecycleKind::Rename,
+            OperationKind::Delete => LifecycleKind::Delete,
+            OperationKind::Restore => LifecycleKind::Restore,
+        }
+    }
+}
+
+impl From<&Operation> for LifecycleKind {
+    fn from(op: &Operation) -> Self {
+        op.kind().into()
+    }
+}
+
+/// Where a config reference to an agent sits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum ReferenceKind {
+    /// An entry of another agent's `delegates`.
+    Delegate,
+    /// A key of another agent's `workspace.access`.
+    WorkspaceAccess,
+    /// An entry of another agent's `read_memory_from`.
+    ReadMemoryFrom,
+    /// `cron.<id>.agent`.
+    CronAgent,
+}
+
+impl From<RefKind> for ReferenceKind {
+    fn from(k: RefKind) -> Self {
+        match k {
+            RefKind::Delegate => ReferenceKind::Delegate,
+            RefKind::WorkspaceAccess => ReferenceKind::WorkspaceAccess,
+            RefKind::ReadMemoryFrom => ReferenceKind::ReadMemoryFrom,
+            RefKind::CronAgent => ReferenceKind::CronAgent,
+        }
+    }
+}
+
+/// Whether a reference blocks a delete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum ReferenceStrength {
+    /// Blocks a delete (an enabled cron job runs as the agent).
+    Hard,
+    /// Removed by a delete, rewritten by a rename.
+    Soft,
+}
+
+impl From<RefStrength> for ReferenceStrength {
+    fn from(s: RefStrength) -> Self {
+        match s {
+            RefStrength::Hard => ReferenceStrength::Hard,
+            RefStrength::Soft => ReferenceStrength::Soft,
+        }
+    }
+}
+
+/// What the operation does to a reference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum ReferenceAction {
+    /// A rename points it at the new alias.
+    Rewrite,
+    /// A delete removes it.
+    Remove,
+    /// It stops the delete.
+    Blocks,
+}
+
+impl From<RefAction> for ReferenceAction {
+    fn from(a: RefAction) -> Self {
+        match a {
+            RefAction::Rewrite => ReferenceAction::Rewrite,
+            RefAction::Remove => ReferenceAction::Remove,
+            RefAction::Blocks => ReferenceAction::Blocks,
+        }
+    }
+}
 
 /// A config reference the operation rewrites, removes, or is blocked by.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -13,12 +127,12 @@ use std::path::Path;
 pub struct ReferenceView {
     /// Dotted path of the reference, e.g. `agents.bob.delegates[0]`.
     pub path: String,
-    /// `delegate`, `workspace_access`, `read_memory_from` or `cron_agent`.
-    pub kind: String,
-    /// `hard` (blocks a delete) or `soft`.
-    pub strength: String,
-    /// `rewrite`, `remove` or `blocks`.
-    pub action: String,
+    /// Where it sits.
+    pub kind: ReferenceKind,
+    /// Whether it blocks a delete.
+    pub strength: ReferenceStrength,
+    /// What the operation does to it.
+    pub action: ReferenceAction,
 }
 
 /// A directory the operation moves.
@@ -37,7 +151,8 @@ pub struct MoveView {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct CountView {
-    /// The kind (`memory`, `sessions`, `cron_jobs`, ...).
+    /// The kind (`memory`, `sessions`, `cron_jobs`, ...): each owned-state participant names
+    /// its own, and an archive's manifest keeps the names it was written with.
     pub kind: String,
     /// How many.
     pub count: u32,
@@ -47,8 +162,8 @@ pub struct CountView {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct PlanView {
-    /// `rename`, `delete` or `restore`.
-    pub operation: String,
+    /// The operation (never `unreadable`).
+    pub operation: LifecycleKind,
     /// The agent acted on.
     pub alias: String,
     /// The new alias (rename, restore).
@@ -116,18 +231,10 @@ fn counts(m: &BTreeMap<String, u64>) -> Vec<CountView> {
         .collect()
 }
 
-fn name_of(v: impl Serialize) -> String {
-    match serde_json::to_value(v) {
-        Ok(serde_json::Value::String(s)) => s,
-        Ok(other) => other.to_string(),
-        Err(e) => e.to_string(),
-    }
-}
-
 impl From<Plan> for PlanView {
     fn from(p: Plan) -> Self {
         PlanView {
-            operation: p.operation.to_string(),
+            operation: p.operation.into(),
             alias: p.alias,
             new_alias: p.new_alias,
             references: p
@@ -135,9 +242,9 @@ impl From<Plan> for PlanView {
                 .into_iter()
                 .map(|r| ReferenceView {
                     path: r.path,
-                    kind: name_of(r.kind),
-                    strength: name_of(r.strength),
-                    action: r.action.to_string(),
+                    kind: r.kind.into(),
+                    strength: r.strength.into(),
+                    action: r.action.into(),
                 })
                 .collect(),
             blockers: p.blockers,
@@ -187,8 +294,8 @@ impl From<ArchiveInfo> for ArchiveView {
 pub struct PendingOperationView {
     /// The journal entry id (empty for an unreadable entry).
     pub journal: String,
-    /// `rename`, `delete`, `restore`, or `unreadable` when the entry cannot be read.
-    pub kind: String,
+    /// The operation, or `unreadable` when the entry cannot be read.
+    pub kind: LifecycleKind,
     /// One line, e.g. `rename alice → ann`.
     pub description: String,
     /// The aliases it involves: each refuses turns with `lifecycle_pending` until it is done.
@@ -227,6 +334,78 @@ impl From<crate::lifecycle::ResumeOutcome> for ResumeOutcomeView {
             operation: o.operation,
             ok: o.error.is_none(),
             error: o.error,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::assert_codes;
+
+    #[test]
+    fn lifecycle_codes_are_their_documented_strings() {
+        assert_codes(&[
+            (LifecycleKind::Rename, "rename"),
+            (LifecycleKind::Delete, "delete"),
+            (LifecycleKind::Restore, "restore"),
+            (LifecycleKind::Unreadable, "unreadable"),
+        ]);
+        for k in [
+            LifecycleKind::Rename,
+            LifecycleKind::Delete,
+            LifecycleKind::Restore,
+        ] {
+            assert_eq!(serde_json::to_value(k).unwrap(), k.as_str());
+        }
+        // The runtime's operation kinds map onto the same spelling.
+        for k in [
+            OperationKind::Rename,
+            OperationKind::Delete,
+            OperationKind::Restore,
+        ] {
+            assert_eq!(LifecycleKind::from(k).as_str(), k.as_str());
+        }
+        assert_codes(&[
+            (ReferenceKind::Delegate, "delegate"),
+            (ReferenceKind::WorkspaceAccess, "workspace_access"),
+            (ReferenceKind::ReadMemoryFrom, "read_memory_from"),
+            (ReferenceKind::CronAgent, "cron_agent"),
+        ]);
+        assert_codes(&[
+            (ReferenceStrength::Hard, "hard"),
+            (ReferenceStrength::Soft, "soft"),
+        ]);
+        assert_codes(&[
+            (ReferenceAction::Rewrite, "rewrite"),
+            (ReferenceAction::Remove, "remove"),
+            (ReferenceAction::Blocks, "blocks"),
+        ]);
+        // Each api enum says what the runtime's serialises as (the CLI prints those).
+        let same = |a: serde_json::Value, b: serde_json::Value| assert_eq!(a, b);
+        for k in [
+            RefKind::Delegate,
+            RefKind::WorkspaceAccess,
+            RefKind::ReadMemoryFrom,
+            RefKind::CronAgent,
+        ] {
+            same(
+                serde_json::to_value(k).unwrap(),
+                serde_json::to_value(ReferenceKind::from(k)).unwrap(),
+            );
+        }
+        for s in [RefStrength::Hard, RefStrength::Soft] {
+            same(
+                serde_json::to_value(s).unwrap(),
+                serde_json::to_value(ReferenceStrength::from(s)).unwrap(),
+            );
+        }
+        for a in [RefAction::Rewrite, RefAction::Remove, RefAction::Blocks] {
+            same(
+                serde_json::to_value(a).unwrap(),
+                serde_json::to_value(ReferenceAction::from(a)).unwrap(),
+            );
+            assert_eq!(serde_json::to_value(a).unwrap(), a.as_str());
         }
     }
 }

@@ -648,7 +648,7 @@ mod tests {
             1,
             EventKind::TurnStarted {
                 session_id: "s".into(),
-                trigger: "user".into(),
+                trigger: warren_types::TurnTrigger::User,
                 prompt: "hi".into(),
             },
         )
@@ -797,7 +797,7 @@ mod tests {
     fn delegated() -> EventKind {
         EventKind::TurnStarted {
             session_id: "s2".into(),
-            trigger: "delegate".into(),
+            trigger: warren_types::TurnTrigger::Delegate,
             prompt: "sub task".into(),
         }
     }

@@ -6,14 +6,141 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use warren_types::{ApiError, ErrorCode};
 
+/// The level of a log line, spelled as the JSON log writes it (`ERROR` … `TRACE`). Ordered
+/// from the most severe to the most verbose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "UPPERCASE")]
+pub enum LogLevel {
+    /// `ERROR`.
+    Error,
+    /// `WARN`.
+    Warn,
+    /// `INFO`.
+    Info,
+    /// `DEBUG`.
+    Debug,
+    /// `TRACE`.
+    Trace,
+}
+
+impl LogLevel {
+    /// Every level, most severe first.
+    pub const ALL: [LogLevel; 5] = [
+        LogLevel::Error,
+        LogLevel::Warn,
+        LogLevel::Info,
+        LogLevel::Debug,
+        LogLevel::Trace,
+    ];
+
+    /// As the log writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogLevel::Error => "ERROR",
+            LogLevel::Warn => "WARN",
+            LogLevel::Info => "INFO",
+            LogLevel::Debug => "DEBUG",
+            LogLevel::Trace => "TRACE",
+        }
+    }
+
+    /// The level named `s`, in any case.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|l| l.as_str().eq_ignore_ascii_case(s))
+    }
+}
+
+impl std::fmt::Display for LogLevel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+/// The least severe level a query returns: that level and every more severe one. Spelled in
+/// lower case (`error` … `trace`), as `warren logs --level` takes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum LogLevelFilter {
+    /// `error` lines only.
+    Error,
+    /// `warn` and above.
+    Warn,
+    /// `info` and above.
+    Info,
+    /// `debug` and above.
+    Debug,
+    /// Every line.
+    Trace,
+}
+
+impl LogLevelFilter {
+    /// Every filter, strictest first.
+    pub const ALL: [LogLevelFilter; 5] = [
+        LogLevelFilter::Error,
+        LogLevelFilter::Warn,
+        LogLevelFilter::Info,
+        LogLevelFilter::Debug,
+        LogLevelFilter::Trace,
+    ];
+
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogLevelFilter::Error => "error",
+            LogLevelFilter::Warn => "warn",
+            LogLevelFilter::Info => "info",
+            LogLevelFilter::Debug => "debug",
+            LogLevelFilter::Trace => "trace",
+        }
+    }
+
+    /// The least severe level this filter lets through.
+    pub fn level(self) -> LogLevel {
+        match self {
+            LogLevelFilter::Error => LogLevel::Error,
+            LogLevelFilter::Warn => LogLevel::Warn,
+            LogLevelFilter::Info => LogLevel::Info,
+            LogLevelFilter::Debug => LogLevel::Debug,
+            LogLevelFilter::Trace => LogLevel::Trace,
+        }
+    }
+
+    /// Whether a line at `level` passes.
+    pub fn admits(self, level: LogLevel) -> bool {
+        level <= self.level()
+    }
+}
+
+impl std::str::FromStr for LogLevelFilter {
+    type Err = ApiError;
+
+    /// `error`, `warn`, `info`, `debug` or `trace`; anything else is an `invalid_argument`
+    /// error naming it.
+    fn from_str(s: &str) -> Result<Self, ApiError> {
+        Self::ALL
+            .into_iter()
+            .find(|l| l.as_str() == s)
+            .ok_or_else(|| {
+                ApiError::new(
+                    ErrorCode::InvalidArgument,
+                    format!("unknown log level `{s}` (expected error, warn, info, debug or trace)"),
+                )
+            })
+    }
+}
+
 /// Which lines to return.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct LogQuery {
     /// Only lines whose `agent` field (on the event or its span) is this alias.
     pub agent: Option<String>,
-    /// Only lines at this level or more severe: `error`, `warn`, `info`, `debug`, `trace`.
-    pub level: Option<String>,
+    /// Only lines at this level or more severe.
+    pub level: Option<LogLevelFilter>,
     /// At most this many lines (the newest), 1 to 5000.
     pub limit: u32,
 }
@@ -24,8 +151,8 @@ pub struct LogQuery {
 pub struct LogLine {
     /// RFC 3339 time as written.
     pub time: String,
-    /// `ERROR`, `WARN`, `INFO`, `DEBUG` or `TRACE`.
-    pub level: String,
+    /// Its level.
+    pub level: LogLevel,
     /// The agent the line is about, if any.
     pub agent: Option<String>,
     /// The message.
@@ -36,17 +163,6 @@ pub struct LogLine {
     pub file: String,
 }
 
-fn severity(level: &str) -> Option<u8> {
-    match level.to_ascii_lowercase().as_str() {
-        "error" => Some(0),
-        "warn" => Some(1),
-        "info" => Some(2),
-        "debug" => Some(3),
-        "trace" => Some(4),
-        _ => None,
-    }
-}
-
 fn text(v: &serde_json::Value) -> String {
     match v {
         serde_json::Value::String(s) => s.clone(),
@@ -54,10 +170,12 @@ fn text(v: &serde_json::Value) -> String {
     }
 }
 
-/// Parses one line of the JSON log; `None` for a line that is not a log event.
+/// Parses one line of the JSON log; `None` for a line that is not a log event (not a JSON
+/// object, or without a known `level`).
 pub fn parse_line(line: &str, file: &str) -> Option<LogLine> {
     let v: serde_json::Value = serde_json::from_str(line).ok()?;
     let obj = v.as_object()?;
+    let level = LogLevel::parse(obj.get("level")?.as_str()?)?;
     let agent = obj
         .get("agent")
         .or_else(|| obj.get("span").and_then(|s| s.get("agent")))
@@ -73,7 +191,7 @@ pub fn parse_line(line: &str, file: &str) -> Option<LogLine> {
     }
     Some(LogLine {
         time: obj.get("timestamp").map(text).unwrap_or_default(),
-        level: obj.get("level").map(text).unwrap_or_default(),
+        level,
         agent,
         message: obj.get("message").map(text).unwrap_or_default(),
         fields: fields.join(" "),
@@ -180,15 +298,6 @@ impl Warren {
                 "the line limit must be between 1 and 5000",
             ));
         }
-        let min = match q.level.as_deref().filter(|l| !l.is_empty()) {
-            Some(l) => Some(severity(l).ok_or_else(|| {
-                ApiError::new(
-                    ErrorCode::InvalidArgument,
-                    format!("unknown log level `{l}`"),
-                )
-            })?),
-            None => None,
-        };
         let agent = q.agent.as_deref().filter(|a| !a.is_empty());
         let limit = q.limit as usize;
         let mut out: Vec<LogLine> = Vec::new();
@@ -207,7 +316,7 @@ impl Warren {
                 let Some(l) = parse_line(&line, &name) else {
                     return false;
                 };
-                if min.is_some_and(|m| severity(&l.level).is_none_or(|s| s > m)) {
+                if q.level.is_some_and(|min| !min.admits(l.level)) {
                     return false;
                 }
                 if agent.is_some_and(|a| l.agent.as_deref() != Some(a)) {
@@ -265,7 +374,47 @@ mod tests {
         let span = r#"{"timestamp":"t","level":"WARN","message":"m","span":{"agent":"bob","name":"turn"}}"#;
         assert_eq!(parse_line(span, "f").unwrap().agent.as_deref(), Some("bob"));
         assert!(parse_line("not json", "f").is_none());
-        assert_eq!(severity("WARN"), Some(1));
+        assert!(parse_line(r#"{"timestamp":"t","level":"LOUD","message":"m"}"#, "f").is_none());
+        assert!(parse_line(r#"{"timestamp":"t","message":"m"}"#, "f").is_none());
+    }
+
+    #[test]
+    fn levels_and_filters_are_their_documented_codes() {
+        let levels = [
+            (LogLevel::Error, "ERROR"),
+            (LogLevel::Warn, "WARN"),
+            (LogLevel::Info, "INFO"),
+            (LogLevel::Debug, "DEBUG"),
+            (LogLevel::Trace, "TRACE"),
+        ];
+        crate::test_support::assert_codes(&levels);
+        let filters = [
+            (LogLevelFilter::Error, "error"),
+            (LogLevelFilter::Warn, "warn"),
+            (LogLevelFilter::Info, "info"),
+            (LogLevelFilter::Debug, "debug"),
+            (LogLevelFilter::Trace, "trace"),
+        ];
+        crate::test_support::assert_codes(&filters);
+        for ((l, upper), (f, lower)) in levels.into_iter().zip(filters) {
+            assert_eq!((l.as_str(), f.as_str()), (upper, lower));
+            assert_eq!(LogLevel::parse(lower), Some(l));
+            assert_eq!(lower.parse::<LogLevelFilter>().unwrap(), f);
+            assert_eq!(f.level(), l);
+        }
+        assert_eq!(LogLevel::ALL.len(), levels.len());
+        assert_eq!(LogLevelFilter::ALL.len(), filters.len());
+        // `warn` lets ERROR and WARN through, not INFO.
+        let warn = LogLevelFilter::Warn;
+        assert!(warn.admits(LogLevel::Error) && warn.admits(LogLevel::Warn));
+        assert!(!warn.admits(LogLevel::Info));
+        let e = "loud".parse::<LogLevelFilter>().unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidArgument);
+        assert!(
+            e.message.contains("unknown log level `loud`"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]
@@ -367,7 +516,7 @@ mod tests {
         let w = Warren::open(warren_config::InstallLayout::new(dir.path()));
         let q = LogQuery {
             agent: Some("alice".into()),
-            level: Some("info".into()),
+            level: Some(LogLevelFilter::Info),
             limit: 100,
         };
         let before = bytes_read_by_this_thread();
@@ -395,7 +544,7 @@ mod tests {
         // both is what comes back.
         let q = LogQuery {
             agent: None,
-            level: Some("error".into()),
+            level: Some(LogLevelFilter::Error),
             limit: 5,
         };
         let got = w.tail_logs(&q).unwrap();

@@ -9,7 +9,7 @@ use crate::policy::{path_var, sandbox_view, HostEnv};
 use crate::Warren;
 use serde::{Deserialize, Serialize};
 use warren_policy::sandbox::SandboxSupport;
-use warren_policy::{Access, SecurityPolicy};
+use warren_policy::{Access, Rule, SecurityPolicy};
 use warren_types::{AccessMode, ApiError, Config, DelegationMode, ErrorCode, MemoryGrant};
 
 /// What one agent may do to another.
@@ -68,6 +68,77 @@ pub enum PermissionAspect {
     Delegate,
 }
 
+/// The rule that decided a memory or delegation permission.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum GrantRule {
+    /// A `read_memory_from` entry names the peer.
+    MemoryGrant,
+    /// No `read_memory_from` entry names the peer.
+    NoMemoryGrant,
+    /// The two agents keep memory in different backends.
+    OtherBackend,
+    /// The risk profile allows delegation and `delegates` lists the peer.
+    DelegateListed,
+    /// The risk profile allows delegation but `delegates` does not list the peer.
+    NotADelegate,
+    /// The risk profile forbids delegation.
+    DelegationForbidden,
+}
+
+impl GrantRule {
+    /// Every rule.
+    pub const ALL: [GrantRule; 6] = [
+        GrantRule::MemoryGrant,
+        GrantRule::NoMemoryGrant,
+        GrantRule::OtherBackend,
+        GrantRule::DelegateListed,
+        GrantRule::NotADelegate,
+        GrantRule::DelegationForbidden,
+    ];
+
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GrantRule::MemoryGrant => "memory_grant",
+            GrantRule::NoMemoryGrant => "no_memory_grant",
+            GrantRule::OtherBackend => "other_backend",
+            GrantRule::DelegateListed => "delegate_listed",
+            GrantRule::NotADelegate => "not_a_delegate",
+            GrantRule::DelegationForbidden => "delegation_forbidden",
+        }
+    }
+}
+
+/// The rule behind a permission: for the workspace, the path rule of `warren policy check`;
+/// for memory and delegation, a [`GrantRule`]. Either is one snake_case string on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(untagged)]
+pub enum PermissionRule {
+    /// A workspace permission, decided by the path rules.
+    Path(Rule),
+    /// A memory or delegation permission.
+    Grant(GrantRule),
+}
+
+impl PermissionRule {
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PermissionRule::Path(r) => r.code(),
+            PermissionRule::Grant(g) => g.as_str(),
+        }
+    }
+}
+
+impl std::fmt::Display for PermissionRule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
 /// Why a cell says what it says.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -80,10 +151,8 @@ pub struct PermissionExplanation {
     pub aspect: PermissionAspect,
     /// Allowed or not.
     pub allowed: bool,
-    /// The rule that decided it (the codes of `warren policy check`, or `memory_grant`,
-    /// `no_memory_grant`, `other_backend`, `delegate_listed`, `not_a_delegate`,
-    /// `delegation_forbidden`).
-    pub rule: String,
+    /// The rule that decided it.
+    pub rule: PermissionRule,
     /// The path checked, for workspace permissions.
     pub path: Option<String>,
     /// The config entries behind it, as written (`agents.alice.workspace.access.bob = "read"`).
@@ -183,19 +252,22 @@ impl Warren {
         let p = self.policy_for(&cfg, agent, host)?;
         let a = &cfg.agents[agent];
         let mut grants = Vec::new();
-        let out =
-            |allowed: bool, rule: &str, path: Option<String>, grants: Vec<String>, by: String| {
-                PermissionExplanation {
-                    agent: agent.to_string(),
-                    peer: peer.to_string(),
-                    aspect,
-                    allowed,
-                    rule: rule.to_string(),
-                    path,
-                    grants,
-                    enforced_by: by,
-                }
-            };
+        let out = |allowed: bool,
+                   rule: PermissionRule,
+                   path: Option<String>,
+                   grants: Vec<String>,
+                   by: String| {
+            PermissionExplanation {
+                agent: agent.to_string(),
+                peer: peer.to_string(),
+                aspect,
+                allowed,
+                rule,
+                path,
+                grants,
+                enforced_by: by,
+            }
+        };
         match aspect {
             PermissionAspect::Read | PermissionAspect::Write => {
                 let peer_ws = self.policy_for(&cfg, peer, host)?.workspace;
@@ -243,7 +315,7 @@ impl Warren {
                 }
                 Ok(out(
                     d.allowed,
-                    d.rule.code(),
+                    PermissionRule::Path(d.rule),
                     Some(d.path.display().to_string()),
                     grants,
                     by,
@@ -271,11 +343,17 @@ impl Warren {
                         grants.push(format!(
                             "agents.{agent}.workspace.read_memory_from[{i}] = {what}"
                         ));
-                        Ok(out(true, "memory_grant", None, grants, by))
+                        Ok(out(
+                            true,
+                            PermissionRule::Grant(GrantRule::MemoryGrant),
+                            None,
+                            grants,
+                            by,
+                        ))
                     }
                     None if own != theirs => Ok(out(
                         false,
-                        "other_backend",
+                        PermissionRule::Grant(GrantRule::OtherBackend),
                         None,
                         grants,
                         format!(
@@ -284,7 +362,13 @@ impl Warren {
                             theirs.as_str()
                         ),
                     )),
-                    None => Ok(out(false, "no_memory_grant", None, grants, by)),
+                    None => Ok(out(
+                        false,
+                        PermissionRule::Grant(GrantRule::NoMemoryGrant),
+                        None,
+                        grants,
+                        by,
+                    )),
                 }
             }
             PermissionAspect::Delegate => {
@@ -303,18 +387,48 @@ impl Warren {
                 }
                 let by = "the delegate tool: the SubAgent's policy is derived from both and may never exceed the parent's on any axis".to_string();
                 let rule = match (profile_allows, listed.is_some()) {
-                    (false, _) => "delegation_forbidden",
-                    (true, false) => "not_a_delegate",
-                    (true, true) => "delegate_listed",
+                    (false, _) => GrantRule::DelegationForbidden,
+                    (true, false) => GrantRule::NotADelegate,
+                    (true, true) => GrantRule::DelegateListed,
                 };
                 Ok(out(
                     profile_allows && listed.is_some(),
-                    rule,
+                    PermissionRule::Grant(rule),
                     None,
                     grants,
                     by,
                 ))
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A permission's rule is one plain string: a path rule's code or a grant rule's.
+    #[test]
+    fn permission_rules_are_their_documented_codes() {
+        let grants = [
+            (GrantRule::MemoryGrant, "memory_grant"),
+            (GrantRule::NoMemoryGrant, "no_memory_grant"),
+            (GrantRule::OtherBackend, "other_backend"),
+            (GrantRule::DelegateListed, "delegate_listed"),
+            (GrantRule::NotADelegate, "not_a_delegate"),
+            (GrantRule::DelegationForbidden, "delegation_forbidden"),
+        ];
+        assert_eq!(grants.len(), GrantRule::ALL.len());
+        crate::test_support::assert_codes(&grants);
+        let mut rules: Vec<(PermissionRule, &str)> = grants
+            .iter()
+            .map(|(g, c)| (PermissionRule::Grant(*g), *c))
+            .collect();
+        rules.extend(Rule::ALL.map(|r| (PermissionRule::Path(r), r.code())));
+        rules.push((PermissionRule::Path(Rule::ReadOnlyGrant), "read_only_grant"));
+        crate::test_support::assert_codes(&rules);
+        for (r, code) in rules {
+            assert_eq!(r.as_str(), code);
         }
     }
 }

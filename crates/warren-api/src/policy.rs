@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use warren_policy::sandbox::{choose, SandboxSupport};
-use warren_policy::{Access, PolicyEnv, PolicyError, RootSource, SecurityPolicy, Tier};
+use warren_policy::{Access, PolicyEnv, PolicyError, RootSource, Rule, SecurityPolicy, Tier};
 use warren_tools::{ApprovalAnswer, Registry, ToolContext};
-use warren_types::{ApiError, Config, ErrorCode};
+use warren_types::{ApiError, AutonomyLevel, Config, ErrorCode};
 
 /// Facts about the host that the binary captured (never read by the library): the user's home
 /// and the process environment the shell tool passes on.
@@ -21,16 +21,73 @@ pub struct HostEnv {
     pub vars: BTreeMap<String, String>,
 }
 
+/// Where a root of an effective policy comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum RootKind {
+    /// The agent's own workspace.
+    Workspace,
+    /// A sibling's workspace, granted through `workspace.access`.
+    Sibling,
+    /// An `allowed_roots` entry of the risk profile.
+    AllowedRoot,
+    /// `<install>/shared/skills`.
+    SharedSkills,
+    /// The program files of an MCP server.
+    ProgramFiles,
+}
+
+impl RootKind {
+    /// Every kind.
+    pub const ALL: [RootKind; 5] = [
+        RootKind::Workspace,
+        RootKind::Sibling,
+        RootKind::AllowedRoot,
+        RootKind::SharedSkills,
+        RootKind::ProgramFiles,
+    ];
+
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RootKind::Workspace => "workspace",
+            RootKind::Sibling => "sibling",
+            RootKind::AllowedRoot => "allowed_root",
+            RootKind::SharedSkills => "shared_skills",
+            RootKind::ProgramFiles => "program_files",
+        }
+    }
+
+    /// The kind of `source` and the name it carries (a sibling's alias, an `allowed_roots`
+    /// entry as written, an MCP server).
+    pub fn of(source: &RootSource) -> (RootKind, Option<String>) {
+        match source {
+            RootSource::Workspace => (RootKind::Workspace, None),
+            RootSource::Sibling(a) => (RootKind::Sibling, Some(a.clone())),
+            RootSource::AllowedRoot(s) => (RootKind::AllowedRoot, Some(s.clone())),
+            RootSource::SharedSkills => (RootKind::SharedSkills, None),
+            RootSource::ProgramFiles(s) => (RootKind::ProgramFiles, Some(s.clone())),
+        }
+    }
+}
+
+impl std::fmt::Display for RootKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
 /// One root of an effective policy.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct PolicyRootView {
     /// Resolved path.
     pub path: String,
-    /// `read_write`, `read_only` or `write_only`.
-    pub tier: String,
-    /// `workspace`, `sibling`, `allowed_root` or `shared_skills`.
-    pub source: String,
+    /// What the agent may do under it.
+    pub tier: Tier,
+    /// Where it comes from.
+    pub source: RootKind,
     /// The sibling's alias or the `allowed_roots` entry as written.
     pub name: Option<String>,
     /// Whether the directory exists now (a missing sibling root is skipped by sandboxes).
@@ -61,8 +118,8 @@ pub struct PolicyView {
     pub agent: String,
     /// Its risk profile.
     pub risk_profile: String,
-    /// `readonly`, `supervised` or `full`.
-    pub level: String,
+    /// The risk profile's autonomy level.
+    pub level: AutonomyLevel,
     /// The resolved workspace.
     pub workspace: String,
     /// Whether paths outside every root are denied.
@@ -89,12 +146,12 @@ pub struct PolicyView {
 pub struct PolicyCheck {
     /// Whether the access is allowed.
     pub allowed: bool,
-    /// `read` or `write`.
-    pub access: String,
+    /// The access decided.
+    pub access: Access,
     /// The resolved path.
     pub path: String,
-    /// The deciding rule code.
-    pub rule: String,
+    /// The deciding rule.
+    pub rule: Rule,
 }
 
 /// The error of a tool call.
@@ -156,14 +213,6 @@ fn policy_error(e: PolicyError) -> ApiError {
         _ => ErrorCode::InvalidConfig,
     };
     ApiError::new(code, e.to_string())
-}
-
-fn tier_name(t: Tier) -> &'static str {
-    match t {
-        Tier::ReadWrite => "read_write",
-        Tier::ReadOnly => "read_only",
-        Tier::WriteOnly => "write_only",
-    }
 }
 
 fn kind_name(k: warren_types::SandboxKind) -> &'static str {
@@ -239,17 +288,11 @@ impl Warren {
             .roots
             .iter()
             .map(|r| {
-                let (source, name) = match &r.source {
-                    RootSource::Workspace => ("workspace", None),
-                    RootSource::Sibling(a) => ("sibling", Some(a.clone())),
-                    RootSource::AllowedRoot(s) => ("allowed_root", Some(s.clone())),
-                    RootSource::SharedSkills => ("shared_skills", None),
-                    RootSource::ProgramFiles(s) => ("program_files", Some(s.clone())),
-                };
+                let (source, name) = RootKind::of(&r.source);
                 PolicyRootView {
                     path: r.path.display().to_string(),
-                    tier: tier_name(r.tier).to_string(),
-                    source: source.to_string(),
+                    tier: r.tier,
+                    source,
                     name,
                     exists: r.path.is_dir(),
                 }
@@ -259,7 +302,7 @@ impl Warren {
         Ok(PolicyView {
             agent: p.alias.clone(),
             risk_profile: p.risk_profile_name.clone(),
-            level: format!("{:?}", p.risk.level).to_lowercase(),
+            level: p.risk.level,
             workspace: p.workspace.display().to_string(),
             workspace_only: p.workspace_only,
             roots,
@@ -286,9 +329,9 @@ impl Warren {
         let d = p.check(Path::new(path), access);
         Ok(PolicyCheck {
             allowed: d.allowed,
-            access: access.as_str().to_string(),
+            access,
             path: d.path.display().to_string(),
-            rule: d.rule.code().to_string(),
+            rule: d.rule,
         })
     }
 
@@ -432,6 +475,22 @@ impl Warren {
 mod tests {
     use super::*;
     use warren_config::InstallLayout;
+
+    #[test]
+    fn root_kinds_are_their_documented_codes() {
+        let table = [
+            (RootKind::Workspace, "workspace"),
+            (RootKind::Sibling, "sibling"),
+            (RootKind::AllowedRoot, "allowed_root"),
+            (RootKind::SharedSkills, "shared_skills"),
+            (RootKind::ProgramFiles, "program_files"),
+        ];
+        assert_eq!(table.len(), RootKind::ALL.len());
+        crate::test_support::assert_codes(&table);
+        for (k, code) in table {
+            assert_eq!(k.as_str(), code);
+        }
+    }
 
     /// On a machine with neither landlock nor bubblewrap, `auto` is a refusal (not `none`) for
     /// an agent with `workspace_only`, and the doctor's DTO carries it.

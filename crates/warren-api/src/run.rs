@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use warren_runtime::approval::AsyncApprover;
 use warren_runtime::turn::TurnStatus;
-use warren_types::ApiError;
+use warren_types::{ApiError, TurnTrigger};
 
 /// What to run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -19,6 +19,36 @@ pub struct RunRequest {
     pub prompt: String,
 }
 
+/// How a turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// With a final answer.
+    Completed,
+    /// With an error (see `error_code`).
+    Failed,
+    /// Cancelled by the user or a shutdown.
+    Cancelled,
+}
+
+impl RunStatus {
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Completed => "completed",
+            RunStatus::Failed => "failed",
+            RunStatus::Cancelled => "cancelled",
+        }
+    }
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
 /// How the turn ended.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -27,12 +57,12 @@ pub struct RunResult {
     pub turn_id: String,
     /// The session the turn belongs to.
     pub session: String,
-    /// `completed`, `failed` or `cancelled`.
-    pub status: String,
+    /// How it ended.
+    pub status: RunStatus,
     /// The final text when completed.
     pub text: String,
     /// The error code when failed.
-    pub error_code: Option<String>,
+    pub error_code: Option<warren_types::TurnFailure>,
     /// The error message when failed.
     pub error_message: Option<String>,
 }
@@ -43,10 +73,11 @@ impl Warren {
     pub async fn run_prompt(
         &self,
         req: RunRequest,
-        trigger: &str,
+        trigger: TurnTrigger,
         approver: Option<Arc<dyn AsyncApprover>>,
     ) -> Result<RunResult, ApiError> {
         let host = self.host().await?;
+        let trigger_name = trigger.as_str();
         let out = host
             .run(
                 &req.agent,
@@ -64,21 +95,19 @@ impl Warren {
             .map_err(|e| ApiError::new(warren_types::ErrorCode::Storage, e.to_string()))?
             .unwrap_or_default();
         let (status, code, message) = match out.status {
-            TurnStatus::Completed => ("completed", None, None),
-            TurnStatus::Cancelled => ("cancelled", None, None),
-            TurnStatus::Failed { code, message } => {
-                ("failed", Some(code.to_string()), Some(message))
-            }
+            TurnStatus::Completed => (RunStatus::Completed, None, None),
+            TurnStatus::Cancelled => (RunStatus::Cancelled, None, None),
+            TurnStatus::Failed { code, message } => (RunStatus::Failed, Some(code), Some(message)),
         };
         if let Some(code) = &code {
-            tracing::warn!(agent = %req.agent, turn = %out.turn_id, trigger, code = %code, "turn failed");
+            tracing::warn!(agent = %req.agent, turn = %out.turn_id, trigger = trigger_name, code = %code, "turn failed");
         } else {
-            tracing::info!(agent = %req.agent, turn = %out.turn_id, trigger, status, "turn ended");
+            tracing::info!(agent = %req.agent, turn = %out.turn_id, trigger = trigger_name, status = status.as_str(), "turn ended");
         }
         Ok(RunResult {
             turn_id: out.turn_id,
             session,
-            status: status.into(),
+            status,
             text: out.text,
             error_code: code,
             error_message: message,
@@ -88,5 +117,23 @@ impl Warren {
     /// Cancels the running turn of `agent`; false when none runs.
     pub async fn cancel_turn(&self, agent: &str) -> Result<bool, ApiError> {
         Ok(self.host().await?.cancel(agent))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RunStatus;
+
+    #[test]
+    fn run_statuses_are_their_documented_codes() {
+        let table = [
+            (RunStatus::Completed, "completed"),
+            (RunStatus::Failed, "failed"),
+            (RunStatus::Cancelled, "cancelled"),
+        ];
+        crate::test_support::assert_codes(&table);
+        for (s, code) in table {
+            assert_eq!(s.as_str(), code);
+        }
     }
 }

@@ -6,7 +6,7 @@ use warren_runtime::db::open_sessions_db;
 use warren_runtime::keyring::{open_user_secrets, UserSecrets};
 use warren_runtime::receipts::{ReceiptLog, Verification};
 use warren_runtime::secrets::{FileSecretStore, SecretError, SecretRef, SecretScope, SecretStore};
-use warren_types::{ApiError, ErrorCode};
+use warren_types::{ApiError, ErrorCode, SecretBackendKind};
 
 pub(crate) fn secret_error(e: SecretError) -> ApiError {
     let code = match &e {
@@ -29,16 +29,16 @@ pub struct SecretEntry {
     pub agent: Option<String>,
     /// The name inside the namespace.
     pub name: String,
-    /// Where it is kept: `keyring` (desktop Secret Service) or `file` (encrypted file).
-    pub store: String,
+    /// Where it is kept: the desktop keyring (Secret Service) or the encrypted file.
+    pub store: SecretBackendKind,
 }
 
 /// The backend user secrets are kept in.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct SecretBackend {
-    /// `keyring` or `file`.
-    pub backend: String,
+    /// The keyring or the encrypted file.
+    pub backend: SecretBackendKind,
     /// Where exactly, and why the keyring is not used when it is not.
     pub description: String,
 }
@@ -54,7 +54,7 @@ impl Warren {
     pub fn secret_backend(&self) -> Result<SecretBackend, ApiError> {
         let s = self.secret_store()?;
         Ok(SecretBackend {
-            backend: s.backend().to_string(),
+            backend: s.backend(),
             description: s.describe(),
         })
     }
@@ -123,7 +123,7 @@ impl Warren {
             .list_located()
             .map_err(secret_error)?
             .iter()
-            .map(|(r, store)| entry(r, store))
+            .map(|(r, store)| entry(r, *store))
             .collect())
     }
 
@@ -155,7 +155,7 @@ impl Warren {
     }
 }
 
-fn entry(r: &SecretRef, store: &str) -> SecretEntry {
+fn entry(r: &SecretRef, store: SecretBackendKind) -> SecretEntry {
     SecretEntry {
         reference: r.to_string(),
         agent: match &r.scope {
@@ -163,6 +163,6 @@ fn entry(r: &SecretRef, store: &str) -> SecretEntry {
             warren_runtime::secrets::SecretScope::Install => None,
         },
         name: r.name.clone(),
-        store: store.to_string(),
+        store,
     }
 }

@@ -6,7 +6,46 @@ use crate::Warren;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use warren_runtime::secrets::SecretRef;
-use warren_types::{ApiError, ErrorCode};
+use warren_types::{ApiError, ErrorCode, ProviderFamily, SecretBackendKind};
+
+/// Where a provider's API key is found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum KeyLocation {
+    /// In the desktop keyring.
+    Keyring,
+    /// In the encrypted secrets file.
+    File,
+    /// In the environment variable named by `api_key_env`.
+    Env,
+}
+
+impl KeyLocation {
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KeyLocation::Keyring => "keyring",
+            KeyLocation::File => "file",
+            KeyLocation::Env => "env",
+        }
+    }
+}
+
+impl From<SecretBackendKind> for KeyLocation {
+    fn from(b: SecretBackendKind) -> Self {
+        match b {
+            SecretBackendKind::Keyring => KeyLocation::Keyring,
+            SecretBackendKind::File => KeyLocation::File,
+        }
+    }
+}
+
+impl std::fmt::Display for KeyLocation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
 
 /// One provider route and the state of its API key (the value itself is never returned).
 #[derive(Debug, Clone, Serialize)]
@@ -14,8 +53,8 @@ use warren_types::{ApiError, ErrorCode};
 pub struct ProviderKeyView {
     /// `"family.alias"`.
     pub reference: String,
-    /// Wire protocol family (`openai`, `anthropic`, `ollama`).
-    pub family: String,
+    /// Wire protocol family.
+    pub family: ProviderFamily,
     /// Vendor model name.
     pub model: String,
     /// Effective base URL.
@@ -26,8 +65,8 @@ pub struct ProviderKeyView {
     pub api_key_env: Option<String>,
     /// Whether a key is there now (the secret is stored, or the variable is set).
     pub key_set: bool,
-    /// Where the key is kept: `keyring`, `file` or `env`; `null` when not set.
-    pub store: Option<String>,
+    /// Where the key is kept; `null` when not set.
+    pub store: Option<KeyLocation>,
 }
 
 /// The desktop app's own settings.
@@ -131,17 +170,14 @@ impl Warren {
                     stored
                         .iter()
                         .find(|e| e.reference == r)
-                        .map(|e| e.store.clone())
+                        .map(|e| KeyLocation::from(e.store))
                 });
                 let in_env = api_key_env
                     .as_ref()
                     .is_some_and(|v| self.env.vars.get(v).is_some_and(|x| !x.is_empty()));
-                let store = in_store.or_else(|| in_env.then(|| "env".to_string()));
+                let store = in_store.or_else(|| in_env.then_some(KeyLocation::Env));
                 ProviderKeyView {
-                    family: serde_json::to_value(p.family)
-                        .ok()
-                        .and_then(|v| v.as_str().map(str::to_string))
-                        .unwrap_or_default(),
+                    family: p.family,
                     reference: p.reference,
                     model: p.model,
                     uri: p.uri,
@@ -345,6 +381,24 @@ impl Warren {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn key_locations_and_secret_backends_are_their_documented_codes() {
+        let locations = [
+            (KeyLocation::Keyring, "keyring"),
+            (KeyLocation::File, "file"),
+            (KeyLocation::Env, "env"),
+        ];
+        crate::test_support::assert_codes(&locations);
+        let backends = [
+            (SecretBackendKind::Keyring, "keyring"),
+            (SecretBackendKind::File, "file"),
+        ];
+        crate::test_support::assert_codes(&backends);
+        for (b, code) in backends {
+            assert_eq!((b.as_str(), KeyLocation::from(b).as_str()), (code, code));
+        }
+    }
 
     #[test]
     fn two_settings_changed_at_once_both_stay_changed() {

@@ -18,3 +18,17 @@ pub(crate) fn runtime() -> tokio::runtime::Runtime {
         .build()
         .unwrap()
 }
+
+/// Asserts that every `(value, code)` pair serialises to exactly the JSON string `code` and
+/// that the string reads back as the value: the wire spelling of a view's code enum.
+pub(crate) fn assert_codes<T>(table: &[(T, &str)])
+where
+    T: serde::Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug,
+{
+    for (value, code) in table {
+        let json = serde_json::to_string(value).unwrap();
+        assert_eq!(json, format!("\"{code}\""), "{value:?}");
+        let back: T = serde_json::from_str(&json).unwrap();
+        assert_eq!(&back, value);
+    }
+}

@@ -1,11 +1,12 @@
 //! The vocabulary of a decision: the access asked for, the rule that decided, and the denial.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::PathBuf;
 
 /// The kind of access a tool asks for on a path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum Access {
     /// Open for reading, list a directory.
@@ -26,12 +27,13 @@ impl Access {
 
 impl fmt::Display for Access {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        f.pad(self.as_str())
     }
 }
 
 /// The rule that decided an authorization, allowed or denied (rules §2.1). The code is stable.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum Rule {
     /// One of `/dev/null`, `/dev/zero`, `/dev/random`, `/dev/urandom`.
@@ -67,6 +69,24 @@ pub enum Rule {
 }
 
 impl Rule {
+    /// Every rule, in declaration order.
+    pub const ALL: [Rule; 14] = [
+        Rule::Device,
+        Rule::Workspace,
+        Rule::ReadWriteGrant,
+        Rule::AllowedRoot,
+        Rule::ReadOnlyGrant,
+        Rule::WriteOnlyGrant,
+        Rule::Unrestricted,
+        Rule::OutsideWorkspace,
+        Rule::ForbiddenPath,
+        Rule::RuntimeState,
+        Rule::InvalidPath,
+        Rule::SymlinkLoop,
+        Rule::KernelInterface,
+        Rule::ProtectedAncestor,
+    ];
+
     /// The stable snake_case code printed by `warren policy check`.
     pub fn code(self) -> &'static str {
         match self {
@@ -90,7 +110,7 @@ impl Rule {
 
 impl fmt::Display for Rule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.code())
+        f.pad(self.code())
     }
 }
 
@@ -174,5 +194,36 @@ impl fmt::Display for Denial {
             write!(f, ": {d}")?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Tier;
+
+    /// The JSON of every access, rule and tier is its documented code, and reads back.
+    #[test]
+    fn codes_serialise_as_their_wire_spelling() {
+        let wire = |v: serde_json::Value| v.as_str().unwrap().to_string();
+        for a in [Access::Read, Access::Write] {
+            let v = serde_json::to_value(a).unwrap();
+            assert_eq!(wire(v.clone()), a.as_str());
+            assert_eq!(serde_json::from_value::<Access>(v).unwrap(), a);
+        }
+        for r in Rule::ALL {
+            let v = serde_json::to_value(r).unwrap();
+            assert_eq!(wire(v.clone()), r.code());
+            assert_eq!(serde_json::from_value::<Rule>(v).unwrap(), r);
+        }
+        for t in Tier::ALL {
+            let v = serde_json::to_value(t).unwrap();
+            assert_eq!(wire(v.clone()), t.as_str());
+            assert_eq!(serde_json::from_value::<Tier>(v).unwrap(), t);
+        }
+        assert_eq!(Rule::OutsideWorkspace.code(), "outside_workspace");
+        assert_eq!(Tier::WriteOnly.as_str(), "write_only");
+        // Display pads like a string, for the CLI's columns.
+        assert_eq!(format!("[{:<11}]", Tier::ReadOnly), "[read_only  ]");
     }
 }

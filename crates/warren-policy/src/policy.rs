@@ -2,7 +2,8 @@
 //! profile, runtime profile, workspace and sibling grants.
 
 use crate::resolve::{self, ResolveError};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use std::fmt;
 use std::path::{Path, PathBuf};
 use warren_config::InstallLayout;
 use warren_types::{
@@ -10,7 +11,8 @@ use warren_types::{
 };
 
 /// What a root lets an agent do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum Tier {
     /// Read and write (the workspace, `read_write` siblings, `allowed_roots`).
@@ -22,6 +24,18 @@ pub enum Tier {
 }
 
 impl Tier {
+    /// Every tier.
+    pub const ALL: [Tier; 3] = [Tier::ReadWrite, Tier::ReadOnly, Tier::WriteOnly];
+
+    /// The wire spelling (`read_write`, `read_only`, `write_only`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::ReadWrite => "read_write",
+            Tier::ReadOnly => "read_only",
+            Tier::WriteOnly => "write_only",
+        }
+    }
+
     /// Whether reading is allowed under this tier.
     pub fn can_read(self) -> bool {
         matches!(self, Tier::ReadWrite | Tier::ReadOnly)
@@ -29,6 +43,12 @@ impl Tier {
     /// Whether writing is allowed under this tier.
     pub fn can_write(self) -> bool {
         matches!(self, Tier::ReadWrite | Tier::WriteOnly)
+    }
+}
+
+impl fmt::Display for Tier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.as_str())
     }
 }
 

@@ -14,7 +14,7 @@ use warren_runtime::host::{Host, HostEnv};
 use warren_runtime::sessions::SessionStore;
 use warren_testkit::fake_llm::{FakeLlm, Reply};
 use warren_testkit::TestInstall;
-use warren_types::{EventKind, ProviderFamily};
+use warren_types::{EventKind, ProviderFamily, TurnTrigger};
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
@@ -43,14 +43,18 @@ async fn tool_rounds() {
         // Provider-only baseline: the same number of requests answered with text.
         fake.push(Reply::text("ok"));
         let start = Instant::now();
-        host.run("a", None, "x", "user", None).await.unwrap();
+        host.run("a", None, "x", TurnTrigger::User, None)
+            .await
+            .unwrap();
         bare.push(start.elapsed().as_secs_f64() * 1000.0);
         for _ in 0..ROUNDS {
             fake.push(Reply::tool_call("file_read", json!({"path": "f.txt"})));
         }
         fake.push(Reply::text("done"));
         let start = Instant::now();
-        host.run("a", None, "read", "user", None).await.unwrap();
+        host.run("a", None, "read", TurnTrigger::User, None)
+            .await
+            .unwrap();
         per_round.push(start.elapsed().as_secs_f64() * 1000.0);
     }
     let (tool_turn, text_turn) = (median(per_round), median(bare));
@@ -78,7 +82,14 @@ async fn event_throughput() {
         .await
         .unwrap();
     store
-        .start_turn("bench-turn", &s.id, "a", "user", "x", chrono::Utc::now())
+        .start_turn(
+            "bench-turn",
+            &s.id,
+            "a",
+            &TurnTrigger::User,
+            "x",
+            chrono::Utc::now(),
+        )
         .await
         .unwrap();
     let hub = EventHub::new();

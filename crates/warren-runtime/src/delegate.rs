@@ -259,7 +259,7 @@ impl Tool for DelegateTool {
         let input = TurnInput {
             session_id: session.id,
             prompt,
-            trigger: "delegate".into(),
+            trigger: warren_types::TurnTrigger::Delegate,
         };
         // Cancelling the parent's call cancels the child's turn.
         let outcome = run_turn(&env, input, ctx.cancel.child_token()).await;
@@ -292,7 +292,7 @@ mod tests {
     use std::collections::BTreeMap;
     use warren_testkit::fake_llm::{FakeLlm, Reply};
     use warren_testkit::TestInstall;
-    use warren_types::{EventKind, ProviderFamily, TurnEvent};
+    use warren_types::{EventKind, ProviderFamily, TurnEvent, TurnTrigger};
 
     fn sub_turns(events: &[TurnEvent]) -> Vec<(String, Option<String>)> {
         events
@@ -353,7 +353,10 @@ model_provider = "openai.main"
         ]);
         let (_t, h) = host(&fake).await;
         let mut rx = h.subscribe();
-        let out = h.run("alice", None, "go", "user", None).await.unwrap();
+        let out = h
+            .run("alice", None, "go", TurnTrigger::User, None)
+            .await
+            .unwrap();
         assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
         let mut events = Vec::new();
         while let Ok(e) = rx.try_recv() {
@@ -434,7 +437,7 @@ model_provider = "openai.main"
         let (_t, h) = host(&fake).await;
         let mut rx = h.subscribe();
         let mut events = Vec::new();
-        let (out, ()) = tokio::join!(h.run("alice", None, "go", "user", None), async {
+        let (out, ()) = tokio::join!(h.run("alice", None, "go", TurnTrigger::User, None), async {
             while let Some(e) = rx.recv().await {
                 let child_started =
                     e.agent == "bob" && matches!(e.kind, EventKind::TurnStarted { .. });

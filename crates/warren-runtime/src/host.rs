@@ -25,7 +25,7 @@ use warren_config::{load_config, ConfigError, InstallLayout};
 use warren_llm::{KeyResolver, KeySource, LlmError, Providers};
 use warren_memory::MemoryStores;
 use warren_policy::{ActionLedger, Clock, SandboxSupport, SystemClock};
-use warren_types::{Config, TurnEvent};
+use warren_types::{Config, TurnEvent, TurnTrigger};
 
 /// Facts about the host process, captured by the binary's `main`.
 #[derive(Clone, Debug, Default)]
@@ -308,7 +308,7 @@ impl Host {
         alias: &'a str,
         session: Option<&'a str>,
         prompt: &'a str,
-        trigger: &'a str,
+        trigger: TurnTrigger,
         approver: Option<Arc<dyn AsyncApprover>>,
     ) -> BoxFuture<'a, Result<TurnOutcome, HostError>> {
         Box::pin(async move {
@@ -335,7 +335,7 @@ impl Host {
         alias: &'a str,
         session: Option<&'a str>,
         prompt: &'a str,
-        trigger: &'a str,
+        trigger: TurnTrigger,
         approver: Option<Arc<dyn AsyncApprover>>,
         stop: CancellationToken,
         parts: SessionParts<'a>,
@@ -355,7 +355,7 @@ impl Host {
         alias: &str,
         session: Option<&str>,
         prompt: &str,
-        trigger: &str,
+        trigger: TurnTrigger,
         approver: Option<Arc<dyn AsyncApprover>>,
         at: Turn<'_>,
     ) -> Result<Option<TurnOutcome>, HostError> {
@@ -401,7 +401,7 @@ impl Host {
                     .id
             }
             None => {
-                let kind = if trigger == "cron" {
+                let kind = if trigger == TurnTrigger::Cron {
                     SessionKind::Cron
                 } else {
                     SessionKind::Chat
@@ -422,7 +422,7 @@ impl Host {
             TurnInput {
                 session_id,
                 prompt: prompt.to_string(),
-                trigger: trigger.to_string(),
+                trigger,
             },
             cancel,
         )

@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::time::Duration;
 use warren_config::InstallLayout;
+use warren_types::SecretBackendKind;
 
 /// The attribute every Warren item carries.
 const APP_ATTR: &str = "application";
@@ -207,12 +208,12 @@ pub struct UserSecrets {
 }
 
 impl UserSecrets {
-    /// The backend in use: `keyring` or `file`.
-    pub fn backend(&self) -> &'static str {
+    /// The backend in use: the keyring or the file.
+    pub fn backend(&self) -> SecretBackendKind {
         if self.keyring.is_some() {
-            "keyring"
+            SecretBackendKind::Keyring
         } else {
-            "file"
+            SecretBackendKind::File
         }
     }
 
@@ -221,18 +222,18 @@ impl UserSecrets {
         self.fallback_reason.as_deref()
     }
 
-    /// Every secret name with the backend holding it (`keyring` wins over `file`).
-    pub fn list_located(&self) -> Result<Vec<(SecretRef, &'static str)>, SecretError> {
+    /// Every secret name with the backend holding it (the keyring wins over the file).
+    pub fn list_located(&self) -> Result<Vec<(SecretRef, SecretBackendKind)>, SecretError> {
         let mut all = BTreeMap::new();
         // `warren.*` names (the receipt key) are install state, not user secrets.
         for r in self.file.list()? {
             if !r.is_reserved() {
-                all.insert(r, "file");
+                all.insert(r, SecretBackendKind::File);
             }
         }
         if let Some(k) = &self.keyring {
             for r in k.list()? {
-                all.insert(r, "keyring");
+                all.insert(r, SecretBackendKind::Keyring);
             }
         }
         Ok(all.into_iter().collect())

@@ -5,7 +5,7 @@ use crate::db::{agent_id, column, DbError};
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 use sqlx::{Row, SqlitePool};
-use warren_types::TurnEvent;
+use warren_types::{TurnEvent, TurnTrigger};
 
 /// Kinds of sessions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -276,7 +276,7 @@ impl SessionStore {
         turn_id: &str,
         session_id: &str,
         agent: &str,
-        trigger: &str,
+        trigger: &TurnTrigger,
         prompt: &str,
         now: DateTime<Utc>,
     ) -> Result<(), DbError> {
@@ -287,7 +287,7 @@ impl SessionStore {
         .bind(turn_id)
         .bind(session_id)
         .bind(aid)
-        .bind(trigger)
+        .bind(trigger.as_str())
         .bind(prompt)
         .bind(rfc3339(now))
         .execute(&self.pool)

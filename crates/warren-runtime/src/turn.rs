@@ -56,8 +56,8 @@ pub struct TurnInput {
     pub session_id: String,
     /// The prompt.
     pub prompt: String,
-    /// `user`, `cron`, `acp` or `delegate`.
-    pub trigger: String,
+    /// Who or what started it.
+    pub trigger: warren_types::TurnTrigger,
 }
 
 /// How a turn ended.

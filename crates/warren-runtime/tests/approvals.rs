@@ -9,7 +9,7 @@ use std::time::Duration;
 use warren_runtime::approval::{ApprovalAnswer, AsyncApprover, PendingApproval};
 use warren_runtime::turn::TurnStatus;
 use warren_testkit::fake_llm::{FakeLlm, Reply};
-use warren_types::{EventKind, ProviderFamily};
+use warren_types::{EventKind, ProviderFamily, TurnTrigger};
 
 /// Two supervised agents, `alice` and `bob`, each on its own provider.
 fn two_agents(alice: &FakeLlm, bob: &FakeLlm) -> String {
@@ -77,8 +77,12 @@ async fn answer_one_of_two(alice_reply: Reply, bob_reply: Reply) -> (String, Str
     let (alice_ws, bob_ws) = (root.join("alice/workspace"), root.join("bob/workspace"));
     let host = Arc::new(s.host);
     let (ha, hb) = (host.clone(), host.clone());
-    let run_a = tokio::spawn(async move { ha.run("alice", None, "write", "user", None).await });
-    let run_b = tokio::spawn(async move { hb.run("bob", None, "write", "user", None).await });
+    let run_a = tokio::spawn(async move {
+        ha.run("alice", None, "write", TurnTrigger::User, None)
+            .await
+    });
+    let run_b =
+        tokio::spawn(async move { hb.run("bob", None, "write", TurnTrigger::User, None).await });
     let pending = wait_pending(&host, 2).await;
     if pending.len() < 2 && run_a.is_finished() && run_b.is_finished() {
         panic!(
@@ -196,7 +200,7 @@ async fn an_edit_of_a_file_written_earlier_in_the_batch_is_asked_and_denied() {
             "alice",
             None,
             "write then edit",
-            "user",
+            TurnTrigger::User,
             Some(approver.clone()),
         )
         .await
@@ -254,7 +258,7 @@ async fn a_git_call_on_a_repository_made_earlier_in_the_batch_is_asked_before_it
             "alice",
             None,
             "init and add",
-            "user",
+            TurnTrigger::User,
             Some(approver.clone()),
         )
         .await

@@ -7,7 +7,7 @@ use warren_runtime::host::{Host, HostEnv};
 use warren_runtime::turn::TurnStatus;
 use warren_testkit::fake_llm::{FakeLlm, Reply};
 use warren_testkit::TestInstall;
-use warren_types::{EventKind, ProviderFamily, TurnEvent};
+use warren_types::{EventKind, ProviderFamily, TurnEvent, TurnTrigger};
 
 async fn host(text: &str) -> (TestInstall, Host) {
     let t = TestInstall::with_config(text).unwrap();
@@ -84,7 +84,10 @@ model_provider = "openai.main"
     ))
     .await;
     let mut rx = h.subscribe();
-    let out = h.run("alice", None, "go", "user", None).await.unwrap();
+    let out = h
+        .run("alice", None, "go", TurnTrigger::User, None)
+        .await
+        .unwrap();
     assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
     let events = drain(&mut rx);
     let r = results(&events);
@@ -148,7 +151,7 @@ model_provider = "openai.main"
     .await;
     let mut rx = h.subscribe();
     let out = h
-        .run("alice", None, "get it written", "user", None)
+        .run("alice", None, "get it written", TurnTrigger::User, None)
         .await
         .unwrap();
     assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
@@ -186,7 +189,7 @@ model_provider = "openai.main"
     }
     assert!(matches!(
         &child[0].kind,
-        EventKind::TurnStarted { trigger, .. } if trigger == "delegate"
+        EventKind::TurnStarted { trigger, .. } if *trigger == TurnTrigger::Delegate
     ));
     // In the child: the deeper delegation refused by depth, the write done.
     let cr = results(&child);
@@ -220,7 +223,9 @@ model_provider = "openai.main"
         fake.config_block("main")
     ))
     .await;
-    h.run("alice", None, "hi", "user", None).await.unwrap();
+    h.run("alice", None, "hi", TurnTrigger::User, None)
+        .await
+        .unwrap();
     let tools: Vec<String> = fake.requests()[0].body["tools"]
         .as_array()
         .unwrap()

@@ -11,7 +11,7 @@ use warren_runtime::host::{Host, HostEnv};
 use warren_runtime::turn::TurnStatus;
 use warren_testkit::fake_llm::{FakeLlm, Reply};
 use warren_testkit::TestInstall;
-use warren_types::{EventKind, ProviderFamily, TurnEvent};
+use warren_types::{EventKind, ProviderFamily, TurnEvent, TurnTrigger};
 
 const BOB_CORE: &str = "canary-bob-core-7Q2";
 const BOB_SHARED: &str = "canary-bob-shared-4K9";
@@ -134,7 +134,10 @@ async fn run_child(fake: &FakeLlm, h: &Host) -> Vec<TurnEvent> {
         Reply::text("alice done"),
     ]);
     let mut rx = h.subscribe();
-    let out = h.run("alice", None, "go", "user", None).await.unwrap();
+    let out = h
+        .run("alice", None, "go", TurnTrigger::User, None)
+        .await
+        .unwrap();
     assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
     drain(&mut rx)
 }

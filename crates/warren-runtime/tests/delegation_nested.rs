@@ -8,7 +8,7 @@ use warren_runtime::host::{Host, HostEnv};
 use warren_runtime::turn::TurnStatus;
 use warren_testkit::fake_llm::{FakeLlm, Reply};
 use warren_testkit::TestInstall;
-use warren_types::{EventKind, ProviderFamily};
+use warren_types::{EventKind, ProviderFamily, TurnTrigger};
 
 const BOB: &str = "canary-bob-nested-2W6";
 const ERIN: &str = "canary-erin-ungranted-9P3";
@@ -81,7 +81,10 @@ model_provider = "openai.main"
     };
     let h = Host::open(t.layout(), env).await.unwrap();
     let mut rx = h.subscribe();
-    let out = h.run("alice", None, "go", "user", None).await.unwrap();
+    let out = h
+        .run("alice", None, "go", TurnTrigger::User, None)
+        .await
+        .unwrap();
     assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
     let mut events = Vec::new();
     while let Ok(e) = rx.try_recv() {
@@ -164,7 +167,10 @@ model_provider = "openai.main"
     };
     let h = Host::open(t.layout(), env).await.unwrap();
     let mut rx = h.subscribe();
-    let out = h.run("alice", None, "go", "user", None).await.unwrap();
+    let out = h
+        .run("alice", None, "go", TurnTrigger::User, None)
+        .await
+        .unwrap();
     assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
     let mut events = Vec::new();
     while let Ok(e) = rx.try_recv() {

@@ -10,7 +10,7 @@ use warren_runtime::db::open_sessions_db;
 use warren_runtime::events::{Emitter, EventHub, STORE_PENDING};
 use warren_runtime::sessions::{SessionKind, SessionStore};
 use warren_testkit::TestInstall;
-use warren_types::EventKind;
+use warren_types::{EventKind, TurnTrigger};
 
 /// Longer than the sessions database's busy timeout (5 s) plus the writer's gathering window:
 /// a write that met a lock held this long has failed.
@@ -24,7 +24,7 @@ async fn turn(t: &TestInstall) -> (SessionStore, Emitter) {
         .await
         .unwrap();
     store
-        .start_turn("t1", &s.id, "alice", "user", "hello", now)
+        .start_turn("t1", &s.id, "alice", &TurnTrigger::User, "hello", now)
         .await
         .unwrap();
     let em = Emitter::new(

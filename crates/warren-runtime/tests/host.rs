@@ -10,7 +10,7 @@ use warren_runtime::host::{Host, HostEnv};
 use warren_runtime::turn::TurnStatus;
 use warren_testkit::fake_llm::{FakeLlm, Reply};
 use warren_testkit::TestInstall;
-use warren_types::{EventKind, ProviderFamily, TurnEvent};
+use warren_types::{EventKind, ProviderFamily, TurnEvent, TurnTrigger};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_agents_run_at_once_and_a_busy_agent_queues_the_next_prompt() {
@@ -51,7 +51,8 @@ model_provider = "anthropic.b"
 
     // Alice's first turn stops at an approval (nobody answers yet): she is busy.
     let h = host.clone();
-    let alice1 = tokio::spawn(async move { h.run("alice", None, "first", "user", None).await });
+    let alice1 =
+        tokio::spawn(async move { h.run("alice", None, "first", TurnTrigger::User, None).await });
     let mut waited = 0;
     while host.approvals().pending().is_empty() {
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -60,13 +61,19 @@ model_provider = "anthropic.b"
     }
 
     // Bob runs a whole turn while alice's is open.
-    let bob = host.run("bob", None, "hello", "user", None).await.unwrap();
+    let bob = host
+        .run("bob", None, "hello", TurnTrigger::User, None)
+        .await
+        .unwrap();
     assert_eq!(bob.status, TurnStatus::Completed);
     assert_eq!(bob.text, "bob answers");
 
     // A second prompt to alice waits for her first turn.
     let h = host.clone();
-    let alice2 = tokio::spawn(async move { h.run("alice", None, "second", "user", None).await });
+    let alice2 = tokio::spawn(async move {
+        h.run("alice", None, "second", TurnTrigger::User, None)
+            .await
+    });
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(!alice2.is_finished(), "the second prompt must wait");
     assert_eq!(
@@ -179,7 +186,7 @@ async fn approve_for_the_session_covers_later_turns_of_that_session_only() {
             "alice",
             Some(&session),
             "one",
-            "user",
+            TurnTrigger::User,
             Some(Arc::new(FixedApprover(for_session))),
         )
         .await
@@ -195,7 +202,7 @@ async fn approve_for_the_session_covers_later_turns_of_that_session_only() {
             "alice",
             Some(&session),
             "two",
-            "user",
+            TurnTrigger::User,
             Some(deny_all.clone()),
         )
         .await
@@ -206,7 +213,7 @@ async fn approve_for_the_session_covers_later_turns_of_that_session_only() {
 
     // A new session asks again (and here is denied).
     let third = host
-        .run("alice", None, "three", "user", Some(deny_all))
+        .run("alice", None, "three", TurnTrigger::User, Some(deny_all))
         .await
         .unwrap();
     assert_eq!(third.status, TurnStatus::Completed);

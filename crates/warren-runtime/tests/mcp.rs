@@ -10,7 +10,7 @@ use std::time::Duration;
 use warren_runtime::approval::{ApprovalAnswer, FixedApprover};
 use warren_runtime::turn::TurnStatus;
 use warren_testkit::fake_llm::{FakeLlm, Reply};
-use warren_types::{EventKind, NoticeCode, ProviderFamily, TurnEvent};
+use warren_types::{EventKind, NoticeCode, ProviderFamily, TurnEvent, TurnTrigger};
 
 /// The entry script of a reference server (`filesystem` or `everything`).
 fn server_script(name: &str) -> PathBuf {
@@ -161,7 +161,7 @@ args = [{}, {}, {}]
     let mut rx = s.host.subscribe();
     let out = s
         .host
-        .run("alice", None, "look", "user", None)
+        .run("alice", None, "look", TurnTrigger::User, None)
         .await
         .unwrap();
     assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
@@ -199,7 +199,7 @@ args = [{}, {}, {}]
     let mut rx = s.host.subscribe();
     let out = s
         .host
-        .run("carol", None, "look", "user", None)
+        .run("carol", None, "look", TurnTrigger::User, None)
         .await
         .unwrap();
     assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
@@ -266,7 +266,7 @@ args = [{}, {}]
     let mut rx = s.host.subscribe();
     let out = s
         .host
-        .run("alice", None, "write", "user", Some(deny))
+        .run("alice", None, "write", TurnTrigger::User, Some(deny))
         .await
         .unwrap();
     assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
@@ -293,7 +293,7 @@ args = [{}, {}]
         Arc::new(FixedApprover(ApprovalAnswer::approve()));
     let out = s
         .host
-        .run("alice", None, "write", "user", Some(approve))
+        .run("alice", None, "write", TurnTrigger::User, Some(approve))
         .await
         .unwrap();
     assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
@@ -361,7 +361,8 @@ env = {{ {key} = "{value}" }}
     let mut rx = s.host.subscribe();
     let host = Arc::new(s.host);
     let h = host.clone();
-    let run = tokio::spawn(async move { h.run("alice", None, "go", "user", None).await });
+    let run =
+        tokio::spawn(async move { h.run("alice", None, "go", TurnTrigger::User, None).await });
     // Once the call is announced, the server is killed.
     let mut seen = Vec::new();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
@@ -436,7 +437,11 @@ command = "no-such-mcp-server-program"
     ))
     .await;
     let mut rx = s.host.subscribe();
-    let out = s.host.run("alice", None, "go", "user", None).await.unwrap();
+    let out = s
+        .host
+        .run("alice", None, "go", TurnTrigger::User, None)
+        .await
+        .unwrap();
     assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
     let failed = notices(&drain(&mut rx), NoticeCode::McpServerFailed);
     assert_eq!(failed.len(), 1, "{failed:?}");
@@ -493,10 +498,18 @@ args = [{}]
         fake.config_block("main")
     ))
     .await;
-    let out = s.host.run("bob", None, "hi", "user", None).await.unwrap();
+    let out = s
+        .host
+        .run("bob", None, "hi", TurnTrigger::User, None)
+        .await
+        .unwrap();
     assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
     assert!(offered(&fake, 0).iter().any(|t| t == "everything__echo"));
-    let out = s.host.run("alice", None, "go", "user", None).await.unwrap();
+    let out = s
+        .host
+        .run("alice", None, "go", TurnTrigger::User, None)
+        .await
+        .unwrap();
     assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
     assert_eq!(fake.requests().len(), 4);
     let child = offered(&fake, 2);
@@ -672,7 +685,11 @@ url = "http://127.0.0.1:{closed}/mcp"
     ))
     .await;
     let mut rx = s.host.subscribe();
-    let out = s.host.run("alice", None, "go", "user", None).await.unwrap();
+    let out = s
+        .host
+        .run("alice", None, "go", TurnTrigger::User, None)
+        .await
+        .unwrap();
     assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
     let events = drain(&mut rx);
     let r = results(&events);

@@ -67,6 +67,7 @@ mod keyring {
     use warren_runtime::secrets::{FileSecretStore, SecretError, SecretRef, SecretStore};
     use warren_testkit::keyring::TestKeyring;
     use warren_testkit::TestInstall;
+    use warren_types::SecretBackendKind;
 
     fn vars(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs
@@ -112,7 +113,7 @@ mod keyring {
         let t = TestInstall::empty().unwrap();
         let env = vars(&[("DBUS_SESSION_BUS_ADDRESS", kr.address())]);
         let s = open_user_secrets(&t.layout(), &env).unwrap();
-        assert_eq!(s.backend(), "keyring", "{}", s.describe());
+        assert_eq!(s.backend(), SecretBackendKind::Keyring, "{}", s.describe());
 
         let global = SecretRef::parse("OPENAI_API_KEY").unwrap();
         let scoped = SecretRef::parse("agent:bob/OPENAI_API_KEY").unwrap();
@@ -213,7 +214,7 @@ mod keyring {
         let t = TestInstall::empty().unwrap();
         // No session bus: the encrypted file, saying why.
         let s = open_user_secrets(&t.layout(), &vars(&[])).unwrap();
-        assert_eq!(s.backend(), "file");
+        assert_eq!(s.backend(), SecretBackendKind::File);
         assert!(
             s.fallback_reason()
                 .unwrap()
@@ -229,7 +230,7 @@ mod keyring {
         let bus = TestBusOnly::start();
         let env = vars(&[("DBUS_SESSION_BUS_ADDRESS", bus.address.as_str())]);
         let s = open_user_secrets(&t.layout(), &env).unwrap();
-        assert_eq!(s.backend(), "file");
+        assert_eq!(s.backend(), SecretBackendKind::File);
         assert!(s.describe().contains("desktop keyring"), "{}", s.describe());
 
         // Forcing the keyring refuses to fall back.
@@ -257,7 +258,7 @@ mod keyring {
             ("WARREN_SECRET_BACKEND", "file"),
         ]);
         let s = open_user_secrets(&t.layout(), &env).unwrap();
-        assert_eq!(s.backend(), "file");
+        assert_eq!(s.backend(), SecretBackendKind::File);
         let r = SecretRef::parse("K").unwrap();
         s.set(&r, "v").unwrap();
         assert_eq!(raw_lookup(&kr, t.root(), "K"), None);
@@ -288,7 +289,7 @@ mod keyring {
         assert!(e.to_string().contains("desktop keyring"), "{e}");
         // A new start uses the file and says why; forcing the keyring is refused.
         let s2 = open_user_secrets(&t.layout(), &env).unwrap();
-        assert_eq!(s2.backend(), "file");
+        assert_eq!(s2.backend(), SecretBackendKind::File);
         assert!(
             s2.fallback_reason().unwrap().contains("locked"),
             "{:?}",

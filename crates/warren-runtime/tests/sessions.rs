@@ -5,7 +5,7 @@ use serde_json::json;
 use warren_runtime::db::open_sessions_db;
 use warren_runtime::sessions::{SessionKind, SessionStore};
 use warren_testkit::TestInstall;
-use warren_types::{EventKind, TurnEvent};
+use warren_types::{EventKind, TurnEvent, TurnTrigger};
 
 #[tokio::test]
 async fn history_turns_events_and_usage_round_trip() {
@@ -18,7 +18,7 @@ async fn history_turns_events_and_usage_round_trip() {
         .unwrap();
     assert_eq!(s.agent.as_deref(), Some("alice"));
     store
-        .start_turn("t1", &s.id, "alice", "user", "hello", now)
+        .start_turn("t1", &s.id, "alice", &TurnTrigger::User, "hello", now)
         .await
         .unwrap();
     store
@@ -38,7 +38,7 @@ async fn history_turns_events_and_usage_round_trip() {
             1,
             EventKind::TurnStarted {
                 session_id: s.id.clone(),
-                trigger: "user".into(),
+                trigger: TurnTrigger::User,
                 prompt: "hello".into(),
             },
         ),
@@ -195,7 +195,7 @@ async fn an_undecodable_column_is_an_error_naming_it() {
         .await
         .unwrap();
     store
-        .start_turn("t1", &s.id, "alice", "user", "hello", now)
+        .start_turn("t1", &s.id, "alice", &TurnTrigger::User, "hello", now)
         .await
         .unwrap();
     store
@@ -267,7 +267,7 @@ async fn owned_state_exports_name_an_undecodable_column() {
         .await
         .unwrap();
     store
-        .start_turn("t1", &s.id, "alice", "user", "hello", now)
+        .start_turn("t1", &s.id, "alice", &TurnTrigger::User, "hello", now)
         .await
         .unwrap();
     store

@@ -10,7 +10,7 @@ use warren_runtime::host::{Host, HostEnv};
 use warren_runtime::turn::TurnStatus;
 use warren_testkit::fake_llm::{FakeLlm, Reply};
 use warren_testkit::TestInstall;
-use warren_types::{EventKind, ProviderFamily, TurnEvent, TurnFailure};
+use warren_types::{EventKind, ProviderFamily, TurnEvent, TurnFailure, TurnTrigger};
 
 pub struct Setup {
     pub _install: TestInstall,
@@ -100,7 +100,7 @@ async fn batch_runs_both_calls_in_order_and_stores_a_replayable_turn() {
     let mut rx = s.host.subscribe();
     let out = s
         .host
-        .run("alice", None, "write two files", "user", None)
+        .run("alice", None, "write two files", TurnTrigger::User, None)
         .await
         .unwrap();
     assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
@@ -185,7 +185,11 @@ async fn parallel_tools_overlap_in_time() {
         &fake.config_block("main"),
     ))
     .await;
-    let out = s.host.run("alice", None, "go", "user", None).await.unwrap();
+    let out = s
+        .host
+        .run("alice", None, "go", TurnTrigger::User, None)
+        .await
+        .unwrap();
     assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
     let read = |f: &str| -> u128 {
         std::fs::read_to_string(s.ws.join(f))
@@ -224,7 +228,10 @@ async fn sequential_by_default() {
         &fake.config_block("main"),
     ))
     .await;
-    s.host.run("alice", None, "go", "user", None).await.unwrap();
+    s.host
+        .run("alice", None, "go", TurnTrigger::User, None)
+        .await
+        .unwrap();
     let read = |f: &str| -> u128 {
         std::fs::read_to_string(s.ws.join(f))
             .unwrap()
@@ -258,7 +265,7 @@ async fn single_tool_rounds_reject_two_calls_before_running_any() {
         let mut rx = s.host.subscribe();
         let out = s
             .host
-            .run("alice", None, "write", "user", None)
+            .run("alice", None, "write", TurnTrigger::User, None)
             .await
             .unwrap();
         match &out.status {
@@ -297,7 +304,7 @@ async fn single_tool_rounds_reject_two_calls_before_running_any() {
             .clone();
         let out2 = s
             .host
-            .run("alice", Some(&session), "again", "user", None)
+            .run("alice", Some(&session), "again", TurnTrigger::User, None)
             .await
             .unwrap();
         assert_eq!(out2.status, TurnStatus::Completed);
@@ -341,7 +348,7 @@ async fn single_tool_rounds_on_a_route_with_ollama_fall_back_to_batch_with_one_n
     let mut rx = s.host.subscribe();
     let out = s
         .host
-        .run("alice", None, "write", "user", None)
+        .run("alice", None, "write", TurnTrigger::User, None)
         .await
         .unwrap();
     assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
@@ -383,7 +390,7 @@ async fn iteration_cap_makes_one_last_call_without_tools() {
     .await;
     let out = s
         .host
-        .run("alice", None, "look", "user", None)
+        .run("alice", None, "look", TurnTrigger::User, None)
         .await
         .unwrap();
     assert_eq!(out.status, TurnStatus::Completed);
@@ -419,7 +426,8 @@ async fn cancel_kills_the_process_group_and_leaves_valid_history() {
     let host = Arc::new(s.host);
     let mut rx = host.subscribe();
     let h = host.clone();
-    let run = tokio::spawn(async move { h.run("alice", None, "sleep", "user", None).await });
+    let run =
+        tokio::spawn(async move { h.run("alice", None, "sleep", TurnTrigger::User, None).await });
     // Wait until the shell has started.
     let pid_file = s.ws.join("pid");
     for _ in 0..200 {
@@ -466,7 +474,7 @@ async fn cancel_kills_the_process_group_and_leaves_valid_history() {
         .id
         .clone();
     let out2 = host
-        .run("alice", Some(&session), "next", "user", None)
+        .run("alice", Some(&session), "next", TurnTrigger::User, None)
         .await
         .unwrap();
     assert_eq!(out2.status, TurnStatus::Completed);
@@ -503,11 +511,19 @@ async fn provider_errors_fallbacks_and_clean_history() {
         &providers,
     ))
     .await;
-    let out = s.host.run("alice", None, "hi", "user", None).await.unwrap();
+    let out = s
+        .host
+        .run("alice", None, "hi", TurnTrigger::User, None)
+        .await
+        .unwrap();
     assert_eq!(out.status, TurnStatus::Completed);
     assert_eq!(out.text, "from backup");
     // 400 does not fall back.
-    let out = s.host.run("alice", None, "hi", "user", None).await.unwrap();
+    let out = s
+        .host
+        .run("alice", None, "hi", TurnTrigger::User, None)
+        .await
+        .unwrap();
     match out.status {
         TurnStatus::Failed { code, message } => {
             assert_eq!(code, TurnFailure::ProviderHttp, "{message}");
@@ -533,7 +549,7 @@ async fn provider_errors_fallbacks_and_clean_history() {
     .await;
     let out = s
         .host
-        .run("alice", None, "one", "user", None)
+        .run("alice", None, "one", TurnTrigger::User, None)
         .await
         .unwrap();
     assert!(
@@ -556,7 +572,7 @@ async fn provider_errors_fallbacks_and_clean_history() {
         .clone();
     let out = s
         .host
-        .run("alice", Some(&session), "two", "user", None)
+        .run("alice", Some(&session), "two", TurnTrigger::User, None)
         .await
         .unwrap();
     assert!(
@@ -571,7 +587,7 @@ async fn provider_errors_fallbacks_and_clean_history() {
     );
     let out = s
         .host
-        .run("alice", Some(&session), "three", "user", None)
+        .run("alice", Some(&session), "three", TurnTrigger::User, None)
         .await
         .unwrap();
     assert_eq!(out.status, TurnStatus::Completed);
@@ -608,7 +624,7 @@ async fn approvals_approve_deny_and_no_one_to_ask() {
             "alice",
             None,
             "write",
-            "user",
+            TurnTrigger::User,
             fixed(ApprovalAnswer::no_one()),
         )
         .await
@@ -628,7 +644,7 @@ async fn approvals_approve_deny_and_no_one_to_ask() {
             "alice",
             None,
             "write",
-            "user",
+            TurnTrigger::User,
             fixed(ApprovalAnswer::deny(Some("not now".into()))),
         )
         .await
@@ -638,7 +654,8 @@ async fn approvals_approve_deny_and_no_one_to_ask() {
     // Approved through the broker, answered by another task as a UI would.
     let host = Arc::new(s.host);
     let h = host.clone();
-    let run = tokio::spawn(async move { h.run("alice", None, "write", "user", None).await });
+    let run =
+        tokio::spawn(async move { h.run("alice", None, "write", TurnTrigger::User, None).await });
     let mut answered = false;
     for _ in 0..400 {
         if let Some(p) = host.approvals().pending().first() {
@@ -681,7 +698,7 @@ async fn memory_tools_store_recall_and_reject_bad_arguments_and_recall_is_inject
     .await;
     let out = s
         .host
-        .run("alice", None, "remember my colour", "user", None)
+        .run("alice", None, "remember my colour", TurnTrigger::User, None)
         .await
         .unwrap();
     assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
@@ -730,7 +747,13 @@ async fn memory_tools_store_recall_and_reject_bad_arguments_and_recall_is_inject
     );
     // The next turn starts with the recalled row in its system prompt.
     s.host
-        .run("alice", None, "what colour do I like? teal?", "user", None)
+        .run(
+            "alice",
+            None,
+            "what colour do I like? teal?",
+            TurnTrigger::User,
+            None,
+        )
         .await
         .unwrap();
     let system = fake.requests()[4].body["messages"][0].clone();

@@ -239,6 +239,17 @@ pub enum AutonomyLevel {
     Full,
 }
 
+impl AutonomyLevel {
+    /// The config spelling (`readonly`, `supervised`, `full`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AutonomyLevel::Readonly => "readonly",
+            AutonomyLevel::Supervised => "supervised",
+            AutonomyLevel::Full => "full",
+        }
+    }
+}
+
 /// Sandbox choice.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]

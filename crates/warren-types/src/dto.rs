@@ -1,7 +1,34 @@
 //! Data transfer objects returned by `warren-api` to the CLI and the desktop app.
 
-use crate::config::{MemoryBackendKind, ProviderFamily};
+use crate::config::{AccessMode, MemoryBackendKind, ProviderFamily};
 use serde::{Deserialize, Serialize};
+
+/// Where user secrets (API keys) are kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum SecretBackendKind {
+    /// The desktop keyring (Secret Service).
+    Keyring,
+    /// The encrypted file under the install.
+    File,
+}
+
+impl SecretBackendKind {
+    /// The wire spelling (`keyring`, `file`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SecretBackendKind::Keyring => "keyring",
+            SecretBackendKind::File => "file",
+        }
+    }
+}
+
+impl std::fmt::Display for SecretBackendKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
 
 /// One agent as listed by `warren agents list` and the Agents screen.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -23,14 +50,57 @@ pub struct AgentSummary {
     pub workspace: String,
 }
 
+/// What a grant on a sibling gives: access to its workspace, or reading its memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum GrantAccess {
+    /// Read its workspace.
+    Read,
+    /// Write its workspace, never read it.
+    Write,
+    /// Read and write its workspace.
+    ReadWrite,
+    /// Read its memory (a `read_memory_from` entry).
+    Memory,
+}
+
+impl GrantAccess {
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GrantAccess::Read => "read",
+            GrantAccess::Write => "write",
+            GrantAccess::ReadWrite => "read_write",
+            GrantAccess::Memory => "memory",
+        }
+    }
+}
+
+impl From<AccessMode> for GrantAccess {
+    fn from(m: AccessMode) -> Self {
+        match m {
+            AccessMode::Read => GrantAccess::Read,
+            AccessMode::Write => GrantAccess::Write,
+            AccessMode::ReadWrite => GrantAccess::ReadWrite,
+        }
+    }
+}
+
+impl std::fmt::Display for GrantAccess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
 /// One grant as shown by `warren agents show`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct GrantSummary {
     /// The sibling's alias.
     pub agent: String,
-    /// `read`, `write`, `read_write` for workspace grants; `memory` for memory grants.
-    pub access: String,
+    /// The workspace access of a workspace grant; `memory` for a memory grant.
+    pub access: GrantAccess,
     /// Category names of a scoped memory grant.
     pub categories: Option<Vec<String>>,
 }
@@ -115,4 +185,51 @@ pub struct ValidationReport {
     pub warnings: Vec<ConfigIssue>,
     /// Number of agents defined, when valid.
     pub agents: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::AutonomyLevel;
+
+    fn wire<T: Serialize>(v: T) -> String {
+        serde_json::to_value(v)
+            .unwrap()
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
+    #[test]
+    fn view_codes_are_their_documented_strings() {
+        for (g, code) in [
+            (GrantAccess::Read, "read"),
+            (GrantAccess::Write, "write"),
+            (GrantAccess::ReadWrite, "read_write"),
+            (GrantAccess::Memory, "memory"),
+        ] {
+            assert_eq!((wire(g), g.as_str()), (code.to_string(), code));
+            assert_eq!(
+                serde_json::from_value::<GrantAccess>(code.into()).unwrap(),
+                g
+            );
+        }
+        // A workspace grant says its access mode as the config spells it.
+        for m in [AccessMode::Read, AccessMode::Write, AccessMode::ReadWrite] {
+            assert_eq!(wire(GrantAccess::from(m)), wire(m));
+        }
+        for (b, code) in [
+            (SecretBackendKind::Keyring, "keyring"),
+            (SecretBackendKind::File, "file"),
+        ] {
+            assert_eq!((wire(b), b.as_str()), (code.to_string(), code));
+        }
+        for (l, code) in [
+            (AutonomyLevel::Readonly, "readonly"),
+            (AutonomyLevel::Supervised, "supervised"),
+            (AutonomyLevel::Full, "full"),
+        ] {
+            assert_eq!((wire(l), l.as_str()), (code.to_string(), code));
+        }
+    }
 }

@@ -94,3 +94,31 @@ impl std::fmt::Display for ApiError {
 }
 
 impl std::error::Error for ApiError {}
+
+/// A code string that names no variant of its enum: a stored value this version does not know
+/// (written by a newer Warren, or edited by hand).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownCode {
+    /// What the code stands for (`turn trigger`, `turn status`, ...).
+    pub kind: &'static str,
+    /// The string as found.
+    pub value: String,
+}
+
+impl UnknownCode {
+    /// An unknown `kind` code `value`.
+    pub fn new(kind: &'static str, value: &str) -> Self {
+        UnknownCode {
+            kind,
+            value: value.to_string(),
+        }
+    }
+}
+
+impl std::fmt::Display for UnknownCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "unknown {} `{}`", self.kind, self.value)
+    }
+}
+
+impl std::error::Error for UnknownCode {}

@@ -2,6 +2,7 @@
 //! store all see the same events; every `tool_call` has exactly one `tool_result` with its id.
 
 use crate::codes::{NoticeCode, TurnFailure};
+use crate::error::UnknownCode;
 use serde::{Deserialize, Serialize};
 
 /// One event of a turn.
@@ -50,6 +51,59 @@ pub enum ApprovalDecision {
     Deny,
 }
 
+/// Who or what started a turn. Stored with the turn and in its `turn_started` event under the
+/// same snake_case names.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum TurnTrigger {
+    /// A person: the desktop chat or `warren run`.
+    User,
+    /// A scheduled (or run-now) cron job.
+    Cron,
+    /// An editor over ACP.
+    Acp,
+    /// Another agent's `delegate` call (a SubAgent turn).
+    Delegate,
+}
+
+impl TurnTrigger {
+    /// Every trigger.
+    pub const ALL: [TurnTrigger; 4] = [
+        TurnTrigger::User,
+        TurnTrigger::Cron,
+        TurnTrigger::Acp,
+        TurnTrigger::Delegate,
+    ];
+
+    /// The wire spelling, also the `trigger` column of the `turns` table.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            TurnTrigger::User => "user",
+            TurnTrigger::Cron => "cron",
+            TurnTrigger::Acp => "acp",
+            TurnTrigger::Delegate => "delegate",
+        }
+    }
+}
+
+impl std::str::FromStr for TurnTrigger {
+    type Err = UnknownCode;
+
+    fn from_str(s: &str) -> Result<Self, UnknownCode> {
+        Self::ALL
+            .into_iter()
+            .find(|t| t.as_str() == s)
+            .ok_or_else(|| UnknownCode::new("turn trigger", s))
+    }
+}
+
+impl std::fmt::Display for TurnTrigger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
 /// The event payloads, tagged by `type`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -63,8 +117,8 @@ pub enum EventKind {
     TurnStarted {
         /// Session the turn belongs to.
         session_id: String,
-        /// `user`, `cron`, `acp` or `delegate`.
-        trigger: String,
+        /// Who or what started it.
+        trigger: TurnTrigger,
         /// The prompt.
         prompt: String,
     },
@@ -228,6 +282,41 @@ mod tests {
         assert_eq!(e.kind.type_name(), "tool_result");
         let c = serde_json::to_value(EventKind::TurnCancelled {}).unwrap();
         assert_eq!(c, serde_json::json!({"type": "turn_cancelled"}));
+    }
+
+    #[test]
+    fn triggers_are_their_documented_codes_and_old_stored_events_still_read() {
+        let table = [
+            (TurnTrigger::User, "user"),
+            (TurnTrigger::Cron, "cron"),
+            (TurnTrigger::Acp, "acp"),
+            (TurnTrigger::Delegate, "delegate"),
+        ];
+        assert_eq!(table.len(), TurnTrigger::ALL.len());
+        for (t, code) in &table {
+            assert_eq!(serde_json::to_value(t).unwrap(), *code);
+            assert_eq!(t.as_str(), *code);
+            assert_eq!(code.parse::<TurnTrigger>().unwrap(), *t);
+        }
+        let e = "webhook".parse::<TurnTrigger>().unwrap_err();
+        assert_eq!(e.to_string(), "unknown turn trigger `webhook`");
+
+        // A `turn_started` event as the session store has kept it (the trigger a plain
+        // string) reads as the typed event and writes back byte for byte.
+        let stored = r#"{"turn_id":"t1","agent":"alice","seq":1,"time":"2026-01-01T00:00:00Z","type":"turn_started","session_id":"s1","trigger":"cron","prompt":"hi"}"#;
+        let e: TurnEvent = serde_json::from_str(stored).unwrap();
+        assert_eq!(
+            e.kind,
+            EventKind::TurnStarted {
+                session_id: "s1".into(),
+                trigger: TurnTrigger::Cron,
+                prompt: "hi".into(),
+            }
+        );
+        assert_eq!(serde_json::to_string(&e).unwrap(), stored);
+        // A trigger this version does not know is refused, not read as another one.
+        let unknown = stored.replace(r#""cron""#, r#""webhook""#);
+        assert!(serde_json::from_str::<TurnEvent>(&unknown).is_err());
     }
 
     #[test]

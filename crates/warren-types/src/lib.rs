@@ -12,5 +12,5 @@ pub use alias::{validate_alias, AliasError};
 pub use codes::{LlmErrorCode, NoticeCode, ToolErrorCode, TurnFailure};
 pub use config::*;
 pub use dto::*;
-pub use error::{ApiError, ErrorCode};
-pub use events::{ApprovalDecision, EventKind, EventParent, TurnEvent};
+pub use error::{ApiError, ErrorCode, UnknownCode};
+pub use events::{ApprovalDecision, EventKind, EventParent, TurnEvent, TurnTrigger};

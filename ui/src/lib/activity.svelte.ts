@@ -2,7 +2,7 @@
 // and a live tail of the JSON logs (polled while the Logs screen is open) with agent and level
 // filters.
 
-import { commands, type ApiError, type LogLine, type UsageDay } from "../bindings";
+import { commands, type ApiError, type LogLevelFilter, type LogLine, type UsageDay } from "../bindings";
 import { toApiError } from "./agents.svelte";
 import { unwrap } from "./result";
 
@@ -49,7 +49,8 @@ export class UsageStore {
 export class LogsStore {
   lines = $state<LogLine[]>([]);
   agent = $state("");
-  level = $state("");
+  /** The least severe level shown; "" for every line. */
+  level = $state<LogLevelFilter | "">("");
   error = $state<ApiError | null>(null);
   opened = $state<string | null>(null);
 

@@ -5,6 +5,7 @@
 
 import {
   commands,
+  type AccessMode,
   type AgentChange,
   type AgentSettingsView,
   type ApiError,
@@ -17,7 +18,7 @@ import { unwrap } from "./result";
 export type AgentSettingsApi = Pick<typeof commands, "agentSettings" | "previewAgentEdit" | "saveAgentEdit">;
 
 /** A workspace grant on one sibling as the form shows it. */
-export type GrantChoice = "none" | "read" | "write" | "read_write";
+export type GrantChoice = "none" | AccessMode;
 
 export const GRANT_CHOICES: GrantChoice[] = ["none", "read", "write", "read_write"];
 
@@ -50,7 +51,7 @@ export function draftOf(v: AgentSettingsView): AgentDraft {
   const memory: Record<string, MemoryChoice> = {};
   for (const peer of v.peers) {
     const g = v.agent.workspace_grants.find((x) => x.agent === peer);
-    grants[peer] = g && GRANT_CHOICES.includes(g.access as GrantChoice) ? (g.access as GrantChoice) : "none";
+    grants[peer] = g && g.access !== "memory" ? g.access : "none";
     const m = v.agent.memory_grants.find((x) => x.agent === peer);
     memory[peer] = { on: Boolean(m), categories: m?.categories ? m.categories.join(", ") : "" };
   }

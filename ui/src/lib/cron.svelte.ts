@@ -2,7 +2,14 @@
 // checks a new or edited job through the backend (field errors, the next five run times)
 // before it can be saved, on/off, run now and delete.
 
-import { commands, type ApiError, type CronCheck, type CronJobView, type CronRunView } from "../bindings";
+import {
+  commands,
+  type ApiError,
+  type CronCheck,
+  type CronField,
+  type CronJobView,
+  type CronRunView,
+} from "../bindings";
 import { toApiError } from "./agents.svelte";
 import { unwrap } from "./result";
 
@@ -49,8 +56,8 @@ export class CronStore {
     }
   }
 
-  /** The form's errors for one field (`agent`, `schedule`, `prompt`). */
-  errorsFor(field: string): string[] {
+  /** The form's errors for one field. */
+  errorsFor(field: CronField): string[] {
     return (this.check?.errors ?? []).filter((e) => e.field === field).map((e) => e.message);
   }
 

@@ -6,7 +6,10 @@
 // turn, so turns running at once (an agent's own turn and a SubAgent turn it runs for another
 // agent) interleave in the stream and each keeps its own items.
 
-import type { ApprovalDecision, LiveFrame, LiveSnapshot, TurnEvent } from "../bindings";
+import type { ApprovalDecision, LiveFrame, LiveSnapshot, TurnEvent, TurnState, TurnTrigger } from "../bindings";
+
+/** Where a turn stands: the same states as a stored turn's. */
+export type { TurnState };
 
 /** A provider request and, once its usage arrives, tokens, cost and latency. */
 export interface ModelItem {
@@ -69,8 +72,6 @@ export interface LostItem {
 
 export type Item = ModelItem | TextItem | ToolItem | NoticeItem | LostItem;
 
-export type TurnState = "running" | "completed" | "failed" | "cancelled";
-
 /** One turn as the timeline shows it. */
 export interface Turn {
   turn_id: string;
@@ -80,7 +81,7 @@ export interface Turn {
    * stop it; cancelling this one does). */
   delegated_by: string | null;
   session_id: string | null;
-  trigger: string | null;
+  trigger: TurnTrigger | null;
   prompt: string | null;
   started: string;
   state: TurnState;

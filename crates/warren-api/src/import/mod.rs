@@ -18,7 +18,8 @@ mod source;
 
 pub use found::ZeroclawInstall;
 pub use plan::{
-    AgentPlan, Callout, CronPlan, ImportPlan, NamePlan, ProviderPlan, Totals, Unmapped,
+    AgentPlan, Callout, CalloutDirection, CronPlan, ImportPlan, NamePlan, ProviderPlan, Totals,
+    Unmapped,
 };
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use chrono::{Offset, TimeZone, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use warren_types::{
     AccessMode, AgentConfig, AgentMemoryConfig, AutonomyLevel, Config, CronJobConfig,
     DelegationMode, MemoryBackendKind, MemoryGrant, ProviderFamily, ProviderModel, RiskProfile,
@@ -32,14 +32,41 @@ pub struct Unmapped {
     pub reason: String,
 }
 
+/// Which way Warren's enforcement of a value differs from ZeroClaw's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum CalloutDirection {
+    /// Warren allows less.
+    Stronger,
+    /// Warren allows more.
+    Weaker,
+}
+
+impl CalloutDirection {
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CalloutDirection::Stronger => "stronger",
+            CalloutDirection::Weaker => "weaker",
+        }
+    }
+}
+
+impl std::fmt::Display for CalloutDirection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
 /// A value Warren enforces differently from ZeroClaw.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Callout {
     /// The Warren setting concerned.
     pub setting: String,
-    /// `stronger` (Warren allows less) or `weaker` (Warren allows more).
-    pub direction: String,
+    /// Whether Warren allows less or more.
+    pub direction: CalloutDirection,
     /// What changes.
     pub note: String,
 }
@@ -268,10 +295,10 @@ impl Ctx<'_> {
             }
         }
     }
-    fn callout(&mut self, setting: String, direction: &str, note: String) {
+    fn callout(&mut self, setting: String, direction: CalloutDirection, note: String) {
         self.callouts.push(Callout {
             setting,
-            direction: direction.into(),
+            direction,
             note,
         });
     }
@@ -344,7 +371,7 @@ fn map_risk(name: &str, t: &toml::Table, ctx: &mut Ctx, target: &Target) -> Risk
         if contains_install {
             ctx.callout(
                 format!("{warren}.forbidden_paths"),
-                "weaker",
+                CalloutDirection::Weaker,
                 format!(
                     "`{raw}` is left out: it contains Warren's install ({}), and Warren lets a forbidden path win over the workspace. Outside the workspace and the grants, agents with workspace_only = false can reach {raw}",
                     root.display()
@@ -393,12 +420,12 @@ fn map_risk(name: &str, t: &toml::Table, ctx: &mut Ctx, target: &Target) -> Risk
     });
     ctx.callout(
         format!("{warren}.sandbox"),
-        "stronger",
+        CalloutDirection::Stronger,
         "shell commands run in Warren's OS sandbox (`auto`: Landlock, else bubblewrap), confined to the workspace and the grants".into(),
     );
     ctx.callout(
         format!("{warren}.network"),
-        "stronger",
+        CalloutDirection::Stronger,
         "sandboxed shell commands get no network (`network = false`); set it to true if commands such as curl must connect".into(),
     );
     p
@@ -453,7 +480,7 @@ fn map_runtime(name: &str, t: &toml::Table, ctx: &mut Ctx) -> RuntimeProfile {
     );
     ctx.callout(
         format!("{warren}.turn_timeout_secs"),
-        "stronger",
+        CalloutDirection::Stronger,
         format!(
             "Warren ends a turn after {} s (turn_timeout_secs); ZeroClaw had no whole-turn limit",
             p.turn_timeout_secs
@@ -770,14 +797,18 @@ pub fn build(
                 Err(why) => {
                     ctx.callout(
                         format!("cron.{new_id}.schedule"),
-                        "weaker",
+                        CalloutDirection::Weaker,
                         format!("kept as `{expr}` but Warren reads it in UTC: {why}"),
                     );
                     (expr.to_string(), None)
                 }
             };
             if let Some(note) = note {
-                ctx.callout(format!("cron.{new_id}.schedule"), "weaker", note);
+                ctx.callout(
+                    format!("cron.{new_id}.schedule"),
+                    CalloutDirection::Weaker,
+                    note,
+                );
             }
             if target.config.cron.contains_key(&new_id) {
                 problems.push(format!("cron job `{new_id}` already exists in Warren"));
@@ -1225,5 +1256,17 @@ mod tests {
         assert!(cron_to_utc("0 23 * * 1", "America/Toronto").is_err());
         assert!(cron_to_utc("*/5 * * * *", "America/Toronto").is_err());
         assert!(cron_to_utc("0 9 * * *", "Mars/Olympus").is_err());
+    }
+
+    #[test]
+    fn callout_directions_are_their_documented_codes() {
+        let table = [
+            (CalloutDirection::Stronger, "stronger"),
+            (CalloutDirection::Weaker, "weaker"),
+        ];
+        crate::test_support::assert_codes(&table);
+        for (d, code) in table {
+            assert_eq!(d.as_str(), code);
+        }
     }
 }

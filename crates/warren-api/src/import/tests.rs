@@ -172,12 +172,14 @@ fn the_fixture_is_imported_whole_and_the_source_is_untouched() {
         .plan
         .callouts
         .iter()
-        .any(|c| c.setting == "risk_profiles.trusted.network" && c.direction == "stronger"));
+        .any(|c| c.setting == "risk_profiles.trusted.network"
+            && c.direction == CalloutDirection::Stronger));
     assert!(plan
         .plan
         .callouts
         .iter()
-        .any(|c| c.setting == "risk_profiles.guarded.forbidden_paths" && c.direction == "weaker"));
+        .any(|c| c.setting == "risk_profiles.guarded.forbidden_paths"
+            && c.direction == CalloutDirection::Weaker));
     assert_eq!(
         std::fs::read_to_string(fx.home.join("config.toml")).unwrap(),
         BASE

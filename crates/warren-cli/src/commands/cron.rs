@@ -4,7 +4,7 @@
 use super::Ctx;
 use serde::Serialize;
 use std::process::ExitCode;
-use warren_api::cron::{CronJobEdit, CronJobRequest, CronJobView, CronRunView};
+use warren_api::cron::{CronJobEdit, CronJobRequest, CronJobView, CronRunStatus, CronRunView};
 use warren_api::{ApiError, ErrorCode};
 
 /// `warren cron` subcommands.
@@ -257,7 +257,7 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
         Cmd::Run { id } => match ctx.block_on_multi(w.run_cron_job(&id)) {
             Ok(r) => {
                 let code = ctx.out.ok(&r, || run_text(&r));
-                if r.status == "completed" {
+                if r.status == CronRunStatus::Completed {
                     code
                 } else {
                     ExitCode::from(1)

@@ -97,7 +97,7 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
         Cmd::Show { agent } => ctx.out.result(ctx.warren.policy_show(&agent, &host), |p| {
             let mut t = format!(
                 "agent:           {}\nrisk profile:    {} ({})\nworkspace:       {}\nworkspace_only:  {}\n",
-                p.agent, p.risk_profile, p.level, p.workspace, p.workspace_only
+                p.agent, p.risk_profile, p.level.as_str(), p.workspace, p.workspace_only
             );
             t.push_str("roots:\n");
             for r in &p.roots {

@@ -81,7 +81,7 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
             }
             let mut s = format!("{:<24} {:<24} {:<9} {}\n", "ROUTE", "MODEL", "KEY", "URL");
             for p in list {
-                let key = p.store.as_deref().unwrap_or("none");
+                let key = p.store.map_or("none", |s| s.as_str());
                 s.push_str(&format!(
                     "{:<24} {:<24} {:<9} {}\n",
                     p.reference, p.model, key, p.uri

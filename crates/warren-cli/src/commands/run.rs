@@ -7,8 +7,8 @@ use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
 use warren_api::approval::{ApprovalAnswer, AsyncApprover, FixedApprover, PendingApproval};
-use warren_api::{RunRequest, RunResult};
-use warren_types::{ApprovalDecision, EventKind, TurnEvent};
+use warren_api::{RunRequest, RunResult, RunStatus};
+use warren_types::{ApprovalDecision, EventKind, TurnEvent, TurnTrigger};
 
 /// Arguments of `warren run`.
 #[derive(clap::Args)]
@@ -143,7 +143,7 @@ pub fn run(ctx: &Ctx, args: Args) -> ExitCode {
         ctx.warren.resume_pending().await;
         let host = ctx.warren.host().await?;
         let mut events = host.subscribe();
-        let turn = ctx.warren.run_prompt(req, "user", approver);
+        let turn = ctx.warren.run_prompt(req, TurnTrigger::User, approver);
         tokio::pin!(turn);
         let mut stdout = std::io::stdout();
         let emit = |e: &TurnEvent, stdout: &mut std::io::Stdout| {
@@ -179,7 +179,7 @@ pub fn run(ctx: &Ctx, args: Args) -> ExitCode {
     });
     match result {
         Err(e) => ctx.out.fail(&e),
-        Ok(r) if r.status == "completed" => ExitCode::SUCCESS,
+        Ok(r) if r.status == RunStatus::Completed => ExitCode::SUCCESS,
         Ok(r) => {
             if !json {
                 eprintln!(

@@ -5,6 +5,7 @@ use super::Ctx;
 use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
 use warren_api::{ApiError, ErrorCode};
+use warren_types::SecretBackendKind;
 
 /// `warren secrets ...` subcommands.
 #[derive(clap::Subcommand)]
@@ -50,10 +51,9 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
         Cmd::Set { name, agent } => {
             let r = read_value().and_then(|v| ctx.warren.set_secret(&name, agent.as_deref(), &v));
             ctx.out.result(r, |e| {
-                let place = if e.store == "keyring" {
-                    "the desktop keyring"
-                } else {
-                    "the encrypted file"
+                let place = match e.store {
+                    SecretBackendKind::Keyring => "the desktop keyring",
+                    SecretBackendKind::File => "the encrypted file",
                 };
                 format!("stored secret `{}` in {place}", e.reference)
             })

@@ -5,7 +5,7 @@
 
 use super::Ctx;
 use std::process::ExitCode;
-use warren_api::logs_view::LogQuery;
+use warren_api::logs_view::{LogLevelFilter, LogQuery};
 
 /// `warren usage` arguments.
 #[derive(clap::Args)]
@@ -52,9 +52,14 @@ pub fn usage(ctx: &Ctx, a: UsageArgs) -> ExitCode {
 
 /// Runs `warren logs`.
 pub fn logs(ctx: &Ctx, a: LogsArgs) -> ExitCode {
+    let level = match a.level.as_deref().map(str::parse::<LogLevelFilter>) {
+        None => None,
+        Some(Ok(l)) => Some(l),
+        Some(Err(e)) => return ctx.out.fail(&e),
+    };
     let q = LogQuery {
         agent: a.agent,
-        level: a.level,
+        level,
         limit: a.lines,
     };
     ctx.out.result(ctx.warren.tail_logs(&q), |lines| {

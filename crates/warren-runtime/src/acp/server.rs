@@ -199,7 +199,7 @@ impl Conn {
             &self.agent,
             Some(&session),
             &text,
-            "acp",
+            warren_types::TurnTrigger::Acp,
             Some(approver),
             stop,
             SessionParts {

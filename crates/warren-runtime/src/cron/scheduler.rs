@@ -301,7 +301,13 @@ impl Scheduler {
 async fn execute(host: &Host, store: &CronStore, clock: &dyn Clock, run: i64, job: &Job) {
     let approver = Arc::new(FixedApprover(ApprovalAnswer::no_one()));
     let outcome = host
-        .run(&job.alias, None, &job.prompt, "cron", Some(approver))
+        .run(
+            &job.alias,
+            None,
+            &job.prompt,
+            warren_types::TurnTrigger::Cron,
+            Some(approver),
+        )
         .await;
     let (status, turn, error) = match outcome {
         Ok(o) => match o.status {

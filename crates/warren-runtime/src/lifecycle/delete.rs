@@ -8,7 +8,9 @@ use super::files::{
 };
 use super::journal::{DeleteJob, JournalEntry, Operation};
 use super::owned::AgentState;
-use super::plan::{LifecycleReport, Manifest, Plan, PlannedMove, PlannedReference};
+use super::plan::{
+    LifecycleReport, Manifest, OperationKind, Plan, PlannedMove, PlannedReference, RefAction,
+};
 use super::{Lifecycle, LifecycleError, RunOptions};
 use crate::owned_state as db;
 use warren_config::{references_to, ConfigDocument, ConfigError, RefStrength};
@@ -162,14 +164,14 @@ impl Lifecycle {
     }
 
     async fn delete_plan(&self, job: &DeleteJob, cfg: &Config) -> Result<Plan, LifecycleError> {
-        let mut plan = Plan::new("delete", &job.alias);
+        let mut plan = Plan::new(OperationKind::Delete, &job.alias);
         plan.references = references_to(cfg, &job.alias)
             .into_iter()
             .map(|r| {
                 let action = if r.strength == RefStrength::Hard {
-                    "blocks"
+                    RefAction::Blocks
                 } else {
-                    "remove"
+                    RefAction::Remove
                 };
                 PlannedReference::new(r, action)
             })
@@ -207,7 +209,7 @@ impl Lifecycle {
         };
         let cascade = job.archive.join("cascade");
         let mut plan = plan.unwrap_or_else(|| {
-            let mut p = Plan::new("delete", &job.alias);
+            let mut p = Plan::new(OperationKind::Delete, &job.alias);
             p.archive = Some(job.archive.clone());
             p.resumed = true;
             p

@@ -4,6 +4,7 @@
 
 use super::error::LifecycleError;
 use super::files::{read_json, write_json};
+use super::plan::OperationKind;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -90,13 +91,18 @@ pub enum Operation {
 }
 
 impl Operation {
+    /// Which operation it is.
+    pub fn kind(&self) -> OperationKind {
+        match self {
+            Operation::Rename(_) => OperationKind::Rename,
+            Operation::Delete(_) => OperationKind::Delete,
+            Operation::Restore(_) => OperationKind::Restore,
+        }
+    }
+
     /// `rename`, `delete` or `restore`.
     pub fn name(&self) -> &'static str {
-        match self {
-            Operation::Rename(_) => "rename",
-            Operation::Delete(_) => "delete",
-            Operation::Restore(_) => "restore",
-        }
+        self.kind().as_str()
     }
 
     /// The aliases the operation involves: each refuses turns, `agents create` and other

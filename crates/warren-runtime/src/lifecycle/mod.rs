@@ -28,7 +28,10 @@ pub use journal::{
 };
 pub use owned::{AgentState, OwnedState, OwnedStateError, SessionsDbKind};
 pub use paused_state::PausedState;
-pub use plan::{ArchiveInfo, LifecycleReport, Manifest, Plan, PlannedMove, PlannedReference};
+pub use plan::{
+    ArchiveInfo, LifecycleReport, Manifest, OperationKind, Plan, PlannedMove, PlannedReference,
+    RefAction,
+};
 pub use secrets_state::SecretsState;
 
 use async_trait::async_trait;

@@ -3,9 +3,68 @@
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::fmt;
 use std::path::PathBuf;
 use warren_config::{RefKind, RefStrength, Reference};
 use warren_types::MemoryBackendKind;
+
+/// Which lifecycle operation a plan is of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OperationKind {
+    /// Rename OLD → NEW.
+    Rename,
+    /// Delete with archive.
+    Delete,
+    /// Restore from an archive.
+    Restore,
+}
+
+impl OperationKind {
+    /// `rename`, `delete` or `restore`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OperationKind::Rename => "rename",
+            OperationKind::Delete => "delete",
+            OperationKind::Restore => "restore",
+        }
+    }
+}
+
+impl fmt::Display for OperationKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+/// What an operation does to a config reference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RefAction {
+    /// A rename points it at the new alias.
+    Rewrite,
+    /// A delete removes it.
+    Remove,
+    /// It stops a delete (a hard reference).
+    Blocks,
+}
+
+impl RefAction {
+    /// `rewrite`, `remove` or `blocks`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RefAction::Rewrite => "rewrite",
+            RefAction::Remove => "remove",
+            RefAction::Blocks => "blocks",
+        }
+    }
+}
+
+impl fmt::Display for RefAction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.as_str())
+    }
+}
 
 /// A config reference the operation rewrites (rename) or removes (delete).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -16,13 +75,13 @@ pub struct PlannedReference {
     pub kind: RefKind,
     /// Hard (blocks a delete) or soft.
     pub strength: RefStrength,
-    /// `rewrite`, `remove` or `blocks`.
-    pub action: &'static str,
+    /// What the operation does to it.
+    pub action: RefAction,
 }
 
 impl PlannedReference {
     /// Builds the planned action on a reference.
-    pub fn new(r: Reference, action: &'static str) -> Self {
+    pub fn new(r: Reference, action: RefAction) -> Self {
         PlannedReference {
             path: r.path,
             kind: r.kind,
@@ -46,8 +105,8 @@ pub struct PlannedMove {
 /// The plan of a rename, delete or restore.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Plan {
-    /// `rename`, `delete` or `restore`.
-    pub operation: &'static str,
+    /// The operation.
+    pub operation: OperationKind,
     /// The agent acted on (the old alias of a rename; the archived alias of a restore).
     pub alias: String,
     /// The new alias (rename, restore).
@@ -71,7 +130,7 @@ pub struct Plan {
 
 impl Plan {
     /// An empty plan of `operation` on `alias`.
-    pub fn new(operation: &'static str, alias: &str) -> Self {
+    pub fn new(operation: OperationKind, alias: &str) -> Self {
         Plan {
             operation,
             alias: alias.to_string(),

@@ -4,7 +4,7 @@
 use super::files::{move_dir, remove_if_empty, verify_moved};
 use super::journal::{JournalEntry, Operation, RenameJob};
 use super::owned::AgentState;
-use super::plan::{LifecycleReport, Plan, PlannedMove, PlannedReference};
+use super::plan::{LifecycleReport, OperationKind, Plan, PlannedMove, PlannedReference, RefAction};
 use super::{Lifecycle, LifecycleError, RunOptions};
 use warren_config::references_to;
 use warren_types::validate_alias;
@@ -91,11 +91,11 @@ impl Lifecycle {
     }
 
     async fn rename_plan(&self, job: &RenameJob, cfg: &warren_types::Config) -> Plan {
-        let mut plan = Plan::new("rename", &job.old);
+        let mut plan = Plan::new(OperationKind::Rename, &job.old);
         plan.new_alias = Some(job.new.clone());
         plan.references = references_to(cfg, &job.old)
             .into_iter()
-            .map(|r| PlannedReference::new(r, "rewrite"))
+            .map(|r| PlannedReference::new(r, RefAction::Rewrite))
             .collect();
         if job.old_workspace != job.new_workspace {
             plan.workspace = Some(PlannedMove {

@@ -5,7 +5,7 @@
 use super::files::{is_empty_dir, move_dir, read_json, verify_moved};
 use super::journal::{JournalEntry, Operation, RestoreJob};
 use super::owned::AgentState;
-use super::plan::{ArchiveInfo, LifecycleReport, Manifest, Plan, PlannedMove};
+use super::plan::{ArchiveInfo, LifecycleReport, Manifest, OperationKind, Plan, PlannedMove};
 use super::{Lifecycle, LifecycleError};
 use crate::owned_state as db;
 use std::path::{Path, PathBuf};
@@ -173,7 +173,7 @@ impl Lifecycle {
                 workspace.display()
             )));
         }
-        let mut plan = Plan::new("restore", &manifest.alias);
+        let mut plan = Plan::new(OperationKind::Restore, &manifest.alias);
         plan.new_alias = Some(alias.clone());
         plan.archive = Some(archive.clone());
         plan.counts = manifest.exported.clone();
@@ -232,7 +232,7 @@ impl Lifecycle {
         };
         let manifest = job.manifest.clone();
         let plan = plan.unwrap_or_else(|| {
-            let mut p = Plan::new("restore", &manifest.alias);
+            let mut p = Plan::new(OperationKind::Restore, &manifest.alias);
             p.new_alias = Some(job.alias.clone());
             p.archive = Some(job.archive.clone());
             p.counts = manifest.exported.clone();

@@ -6,7 +6,7 @@ use serde_json::Value;
 use std::path::Path;
 use warren_config::InstallLayout;
 use warren_runtime::db::open_sessions_db;
-use warren_runtime::lifecycle::{FailExport, LifecycleError, RunOptions};
+use warren_runtime::lifecycle::{FailExport, LifecycleError, RefAction, RunOptions};
 use warren_runtime::owned_state::export_sessions;
 use warren_runtime::receipts::ReceiptLog;
 use warren_runtime::secrets::FileSecretStore;
@@ -157,7 +157,11 @@ async fn delete_refuses_hard_references_and_live_acp_sessions_listing_each() {
         .await
         .unwrap();
     assert!(!dry.ok && dry.plan.blockers.len() == 1);
-    assert!(dry.plan.references.iter().any(|r| r.action == "blocks"));
+    assert!(dry
+        .plan
+        .references
+        .iter()
+        .any(|r| r.action == RefAction::Blocks));
     assert_eq!(
         snapshot(root).await,
         before,

@@ -13,6 +13,7 @@ use warren_runtime::lifecycle::{
     refuse_if_pending, InterruptAfter, InterruptBeforeJournal, Lifecycle, LifecycleError,
     RunOptions, StepHook,
 };
+use warren_types::TurnTrigger;
 
 const GO: RunOptions = RunOptions {
     dry_run: false,
@@ -125,7 +126,7 @@ async fn converges(op: Op, cut: Cut, pg_url: Option<&str>) {
                 ),
                 "{op:?} {cut:?} step {n}: `{alias}` is not blocked"
             );
-            let turn = host.run(alias, None, "hi", "user", None).await;
+            let turn = host.run(alias, None, "hi", TurnTrigger::User, None).await;
             assert!(
                 matches!(turn, Err(HostError::LifecyclePending(_))),
                 "{op:?} {cut:?} step {n}: a turn of `{alias}` was not refused: {:?}",

@@ -14,7 +14,7 @@ use warren_runtime::lifecycle::Lifecycle;
 use warren_runtime::receipts::ReceiptLog;
 use warren_runtime::secrets::FileSecretStore;
 use warren_runtime::sessions::{SessionKind, SessionStore};
-use warren_types::{MemoryBackendKind, TurnEvent};
+use warren_types::{MemoryBackendKind, TurnEvent, TurnTrigger};
 
 pub const CONFIG: &str = r#"schema_version = 1
 
@@ -130,7 +130,7 @@ async fn build_with(root: &Path, config: &str) {
             .unwrap();
         let turn = format!("turn-{alias}");
         sessions
-            .start_turn(&turn, &s.id, alias, "user", "hello", t0())
+            .start_turn(&turn, &s.id, alias, &TurnTrigger::User, "hello", t0())
             .await
             .unwrap();
         sessions

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use warren_config::InstallLayout;
 use warren_runtime::host::{Host, HostEnv, HostError};
 use warren_runtime::lifecycle::{refuse_if_pending, InterruptAfter, LifecycleError, RunOptions};
+use warren_types::TurnTrigger;
 
 const GO: RunOptions = RunOptions {
     dry_run: false,
@@ -178,7 +179,7 @@ async fn a_delete_whose_export_and_park_fail_stays_pending_and_blocks_the_alias(
         "{pending}"
     );
     let h = host(root).await;
-    let turn = h.run("carol", None, "hi", "user", None).await;
+    let turn = h.run("carol", None, "hi", TurnTrigger::User, None).await;
     assert!(
         matches!(&turn, Err(HostError::LifecyclePending(m)) if m.contains("delete carol")),
         "{:?}",
@@ -309,7 +310,7 @@ async fn an_unfinished_rename_refuses_turns_until_resumed_then_converges() {
         .contains("[agents.ann]"));
     let h = host(root).await;
     for alias in ["alice", "ann"] {
-        let turn = h.run(alias, None, "hi", "user", None).await;
+        let turn = h.run(alias, None, "hi", TurnTrigger::User, None).await;
         assert!(
             matches!(&turn, Err(HostError::LifecyclePending(m)) if m.contains("rename alice → ann") && m.contains("warren agents rename alice ann")),
             "{alias}: {:?}",
@@ -376,7 +377,7 @@ async fn an_unfinished_rename_on_postgres_memory_converges_once_the_server_is_ba
     assert!(r.warnings.iter().any(|w| w.contains("memory")), "{r:?}");
     let turn = host(root)
         .await
-        .run("alice", None, "hi", "user", None)
+        .run("alice", None, "hi", TurnTrigger::User, None)
         .await;
     assert!(
         matches!(&turn, Err(HostError::LifecyclePending(_))),

@@ -10,6 +10,7 @@ use warren_runtime::lifecycle::{LifecycleError, RunOptions};
 use warren_runtime::receipts::ReceiptLog;
 use warren_runtime::secrets::FileSecretStore;
 use warren_runtime::sessions::SessionStore;
+use warren_types::TurnTrigger;
 
 const GO: RunOptions = RunOptions {
     dry_run: false,
@@ -240,7 +241,8 @@ async fn force_cancels_the_running_turn_and_renames() {
             .unwrap(),
     );
     let h = host.clone();
-    let turn = tokio::spawn(async move { h.run("slow", None, "think", "user", None).await });
+    let turn =
+        tokio::spawn(async move { h.run("slow", None, "think", TurnTrigger::User, None).await });
     // Wait until the turn holds the agent's slot.
     for _ in 0..500 {
         match host.quiesce("slow", Duration::from_millis(5), false).await {
