@@ -50,9 +50,10 @@ pub use warren_runtime::receipts::Verification;
 pub use warren_types::{ApiError, ErrorCode};
 
 use std::sync::Arc;
+pub use warren_config::HostEnv;
 use warren_config::{ConfigStore, InstallLayout, LoadedConfig};
 pub use warren_runtime::approval;
-pub use warren_runtime::host::{Host, HostEnv};
+pub use warren_runtime::host::Host;
 
 /// A handle on one install: the entry point of every service function.
 pub struct Warren {

@@ -3,7 +3,6 @@
 
 use crate::Warren;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use warren_policy::sandbox::{choose, SandboxSupport};
@@ -11,15 +10,7 @@ use warren_policy::{Access, PolicyEnv, PolicyError, RootSource, Rule, SecurityPo
 use warren_tools::{ApprovalAnswer, Registry, ToolContext};
 use warren_types::{ApiError, AutonomyLevel, Config, ErrorCode};
 
-/// Facts about the host that the binary captured (never read by the library): the user's home
-/// and the process environment the shell tool passes on.
-#[derive(Debug, Clone, Default)]
-pub struct HostEnv {
-    /// `$HOME`, for `~`.
-    pub home: Option<PathBuf>,
-    /// The process environment.
-    pub vars: BTreeMap<String, String>,
-}
+pub use warren_config::HostEnv;
 
 /// Where a root of an effective policy comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -259,9 +250,7 @@ pub(crate) fn sandbox_view(policy: &SecurityPolicy, support: &SandboxSupport) ->
 }
 
 pub(crate) fn path_var(host: &HostEnv) -> Option<&std::ffi::OsStr> {
-    host.vars
-        .get("PATH")
-        .map(|p| std::ffi::OsStr::new(p.as_str()))
+    host.path_var()
 }
 
 impl Warren {

@@ -264,11 +264,8 @@ impl Warren {
 
     /// The host facts this handle was opened with, in the form the policy services take
     /// (`policy check`, the permission map): the window uses them as `warren doctor` does.
-    pub fn policy_env(&self) -> crate::policy::HostEnv {
-        crate::policy::HostEnv {
-            home: self.env.home.clone(),
-            vars: self.env.vars.clone(),
-        }
+    pub fn policy_env(&self) -> crate::HostEnv {
+        self.env.clone()
     }
 
     fn desktop_settings_path(&self) -> PathBuf {
@@ -425,7 +422,7 @@ mod tests {
             "[providers.models.ollama.local]\nmodel = \"llama3.2\"\n",
         )
         .unwrap();
-        let env = warren_runtime::host::HostEnv {
+        let env = crate::HostEnv {
             home: Some(dir.path().to_path_buf()),
             vars: [("WARREN_SECRET_BACKEND".to_string(), backend.to_string())].into(),
         };

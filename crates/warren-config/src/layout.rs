@@ -65,6 +65,36 @@ pub fn resolve_install_root(
     }
 }
 
+/// Facts about the host process the runtime and the policy read: the home directory (for `~`)
+/// and a copy of the process environment (shell passthrough, `api_key_env`, the `PATH` sandbox
+/// programs are looked up on). Captured once by a binary's `main`; tests build their own.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HostEnv {
+    /// The user's home directory (`$HOME`, unless empty).
+    pub home: Option<PathBuf>,
+    /// The process environment.
+    pub vars: std::collections::BTreeMap<String, String>,
+}
+
+impl HostEnv {
+    /// Captures the process environment (binaries only).
+    pub fn from_process() -> Self {
+        HostEnv {
+            home: std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(PathBuf::from),
+            vars: std::env::vars().collect(),
+        }
+    }
+
+    /// `PATH` as captured.
+    pub fn path_var(&self) -> Option<&std::ffi::OsStr> {
+        self.vars
+            .get("PATH")
+            .map(|p| std::ffi::OsStr::new(p.as_str()))
+    }
+}
+
 /// Every path of an install, derived from its root.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InstallLayout {

@@ -19,7 +19,7 @@ pub use atomic::{write_atomic, write_atomic_with, SaveFault, SaveStep};
 pub use authority::{nested_workspace_warnings, secret_owner};
 pub use document::{ConfigDocument, DocumentError, NewAgent};
 pub use issue::{ConfigErrors, Issue};
-pub use layout::{resolve_install_root, HomeEnv, InstallLayout, LayoutError};
+pub use layout::{resolve_install_root, HomeEnv, HostEnv, InstallLayout, LayoutError};
 pub use lifecycle_edit::RemovedBlock;
 pub use load::{
     load_config, parse_config, parse_for_install, ConfigError, ConfigStore, LoadedConfig,

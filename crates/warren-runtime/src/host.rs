@@ -14,8 +14,6 @@ use crate::sessions::{SessionKind, SessionStore};
 use crate::turn::{run_turn, TurnEnv, TurnInput, TurnOutcome};
 use crate::turn_kit::{SessionParts, TurnKit};
 use std::collections::{BTreeMap, HashMap};
-use std::ffi::OsString;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
@@ -27,28 +25,7 @@ use warren_memory::MemoryStores;
 use warren_policy::{ActionLedger, Clock, SandboxSupport, SystemClock};
 use warren_types::{Config, TurnEvent, TurnTrigger};
 
-/// Facts about the host process, captured by the binary's `main`.
-#[derive(Clone, Debug, Default)]
-pub struct HostEnv {
-    /// The user's home directory.
-    pub home: Option<PathBuf>,
-    /// The process environment (shell passthrough and `api_key_env` lookups read this copy).
-    pub vars: BTreeMap<String, String>,
-}
-
-impl HostEnv {
-    /// Captures the process environment (binaries only).
-    pub fn from_process() -> Self {
-        HostEnv {
-            home: std::env::var_os("HOME").map(PathBuf::from),
-            vars: std::env::vars().collect(),
-        }
-    }
-
-    fn path_var(&self) -> Option<OsString> {
-        self.vars.get("PATH").map(OsString::from)
-    }
-}
+pub use warren_config::HostEnv;
 
 /// How a front-end runs one turn: its stop token and its tool calls' working directory.
 #[derive(Default, Clone, Copy)]
@@ -208,7 +185,7 @@ impl Host {
             secrets: user_secrets,
             cache: Mutex::new(HashMap::new()),
         }))?;
-        let sandbox = SandboxSupport::probe(env.path_var().as_deref());
+        let sandbox = SandboxSupport::probe(env.path_var());
         // Actions are counted in sessions.db: every process of the install shares them.
         let ledger = Arc::new(DbLedger::open(&layout.sessions_db())?);
         // Requests are also published to the install's inbox, so `warren approvals` in another

@@ -82,12 +82,7 @@ fn map_text(m: &warren_api::permission_map::PermissionMap) -> String {
 
 /// The host facts the policy services need, captured here in the binary.
 pub fn host_env() -> HostEnv {
-    HostEnv {
-        home: std::env::var_os("HOME")
-            .filter(|h| !h.is_empty())
-            .map(Into::into),
-        vars: std::env::vars().collect(),
-    }
+    HostEnv::from_process()
 }
 
 /// Runs a `warren policy` subcommand.
