@@ -171,31 +171,53 @@ async fn lifecycle_markdown() {
     assert_eq!(b.created_at, rows[1].created_at);
 }
 
-/// One batch may name the same key twice: the later row wins and both receipts name one row.
+/// One batch may name the same key twice: the later row wins and both receipts name one row,
+/// whether the repeat is in the same statement (a batch of up to 500 rows is one statement) or
+/// in a later statement of the batch's transaction.
 #[tokio::test]
 async fn a_batch_with_a_repeated_key_keeps_the_later_row() {
     let env = Env::new("sqlite", "", true);
     let alice = env.h("alice").await;
-    let mut rows: Vec<NewMemory> = (0..450)
+    let mut rows: Vec<NewMemory> = (0..1050)
         .map(|i| NewMemory::new(format!("k{i}"), format!("fact {i}")))
         .collect();
-    // The repeat sits in a later statement chunk than the first occurrence, and in the same one.
+    // k3 is first in the first statement and again in the third; k1049 twice in the third.
     rows.push(NewMemory::new("k3", "fact 3, revised"));
-    rows.push(NewMemory::new("k449", "fact 449, revised"));
+    rows.push(NewMemory::new("k1049", "fact 1049, revised"));
     let out = alice.store_batch(rows).await.unwrap();
-    assert_eq!(out.len(), 452);
-    assert_eq!(out[3].entry.id, out[450].entry.id);
-    assert_eq!(out[449].entry.id, out[451].entry.id);
+    assert_eq!(out.len(), 1052);
+    assert_eq!(out[3].entry.id, out[1050].entry.id);
+    assert_eq!(out[1049].entry.id, out[1051].entry.id);
     assert_eq!(
         alice.get("k3").await.unwrap().unwrap().content,
         "fact 3, revised"
     );
     assert_eq!(
-        alice.get("k449").await.unwrap().unwrap().content,
-        "fact 449, revised"
+        alice.get("k1049").await.unwrap().unwrap().content,
+        "fact 1049, revised"
     );
     let a = admin(&env, "alice").await;
-    assert_eq!(a.count().await.unwrap(), 450);
+    assert_eq!(a.count().await.unwrap(), 1050);
+
+    // A small batch (one statement) with a repeat, and a single row replacing a stored one.
+    let bob = env.h("bob").await;
+    let out = bob
+        .store_batch(vec![
+            NewMemory::new("x", "first"),
+            NewMemory::new("y", "other"),
+            NewMemory::new("x", "second"),
+        ])
+        .await
+        .unwrap();
+    assert_eq!(out[0].entry.id, out[2].entry.id);
+    assert_ne!(out[0].entry.id, out[1].entry.id);
+    assert_eq!(bob.get("x").await.unwrap().unwrap().content, "second");
+    let again = bob.store(NewMemory::new("x", "third")).await.unwrap();
+    assert_eq!(again.entry.id, out[0].entry.id);
+    assert_eq!(again.entry.created_at, out[0].entry.created_at);
+    assert_eq!(bob.get("x").await.unwrap().unwrap().content, "third");
+    assert_eq!(bob.count().await.unwrap(), 2);
+    assert!(bob.store_batch(Vec::new()).await.unwrap().is_empty());
 }
 
 /// A bulk import: thousands of rows over several statement chunks, ids that collide with stored

@@ -57,7 +57,7 @@ impl SqliteStore {
         rows: &[MemoryEntry],
     ) -> Result<ImportReport, MemoryError> {
         let op = "import";
-        let mut conn = self.pool.acquire().await.map_err(self.err(op))?;
+        let mut conn = self.writer.acquire().await.map_err(self.err(op))?;
         // A bigger page cache for the transaction: the index pages a batch touches stay in
         // memory until the commit writes each of them once (the default 2 MB spills them to the
         // log, and they are written again). The connection's own size is put back afterwards.

@@ -34,12 +34,21 @@ use rows::{entry_from_row, micros, push_scope_sql, ts_from_micros, ENTRY_COLUMNS
 /// it, the allowlist is evaluated inside the FTS index.
 pub const RARE_MATCHES: i64 = 1500;
 
+/// Rows per `INSERT` statement of a store: a batch up to this size is one statement, which is
+/// atomic on its own (no `BEGIN` / `COMMIT` round trips); a larger batch is a transaction of such
+/// statements.
+pub const STORE_CHUNK: usize = 500;
+
 const BACKEND: &str = "sqlite";
 
 /// The SQLite memory store (shared by every agent on the `sqlite` backend).
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
+    /// Reads (recall, list, get, counts).
     pool: SqlitePool,
+    /// Every write, over one connection: writers of this process queue here instead of waiting
+    /// on SQLite's lock, and the connection's page cache stays warm between writes.
+    writer: SqlitePool,
     path: PathBuf,
     rare_matches: i64,
 }
@@ -86,10 +95,17 @@ impl SqliteStore {
             .await
             .map_err(describe)?;
         conn.close().await.map_err(describe)?;
+        // Connections to a local file never go stale: no idle or lifetime reaping, so neither
+        // pool runs a background maintenance task.
+        let writer = SqlitePoolOptions::new()
+            .max_connections(1)
+            .idle_timeout(None)
+            .max_lifetime(None)
+            .connect_with(opts.clone())
+            .await
+            .map_err(describe)?;
         let pool = SqlitePoolOptions::new()
             .max_connections(4)
-            // Connections to a local file never go stale: no idle or lifetime reaping, so the
-            // pool runs no background maintenance task.
             .idle_timeout(None)
             .max_lifetime(None)
             .connect_with(opts)
@@ -97,6 +113,7 @@ impl SqliteStore {
             .map_err(describe)?;
         Ok(SqliteStore {
             pool,
+            writer,
             path: path.to_path_buf(),
             rare_matches: RARE_MATCHES,
         })
@@ -114,9 +131,14 @@ impl SqliteStore {
         &self.path
     }
 
-    /// The connection pool (benchmarks compare query plans on it).
+    /// The pool of reading connections (benchmarks run raw queries on it).
     pub fn pool(&self) -> &SqlitePool {
         &self.pool
+    }
+
+    /// The pool of the one writing connection (benchmarks run raw writes on it).
+    pub fn writer(&self) -> &SqlitePool {
+        &self.writer
     }
 
     pub(crate) fn err(&self, operation: &'static str) -> impl Fn(sqlx::Error) -> MemoryError + '_ {
@@ -143,6 +165,85 @@ impl SqliteStore {
             location: self.path.display().to_string(),
             alias: alias.to_string(),
         }
+    }
+
+    /// Upserts one chunk of rows in one multi-row statement and appends their receipts.
+    /// `RETURNING` order is unspecified, so rows come back by key (a key given twice in the
+    /// chunk is inserted, then updated: both receipts name the one row).
+    async fn store_chunk(
+        &self,
+        conn: &mut sqlx::SqliteConnection,
+        agent: &AgentRef,
+        chunk: &[NewMemory],
+        now: DateTime<Utc>,
+        out: &mut Vec<StoreReceipt>,
+    ) -> Result<(), MemoryError> {
+        let ts = micros(now);
+        let mut sql = String::with_capacity(400 + chunk.len() * 30);
+        sql.push_str(
+            "INSERT INTO memories (id, agent_id, key, content, category, session_id, importance, created_at, updated_at) VALUES ",
+        );
+        for i in 0..chunk.len() {
+            sql.push_str(if i == 0 {
+                "(?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            } else {
+                ", (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            });
+        }
+        sql.push_str(
+            " ON CONFLICT (agent_id, key) DO UPDATE SET content = excluded.content, \
+             category = excluded.category, session_id = excluded.session_id, \
+             importance = excluded.importance, updated_at = excluded.updated_at \
+             RETURNING key, id, created_at",
+        );
+        // Full chunks and single rows repeat: their statements stay prepared; other lengths are
+        // prepared for the call and not kept.
+        let keep = chunk.len() == 1 || chunk.len() == STORE_CHUNK;
+        let mut q = sqlx::query(&sql).persistent(keep);
+        for r in chunk {
+            q = q
+                // Time-ordered ids: the id index grows at its end, and an agent's rows stored
+                // together sit together in it (a purge rewrites few pages).
+                .bind(Uuid::now_v7())
+                .bind(agent.id)
+                .bind(&r.key)
+                .bind(&r.content)
+                .bind(&r.category)
+                .bind(&r.session_id)
+                .bind(r.importance)
+                .bind(ts)
+                .bind(ts);
+        }
+        let returned = q.fetch_all(&mut *conn).await.map_err(self.err("store"))?;
+        let mut by_key = std::collections::HashMap::with_capacity(returned.len());
+        for row in &returned {
+            let key: String = row.try_get(0).map_err(self.err("store"))?;
+            let id: Uuid = row.try_get(1).map_err(self.err("store"))?;
+            let created: i64 = row.try_get(2).map_err(self.err("store"))?;
+            by_key.insert(key, (id, created));
+        }
+        for r in chunk {
+            let (id, created) = by_key.get(&r.key).ok_or_else(|| {
+                self.bad_row("store")(format!("no row came back for key `{}`", r.key))
+            })?;
+            out.push(StoreReceipt {
+                entry: MemoryEntry {
+                    id: *id,
+                    agent_id: agent.id,
+                    agent: agent.alias.clone(),
+                    key: r.key.clone(),
+                    content: r.content.clone(),
+                    category: r.category.clone(),
+                    session_id: r.session_id.clone(),
+                    importance: r.importance,
+                    created_at: ts_from_micros(*created).unwrap_or(now),
+                    updated_at: now,
+                    score: None,
+                },
+                warnings: Vec::new(),
+            });
+        }
+        Ok(())
     }
 
     /// Recall without words: the allowlist's most recent rows.
@@ -211,7 +312,7 @@ impl MemoryStore for SqliteStore {
         .bind(id)
         .bind(alias)
         .bind(format_ts(Utc::now()))
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await
         .map_err(self.err("register agent"))?;
         // Another handle may have won the race: read back whichever row exists.
@@ -246,73 +347,22 @@ impl MemoryStore for SqliteStore {
         for r in rows {
             r.validate()?;
         }
-        let ts = micros(now);
-        // Multi-row upserts: one statement per chunk instead of one per row (a statement is a
-        // hop to SQLite's thread). RETURNING order is unspecified, so rows come back by key.
-        const CHUNK: usize = 200;
-        let mut tx = self.pool.begin().await.map_err(self.err("store"))?;
+        if rows.is_empty() {
+            return Ok(Vec::new());
+        }
         let mut out = Vec::with_capacity(rows.len());
-        for chunk in rows.chunks(CHUNK) {
-            let mut sql = String::from(
-                "INSERT INTO memories (id, agent_id, key, content, category, session_id, importance, created_at, updated_at) VALUES ",
-            );
-            for i in 0..chunk.len() {
-                sql.push_str(if i == 0 {
-                    "(?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                } else {
-                    ", (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                });
-            }
-            sql.push_str(
-                " ON CONFLICT (agent_id, key) DO UPDATE SET content = excluded.content, \
-                 category = excluded.category, session_id = excluded.session_id, \
-                 importance = excluded.importance, updated_at = excluded.updated_at \
-                 RETURNING key, id, created_at",
-            );
-            let mut q = sqlx::query(&sql);
-            for r in chunk {
-                q = q
-                    // Time-ordered ids: the id index grows at its end, and an agent's rows
-                    // stored together sit together in it (a purge rewrites few pages).
-                    .bind(Uuid::now_v7())
-                    .bind(agent.id)
-                    .bind(&r.key)
-                    .bind(&r.content)
-                    .bind(&r.category)
-                    .bind(&r.session_id)
-                    .bind(r.importance)
-                    .bind(ts)
-                    .bind(ts);
-            }
-            let returned = q.fetch_all(&mut *tx).await.map_err(self.err("store"))?;
-            let mut by_key = std::collections::HashMap::with_capacity(returned.len());
-            for row in &returned {
-                let key: String = row.try_get(0).map_err(self.err("store"))?;
-                let id: Uuid = row.try_get(1).map_err(self.err("store"))?;
-                let created: i64 = row.try_get(2).map_err(self.err("store"))?;
-                by_key.insert(key, (id, created));
-            }
-            for r in chunk {
-                let (id, created) = by_key.get(&r.key).ok_or_else(|| {
-                    self.bad_row("store")(format!("no row came back for key `{}`", r.key))
-                })?;
-                out.push(StoreReceipt {
-                    entry: MemoryEntry {
-                        id: *id,
-                        agent_id: agent.id,
-                        agent: agent.alias.clone(),
-                        key: r.key.clone(),
-                        content: r.content.clone(),
-                        category: r.category.clone(),
-                        session_id: r.session_id.clone(),
-                        importance: r.importance,
-                        created_at: ts_from_micros(*created).unwrap_or(now),
-                        updated_at: now,
-                        score: None,
-                    },
-                    warnings: Vec::new(),
-                });
-            }
+        if rows.len() <= STORE_CHUNK {
+            // One statement: atomic by itself (the FTS trigger runs inside it), committed when
+            // it completes. One round trip to the writer's thread instead of three.
+            let mut conn = self.writer.acquire().await.map_err(self.err("store"))?;
+            self.store_chunk(&mut conn, agent, rows, now, &mut out)
+                .await?;
+            return Ok(out);
+        }
+        let mut tx = self.writer.begin().await.map_err(self.err("store"))?;
+        for chunk in rows.chunks(STORE_CHUNK) {
+            self.store_chunk(&mut tx, agent, chunk, now, &mut out)
+                .await?;
         }
         tx.commit().await.map_err(self.err("store"))?;
         Ok(out)
@@ -468,7 +518,7 @@ impl MemoryStore for SqliteStore {
         let done = sqlx::query("DELETE FROM memories WHERE agent_id = ? AND key = ?")
             .bind(agent.id)
             .bind(key)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await
             .map_err(self.err("forget"))?;
         Ok(done.rows_affected() > 0)
@@ -494,7 +544,7 @@ impl MemoryStore for SqliteStore {
     }
 
     async fn rename_agent(&self, old: &str, new: &str) -> Result<bool, MemoryError> {
-        let mut tx = self.pool.begin().await.map_err(self.err("rename"))?;
+        let mut tx = self.writer.begin().await.map_err(self.err("rename"))?;
         let target: Option<Uuid> = sqlx::query_scalar("SELECT id FROM agents WHERE alias = ?")
             .bind(new)
             .fetch_optional(&mut *tx)
@@ -595,11 +645,12 @@ impl MemoryStore for SqliteStore {
     }
 
     async fn close(&self) {
+        self.writer.close().await;
         self.pool.close().await;
     }
 
     async fn purge_agent(&self, alias: &str) -> Result<u64, MemoryError> {
-        let mut tx = self.pool.begin().await.map_err(self.err("purge"))?;
+        let mut tx = self.writer.begin().await.map_err(self.err("purge"))?;
         let id: Option<Uuid> = sqlx::query_scalar("SELECT id FROM agents WHERE alias = ?")
             .bind(alias)
             .fetch_optional(&mut *tx)
