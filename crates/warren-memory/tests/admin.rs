@@ -220,6 +220,51 @@ async fn a_batch_with_a_repeated_key_keeps_the_later_row() {
     assert!(bob.store_batch(Vec::new()).await.unwrap().is_empty());
 }
 
+/// Export gives back every field as stored (an importance with every digit of an f64, a
+/// session, times to the microsecond), also on a store that reads exports over its own
+/// connection.
+async fn export_is_exact(env: &Env) {
+    let n = env.name;
+    let alice = env.h("alice").await;
+    let importance = 0.123_456_789_012_345_67_f64;
+    let mut exact = NewMemory::new("exact", "every digit \u{1F9ED} kept")
+        .category("projects")
+        .session("s-1");
+    exact.importance = importance;
+    let stored = alice
+        .store_batch(vec![exact, NewMemory::new("plain", "nothing special")])
+        .await
+        .unwrap();
+    let a = admin(env, "alice").await;
+    let out = export(&a).await;
+    assert_eq!(out.len(), 2, "[{n}]");
+    let got = out.iter().find(|r| r.key == "exact").unwrap();
+    assert_eq!(got.importance.to_bits(), importance.to_bits(), "[{n}]");
+    assert_eq!(got.content, "every digit \u{1F9ED} kept");
+    assert_eq!(got.session_id.as_deref(), Some("s-1"));
+    assert_eq!(got.category, "projects");
+    assert_eq!(got.id, stored[0].entry.id);
+    assert_eq!(got.created_at, stored[0].entry.created_at, "[{n}]");
+    assert_eq!(got.updated_at, stored[0].entry.updated_at, "[{n}]");
+    assert_eq!(got.agent, "alice");
+    // An agent the store does not know exports nothing.
+    assert!(export(&admin(env, "nobody").await).await.is_empty());
+}
+
+#[tokio::test]
+async fn export_is_exact_sqlite() {
+    export_is_exact(&Env::new("sqlite", "", true)).await;
+}
+
+#[tokio::test]
+async fn export_is_exact_postgres() {
+    let Some(url) = pg_url() else { return };
+    let schema = PgSchema::fresh(&url);
+    let env = Env::new("postgres", &schema.memory_section(), true);
+    export_is_exact(&env).await;
+    env.stores.close().await;
+}
+
 /// A bulk import: thousands of rows over several statement chunks, ids that collide with stored
 /// rows, with each other and with nothing, keys the agent already has; every row keeps its
 /// times to the microsecond and is found by recall.

@@ -4,6 +4,7 @@
 //! the rows the agent may see are ranked. Both are exact: every hit belongs to the allowlist.
 
 mod admin;
+mod export;
 mod rows;
 pub mod schema;
 
@@ -11,6 +12,7 @@ pub use rows::{fts_match_expr, fts_scope_expr};
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -49,6 +51,8 @@ pub struct SqliteStore {
     /// Every write, over one connection: writers of this process queue here instead of waiting
     /// on SQLite's lock, and the connection's page cache stays warm between writes.
     writer: SqlitePool,
+    /// Export pages, read without a per-row hand-off.
+    reader: Arc<export::BlockingReader>,
     path: PathBuf,
     rare_matches: i64,
 }
@@ -114,6 +118,7 @@ impl SqliteStore {
         Ok(SqliteStore {
             pool,
             writer,
+            reader: Arc::new(export::BlockingReader::new(path)),
             path: path.to_path_buf(),
             rare_matches: RARE_MATCHES,
         })
@@ -582,69 +587,33 @@ impl MemoryStore for SqliteStore {
         after: Option<&ExportCursor>,
         limit: usize,
     ) -> Result<Vec<MemoryEntry>, MemoryError> {
-        // One statement answers the whole page as one JSON array: the rows cross from SQLite's
-        // thread in one piece instead of one hand-off per row.
-        let mut qb = QueryBuilder::<Sqlite>::new("SELECT (SELECT alias FROM agents WHERE id = ");
-        qb.push_bind(agent_id);
-        qb.push(
-            "), json_group_array(json_array(lower(hex(id)), key, content, category, session_id, \
-             importance, created_at, updated_at)) FROM (SELECT * FROM memories WHERE agent_id = ",
-        );
-        qb.push_bind(agent_id);
-        if let Some(c) = after {
-            // A row-value comparison is an index range on (agent_id, created_at, id).
-            qb.push(" AND (created_at, id) > (");
-            qb.push_bind(micros(c.created_at));
-            qb.push(", ");
-            qb.push_bind(c.id);
-            qb.push(")");
+        if self.pool.is_closed() {
+            return Err(self.err("export")(sqlx::Error::PoolClosed));
         }
-        qb.push(" ORDER BY created_at, id LIMIT ");
-        qb.push_bind(i64::try_from(limit).unwrap_or(i64::MAX));
-        qb.push(")");
-        let (alias, page): (Option<String>, String) = qb
-            .build_query_as()
-            .fetch_one(&self.pool)
-            .await
-            .map_err(self.err("export"))?;
-        let Some(alias) = alias else {
-            return Ok(Vec::new());
-        };
-        type Wire = (
-            String,
-            String,
-            String,
-            String,
-            Option<String>,
-            f64,
-            i64,
-            i64,
-        );
-        let rows: Vec<Wire> =
-            serde_json::from_str(&page).map_err(|e| self.bad_row("export")(e.to_string()))?;
-        let mut out = Vec::with_capacity(rows.len());
-        for (id, key, content, category, session_id, importance, created, updated) in rows {
-            let bad = self.bad_row("export");
-            out.push(MemoryEntry {
-                id: Uuid::parse_str(&id).map_err(|e| bad(format!("bad id {id:?}: {e}")))?,
-                agent_id,
-                agent: alias.clone(),
-                key,
-                content,
-                category,
-                session_id,
-                importance,
-                created_at: ts_from_micros(created).map_err(&bad)?,
-                updated_at: ts_from_micros(updated).map_err(&bad)?,
-                score: None,
-            });
+        let reader = self.reader.clone();
+        let after = after.map(|c| (micros(c.created_at), c.id));
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let read = tokio::task::spawn_blocking(move || reader.page(agent_id, after, limit)).await;
+        match read {
+            Ok(Ok(rows)) => Ok(rows),
+            Ok(Err(export::ReadError::Sql(e))) => Err(MemoryError::Backend {
+                backend: BACKEND,
+                location: self.location(),
+                operation: "export",
+                reason: e.to_string(),
+            }),
+            Ok(Err(export::ReadError::Row(reason))) => Err(self.bad_row("export")(reason)),
+            Err(e) => Err(MemoryError::Backend {
+                backend: BACKEND,
+                location: self.location(),
+                operation: "export",
+                reason: format!("the reading thread failed: {e}"),
+            }),
         }
-        // The order the cursor relies on, whatever order the aggregate saw the rows in.
-        out.sort_by_key(|x| (x.created_at, x.id));
-        Ok(out)
     }
 
     async fn close(&self) {
+        self.reader.close();
         self.writer.close().await;
         self.pool.close().await;
     }
