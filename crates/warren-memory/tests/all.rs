@@ -12,5 +12,6 @@ mod failures;
 mod lucid;
 mod markdown;
 mod migration;
+mod purge;
 mod qdrant;
 mod validation;

@@ -619,28 +619,7 @@ impl MemoryStore for SqliteStore {
     }
 
     async fn purge_agent(&self, alias: &str) -> Result<u64, MemoryError> {
-        let mut tx = self.writer.begin().await.map_err(self.err("purge"))?;
-        let id: Option<Uuid> = sqlx::query_scalar("SELECT id FROM agents WHERE alias = ?")
-            .bind(alias)
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(self.err("purge"))?;
-        let Some(id) = id else {
-            tx.rollback().await.map_err(self.err("purge"))?;
-            return Ok(0);
-        };
-        let done = sqlx::query("DELETE FROM memories WHERE agent_id = ?")
-            .bind(id)
-            .execute(&mut *tx)
-            .await
-            .map_err(self.err("purge"))?;
-        sqlx::query("DELETE FROM agents WHERE id = ?")
-            .bind(id)
-            .execute(&mut *tx)
-            .await
-            .map_err(self.err("purge"))?;
-        tx.commit().await.map_err(self.err("purge"))?;
-        Ok(done.rows_affected())
+        self.purge(alias).await
     }
 
     async fn import_agent(
