@@ -1,6 +1,6 @@
 //! Lifecycle operations: rename (O(1)), streamed export, purge, import with the same UUID.
 
-use futures::TryStreamExt;
+use futures::{StreamExt, TryStreamExt};
 use warren_memory::{AgentMemoryAdmin, MemoryEntry, MemoryError, NewMemory, RecallQuery};
 
 use crate::support::{pg_url, Env, PgSchema};
@@ -407,5 +407,40 @@ async fn bulk_import_postgres() {
     let schema = PgSchema::fresh(&url);
     let env = Env::new("postgres", &schema.memory_section(), true);
     bulk_import(&env).await;
+    env.stores.close().await;
+}
+
+/// An export read only in part and dropped gives its connection back: more partial exports
+/// than the pool has connections, then the store still answers.
+async fn partial_exports_release_their_connections(env: &Env) {
+    let n = env.name;
+    let alice = env.h("alice").await;
+    let rows: Vec<NewMemory> = (0..2500)
+        .map(|i| NewMemory::new(format!("k{i:04}"), format!("fact number {i}")))
+        .collect();
+    alice.store_batch(rows).await.unwrap();
+    let a = admin(env, "alice").await;
+    for _ in 0..12 {
+        let mut s = a.export().await.unwrap();
+        let first: Vec<MemoryEntry> = (&mut s).take(5).try_collect().await.unwrap();
+        assert_eq!(first.len(), 5, "[{n}]");
+        drop(s);
+    }
+    assert_eq!(a.count().await.unwrap(), 2500, "[{n}]");
+    assert_eq!(export(&a).await.len(), 2500, "[{n}]");
+    assert_eq!(a.purge().await.unwrap(), 2500, "[{n}]");
+}
+
+#[tokio::test]
+async fn partial_exports_release_their_connections_sqlite() {
+    partial_exports_release_their_connections(&Env::new("sqlite", "", true)).await;
+}
+
+#[tokio::test]
+async fn partial_exports_release_their_connections_postgres() {
+    let Some(url) = pg_url() else { return };
+    let schema = PgSchema::fresh(&url);
+    let env = Env::new("postgres", &schema.memory_section(), true);
+    partial_exports_release_their_connections(&env).await;
     env.stores.close().await;
 }
