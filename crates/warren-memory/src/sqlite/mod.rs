@@ -98,6 +98,9 @@ impl SqliteStore {
             .execute(&mut conn)
             .await
             .map_err(describe)?;
+        schema::forget_fts_statistics(&mut conn)
+            .await
+            .map_err(describe)?;
         conn.close().await.map_err(describe)?;
         // Connections to a local file never go stale: no idle or lifetime reaping, so neither
         // pool runs a background maintenance task.
