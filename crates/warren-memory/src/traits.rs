@@ -3,6 +3,7 @@
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use futures::stream::BoxStream;
 use uuid::Uuid;
 use warren_types::MemoryBackendKind;
 
@@ -93,6 +94,16 @@ pub trait MemoryStore: Send + Sync {
         after: Option<&ExportCursor>,
         limit: usize,
     ) -> Result<Vec<MemoryEntry>, MemoryError>;
+    /// Every row of an agent in `(created_at, id)` order as pages of one streamed query, where
+    /// the backend streams results (one round trip instead of one per page). `None`, the
+    /// default, makes [`crate::export_agent`] read page by page with
+    /// [`MemoryStore::export_page`].
+    fn export_stream(
+        &self,
+        _agent_id: Uuid,
+    ) -> Option<BoxStream<'static, Result<Vec<MemoryEntry>, MemoryError>>> {
+        None
+    }
     /// Deletes every row of the alias and its `agents` row; returns the number of rows removed.
     async fn purge_agent(&self, alias: &str) -> Result<u64, MemoryError>;
     /// Closes the store's connections (graceful shutdown); later calls fail.

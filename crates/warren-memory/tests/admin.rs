@@ -1,6 +1,6 @@
 //! Lifecycle operations: rename (O(1)), streamed export, purge, import with the same UUID.
 
-use futures::TryStreamExt;
+use futures::{StreamExt, TryStreamExt};
 use warren_memory::{AgentMemoryAdmin, MemoryEntry, MemoryError, NewMemory, RecallQuery};
 
 use crate::support::{pg_url, Env, PgSchema};
@@ -171,31 +171,98 @@ async fn lifecycle_markdown() {
     assert_eq!(b.created_at, rows[1].created_at);
 }
 
-/// One batch may name the same key twice: the later row wins and both receipts name one row.
+/// One batch may name the same key twice: the later row wins and both receipts name one row,
+/// whether the repeat is in the same statement (a batch of up to 500 rows is one statement) or
+/// in a later statement of the batch's transaction.
 #[tokio::test]
 async fn a_batch_with_a_repeated_key_keeps_the_later_row() {
     let env = Env::new("sqlite", "", true);
     let alice = env.h("alice").await;
-    let mut rows: Vec<NewMemory> = (0..450)
+    let mut rows: Vec<NewMemory> = (0..1050)
         .map(|i| NewMemory::new(format!("k{i}"), format!("fact {i}")))
         .collect();
-    // The repeat sits in a later statement chunk than the first occurrence, and in the same one.
+    // k3 is first in the first statement and again in the third; k1049 twice in the third.
     rows.push(NewMemory::new("k3", "fact 3, revised"));
-    rows.push(NewMemory::new("k449", "fact 449, revised"));
+    rows.push(NewMemory::new("k1049", "fact 1049, revised"));
     let out = alice.store_batch(rows).await.unwrap();
-    assert_eq!(out.len(), 452);
-    assert_eq!(out[3].entry.id, out[450].entry.id);
-    assert_eq!(out[449].entry.id, out[451].entry.id);
+    assert_eq!(out.len(), 1052);
+    assert_eq!(out[3].entry.id, out[1050].entry.id);
+    assert_eq!(out[1049].entry.id, out[1051].entry.id);
     assert_eq!(
         alice.get("k3").await.unwrap().unwrap().content,
         "fact 3, revised"
     );
     assert_eq!(
-        alice.get("k449").await.unwrap().unwrap().content,
-        "fact 449, revised"
+        alice.get("k1049").await.unwrap().unwrap().content,
+        "fact 1049, revised"
     );
     let a = admin(&env, "alice").await;
-    assert_eq!(a.count().await.unwrap(), 450);
+    assert_eq!(a.count().await.unwrap(), 1050);
+
+    // A small batch (one statement) with a repeat, and a single row replacing a stored one.
+    let bob = env.h("bob").await;
+    let out = bob
+        .store_batch(vec![
+            NewMemory::new("x", "first"),
+            NewMemory::new("y", "other"),
+            NewMemory::new("x", "second"),
+        ])
+        .await
+        .unwrap();
+    assert_eq!(out[0].entry.id, out[2].entry.id);
+    assert_ne!(out[0].entry.id, out[1].entry.id);
+    assert_eq!(bob.get("x").await.unwrap().unwrap().content, "second");
+    let again = bob.store(NewMemory::new("x", "third")).await.unwrap();
+    assert_eq!(again.entry.id, out[0].entry.id);
+    assert_eq!(again.entry.created_at, out[0].entry.created_at);
+    assert_eq!(bob.get("x").await.unwrap().unwrap().content, "third");
+    assert_eq!(bob.count().await.unwrap(), 2);
+    assert!(bob.store_batch(Vec::new()).await.unwrap().is_empty());
+}
+
+/// Export gives back every field as stored (an importance with every digit of an f64, a
+/// session, times to the microsecond), also on a store that reads exports over its own
+/// connection.
+async fn export_is_exact(env: &Env) {
+    let n = env.name;
+    let alice = env.h("alice").await;
+    let importance = 0.123_456_789_012_345_67_f64;
+    let mut exact = NewMemory::new("exact", "every digit \u{1F9ED} kept")
+        .category("projects")
+        .session("s-1");
+    exact.importance = importance;
+    let stored = alice
+        .store_batch(vec![exact, NewMemory::new("plain", "nothing special")])
+        .await
+        .unwrap();
+    let a = admin(env, "alice").await;
+    let out = export(&a).await;
+    assert_eq!(out.len(), 2, "[{n}]");
+    let got = out.iter().find(|r| r.key == "exact").unwrap();
+    assert_eq!(got.importance.to_bits(), importance.to_bits(), "[{n}]");
+    assert_eq!(got.content, "every digit \u{1F9ED} kept");
+    assert_eq!(got.session_id.as_deref(), Some("s-1"));
+    assert_eq!(got.category, "projects");
+    assert_eq!(got.id, stored[0].entry.id);
+    assert_eq!(got.created_at, stored[0].entry.created_at, "[{n}]");
+    assert_eq!(got.updated_at, stored[0].entry.updated_at, "[{n}]");
+    assert_eq!(got.agent, "alice");
+    // An agent the store does not know exports nothing.
+    assert!(export(&admin(env, "nobody").await).await.is_empty());
+}
+
+#[tokio::test]
+async fn export_is_exact_sqlite() {
+    export_is_exact(&Env::new("sqlite", "", true)).await;
+}
+
+#[tokio::test]
+async fn export_is_exact_postgres() {
+    let Some(url) = pg_url() else { return };
+    let schema = PgSchema::fresh(&url);
+    let env = Env::new("postgres", &schema.memory_section(), true);
+    export_is_exact(&env).await;
+    env.stores.close().await;
 }
 
 /// A bulk import: thousands of rows over several statement chunks, ids that collide with stored
@@ -340,5 +407,40 @@ async fn bulk_import_postgres() {
     let schema = PgSchema::fresh(&url);
     let env = Env::new("postgres", &schema.memory_section(), true);
     bulk_import(&env).await;
+    env.stores.close().await;
+}
+
+/// An export read only in part and dropped gives its connection back: more partial exports
+/// than the pool has connections, then the store still answers.
+async fn partial_exports_release_their_connections(env: &Env) {
+    let n = env.name;
+    let alice = env.h("alice").await;
+    let rows: Vec<NewMemory> = (0..2500)
+        .map(|i| NewMemory::new(format!("k{i:04}"), format!("fact number {i}")))
+        .collect();
+    alice.store_batch(rows).await.unwrap();
+    let a = admin(env, "alice").await;
+    for _ in 0..12 {
+        let mut s = a.export().await.unwrap();
+        let first: Vec<MemoryEntry> = (&mut s).take(5).try_collect().await.unwrap();
+        assert_eq!(first.len(), 5, "[{n}]");
+        drop(s);
+    }
+    assert_eq!(a.count().await.unwrap(), 2500, "[{n}]");
+    assert_eq!(export(&a).await.len(), 2500, "[{n}]");
+    assert_eq!(a.purge().await.unwrap(), 2500, "[{n}]");
+}
+
+#[tokio::test]
+async fn partial_exports_release_their_connections_sqlite() {
+    partial_exports_release_their_connections(&Env::new("sqlite", "", true)).await;
+}
+
+#[tokio::test]
+async fn partial_exports_release_their_connections_postgres() {
+    let Some(url) = pg_url() else { return };
+    let schema = PgSchema::fresh(&url);
+    let env = Env::new("postgres", &schema.memory_section(), true);
+    partial_exports_release_their_connections(&env).await;
     env.stores.close().await;
 }

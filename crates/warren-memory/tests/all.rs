@@ -12,5 +12,7 @@ mod failures;
 mod lucid;
 mod markdown;
 mod migration;
+mod planner;
+mod purge;
 mod qdrant;
 mod validation;

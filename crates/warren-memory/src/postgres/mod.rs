@@ -8,12 +8,14 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use sqlx::postgres::{PgPoolOptions, PgRow};
 use sqlx::{PgPool, Postgres, QueryBuilder, Row};
 use uuid::Uuid;
 use warren_types::MemoryBackendKind;
 
 use crate::error::{redact_url, MemoryError};
+use crate::export::EXPORT_PAGE;
 use crate::grants::RecallScope;
 use crate::text::query_terms;
 use crate::traits::MemoryStore;
@@ -157,6 +159,62 @@ impl PostgresStore {
         .bind(id)
         .fetch_one(tx)
         .await
+    }
+}
+
+type ExportPage = Result<Vec<MemoryEntry>, MemoryError>;
+
+/// The state of [`PostgresStore::export_stream`]'s pages.
+enum Export {
+    Start {
+        sql: String,
+        pool: PgPool,
+        location: String,
+        agent_id: Uuid,
+    },
+    Running(tokio::sync::mpsc::Receiver<ExportPage>),
+}
+
+/// Streams one query's rows from the server (one round trip, one snapshot) and hands them over
+/// in pages of [`EXPORT_PAGE`], at most two pages ahead of the reader; stops at the first error
+/// (sent once) or when the reader goes away.
+async fn export_task(
+    sql: String,
+    pool: PgPool,
+    location: String,
+    agent_id: Uuid,
+    tx: tokio::sync::mpsc::Sender<ExportPage>,
+) {
+    let fail = |e: sqlx::Error| MemoryError::Backend {
+        backend: BACKEND,
+        location: location.clone(),
+        operation: "export",
+        reason: e.to_string(),
+    };
+    let mut rows = sqlx::query(&sql).bind(agent_id).fetch(&pool);
+    let mut page = Vec::with_capacity(EXPORT_PAGE);
+    loop {
+        let entry = match rows.try_next().await {
+            Ok(Some(row)) => entry_from_row(&row, false),
+            Ok(None) => break,
+            Err(e) => Err(e),
+        };
+        match entry {
+            Ok(entry) => page.push(entry),
+            Err(e) => {
+                let _ = tx.send(Err(fail(e))).await;
+                return;
+            }
+        }
+        if page.len() == EXPORT_PAGE {
+            let full = std::mem::replace(&mut page, Vec::with_capacity(EXPORT_PAGE));
+            if tx.send(Ok(full)).await.is_err() {
+                return;
+            }
+        }
+    }
+    if !page.is_empty() {
+        let _ = tx.send(Ok(page)).await;
     }
 }
 
@@ -483,31 +541,54 @@ impl MemoryStore for PostgresStore {
         self.pool.close().await;
     }
 
-    async fn purge_agent(&self, alias: &str) -> Result<u64, MemoryError> {
-        let s = &self.s;
-        let mut tx = self.pool.begin().await.map_err(self.err("purge"))?;
-        let id: Option<Uuid> =
-            sqlx::query_scalar(&format!("SELECT id FROM {s}.agents WHERE alias = $1"))
-                .bind(alias)
-                .fetch_optional(&mut *tx)
-                .await
-                .map_err(self.err("purge"))?;
-        let Some(id) = id else {
-            tx.rollback().await.map_err(self.err("purge"))?;
-            return Ok(0);
+    fn export_stream(
+        &self,
+        agent_id: Uuid,
+    ) -> Option<BoxStream<'static, Result<Vec<MemoryEntry>, MemoryError>>> {
+        let sql = format!(
+            "SELECT {COLUMNS}{} WHERE m.agent_id = $1 ORDER BY m.created_at, m.id",
+            self.tables_clause()
+        );
+        let start = Export::Start {
+            sql,
+            pool: self.pool.clone(),
+            location: self.location.clone(),
+            agent_id,
         };
-        let done = sqlx::query(&format!("DELETE FROM {s}.memories WHERE agent_id = $1"))
-            .bind(id)
-            .execute(&mut *tx)
-            .await
-            .map_err(self.err("purge"))?;
-        sqlx::query(&format!("DELETE FROM {s}.agents WHERE id = $1"))
-            .bind(id)
-            .execute(&mut *tx)
-            .await
-            .map_err(self.err("purge"))?;
-        tx.commit().await.map_err(self.err("purge"))?;
-        Ok(done.rows_affected())
+        let pages = stream::unfold(start, |state| async move {
+            let mut rx = match state {
+                Export::Running(rx) => rx,
+                // The task starts on the first poll, inside the caller's runtime.
+                Export::Start {
+                    sql,
+                    pool,
+                    location,
+                    agent_id,
+                } => {
+                    let (tx, rx) = tokio::sync::mpsc::channel(2);
+                    tokio::spawn(export_task(sql, pool, location, agent_id, tx));
+                    rx
+                }
+            };
+            rx.recv().await.map(|page| (page, Export::Running(rx)))
+        });
+        Some(pages.boxed())
+    }
+
+    async fn purge_agent(&self, alias: &str) -> Result<u64, MemoryError> {
+        // One statement, atomic by itself: the agent's row and its rows go together. The
+        // foreign key is checked at the end of the statement, when both deletes are done.
+        let n: i64 = sqlx::query_scalar(&format!(
+            "WITH a AS (DELETE FROM {s}.agents WHERE alias = $1 RETURNING id), \
+             d AS (DELETE FROM {s}.memories m USING a WHERE m.agent_id = a.id RETURNING 1) \
+             SELECT count(*) FROM d",
+            s = self.s
+        ))
+        .bind(alias)
+        .fetch_one(&self.pool)
+        .await
+        .map_err(self.err("purge"))?;
+        Ok(n.max(0) as u64)
     }
 
     async fn import_agent(

@@ -1,4 +1,5 @@
-//! The SQLite half of restore: re-creating an agent from exported rows.
+//! The SQLite half of the lifecycle's bulk operations: purging an agent, and re-creating one
+//! from exported rows (restore, import).
 
 use std::collections::HashSet;
 
@@ -45,7 +46,59 @@ fn taken_sql(n: usize) -> String {
     sql
 }
 
+/// FTS5's `automerge` when the table does not set it.
+const FTS5_DEFAULT_AUTOMERGE: i64 = 4;
+
 impl SqliteStore {
+    /// Deletes every row of `alias` and its `agents` row in one transaction (all or nothing).
+    ///
+    /// Each deleted row leaves a tombstone in the full-text segment holding it (the delete
+    /// trigger). FTS5 counts every tombstone as a leaf written and pays for it with merge work
+    /// at the next flush: for 5,000 rows that rewrites segments of every other agent as well
+    /// (up to 10 MB of pages, hundreds of milliseconds). The purge turns `automerge` off for its
+    /// own transaction and puts the table's value back before committing (the change flushes
+    /// the tombstones first), so the merging is left to later writes, which do it a little at
+    /// a time as usual. Other connections never see the setting changed.
+    pub(crate) async fn purge(&self, alias: &str) -> Result<u64, MemoryError> {
+        let op = "purge";
+        let mut tx = self.writer.begin().await.map_err(self.err(op))?;
+        let found: Option<(Uuid, Option<i64>)> = sqlx::query_as(
+            "SELECT id, (SELECT v FROM memories_fts_config WHERE k = 'automerge') \
+             FROM agents WHERE alias = ?",
+        )
+        .bind(alias)
+        .fetch_optional(&mut *tx)
+        .await
+        .map_err(self.err(op))?;
+        let Some((id, automerge)) = found else {
+            tx.rollback().await.map_err(self.err(op))?;
+            return Ok(0);
+        };
+        let set_automerge = "INSERT INTO memories_fts (memories_fts, rank) VALUES ('automerge', ?)";
+        sqlx::query(set_automerge)
+            .bind(0i64)
+            .execute(&mut *tx)
+            .await
+            .map_err(self.err(op))?;
+        let done = sqlx::query("DELETE FROM memories WHERE agent_id = ?")
+            .bind(id)
+            .execute(&mut *tx)
+            .await
+            .map_err(self.err(op))?;
+        sqlx::query("DELETE FROM agents WHERE id = ?")
+            .bind(id)
+            .execute(&mut *tx)
+            .await
+            .map_err(self.err(op))?;
+        sqlx::query(set_automerge)
+            .bind(automerge.unwrap_or(FTS5_DEFAULT_AUTOMERGE))
+            .execute(&mut *tx)
+            .await
+            .map_err(self.err(op))?;
+        tx.commit().await.map_err(self.err(op))?;
+        Ok(done.rows_affected())
+    }
+
     /// Re-creates an agent from exported rows (see [`crate::traits::MemoryStore::import_agent`]),
     /// in one transaction: chunks of [`IMPORT_CHUNK`] rows, each one statement finding the ids
     /// already taken and one multi-row `INSERT`. A row whose id is taken (or given to an earlier
@@ -57,7 +110,7 @@ impl SqliteStore {
         rows: &[MemoryEntry],
     ) -> Result<ImportReport, MemoryError> {
         let op = "import";
-        let mut conn = self.pool.acquire().await.map_err(self.err(op))?;
+        let mut conn = self.writer.acquire().await.map_err(self.err(op))?;
         // A bigger page cache for the transaction: the index pages a batch touches stay in
         // memory until the commit writes each of them once (the default 2 MB spills them to the
         // log, and they are written again). The connection's own size is put back afterwards.

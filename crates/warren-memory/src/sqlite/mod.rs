@@ -4,6 +4,7 @@
 //! the rows the agent may see are ranked. Both are exact: every hit belongs to the allowlist.
 
 mod admin;
+mod export;
 mod rows;
 pub mod schema;
 
@@ -11,6 +12,7 @@ pub use rows::{fts_match_expr, fts_scope_expr};
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -34,12 +36,23 @@ use rows::{entry_from_row, micros, push_scope_sql, ts_from_micros, ENTRY_COLUMNS
 /// it, the allowlist is evaluated inside the FTS index.
 pub const RARE_MATCHES: i64 = 1500;
 
+/// Rows per `INSERT` statement of a store: a batch up to this size is one statement, which is
+/// atomic on its own (no `BEGIN` / `COMMIT` round trips); a larger batch is a transaction of such
+/// statements.
+pub const STORE_CHUNK: usize = 500;
+
 const BACKEND: &str = "sqlite";
 
 /// The SQLite memory store (shared by every agent on the `sqlite` backend).
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
+    /// Reads (recall, list, get, counts).
     pool: SqlitePool,
+    /// Every write, over one connection: writers of this process queue here instead of waiting
+    /// on SQLite's lock, and the connection's page cache stays warm between writes.
+    writer: SqlitePool,
+    /// Export pages, read without a per-row hand-off.
+    reader: Arc<export::BlockingReader>,
     path: PathBuf,
     rare_matches: i64,
 }
@@ -87,11 +100,21 @@ impl SqliteStore {
         )
         .await
         .map_err(describe)?;
+        schema::forget_fts_statistics(&mut conn)
+            .await
+            .map_err(describe)?;
         conn.close().await.map_err(describe)?;
+        // Connections to a local file never go stale: no idle or lifetime reaping, so neither
+        // pool runs a background maintenance task.
+        let writer = SqlitePoolOptions::new()
+            .max_connections(1)
+            .idle_timeout(None)
+            .max_lifetime(None)
+            .connect_with(opts.clone())
+            .await
+            .map_err(describe)?;
         let pool = SqlitePoolOptions::new()
             .max_connections(4)
-            // Connections to a local file never go stale: no idle or lifetime reaping, so the
-            // pool runs no background maintenance task.
             .idle_timeout(None)
             .max_lifetime(None)
             .connect_with(opts)
@@ -99,6 +122,8 @@ impl SqliteStore {
             .map_err(describe)?;
         Ok(SqliteStore {
             pool,
+            writer,
+            reader: Arc::new(export::BlockingReader::new(path)),
             path: path.to_path_buf(),
             rare_matches: RARE_MATCHES,
         })
@@ -116,9 +141,14 @@ impl SqliteStore {
         &self.path
     }
 
-    /// The connection pool (benchmarks compare query plans on it).
+    /// The pool of reading connections (benchmarks run raw queries on it).
     pub fn pool(&self) -> &SqlitePool {
         &self.pool
+    }
+
+    /// The pool of the one writing connection (benchmarks run raw writes on it).
+    pub fn writer(&self) -> &SqlitePool {
+        &self.writer
     }
 
     pub(crate) fn err(&self, operation: &'static str) -> impl Fn(sqlx::Error) -> MemoryError + '_ {
@@ -145,6 +175,85 @@ impl SqliteStore {
             location: self.path.display().to_string(),
             alias: alias.to_string(),
         }
+    }
+
+    /// Upserts one chunk of rows in one multi-row statement and appends their receipts.
+    /// `RETURNING` order is unspecified, so rows come back by key (a key given twice in the
+    /// chunk is inserted, then updated: both receipts name the one row).
+    async fn store_chunk(
+        &self,
+        conn: &mut sqlx::SqliteConnection,
+        agent: &AgentRef,
+        chunk: &[NewMemory],
+        now: DateTime<Utc>,
+        out: &mut Vec<StoreReceipt>,
+    ) -> Result<(), MemoryError> {
+        let ts = micros(now);
+        let mut sql = String::with_capacity(400 + chunk.len() * 30);
+        sql.push_str(
+            "INSERT INTO memories (id, agent_id, key, content, category, session_id, importance, created_at, updated_at) VALUES ",
+        );
+        for i in 0..chunk.len() {
+            sql.push_str(if i == 0 {
+                "(?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            } else {
+                ", (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            });
+        }
+        sql.push_str(
+            " ON CONFLICT (agent_id, key) DO UPDATE SET content = excluded.content, \
+             category = excluded.category, session_id = excluded.session_id, \
+             importance = excluded.importance, updated_at = excluded.updated_at \
+             RETURNING key, id, created_at",
+        );
+        // Full chunks and single rows repeat: their statements stay prepared; other lengths are
+        // prepared for the call and not kept.
+        let keep = chunk.len() == 1 || chunk.len() == STORE_CHUNK;
+        let mut q = sqlx::query(&sql).persistent(keep);
+        for r in chunk {
+            q = q
+                // Time-ordered ids: the id index grows at its end, and an agent's rows stored
+                // together sit together in it (a purge rewrites few pages).
+                .bind(Uuid::now_v7())
+                .bind(agent.id)
+                .bind(&r.key)
+                .bind(&r.content)
+                .bind(&r.category)
+                .bind(&r.session_id)
+                .bind(r.importance)
+                .bind(ts)
+                .bind(ts);
+        }
+        let returned = q.fetch_all(&mut *conn).await.map_err(self.err("store"))?;
+        let mut by_key = std::collections::HashMap::with_capacity(returned.len());
+        for row in &returned {
+            let key: String = row.try_get(0).map_err(self.err("store"))?;
+            let id: Uuid = row.try_get(1).map_err(self.err("store"))?;
+            let created: i64 = row.try_get(2).map_err(self.err("store"))?;
+            by_key.insert(key, (id, created));
+        }
+        for r in chunk {
+            let (id, created) = by_key.get(&r.key).ok_or_else(|| {
+                self.bad_row("store")(format!("no row came back for key `{}`", r.key))
+            })?;
+            out.push(StoreReceipt {
+                entry: MemoryEntry {
+                    id: *id,
+                    agent_id: agent.id,
+                    agent: agent.alias.clone(),
+                    key: r.key.clone(),
+                    content: r.content.clone(),
+                    category: r.category.clone(),
+                    session_id: r.session_id.clone(),
+                    importance: r.importance,
+                    created_at: ts_from_micros(*created).unwrap_or(now),
+                    updated_at: now,
+                    score: None,
+                },
+                warnings: Vec::new(),
+            });
+        }
+        Ok(())
     }
 
     /// Recall without words: the allowlist's most recent rows.
@@ -213,7 +322,7 @@ impl MemoryStore for SqliteStore {
         .bind(id)
         .bind(alias)
         .bind(format_ts(Utc::now()))
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await
         .map_err(self.err("register agent"))?;
         // Another handle may have won the race: read back whichever row exists.
@@ -248,73 +357,22 @@ impl MemoryStore for SqliteStore {
         for r in rows {
             r.validate()?;
         }
-        let ts = micros(now);
-        // Multi-row upserts: one statement per chunk instead of one per row (a statement is a
-        // hop to SQLite's thread). RETURNING order is unspecified, so rows come back by key.
-        const CHUNK: usize = 200;
-        let mut tx = self.pool.begin().await.map_err(self.err("store"))?;
+        if rows.is_empty() {
+            return Ok(Vec::new());
+        }
         let mut out = Vec::with_capacity(rows.len());
-        for chunk in rows.chunks(CHUNK) {
-            let mut sql = String::from(
-                "INSERT INTO memories (id, agent_id, key, content, category, session_id, importance, created_at, updated_at) VALUES ",
-            );
-            for i in 0..chunk.len() {
-                sql.push_str(if i == 0 {
-                    "(?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                } else {
-                    ", (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                });
-            }
-            sql.push_str(
-                " ON CONFLICT (agent_id, key) DO UPDATE SET content = excluded.content, \
-                 category = excluded.category, session_id = excluded.session_id, \
-                 importance = excluded.importance, updated_at = excluded.updated_at \
-                 RETURNING key, id, created_at",
-            );
-            let mut q = sqlx::query(&sql);
-            for r in chunk {
-                q = q
-                    // Time-ordered ids: the id index grows at its end, and an agent's rows
-                    // stored together sit together in it (a purge rewrites few pages).
-                    .bind(Uuid::now_v7())
-                    .bind(agent.id)
-                    .bind(&r.key)
-                    .bind(&r.content)
-                    .bind(&r.category)
-                    .bind(&r.session_id)
-                    .bind(r.importance)
-                    .bind(ts)
-                    .bind(ts);
-            }
-            let returned = q.fetch_all(&mut *tx).await.map_err(self.err("store"))?;
-            let mut by_key = std::collections::HashMap::with_capacity(returned.len());
-            for row in &returned {
-                let key: String = row.try_get(0).map_err(self.err("store"))?;
-                let id: Uuid = row.try_get(1).map_err(self.err("store"))?;
-                let created: i64 = row.try_get(2).map_err(self.err("store"))?;
-                by_key.insert(key, (id, created));
-            }
-            for r in chunk {
-                let (id, created) = by_key.get(&r.key).ok_or_else(|| {
-                    self.bad_row("store")(format!("no row came back for key `{}`", r.key))
-                })?;
-                out.push(StoreReceipt {
-                    entry: MemoryEntry {
-                        id: *id,
-                        agent_id: agent.id,
-                        agent: agent.alias.clone(),
-                        key: r.key.clone(),
-                        content: r.content.clone(),
-                        category: r.category.clone(),
-                        session_id: r.session_id.clone(),
-                        importance: r.importance,
-                        created_at: ts_from_micros(*created).unwrap_or(now),
-                        updated_at: now,
-                        score: None,
-                    },
-                    warnings: Vec::new(),
-                });
-            }
+        if rows.len() <= STORE_CHUNK {
+            // One statement: atomic by itself (the FTS trigger runs inside it), committed when
+            // it completes. One round trip to the writer's thread instead of three.
+            let mut conn = self.writer.acquire().await.map_err(self.err("store"))?;
+            self.store_chunk(&mut conn, agent, rows, now, &mut out)
+                .await?;
+            return Ok(out);
+        }
+        let mut tx = self.writer.begin().await.map_err(self.err("store"))?;
+        for chunk in rows.chunks(STORE_CHUNK) {
+            self.store_chunk(&mut tx, agent, chunk, now, &mut out)
+                .await?;
         }
         tx.commit().await.map_err(self.err("store"))?;
         Ok(out)
@@ -470,7 +528,7 @@ impl MemoryStore for SqliteStore {
         let done = sqlx::query("DELETE FROM memories WHERE agent_id = ? AND key = ?")
             .bind(agent.id)
             .bind(key)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await
             .map_err(self.err("forget"))?;
         Ok(done.rows_affected() > 0)
@@ -496,7 +554,7 @@ impl MemoryStore for SqliteStore {
     }
 
     async fn rename_agent(&self, old: &str, new: &str) -> Result<bool, MemoryError> {
-        let mut tx = self.pool.begin().await.map_err(self.err("rename"))?;
+        let mut tx = self.writer.begin().await.map_err(self.err("rename"))?;
         let target: Option<Uuid> = sqlx::query_scalar("SELECT id FROM agents WHERE alias = ?")
             .bind(new)
             .fetch_optional(&mut *tx)
@@ -534,95 +592,39 @@ impl MemoryStore for SqliteStore {
         after: Option<&ExportCursor>,
         limit: usize,
     ) -> Result<Vec<MemoryEntry>, MemoryError> {
-        // One statement answers the whole page as one JSON array: the rows cross from SQLite's
-        // thread in one piece instead of one hand-off per row.
-        let mut qb = QueryBuilder::<Sqlite>::new("SELECT (SELECT alias FROM agents WHERE id = ");
-        qb.push_bind(agent_id);
-        qb.push(
-            "), json_group_array(json_array(lower(hex(id)), key, content, category, session_id, \
-             importance, created_at, updated_at)) FROM (SELECT * FROM memories WHERE agent_id = ",
-        );
-        qb.push_bind(agent_id);
-        if let Some(c) = after {
-            // A row-value comparison is an index range on (agent_id, created_at, id).
-            qb.push(" AND (created_at, id) > (");
-            qb.push_bind(micros(c.created_at));
-            qb.push(", ");
-            qb.push_bind(c.id);
-            qb.push(")");
+        if self.pool.is_closed() {
+            return Err(self.err("export")(sqlx::Error::PoolClosed));
         }
-        qb.push(" ORDER BY created_at, id LIMIT ");
-        qb.push_bind(i64::try_from(limit).unwrap_or(i64::MAX));
-        qb.push(")");
-        let (alias, page): (Option<String>, String) = qb
-            .build_query_as()
-            .fetch_one(&self.pool)
-            .await
-            .map_err(self.err("export"))?;
-        let Some(alias) = alias else {
-            return Ok(Vec::new());
-        };
-        type Wire = (
-            String,
-            String,
-            String,
-            String,
-            Option<String>,
-            f64,
-            i64,
-            i64,
-        );
-        let rows: Vec<Wire> =
-            serde_json::from_str(&page).map_err(|e| self.bad_row("export")(e.to_string()))?;
-        let mut out = Vec::with_capacity(rows.len());
-        for (id, key, content, category, session_id, importance, created, updated) in rows {
-            let bad = self.bad_row("export");
-            out.push(MemoryEntry {
-                id: Uuid::parse_str(&id).map_err(|e| bad(format!("bad id {id:?}: {e}")))?,
-                agent_id,
-                agent: alias.clone(),
-                key,
-                content,
-                category,
-                session_id,
-                importance,
-                created_at: ts_from_micros(created).map_err(&bad)?,
-                updated_at: ts_from_micros(updated).map_err(&bad)?,
-                score: None,
-            });
+        let reader = self.reader.clone();
+        let after = after.map(|c| (micros(c.created_at), c.id));
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let read = tokio::task::spawn_blocking(move || reader.page(agent_id, after, limit)).await;
+        match read {
+            Ok(Ok(rows)) => Ok(rows),
+            Ok(Err(export::ReadError::Sql(e))) => Err(MemoryError::Backend {
+                backend: BACKEND,
+                location: self.location(),
+                operation: "export",
+                reason: e.to_string(),
+            }),
+            Ok(Err(export::ReadError::Row(reason))) => Err(self.bad_row("export")(reason)),
+            Err(e) => Err(MemoryError::Backend {
+                backend: BACKEND,
+                location: self.location(),
+                operation: "export",
+                reason: format!("the reading thread failed: {e}"),
+            }),
         }
-        // The order the cursor relies on, whatever order the aggregate saw the rows in.
-        out.sort_by_key(|x| (x.created_at, x.id));
-        Ok(out)
     }
 
     async fn close(&self) {
+        self.reader.close();
+        self.writer.close().await;
         self.pool.close().await;
     }
 
     async fn purge_agent(&self, alias: &str) -> Result<u64, MemoryError> {
-        let mut tx = self.pool.begin().await.map_err(self.err("purge"))?;
-        let id: Option<Uuid> = sqlx::query_scalar("SELECT id FROM agents WHERE alias = ?")
-            .bind(alias)
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(self.err("purge"))?;
-        let Some(id) = id else {
-            tx.rollback().await.map_err(self.err("purge"))?;
-            return Ok(0);
-        };
-        let done = sqlx::query("DELETE FROM memories WHERE agent_id = ?")
-            .bind(id)
-            .execute(&mut *tx)
-            .await
-            .map_err(self.err("purge"))?;
-        sqlx::query("DELETE FROM agents WHERE id = ?")
-            .bind(id)
-            .execute(&mut *tx)
-            .await
-            .map_err(self.err("purge"))?;
-        tx.commit().await.map_err(self.err("purge"))?;
-        Ok(done.rows_affected())
+        self.purge(alias).await
     }
 
     async fn import_agent(

@@ -134,6 +134,30 @@ BEGIN
 END;
 "#;
 
+/// FTS5's own tables, read and written by FTS5 only, always by rowid or primary key.
+const FTS_TABLES: &str =
+    "'memories_fts_data', 'memories_fts_idx', 'memories_fts_docsize', 'memories_fts_config'";
+
+/// Removes the planner statistics of FTS5's own tables (the next connections plan without
+/// them). `PRAGMA optimize` on a new file records `memories_fts_data` with its first two rows;
+/// with that figure the planner scans the whole table for FTS5's
+/// `DELETE ... WHERE id >= ? AND id <= ?`, which drops a merged segment, so once the index
+/// has grown every merge (a few per hundred stores) read all of it. Without statistics it
+/// uses the rowid range, as for every other statement FTS5 runs on these tables.
+pub async fn forget_fts_statistics(conn: &mut SqliteConnection) -> Result<(), sqlx::Error> {
+    let tables: Vec<String> = sqlx::query_scalar(
+        "SELECT name FROM sqlite_schema WHERE name IN ('sqlite_stat1', 'sqlite_stat4')",
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    for t in tables {
+        sqlx::query(&format!("DELETE FROM {t} WHERE tbl IN ({FTS_TABLES})"))
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(())
+}
+
 /// Applies the migrations not yet applied, each in its own transaction; returns the version.
 pub async fn migrate(conn: &mut SqliteConnection) -> Result<i64, sqlx::Error> {
     sqlx::query("CREATE TABLE IF NOT EXISTS warren_memory_meta (version INTEGER NOT NULL)")
