@@ -737,10 +737,24 @@ fn purge_figures(
     t: &mut Table,
 ) {
     let writer = store.writer().clone();
-    let by_hand = |alias: String, merge_later: bool| {
+    // `as_warren`: Warren's statements (a 16 MiB page cache for the transaction, automerge off
+    // inside it); otherwise a plain transaction of the two deletes.
+    let by_hand = |alias: String, as_warren: bool| {
         let writer = writer.clone();
         async move {
-            let mut tx = writer.begin().await.unwrap();
+            use sqlx::Connection;
+            let mut conn = writer.acquire().await.unwrap();
+            let cache: i64 = sqlx::query_scalar("PRAGMA cache_size")
+                .fetch_one(&mut *conn)
+                .await
+                .unwrap();
+            if as_warren {
+                sqlx::query("PRAGMA cache_size = -16384")
+                    .execute(&mut *conn)
+                    .await
+                    .unwrap();
+            }
+            let mut tx = conn.begin().await.unwrap();
             let (id, automerge): (Uuid, Option<i64>) = sqlx::query_as(
                 "SELECT id, (SELECT v FROM memories_fts_config WHERE k = 'automerge') \
                  FROM agents WHERE alias = ?",
@@ -750,7 +764,7 @@ fn purge_figures(
             .await
             .unwrap();
             let set = "INSERT INTO memories_fts (memories_fts, rank) VALUES ('automerge', ?)";
-            if merge_later {
+            if as_warren {
                 sqlx::query(set).bind(0).execute(&mut *tx).await.unwrap();
             }
             let n = sqlx::query("DELETE FROM memories WHERE agent_id = ?")
@@ -764,7 +778,7 @@ fn purge_figures(
                 .execute(&mut *tx)
                 .await
                 .unwrap();
-            if merge_later {
+            if as_warren {
                 sqlx::query(set)
                     .bind(automerge.unwrap_or(4))
                     .execute(&mut *tx)
@@ -772,6 +786,10 @@ fn purge_figures(
                     .unwrap();
             }
             tx.commit().await.unwrap();
+            sqlx::query(&format!("PRAGMA cache_size = {cache}"))
+                .execute(&mut *conn)
+                .await
+                .unwrap();
             n
         }
     };

@@ -16,8 +16,8 @@ use crate::types::{format_ts, ImportReport, MemoryEntry};
 /// once per connection) for every full chunk.
 const IMPORT_CHUNK: usize = 500;
 
-/// `PRAGMA cache_size` while an import writes (negative: KiB, so 16 MiB).
-const IMPORT_CACHE_SIZE: i64 = -16_384;
+/// `PRAGMA cache_size` while an import or a purge writes (negative: KiB, so 16 MiB).
+const BULK_CACHE_SIZE: i64 = -16_384;
 
 /// `INSERT ... VALUES (...), (...) ON CONFLICT (agent_id, key) DO NOTHING` for `n` rows.
 fn insert_sql(n: usize) -> String {
@@ -50,6 +50,36 @@ fn taken_sql(n: usize) -> String {
 const FTS5_DEFAULT_AUTOMERGE: i64 = 4;
 
 impl SqliteStore {
+    /// Gives the writing connection a bigger page cache for one bulk transaction: the pages it
+    /// touches stay in memory until the commit writes each of them once (the default 2 MB
+    /// spills them to the log and reads them back). Returns the connection's own size.
+    async fn bulk_cache(
+        &self,
+        conn: &mut sqlx::SqliteConnection,
+        op: &'static str,
+    ) -> Result<i64, MemoryError> {
+        let before: i64 = sqlx::query_scalar("PRAGMA cache_size")
+            .fetch_one(&mut *conn)
+            .await
+            .map_err(self.err(op))?;
+        sqlx::query(&format!("PRAGMA cache_size = {BULK_CACHE_SIZE}"))
+            .execute(&mut *conn)
+            .await
+            .map_err(self.err(op))?;
+        Ok(before)
+    }
+
+    /// Puts the connection's own page cache size back; a connection where that fails is not
+    /// given back to the pool with the bigger cache.
+    async fn restore_cache(mut conn: sqlx::pool::PoolConnection<sqlx::Sqlite>, before: i64) {
+        let reset = sqlx::query(&format!("PRAGMA cache_size = {before}"))
+            .execute(&mut *conn)
+            .await;
+        if reset.is_err() {
+            drop(conn.detach());
+        }
+    }
+
     /// Deletes every row of `alias` and its `agents` row in one transaction (all or nothing).
     ///
     /// Each deleted row leaves a tombstone in the full-text segment holding it (the delete
@@ -60,8 +90,20 @@ impl SqliteStore {
     /// the tombstones first), so the merging is left to later writes, which do it a little at
     /// a time as usual. Other connections never see the setting changed.
     pub(crate) async fn purge(&self, alias: &str) -> Result<u64, MemoryError> {
+        let mut conn = self.writer.acquire().await.map_err(self.err("purge"))?;
+        let before = self.bulk_cache(&mut conn, "purge").await?;
+        let out = self.purge_in(&mut conn, alias).await;
+        Self::restore_cache(conn, before).await;
+        out
+    }
+
+    async fn purge_in(
+        &self,
+        conn: &mut sqlx::SqliteConnection,
+        alias: &str,
+    ) -> Result<u64, MemoryError> {
         let op = "purge";
-        let mut tx = self.writer.begin().await.map_err(self.err(op))?;
+        let mut tx = conn.begin().await.map_err(self.err(op))?;
         let found: Option<(Uuid, Option<i64>)> = sqlx::query_as(
             "SELECT id, (SELECT v FROM memories_fts_config WHERE k = 'automerge') \
              FROM agents WHERE alias = ?",
@@ -109,27 +151,10 @@ impl SqliteStore {
         agent_id: Uuid,
         rows: &[MemoryEntry],
     ) -> Result<ImportReport, MemoryError> {
-        let op = "import";
-        let mut conn = self.writer.acquire().await.map_err(self.err(op))?;
-        // A bigger page cache for the transaction: the index pages a batch touches stay in
-        // memory until the commit writes each of them once (the default 2 MB spills them to the
-        // log, and they are written again). The connection's own size is put back afterwards.
-        let before: i64 = sqlx::query_scalar("PRAGMA cache_size")
-            .fetch_one(&mut *conn)
-            .await
-            .map_err(self.err(op))?;
-        sqlx::query(&format!("PRAGMA cache_size = {IMPORT_CACHE_SIZE}"))
-            .execute(&mut *conn)
-            .await
-            .map_err(self.err(op))?;
+        let mut conn = self.writer.acquire().await.map_err(self.err("import"))?;
+        let before = self.bulk_cache(&mut conn, "import").await?;
         let out = self.import_in(&mut conn, alias, agent_id, rows).await;
-        let reset = sqlx::query(&format!("PRAGMA cache_size = {before}"))
-            .execute(&mut *conn)
-            .await;
-        if reset.is_err() {
-            // Not given back to the pool with the bigger cache.
-            drop(conn.detach());
-        }
+        Self::restore_cache(conn, before).await;
         out
     }
 
