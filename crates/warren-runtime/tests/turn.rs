@@ -10,7 +10,7 @@ use warren_runtime::host::{Host, HostEnv};
 use warren_runtime::turn::TurnStatus;
 use warren_testkit::fake_llm::{FakeLlm, Reply};
 use warren_testkit::TestInstall;
-use warren_types::{EventKind, ProviderFamily, TurnEvent, TurnFailure, TurnTrigger};
+use warren_types::{EventKind, NoticeCode, ProviderFamily, TurnEvent, TurnFailure, TurnTrigger};
 
 pub struct Setup {
     pub _install: TestInstall,
@@ -518,6 +518,20 @@ async fn provider_errors_fallbacks_and_clean_history() {
         .unwrap();
     assert_eq!(out.status, TurnStatus::Completed);
     assert_eq!(out.text, "from backup");
+    // The move to the next entry is announced once, with the failed entry's code.
+    let events = s.host.sessions().turn_events(&out.turn_id).await.unwrap();
+    let fallbacks: Vec<String> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Notice {
+                code: NoticeCode::ProviderFallback,
+                message,
+            } => Some(message.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(fallbacks.len(), 1, "{events:?}");
+    assert!(fallbacks[0].contains("provider_http"), "{fallbacks:?}");
     // 400 does not fall back.
     let out = s
         .host

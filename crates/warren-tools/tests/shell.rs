@@ -170,6 +170,13 @@ fn configured_sandbox_unavailable_is_an_error() {
     assert_eq!(err.code(), ToolErrorCode::SandboxUnavailable);
     assert!(err.to_string().contains("bubblewrap"), "{err}");
     assert!(!fx.ws("alice").join("x.txt").exists());
+    // Nothing ran, so the budget unit charged for the call is given back.
+    assert_eq!(
+        ctx.ledger
+            .used("alice", std::time::SystemTime::now())
+            .unwrap(),
+        0
+    );
 }
 
 #[test]

@@ -224,10 +224,11 @@ codes! {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn wire<T: Serialize>(v: T) -> String {
+    /// The JSON string a code serialises to (shared by the view-code tests).
+    pub(crate) fn wire<T: Serialize>(v: T) -> String {
         serde_json::to_value(v)
             .unwrap()
             .as_str()

@@ -192,13 +192,7 @@ mod tests {
     use super::*;
     use crate::AutonomyLevel;
 
-    fn wire<T: Serialize>(v: T) -> String {
-        serde_json::to_value(v)
-            .unwrap()
-            .as_str()
-            .unwrap()
-            .to_string()
-    }
+    use crate::codes::tests::wire;
 
     #[test]
     fn view_codes_are_their_documented_strings() {
