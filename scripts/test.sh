@@ -26,6 +26,20 @@ cargo fmt --all -- --check
 echo "== rust: unused dependencies"
 cargo machete
 
+echo "== layering: the front-ends reach the runtime only through warren-api"
+for pkg in warren-cli warren-desktop; do
+  below=$(cargo tree --locked -e normal -p "$pkg" --depth 1 --prefix none \
+    | grep -E '^warren-(runtime|tools|memory|llm|policy) ' || true)
+  if [ -n "$below" ]; then
+    echo "$pkg depends directly on: $below (call warren-api instead)" >&2
+    exit 1
+  fi
+done
+if grep -rnE '^\s*pub use warren_runtime' crates/warren-api/src; then
+  echo "warren-api re-exports the runtime (give the front-ends a view type instead)" >&2
+  exit 1
+fi
+
 echo "== licenses of what ships (crates and bundled npm packages)"
 python3 scripts/check_licenses.py
 

@@ -1,7 +1,7 @@
 //! The agent settings editor and the Permissions screen: one agent's settings previewed and
 //! saved through the real validator, the permission map of every agent on every other, the
 //! explanation of one cell and the path tester. Each calls one `warren-api` function; the
-//! policy ones use the host facts the app was opened with, as `sandbox_doctor` does.
+//! policy ones use the host facts the app was opened with, as `doctor` does.
 
 use super::Core;
 use tauri::State;
@@ -47,7 +47,7 @@ pub async fn save_agent_edit(
 #[tauri::command]
 #[specta::specta]
 pub async fn permission_map(core: State<'_, Core>) -> Result<PermissionMap, ApiError> {
-    core.warren.permission_map(&core.warren.policy_env())
+    core.warren.permission_map()
 }
 
 /// Why `agent` may or may not do `aspect` to `peer`: the rule, the grants, the enforcement.
@@ -59,8 +59,7 @@ pub async fn explain_permission(
     peer: String,
     aspect: PermissionAspect,
 ) -> Result<PermissionExplanation, ApiError> {
-    core.warren
-        .explain_permission(&agent, &peer, aspect, &core.warren.policy_env())
+    core.warren.explain_permission(&agent, &peer, aspect)
 }
 
 /// Decides one access of `agent` on `path` exactly as its tools would (`warren policy check`).
@@ -72,6 +71,5 @@ pub async fn policy_check(
     write: bool,
     path: String,
 ) -> Result<PolicyCheck, ApiError> {
-    core.warren
-        .policy_check(&agent, write, &path, &core.warren.policy_env())
+    core.warren.policy_check(&agent, write, &path)
 }

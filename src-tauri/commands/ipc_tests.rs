@@ -307,8 +307,20 @@ fn profile_commands_refuse_invalid_values_and_profiles_in_use() {
 #[test]
 fn runtime_events_are_bridged_to_typed_window_events() {
     use std::sync::mpsc;
+    use std::time::Duration;
     use tauri::Listener;
-    let ipc = Ipc::on(Some(TWO_AGENTS));
+    use warren_testkit::fake_llm::{FakeLlm, Reply};
+    // The fake provider serves on the app's own async runtime.
+    let fake = tauri::async_runtime::block_on(async {
+        FakeLlm::start(warren_types::ProviderFamily::Openai)
+    })
+    .unwrap();
+    let config = format!(
+        "schema_version = 1\n\n[agents.alice]\nrisk_profile = \"sup\"\nmodel_provider = \"openai.fake\"\n\n[risk_profiles.sup]\nlevel = \"supervised\"\n\n{}",
+        fake.config_block("fake")
+    );
+    let ipc = Ipc::on(Some(&config));
+    std::fs::create_dir_all(ipc.dir.path().join("agents/alice/workspace")).unwrap();
     let (tx, rx) = mpsc::channel::<String>();
     let status_tx = tx.clone();
     ipc.webview.listen_any("agent-status-changed", move |e| {
@@ -318,43 +330,50 @@ fn runtime_events_are_bridged_to_typed_window_events() {
         let _ = tx.send(format!("approvals {}", e.payload()));
     });
     let core = ipc.webview.state::<Core>();
-    let host = tauri::async_runtime::block_on(core.warren.host()).unwrap();
-    // The bridge subscribes to the hub once the host is open; publish until it hears.
-    let ev = |seq: u32, kind: warren_types::EventKind| warren_types::TurnEvent {
-        turn_id: "t1".into(),
-        agent: "alice".into(),
-        seq,
-        time: "2026-01-01T00:00:00Z".into(),
-        kind,
-        parent: None,
+    let warren = core.warren.clone();
+    let prompt = |text: &str| {
+        let warren = warren.clone();
+        let req = warren_api::RunRequest {
+            agent: "alice".into(),
+            session: None,
+            prompt: text.into(),
+        };
+        tauri::async_runtime::spawn(async move {
+            warren
+                .run_prompt(req, warren_types::TurnTrigger::User, None)
+                .await
+        })
     };
-    let mut got = Vec::new();
-    for _ in 0..100 {
-        host.kit().hub.publish(&ev(
-            1,
-            warren_types::EventKind::TurnStarted {
-                session_id: "s".into(),
-                trigger: warren_types::TurnTrigger::User,
-                prompt: "hi".into(),
-            },
-        ));
-        if let Ok(m) = rx.recv_timeout(std::time::Duration::from_millis(50)) {
-            got.push(m);
+    // The bridge follows the hub once the host is open: run short turns until it hears one.
+    let mut heard = false;
+    for _ in 0..50 {
+        fake.push(Reply::text("warming up"));
+        tauri::async_runtime::block_on(prompt("hi"))
+            .unwrap()
+            .unwrap();
+        if rx.recv_timeout(Duration::from_millis(100)).is_ok() {
+            heard = true;
             break;
         }
     }
-    host.kit().hub.publish(&ev(
-        2,
-        warren_types::EventKind::ApprovalRequested {
-            id: "c1".into(),
-            tool: "file_write".into(),
-            arguments: "{}".into(),
-            reason: "asks".into(),
-        },
-    ));
-    while let Ok(m) = rx.recv_timeout(std::time::Duration::from_secs(2)) {
+    assert!(heard, "the bridge never heard a turn");
+    while rx.recv_timeout(Duration::from_millis(200)).is_ok() {}
+
+    // A turn whose file_write waits for the window's answer.
+    fake.script([
+        Reply::tool_call(
+            "file_write",
+            json!({"path": "a.txt", "content": "approved"}),
+        ),
+        Reply::text("written"),
+    ]);
+    let turn = prompt("write a.txt");
+    let mut got = Vec::new();
+    while let Ok(m) = rx.recv_timeout(Duration::from_secs(10)) {
         got.push(m);
-        if got.len() == 3 {
+        if got.iter().any(|m| m.contains("waiting_for_approval"))
+            && got.iter().any(|m| m.starts_with("approvals "))
+        {
             break;
         }
     }
@@ -364,7 +383,7 @@ fn runtime_events_are_bridged_to_typed_window_events() {
     );
     assert!(
         got.iter()
-            .any(|m| m.starts_with("approvals ") && m.contains(r#""call_id":"c1""#)),
+            .any(|m| m.starts_with("approvals ") && m.contains(r#""tool":"file_write""#)),
         "{got:?}"
     );
     assert!(
@@ -373,7 +392,20 @@ fn runtime_events_are_bridged_to_typed_window_events() {
         "{got:?}"
     );
     let pending = ipc.call("pending_approvals", json!({})).unwrap();
-    assert_eq!(pending[0]["tool"], "file_write");
+    assert_eq!(pending[0]["tool"], "file_write", "{pending}");
+    let answered = ipc
+        .call(
+            "answer_approval",
+            json!({ "turnId": pending[0]["turn_id"], "callId": pending[0]["call_id"],
+                    "decision": "approve_once", "message": null }),
+        )
+        .unwrap();
+    assert_eq!(answered, json!(true));
+    let done = tauri::async_runtime::block_on(turn).unwrap().unwrap();
+    assert_eq!(done.status, warren_api::RunStatus::Completed, "{done:?}");
+    let written = ipc.dir.path().join("agents/alice/workspace/a.txt");
+    assert_eq!(std::fs::read_to_string(written).unwrap(), "approved");
+    assert_eq!(ipc.call("pending_approvals", json!({})).unwrap(), json!([]));
 }
 
 #[test]

@@ -21,7 +21,6 @@ pub async fn rename_agent(
     core.warren
         .rename_agent(&old, &new_alias, dry_run, false)
         .await
-        .map(Into::into)
 }
 
 /// Deletes agent `alias` into an archive (`dry_run`: only the plan, with its blockers).
@@ -32,19 +31,14 @@ pub async fn delete_agent(
     alias: String,
     dry_run: bool,
 ) -> Result<LifecycleOutcome, ApiError> {
-    core.warren
-        .delete_agent(&alias, dry_run, false)
-        .await
-        .map(Into::into)
+    core.warren.delete_agent(&alias, dry_run, false).await
 }
 
 /// The deletion archives, newest last.
 #[tauri::command]
 #[specta::specta]
 pub async fn list_archives(core: State<'_, Core>) -> Result<Vec<ArchiveView>, ApiError> {
-    core.warren
-        .list_archives()
-        .map(|v| v.into_iter().map(Into::into).collect())
+    core.warren.list_archives()
 }
 
 /// Restores the agent of `archive`, as `as_alias` when given.
@@ -58,7 +52,6 @@ pub async fn restore_agent(
     core.warren
         .restore_agent(&archive, as_alias.as_deref(), false)
         .await
-        .map(Into::into)
 }
 
 /// The unfinished renames, deletes and restores, with the step each stopped at and the error
@@ -75,5 +68,5 @@ pub async fn pending_operations(
 #[tauri::command]
 #[specta::specta]
 pub async fn resume_operations(core: State<'_, Core>) -> Result<Vec<ResumeOutcomeView>, ApiError> {
-    core.warren.resume_lifecycle_views().await
+    core.warren.resume_lifecycle().await
 }

@@ -13,6 +13,5 @@ pub async fn mcp_servers(
     core: State<'_, Core>,
     agent: String,
 ) -> Result<Vec<McpServerView>, ApiError> {
-    let env = core.warren.policy_env();
-    core.warren.mcp_list(&agent, &env).await
+    core.warren.mcp_list(&agent).await
 }

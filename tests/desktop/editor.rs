@@ -6,7 +6,6 @@
 use crate::harness::{launch, Desktop};
 use crate::{block_on, serial};
 use std::path::{Path, PathBuf};
-use warren_api::policy::HostEnv;
 use warren_api::Warren;
 use warren_config::InstallLayout;
 
@@ -63,7 +62,7 @@ fn bob_file(home: &Path) -> PathBuf {
 fn check(home: &Path, write: bool, path: &Path) -> (bool, String) {
     let w = Warren::open(InstallLayout::new(home));
     let c = w
-        .policy_check("alice", write, path.to_str().unwrap(), &HostEnv::default())
+        .policy_check("alice", write, path.to_str().unwrap())
         .unwrap();
     (c.allowed, c.rule.code().to_string())
 }

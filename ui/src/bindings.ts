@@ -443,6 +443,8 @@ export type ArchiveView = {
 	exported: CountView[],
 	/**  Warnings recorded by the delete. */
 	warnings: string[],
+	/**  Kinds whose export failed, so their data was kept in place. */
+	kept_in_place: string[],
 	/**  Why the manifest could not be read. */
 	problem: string | null,
 };
@@ -1036,7 +1038,10 @@ export type LifecycleKind =
 /**  A journal entry that cannot be read (pending operations only). */
 "unreadable";
 
-/**  The answer of a rename, delete or restore. */
+/**
+ *  The answer of a rename, delete or restore: the one shape the CLI (`--json`) and the window
+ *  both get.
+ */
 export type LifecycleOutcome = {
 	/**  True when every step completed (a dry run: when nothing blocks). */
 	ok: boolean,

@@ -74,12 +74,11 @@ fn main() {
 
     let dir = tempfile::tempdir().unwrap();
     let w = install(dir.path(), 50);
-    let env = w.policy_env();
     let (floor, _) = measure(30, || {
         w.validate_config().unwrap();
     });
     let (p50, p95) = measure(30, || {
-        let m = w.permission_map(&env).unwrap();
+        let m = w.permission_map().unwrap();
         assert_eq!(m.agents.len(), 50);
     });
     println!(

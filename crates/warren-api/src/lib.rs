@@ -46,14 +46,13 @@ pub use serve::ServeReport;
 /// Marks the process non-dumpable (no agent reads its environment or memory through `/proc`);
 /// every binary that hosts agents calls it first.
 pub use warren_policy::protect_process;
-pub use warren_runtime::receipts::Verification;
 pub use warren_types::{ApiError, ErrorCode};
 
 use std::sync::Arc;
 pub use warren_config::HostEnv;
 use warren_config::{ConfigStore, InstallLayout, LoadedConfig};
-pub use warren_runtime::approval;
-pub use warren_runtime::host::Host;
+use warren_runtime::host::Host;
+use warren_types::approval;
 
 /// A handle on one install: the entry point of every service function.
 pub struct Warren {
@@ -83,7 +82,7 @@ impl Warren {
     }
 
     /// The agent host of this install, opened on first use.
-    pub async fn host(&self) -> Result<Arc<Host>, ApiError> {
+    pub(crate) async fn host(&self) -> Result<Arc<Host>, ApiError> {
         self.host
             .get_or_try_init(|| async {
                 Host::open(self.layout().clone(), self.env.clone())
@@ -93,6 +92,14 @@ impl Warren {
             })
             .await
             .cloned()
+    }
+
+    /// Every event of every turn this process runs from now on, in order per turn (opens the
+    /// host). `warren run` streams these; the desktop goes through [`live::Live`].
+    pub async fn events(
+        &self,
+    ) -> Result<tokio::sync::mpsc::UnboundedReceiver<warren_types::TurnEvent>, ApiError> {
+        Ok(self.host().await?.subscribe())
     }
 
     /// The install layout.

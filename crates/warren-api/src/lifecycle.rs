@@ -2,17 +2,16 @@
 //! lifecycle service, shared by the CLI and the desktop app. Interrupted operations recorded in
 //! the journal are finished first, and what that did is reported with the next answer.
 
+use crate::lifecycle_view::{ArchiveView, LifecycleOutcome, ResumeOutcomeView};
 use crate::{errors::config_error, Warren};
 use std::sync::Arc;
 use warren_runtime::cron::CronStore;
-pub use warren_runtime::lifecycle::{ArchiveInfo, LifecycleReport, ResumeOutcome};
 use warren_runtime::lifecycle::{
-    CronJobsState, Lifecycle, LifecycleError, Operation, PausedState, RunOptions, SecretsState,
+    CronJobsState, Lifecycle, LifecycleError, LifecycleReport, Operation, PausedState,
+    ResumeOutcome, RunOptions, SecretsState,
 };
 use warren_runtime::secrets::FileSecretStore;
 use warren_types::{ApiError, ErrorCode};
-
-pub use warren_runtime::lifecycle::{Manifest, Plan};
 
 /// Converts a lifecycle error into an API error (blockers become details).
 pub fn lifecycle_error(e: LifecycleError) -> ApiError {
@@ -77,7 +76,7 @@ where
 impl Warren {
     /// The lifecycle service of this install: the host's stores and turn slots, plus runtime
     /// cron jobs.
-    pub async fn lifecycle(&self) -> Result<Arc<Lifecycle>, ApiError> {
+    pub(crate) async fn lifecycle(&self) -> Result<Arc<Lifecycle>, ApiError> {
         let host = self.host().await?;
         let cron = CronStore::open(&self.layout().cron_db(), host.sessions().pool().clone())
             .await
@@ -97,7 +96,7 @@ impl Warren {
     /// Finishes the unfinished renames, deletes and restores when a process that hosts agents
     /// starts (desktop app, `warren serve`, `run`, `acp`, `tool`). What could not be finished
     /// is logged; the aliases it involves keep refusing turns with `lifecycle_pending`.
-    pub async fn resume_pending(&self) -> Vec<ResumeOutcome> {
+    pub async fn resume_pending(&self) -> Vec<ResumeOutcomeView> {
         for (journal, r) in self.resume_imports().await {
             match r {
                 Ok(_) => tracing::info!(%journal, "finished an interrupted ZeroClaw import"),
@@ -112,7 +111,7 @@ impl Warren {
         {
             return Vec::new();
         }
-        match self.resume_lifecycle().await {
+        match self.resume_outcomes().await {
             Ok(done) => {
                 for o in &done {
                     match &o.error {
@@ -124,7 +123,7 @@ impl Warren {
                         }
                     }
                 }
-                done
+                done.into_iter().map(Into::into).collect()
             }
             Err(e) => {
                 tracing::warn!(
@@ -142,8 +141,18 @@ impl Warren {
         warren_runtime::lifecycle::refuse_if_pending(self.layout(), alias).map_err(lifecycle_error)
     }
 
-    /// Finishes (or reports) every interrupted rename, delete or restore.
-    pub async fn resume_lifecycle(&self) -> Result<Vec<ResumeOutcome>, ApiError> {
+    /// Tries again to finish every unfinished rename, delete or restore (`warren agents
+    /// resume`, the window's Resume button) and says for each whether it finished.
+    pub async fn resume_lifecycle(&self) -> Result<Vec<ResumeOutcomeView>, ApiError> {
+        Ok(self
+            .resume_outcomes()
+            .await?
+            .into_iter()
+            .map(Into::into)
+            .collect())
+    }
+
+    pub(crate) async fn resume_outcomes(&self) -> Result<Vec<ResumeOutcome>, ApiError> {
         let svc = self.lifecycle().await?;
         let outcomes = on_service(svc, |lc| Box::pin(lc.resume_pending())).await?;
         self.note_resumed(&outcomes);
@@ -160,7 +169,7 @@ impl Warren {
             + 'static,
         dry_run: bool,
         own: impl Fn(&Operation) -> bool + Send + 'static,
-    ) -> Result<LifecycleReport, ApiError> {
+    ) -> Result<LifecycleOutcome, ApiError> {
         self.load()?;
         let svc = self.lifecycle().await?;
         let (resumed, result) = on_service(svc, move |lc| {
@@ -186,7 +195,7 @@ impl Warren {
         let mut warnings = notes;
         warnings.append(&mut report.warnings);
         report.warnings = warnings;
-        Ok(report)
+        Ok(report.into())
     }
 
     /// Renames agent `old` to `new` (`dry_run`: the plan only; `force`: cancel a running turn).
@@ -196,7 +205,7 @@ impl Warren {
         new: &str,
         dry_run: bool,
         force: bool,
-    ) -> Result<LifecycleReport, ApiError> {
+    ) -> Result<LifecycleOutcome, ApiError> {
         let (old, new) = (old.to_string(), new.to_string());
         let (o, n) = (old.clone(), new.clone());
         let opts = RunOptions { dry_run, force };
@@ -214,7 +223,7 @@ impl Warren {
         alias: &str,
         dry_run: bool,
         force: bool,
-    ) -> Result<LifecycleReport, ApiError> {
+    ) -> Result<LifecycleOutcome, ApiError> {
         let alias = alias.to_string();
         let a = alias.clone();
         let opts = RunOptions { dry_run, force };
@@ -226,9 +235,12 @@ impl Warren {
         .await
     }
 
-    /// The deletion archives with their manifests.
-    pub fn list_archives(&self) -> Result<Vec<ArchiveInfo>, ApiError> {
-        Ok(warren_runtime::lifecycle::list_archives(self.layout()))
+    /// The deletion archives with what their manifests say, oldest first.
+    pub fn list_archives(&self) -> Result<Vec<ArchiveView>, ApiError> {
+        Ok(warren_runtime::lifecycle::list_archives(self.layout())
+            .into_iter()
+            .map(Into::into)
+            .collect())
     }
 
     /// Restores the agent of `archive` (a folder name under `data/agents/_deleted/` or an
@@ -238,7 +250,7 @@ impl Warren {
         archive: &str,
         as_alias: Option<&str>,
         dry_run: bool,
-    ) -> Result<LifecycleReport, ApiError> {
+    ) -> Result<LifecycleOutcome, ApiError> {
         let (archive, as_alias) = (archive.to_string(), as_alias.map(String::from));
         let name = archive.clone();
         self.run_op(

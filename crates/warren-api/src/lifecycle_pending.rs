@@ -1,12 +1,11 @@
 //! The unfinished lifecycle operations (journal entries) as a list a front-end shows, with the
 //! error of the last attempt to finish each one, and resuming them on request.
 
-use crate::lifecycle::ResumeOutcome;
-use crate::lifecycle_view::{LifecycleKind, PendingOperationView, ResumeOutcomeView};
+use crate::lifecycle_view::{LifecycleKind, PendingOperationView};
 use crate::Warren;
 use warren_runtime::lifecycle::journal::Journal;
 use warren_runtime::lifecycle::Operation;
-use warren_types::ApiError;
+use warren_runtime::lifecycle::ResumeOutcome;
 
 impl Warren {
     fn lifecycle_errors(
@@ -96,17 +95,6 @@ impl Warren {
             })
             .collect()
     }
-
-    /// Tries again to finish every unfinished operation (the Resume button), and says for each
-    /// whether it finished.
-    pub async fn resume_lifecycle_views(&self) -> Result<Vec<ResumeOutcomeView>, ApiError> {
-        Ok(self
-            .resume_lifecycle()
-            .await?
-            .into_iter()
-            .map(Into::into)
-            .collect())
-    }
 }
 
 #[cfg(test)]
@@ -152,14 +140,14 @@ mod tests {
         // A new process knows no error until its own attempt fails.
         let other = crate::Warren::open(w.layout().clone());
         assert_eq!(rt.block_on(other.pending_lifecycle())[0].last_error, None);
-        let again = rt.block_on(other.resume_lifecycle_views()).unwrap();
+        let again = rt.block_on(other.resume_lifecycle()).unwrap();
         assert!(again.len() == 1 && !again[0].ok, "{again:?}");
         let listed = rt.block_on(other.pending_lifecycle());
         assert_eq!(listed[0].last_error, again[0].error, "{listed:?}");
 
         // The fault is gone: resuming finishes it and the list is empty.
         std::fs::remove_dir_all(&db).unwrap();
-        let done = rt.block_on(other.resume_lifecycle_views()).unwrap();
+        let done = rt.block_on(other.resume_lifecycle()).unwrap();
         assert!(done.len() == 1 && done[0].ok, "{done:?}");
         assert!(rt.block_on(other.pending_lifecycle()).is_empty());
         assert!(other.lifecycle_errors().is_empty());

@@ -2,11 +2,11 @@
 //! as strings, counts as `u32`, codes as enums spelled in snake_case. The runtime's own types
 //! stay as they are; these are made from them, each enum in one `From`.
 
-use crate::lifecycle::{ArchiveInfo, LifecycleReport, Plan};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 use warren_config::{RefKind, RefStrength};
+use warren_runtime::lifecycle::{ArchiveInfo, LifecycleReport, Plan, ResumeOutcome};
 use warren_runtime::lifecycle::{Operation, OperationKind, RefAction};
 
 /// Which lifecycle operation: of a plan, or of an unfinished journal entry.
@@ -111,6 +111,17 @@ pub enum ReferenceAction {
     Blocks,
 }
 
+impl ReferenceAction {
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReferenceAction::Rewrite => "rewrite",
+            ReferenceAction::Remove => "remove",
+            ReferenceAction::Blocks => "blocks",
+        }
+    }
+}
+
 impl From<RefAction> for ReferenceAction {
     fn from(a: RefAction) -> Self {
         match a {
@@ -182,7 +193,45 @@ pub struct PlanView {
     pub resumed: bool,
 }
 
-/// The answer of a rename, delete or restore.
+impl PlanView {
+    /// The plan as text for people (`warren agents rename|delete|restore`).
+    pub fn to_text(&self) -> String {
+        let mut s = match &self.new_alias {
+            Some(n) => format!("{} {} → {}\n", self.operation.as_str(), self.alias, n),
+            None => format!("{} {}\n", self.operation.as_str(), self.alias),
+        };
+        if self.resumed {
+            s.push_str("  (finishing an interrupted run)\n");
+        }
+        for b in &self.blockers {
+            s.push_str(&format!("  BLOCKED by {b}\n"));
+        }
+        for r in &self.references {
+            s.push_str(&format!("  {} {}\n", r.action.as_str(), r.path));
+        }
+        if let Some(m) = &self.workspace {
+            let missing = if m.exists {
+                ""
+            } else {
+                " (does not exist yet)"
+            };
+            s.push_str(&format!(
+                "  move workspace {} → {}{missing}\n",
+                m.from, m.to
+            ));
+        }
+        for c in &self.counts {
+            s.push_str(&format!("  {}: {}\n", c.kind, c.count));
+        }
+        if let Some(a) = &self.archive {
+            s.push_str(&format!("  archive {a}\n"));
+        }
+        s
+    }
+}
+
+/// The answer of a rename, delete or restore: the one shape the CLI (`--json`) and the window
+/// both get.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct LifecycleOutcome {
@@ -214,6 +263,8 @@ pub struct ArchiveView {
     pub exported: Vec<CountView>,
     /// Warnings recorded by the delete.
     pub warnings: Vec<String>,
+    /// Kinds whose export failed, so their data was kept in place.
+    pub kept_in_place: Vec<String>,
     /// Why the manifest could not be read.
     pub problem: Option<String>,
 }
@@ -282,6 +333,9 @@ impl From<ArchiveInfo> for ArchiveView {
             time: m.map(|m| m.time.clone()),
             exported: m.map(|m| counts(&m.exported)).unwrap_or_default(),
             warnings: m.map(|m| m.warnings.clone()).unwrap_or_default(),
+            kept_in_place: m
+                .map(|m| m.failed.keys().cloned().collect())
+                .unwrap_or_default(),
             problem: a.problem,
         }
     }
@@ -327,8 +381,8 @@ pub struct ResumeOutcomeView {
     pub error: Option<String>,
 }
 
-impl From<crate::lifecycle::ResumeOutcome> for ResumeOutcomeView {
-    fn from(o: crate::lifecycle::ResumeOutcome) -> Self {
+impl From<ResumeOutcome> for ResumeOutcomeView {
+    fn from(o: ResumeOutcome) -> Self {
         ResumeOutcomeView {
             journal: o.journal,
             operation: o.operation,

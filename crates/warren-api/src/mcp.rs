@@ -1,7 +1,7 @@
 //! `warren mcp list`: an agent's MCP servers, started the way a turn starts them (confined to
 //! the agent's sandbox), with their status and tools; stopped again before the answer.
 
-use crate::policy::{path_var, HostEnv};
+use crate::policy::path_var;
 use crate::Warren;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -85,11 +85,8 @@ pub struct McpServerView {
 impl Warren {
     /// Starts each MCP server of `alias` as its turns would, lists its status and tools, and
     /// stops it.
-    pub async fn mcp_list(
-        &self,
-        alias: &str,
-        host: &HostEnv,
-    ) -> Result<Vec<McpServerView>, ApiError> {
+    pub async fn mcp_list(&self, alias: &str) -> Result<Vec<McpServerView>, ApiError> {
+        let host = &self.env;
         let cfg = self.load()?.config;
         let policy = self.policy_for(&cfg, alias, host)?;
         let support = SandboxSupport::probe(path_var(host));

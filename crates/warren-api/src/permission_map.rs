@@ -202,7 +202,8 @@ impl Warren {
     }
 
     /// The permission map of every agent on every other agent.
-    pub fn permission_map(&self, host: &HostEnv) -> Result<PermissionMap, ApiError> {
+    pub fn permission_map(&self) -> Result<PermissionMap, ApiError> {
+        let host = &self.env;
         let cfg = self.load()?.config;
         let policies = self.policies(&cfg, host)?;
         let support = SandboxSupport::probe(path_var(host));
@@ -240,8 +241,8 @@ impl Warren {
         agent: &str,
         peer: &str,
         aspect: PermissionAspect,
-        host: &HostEnv,
     ) -> Result<PermissionExplanation, ApiError> {
+        let host = &self.env;
         let cfg = self.load()?.config;
         if !cfg.agents.contains_key(peer) {
             return Err(ApiError::new(

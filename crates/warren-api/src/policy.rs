@@ -269,7 +269,8 @@ impl Warren {
 
     /// The effective policy of `alias`: tiers with resolved paths, `workspace_only`, and the
     /// sandbox chosen on this machine and why.
-    pub fn policy_show(&self, alias: &str, host: &HostEnv) -> Result<PolicyView, ApiError> {
+    pub fn policy_show(&self, alias: &str) -> Result<PolicyView, ApiError> {
+        let host = &self.env;
         let cfg = self.load()?.config;
         let p = self.policy_for(&cfg, alias, host)?;
         let support = SandboxSupport::probe(path_var(host));
@@ -310,8 +311,8 @@ impl Warren {
         alias: &str,
         write: bool,
         path: &str,
-        host: &HostEnv,
     ) -> Result<PolicyCheck, ApiError> {
+        let host = &self.env;
         let cfg = self.load()?.config;
         let p = self.policy_for(&cfg, alias, host)?;
         let access = if write { Access::Write } else { Access::Read };
@@ -333,8 +334,8 @@ impl Warren {
         tool: &str,
         args: &str,
         approve: bool,
-        host: &HostEnv,
     ) -> Result<ToolCallResult, ApiError> {
+        let host = &self.env;
         // An agent an unfinished rename, delete or restore involves runs no tool.
         self.refuse_if_lifecycle_pending(alias)?;
         let args: serde_json::Value = serde_json::from_str(args).map_err(|e| {
@@ -426,8 +427,10 @@ impl Warren {
         })
     }
 
-    /// The sandbox support of this machine and the sandbox each agent gets.
-    pub fn sandbox_doctor(&self, host: &HostEnv) -> Result<DoctorReport, ApiError> {
+    /// The sandbox support of this machine and the sandbox each agent gets, for the host facts
+    /// this handle was opened with (`warren doctor`, the window's settings).
+    pub fn doctor(&self) -> Result<DoctorReport, ApiError> {
+        let host = &self.env;
         let cfg = self.load()?.config;
         let support = SandboxSupport::probe(path_var(host));
         let mut agents = Vec::new();

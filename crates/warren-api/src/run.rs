@@ -3,8 +3,8 @@
 use crate::{errors::host_error, Warren};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
-use warren_runtime::approval::AsyncApprover;
 use warren_runtime::turn::TurnStatus;
+use warren_types::AsyncApprover;
 use warren_types::{ApiError, TurnTrigger};
 
 /// What to run.

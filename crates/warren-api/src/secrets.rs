@@ -4,8 +4,9 @@ use crate::Warren;
 use serde::Serialize;
 use warren_runtime::db::open_sessions_db;
 use warren_runtime::keyring::{open_user_secrets, UserSecrets};
-use warren_runtime::receipts::{ReceiptLog, Verification};
+use warren_runtime::receipts::ReceiptLog;
 use warren_runtime::secrets::{FileSecretStore, SecretError, SecretRef, SecretScope, SecretStore};
+use warren_types::ReceiptVerification;
 use warren_types::{ApiError, ErrorCode, SecretBackendKind};
 
 pub(crate) fn secret_error(e: SecretError) -> ApiError {
@@ -142,7 +143,7 @@ impl Warren {
     }
 
     /// Verifies an agent's receipt chain.
-    pub async fn verify_receipts(&self, agent: &str) -> Result<Verification, ApiError> {
+    pub async fn verify_receipts(&self, agent: &str) -> Result<ReceiptVerification, ApiError> {
         let pool = open_sessions_db(&self.layout().sessions_db())
             .await
             .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;

@@ -257,17 +257,6 @@ impl Warren {
             .ok_or_else(|| ApiError::new(ErrorCode::Internal, "provider missing after saving"))
     }
 
-    /// The sandbox report of `warren doctor` for the host facts this handle was opened with.
-    pub fn doctor(&self) -> Result<crate::policy::DoctorReport, ApiError> {
-        self.sandbox_doctor(&self.policy_env())
-    }
-
-    /// The host facts this handle was opened with, in the form the policy services take
-    /// (`policy check`, the permission map): the window uses them as `warren doctor` does.
-    pub fn policy_env(&self) -> crate::HostEnv {
-        self.env.clone()
-    }
-
     fn desktop_settings_path(&self) -> PathBuf {
         self.layout().desktop_settings_path()
     }

@@ -183,7 +183,13 @@ fn delete_archives_restore_round_trip() {
     assert_eq!(r.code, 0);
     let list = r.json();
     assert_eq!(list[0]["name"], name.as_str());
-    assert_eq!(list[0]["manifest"]["alias"], "bob");
+    assert_eq!(list[0]["alias"], "bob");
+    assert!(
+        list[0]["exported"]
+            .as_array()
+            .is_some_and(|e| !e.is_empty()),
+        "{list}"
+    );
     let r = warren(t.root(), &["agents", "archives"]);
     assert!(r.stdout.contains(&name), "{}", r.stdout);
 
@@ -249,6 +255,74 @@ fn an_interrupted_delete_is_finished_by_running_the_command_again() {
     assert!(archive.join("manifest.json").exists());
     assert!(archive.join("workspace/notes.md").exists());
     assert_eq!(fs::read_dir(t.layout().journal_dir()).unwrap().count(), 0);
+}
+
+/// `agents unfinished` lists an interrupted rename with how to finish it; `--finish` finishes it
+/// (the window's Resume button), after which nothing is listed and the agent answers to its new
+/// alias only.
+#[test]
+fn an_interrupted_rename_is_listed_and_finished_by_agents_unfinished() {
+    use std::sync::Arc;
+    use warren_runtime::host::Host;
+    use warren_runtime::lifecycle::{InterruptAfter, Lifecycle, LifecycleError, RunOptions};
+    let t = install();
+    let r = warren(t.root(), &["--json", "agents", "unfinished"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.json(), serde_json::json!([]));
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let host = Arc::new(Host::open(t.layout(), Default::default()).await.unwrap());
+        let lc = Lifecycle::for_host(host).with_hook(Arc::new(InterruptAfter::new(2)));
+        let opts = RunOptions {
+            dry_run: false,
+            force: false,
+        };
+        let err = lc.rename("alice", "ann", opts).await.unwrap_err();
+        assert!(matches!(err, LifecycleError::Interrupted { .. }), "{err}");
+    });
+
+    let r = warren(t.root(), &["--json", "agents", "unfinished"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let list = r.json();
+    assert_eq!(list.as_array().unwrap().len(), 1, "{list}");
+    assert_eq!(list[0]["kind"], "rename", "{list}");
+    assert_eq!(
+        list[0]["aliases"],
+        serde_json::json!(["alice", "ann"]),
+        "{list}"
+    );
+    assert!(
+        list[0]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("warren agents rename alice ann"),
+        "{list}"
+    );
+    let text = warren(t.root(), &["agents", "unfinished"]);
+    assert!(text.stdout.contains("to finish:"), "{}", text.stdout);
+
+    let r = warren(t.root(), &["--json", "agents", "unfinished", "--finish"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let done = r.json();
+    assert_eq!(done.as_array().unwrap().len(), 1, "{done}");
+    assert_eq!(done[0]["ok"], true, "{done}");
+    assert_eq!(fs::read_dir(t.layout().journal_dir()).unwrap().count(), 0);
+    assert_eq!(
+        fs::read_to_string(t.layout().default_workspace("ann").join("notes.md")).unwrap(),
+        "alice's notes\n"
+    );
+    let config = t.read_config().unwrap();
+    assert!(
+        config.contains("[agents.ann]") && !config.contains("[agents.alice]"),
+        "{config}"
+    );
+    let r = warren(t.root(), &["agents", "unfinished", "--finish"]);
+    assert_eq!(r.code, 0);
+    assert!(
+        r.stdout.contains("no unfinished operations"),
+        "{}",
+        r.stdout
+    );
 }
 
 /// An agent's own secrets follow it: a rename moves them (and the provider entry that uses one),

@@ -2,56 +2,12 @@
 //! broker that parks each request until a front-end (UI, terminal, ACP client) answers it.
 
 use crate::approval_inbox::Inbox;
-use async_trait::async_trait;
-use futures::future::BoxFuture;
-use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
-/// The one approval answer type, shared with the tool gate.
-pub use warren_tools::ApprovalAnswer;
-
-/// One request waiting for an answer.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PendingApproval {
-    /// The agent.
-    pub agent: String,
-    /// The turn.
-    pub turn_id: String,
-    /// The tool call id.
-    pub call_id: String,
-    /// The tool.
-    pub tool: String,
-    /// Its arguments as JSON text.
-    pub arguments: String,
-    /// Why it needs approval.
-    pub reason: String,
-}
-
-/// Answers approval requests; may take as long as a person needs.
-#[async_trait]
-pub trait AsyncApprover: Send + Sync {
-    /// Answers one request.
-    async fn ask(&self, request: PendingApproval) -> ApprovalAnswer;
-
-    /// Takes `request` in now and returns the wait for its answer. The turn loop calls this
-    /// before it announces the request, so an answer sent on the announcement always finds
-    /// it. The default asks when the wait is first polled, which is enough for an approver
-    /// that is not answered from outside.
-    fn register(&self, request: PendingApproval) -> BoxFuture<'_, ApprovalAnswer> {
-        self.ask(request)
-    }
-}
-
-/// Always the same answer (`--approve`, `--deny`, or nobody to ask).
-pub struct FixedApprover(pub ApprovalAnswer);
-
-#[async_trait]
-impl AsyncApprover for FixedApprover {
-    async fn ask(&self, _request: PendingApproval) -> ApprovalAnswer {
-        self.0.clone()
-    }
-}
+pub use warren_types::approval::{
+    ApprovalAnswer, ApprovalWait, AsyncApprover, FixedApprover, PendingApproval,
+};
 
 /// A request's key: its turn and its call id (call ids are only unique within a turn).
 type Key = (String, String);
@@ -126,13 +82,12 @@ impl ApprovalBroker {
     }
 }
 
-#[async_trait]
 impl AsyncApprover for ApprovalBroker {
-    async fn ask(&self, request: PendingApproval) -> ApprovalAnswer {
-        self.register(request).await
+    fn ask(&self, request: PendingApproval) -> ApprovalWait<'_> {
+        self.register(request)
     }
 
-    fn register(&self, request: PendingApproval) -> BoxFuture<'_, ApprovalAnswer> {
+    fn register(&self, request: PendingApproval) -> ApprovalWait<'_> {
         let (tx, mut rx) = oneshot::channel();
         let key = (request.turn_id.clone(), request.call_id.clone());
         if let Some(inbox) = &self.inbox {

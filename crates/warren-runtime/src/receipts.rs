@@ -8,6 +8,7 @@ use crate::secrets::{SecretError, SecretRef, SecretStore};
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 use sqlx::{Row, SqlitePool};
+use warren_types::ReceiptVerification;
 
 type HmacSha256 = Hmac<Sha256>;
 
@@ -57,19 +58,6 @@ pub struct Receipt {
     pub prev_mac: String,
     /// HMAC-SHA256 over the fields above and the agent id.
     pub mac: String,
-}
-
-/// The outcome of verifying one agent's chain.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Verification {
-    /// The agent.
-    pub agent: String,
-    /// Receipts checked.
-    pub checked: u32,
-    /// True when the chain is intact.
-    pub ok: bool,
-    /// What is wrong, naming the record (`receipt #3 (id …): …`).
-    pub problems: Vec<String>,
 }
 
 /// Where the install keeps the receipt anchors: `<install>/data/receipt-anchors.json`.
@@ -284,7 +272,7 @@ impl ReceiptLog {
 
     /// Verifies the agent's whole chain: every MAC, every link, no gap, and the authenticated
     /// head. Each problem names the record.
-    pub async fn verify(&self, agent: &str) -> Result<Verification, ReceiptError> {
+    pub async fn verify(&self, agent: &str) -> Result<ReceiptVerification, ReceiptError> {
         let aid = agent_id(&self.pool, agent).await?;
         let receipts = self.list(agent).await?;
         let mut problems = Vec::new();
@@ -353,7 +341,7 @@ impl ReceiptLog {
                 _ => {}
             }
         }
-        Ok(Verification {
+        Ok(ReceiptVerification {
             agent: agent.to_string(),
             checked: u32::try_from(receipts.len()).unwrap_or(u32::MAX),
             ok: problems.is_empty(),

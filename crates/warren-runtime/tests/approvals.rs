@@ -2,11 +2,10 @@
 //! call that could not be judged when its batch was scanned is judged again before it runs.
 
 use crate::turn::setup;
-use async_trait::async_trait;
 use serde_json::json;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use warren_runtime::approval::{ApprovalAnswer, AsyncApprover, PendingApproval};
+use warren_runtime::approval::{ApprovalAnswer, ApprovalWait, AsyncApprover, PendingApproval};
 use warren_runtime::turn::TurnStatus;
 use warren_testkit::fake_llm::{FakeLlm, Reply};
 use warren_types::{EventKind, ProviderFamily, TurnTrigger};
@@ -157,15 +156,16 @@ impl Only {
     }
 }
 
-#[async_trait]
 impl AsyncApprover for Only {
-    async fn ask(&self, request: PendingApproval) -> ApprovalAnswer {
-        self.asked.lock().unwrap().push(request.tool.clone());
-        if request.tool == self.tool {
-            ApprovalAnswer::approve()
-        } else {
-            ApprovalAnswer::deny(Some("not approved".into()))
-        }
+    fn ask(&self, request: PendingApproval) -> ApprovalWait<'_> {
+        Box::pin(async move {
+            self.asked.lock().unwrap().push(request.tool.clone());
+            if request.tool == self.tool {
+                ApprovalAnswer::approve()
+            } else {
+                ApprovalAnswer::deny(Some("not approved".into()))
+            }
+        })
     }
 }
 

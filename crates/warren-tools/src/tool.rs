@@ -11,7 +11,6 @@ use std::sync::{Arc, OnceLock};
 use warren_policy::{
     Access, ActionLedger, Authorized, Clock, Decision, Denial, Risk, SandboxSupport, SecurityPolicy,
 };
-use warren_types::ApprovalDecision;
 
 /// What a tool call will do, found before anything happens: drives the gate and the budget.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -208,49 +207,6 @@ impl ToolContext {
     }
 }
 
-/// The answer to an approval request: the decision and an optional message for the model.
-/// The one approval type of the runtime: the turn loop's approvers give it, the tool gate's
+/// The one approval answer: the turn loop's approvers give it, the tool gate's
 /// [`crate::Registry::invoke`] takes it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ApprovalAnswer {
-    /// The decision.
-    pub decision: ApprovalDecision,
-    /// Message for the model (with a denial).
-    pub message: Option<String>,
-    /// True when nobody could be asked (the runtime denied it).
-    pub no_one_to_ask: bool,
-}
-
-impl ApprovalAnswer {
-    /// Approve this call.
-    pub fn approve() -> Self {
-        ApprovalAnswer {
-            decision: ApprovalDecision::ApproveOnce,
-            message: None,
-            no_one_to_ask: false,
-        }
-    }
-
-    /// Deny with an optional message.
-    pub fn deny(message: Option<String>) -> Self {
-        ApprovalAnswer {
-            decision: ApprovalDecision::Deny,
-            message,
-            no_one_to_ask: false,
-        }
-    }
-
-    /// Nobody to ask: the runtime denies.
-    pub fn no_one() -> Self {
-        ApprovalAnswer {
-            decision: ApprovalDecision::Deny,
-            message: Some("no one is available to approve this call; the runtime denied it".into()),
-            no_one_to_ask: true,
-        }
-    }
-
-    /// Whether the call may run.
-    pub fn approves(&self) -> bool {
-        self.decision != ApprovalDecision::Deny
-    }
-}
+pub use warren_types::ApprovalAnswer;

@@ -227,3 +227,17 @@ mod tests {
         }
     }
 }
+
+/// The outcome of verifying one agent's receipt chain (`warren receipts verify`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ReceiptVerification {
+    /// The agent.
+    pub agent: String,
+    /// Receipts checked.
+    pub checked: u32,
+    /// True when the chain is intact.
+    pub ok: bool,
+    /// What is wrong, naming the record (`receipt #3 (id …): …`).
+    pub problems: Vec<String>,
+}

@@ -2,6 +2,7 @@
 //! the `warren-api` boundary. No I/O lives here.
 
 pub mod alias;
+pub mod approval;
 pub mod codes;
 pub mod config;
 pub mod dto;
@@ -9,6 +10,7 @@ pub mod error;
 pub mod events;
 
 pub use alias::{validate_alias, AliasError};
+pub use approval::{ApprovalAnswer, ApprovalWait, AsyncApprover, FixedApprover, PendingApproval};
 pub use codes::{LlmErrorCode, NoticeCode, ToolErrorCode, TurnFailure};
 pub use config::*;
 pub use dto::*;

@@ -47,6 +47,9 @@ pub enum Cmd {
     Archives,
     /// Restore an agent from a deletion archive.
     Restore(super::lifecycle::RestoreArgs),
+    /// List the unfinished renames, deletes and restores (with --finish: try again to finish
+    /// them).
+    Unfinished(super::lifecycle::UnfinishedArgs),
     /// Pause an agent (or every agent with --all): it runs no new turn until resumed.
     Pause(PauseArgs),
     /// Resume a paused agent (or every paused agent with --all).
@@ -182,6 +185,7 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
         Cmd::Delete(a) => super::lifecycle::delete(ctx, a),
         Cmd::Archives => super::lifecycle::archives(ctx),
         Cmd::Restore(a) => super::lifecycle::restore(ctx, a),
+        Cmd::Unfinished(a) => super::lifecycle::unfinished(ctx, a),
         Cmd::Pause(a) => pause(ctx, a, true),
         Cmd::Resume(a) => pause(ctx, a, false),
         Cmd::Set(a) => set(ctx, a),

@@ -5,8 +5,7 @@ use std::process::ExitCode;
 
 /// Runs `warren doctor`.
 pub fn run(ctx: &Ctx) -> ExitCode {
-    let host = super::policy::host_env();
-    ctx.out.result(ctx.warren.sandbox_doctor(&host), |r| {
+    ctx.out.result(ctx.warren.doctor(), |r| {
         let mut t = String::new();
         t.push_str(&match r.landlock_abi {
             0 => "landlock:    not supported by this kernel\n".to_string(),

@@ -5,7 +5,9 @@ use super::Ctx;
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
-use warren_api::lifecycle::{ArchiveInfo, LifecycleReport};
+use warren_api::lifecycle_view::{
+    ArchiveView, LifecycleOutcome, PendingOperationView, ResumeOutcomeView,
+};
 use warren_api::{ApiError, ErrorCode};
 
 /// `warren agents rename OLD NEW`.
@@ -52,7 +54,15 @@ pub struct RestoreArgs {
     pub dry_run: bool,
 }
 
-fn human(r: &LifecycleReport) -> String {
+/// `warren agents unfinished [--finish]`.
+#[derive(clap::Args)]
+pub struct UnfinishedArgs {
+    /// Try again to finish each one (what the window's Resume button does).
+    #[arg(long)]
+    pub finish: bool,
+}
+
+fn human(r: &LifecycleOutcome) -> String {
     let mut s = r.plan.to_text();
     if r.dry_run {
         s.push_str("(dry run: nothing was changed)\n");
@@ -62,12 +72,12 @@ fn human(r: &LifecycleReport) -> String {
         s.push_str("finished with warnings (see stderr)\n");
     }
     if let Some(a) = &r.archive {
-        s.push_str(&format!("archive: {}\n", a.display()));
+        s.push_str(&format!("archive: {a}\n"));
     }
     s
 }
 
-fn render(ctx: &Ctx, r: Result<LifecycleReport, ApiError>) -> ExitCode {
+fn render(ctx: &Ctx, r: Result<LifecycleOutcome, ApiError>) -> ExitCode {
     match r {
         Err(e) => ctx.out.fail(&e),
         Ok(report) => {
@@ -126,7 +136,7 @@ pub fn delete(ctx: &Ctx, a: DeleteArgs) -> ExitCode {
 /// Runs `warren agents archives`.
 pub fn archives(ctx: &Ctx) -> ExitCode {
     ctx.out
-        .result(ctx.warren.list_archives(), |list: &Vec<ArchiveInfo>| {
+        .result(ctx.warren.list_archives(), |list: &Vec<ArchiveView>| {
             if list.is_empty() {
                 return "no archives".into();
             }
@@ -135,27 +145,27 @@ pub fn archives(ctx: &Ctx) -> ExitCode {
                 "ARCHIVE", "ALIAS", "DELETED", "EXPORTED"
             );
             for a in list {
-                match &a.manifest {
-                    Some(m) => {
-                        let counts: Vec<String> =
-                            m.exported.iter().map(|(k, n)| format!("{k}={n}")).collect();
-                        let failed = if m.failed.is_empty() {
+                match (&a.alias, &a.time) {
+                    (Some(alias), Some(time)) => {
+                        let counts: Vec<String> = a
+                            .exported
+                            .iter()
+                            .map(|c| format!("{}={}", c.kind, c.count))
+                            .collect();
+                        let kept = if a.kept_in_place.is_empty() {
                             String::new()
                         } else {
-                            format!(
-                                " (kept in place: {})",
-                                m.failed.keys().cloned().collect::<Vec<_>>().join(", ")
-                            )
+                            format!(" (kept in place: {})", a.kept_in_place.join(", "))
                         };
                         s.push_str(&format!(
-                            "{:<40} {:<20} {:<28} {}{failed}\n",
+                            "{:<40} {:<20} {:<28} {}{kept}\n",
                             a.name,
-                            m.alias,
-                            m.time,
+                            alias,
+                            time,
                             counts.join(" ")
                         ));
                     }
-                    None => s.push_str(&format!(
+                    _ => s.push_str(&format!(
                         "{:<40} {}\n",
                         a.name,
                         a.problem.as_deref().unwrap_or("no manifest")
@@ -182,4 +192,59 @@ pub fn restore(ctx: &Ctx, a: RestoreArgs) -> ExitCode {
         a.dry_run,
     ));
     render(ctx, r)
+}
+
+/// Runs `warren agents unfinished`: the unfinished operations, or with `--finish` what trying
+/// again to finish each gave (exit 1 when one is still unfinished).
+pub fn unfinished(ctx: &Ctx, a: UnfinishedArgs) -> ExitCode {
+    if !a.finish {
+        let list = ctx.block_on_multi(ctx.warren.pending_lifecycle());
+        return ctx.out.ok(&list, || {
+            if list.is_empty() {
+                return "no unfinished operations\n".into();
+            }
+            list.iter().map(pending_text).collect()
+        });
+    }
+    match ctx.block_on_multi(ctx.warren.resume_lifecycle()) {
+        Err(e) => ctx.out.fail(&e),
+        Ok(done) => {
+            let code = ctx.out.ok(&done, || {
+                if done.is_empty() {
+                    return "no unfinished operations\n".into();
+                }
+                done.iter().map(resumed_text).collect()
+            });
+            if done.iter().all(|d| d.ok) {
+                code
+            } else {
+                ExitCode::from(1)
+            }
+        }
+    }
+}
+
+fn pending_text(p: &PendingOperationView) -> String {
+    let mut s = format!("{} (journal {})\n", p.description, p.journal);
+    if !p.steps_done.is_empty() {
+        s.push_str(&format!("  done:       {}\n", p.steps_done.join(", ")));
+    }
+    if let Some(at) = &p.stopped_at {
+        s.push_str(&format!("  stopped at: {at}\n"));
+    }
+    if let Some(e) = &p.last_error {
+        s.push_str(&format!("  last error: {e}\n"));
+    }
+    s.push_str(&format!("  to finish:  {}\n", p.hint));
+    s
+}
+
+fn resumed_text(r: &ResumeOutcomeView) -> String {
+    match &r.error {
+        None => format!("finished {} (journal {})\n", r.operation, r.journal),
+        Some(e) => format!(
+            "still unfinished: {} (journal {}): {e}\n",
+            r.operation, r.journal
+        ),
+    }
 }

@@ -16,10 +16,9 @@ pub enum Cmd {
 
 /// Runs a `warren mcp` subcommand.
 pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
-    let host = super::policy::host_env();
     match cmd {
         Cmd::List { agent } => {
-            let r = ctx.block_on_multi(ctx.warren.mcp_list(&agent, &host));
+            let r = ctx.block_on_multi(ctx.warren.mcp_list(&agent));
             ctx.out.result(r, |servers| {
                 if servers.is_empty() {
                     return format!("agent `{agent}` has no MCP servers\n");

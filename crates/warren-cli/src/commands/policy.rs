@@ -5,7 +5,6 @@
 
 use super::Ctx;
 use std::process::ExitCode;
-use warren_api::policy::HostEnv;
 
 /// `warren policy ...` subcommands.
 #[derive(clap::Subcommand)]
@@ -80,16 +79,10 @@ fn map_text(m: &warren_api::permission_map::PermissionMap) -> String {
     s
 }
 
-/// The host facts the policy services need, captured here in the binary.
-pub fn host_env() -> HostEnv {
-    HostEnv::from_process()
-}
-
 /// Runs a `warren policy` subcommand.
 pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
-    let host = host_env();
     match cmd {
-        Cmd::Show { agent } => ctx.out.result(ctx.warren.policy_show(&agent, &host), |p| {
+        Cmd::Show { agent } => ctx.out.result(ctx.warren.policy_show(&agent), |p| {
             let mut t = format!(
                 "agent:           {}\nrisk profile:    {} ({})\nworkspace:       {}\nworkspace_only:  {}\n",
                 p.agent, p.risk_profile, p.level.as_str(), p.workspace, p.workspace_only
@@ -128,7 +121,7 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
             read: _,
             write,
             path,
-        } => match ctx.warren.policy_check(&agent, write, &path, &host) {
+        } => match ctx.warren.policy_check(&agent, write, &path) {
             Ok(c) => {
                 let code = ctx.out.ok(&c, || {
                     format!(
@@ -147,7 +140,7 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
             }
             Err(e) => ctx.out.fail(&e),
         },
-        Cmd::Map => ctx.out.result(ctx.warren.permission_map(&host), map_text),
+        Cmd::Map => ctx.out.result(ctx.warren.permission_map(), map_text),
         Cmd::Explain {
             agent,
             peer,
@@ -166,7 +159,7 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
                     ))
                 }
             };
-            match ctx.warren.explain_permission(&agent, &peer, aspect, &host) {
+            match ctx.warren.explain_permission(&agent, &peer, aspect) {
                 Ok(x) => {
                     let allowed = x.allowed;
                     let code = ctx.out.ok(&x, || {

@@ -2,13 +2,14 @@
 //! turn, streamed.
 
 use super::Ctx;
-use async_trait::async_trait;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
-use warren_api::approval::{ApprovalAnswer, AsyncApprover, FixedApprover, PendingApproval};
 use warren_api::{RunRequest, RunResult, RunStatus};
-use warren_types::{ApprovalDecision, EventKind, TurnEvent, TurnTrigger};
+use warren_types::approval::{
+    ApprovalAnswer, ApprovalWait, AsyncApprover, FixedApprover, PendingApproval,
+};
+use warren_types::{EventKind, TurnEvent, TurnTrigger};
 
 /// Arguments of `warren run`.
 #[derive(clap::Args)]
@@ -36,35 +37,32 @@ pub struct Args {
 /// Asks on the terminal: y = once, s = for this session, anything else = deny.
 struct TerminalApprover;
 
-#[async_trait]
 impl AsyncApprover for TerminalApprover {
-    async fn ask(&self, p: PendingApproval) -> ApprovalAnswer {
-        tokio::task::spawn_blocking(move || {
-            eprint!(
-                "\n? {} wants to run {} {}\n  ({})\n  approve [y]es once, for the [s]ession, or [n]o (optionally: n <message>): ",
-                p.agent, p.tool, p.arguments, p.reason
-            );
-            let _ = std::io::stderr().flush();
-            let mut line = String::new();
-            if std::io::stdin().read_line(&mut line).is_err() {
-                return ApprovalAnswer::no_one();
-            }
-            let line = line.trim();
-            match line {
-                "y" | "yes" => ApprovalAnswer::approve(),
-                "s" | "session" => ApprovalAnswer {
-                    decision: ApprovalDecision::ApproveSession,
-                    message: None,
-                    no_one_to_ask: false,
-                },
-                other => {
-                    let msg = other.strip_prefix('n').map(str::trim).filter(|m| !m.is_empty());
-                    ApprovalAnswer::deny(msg.map(str::to_string))
+    fn ask(&self, p: PendingApproval) -> ApprovalWait<'_> {
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || {
+                eprint!(
+                    "\n? {} wants to run {} {}\n  ({})\n  approve [y]es once, for the [s]ession, or [n]o (optionally: n <message>): ",
+                    p.agent, p.tool, p.arguments, p.reason
+                );
+                let _ = std::io::stderr().flush();
+                let mut line = String::new();
+                if std::io::stdin().read_line(&mut line).is_err() {
+                    return ApprovalAnswer::no_one();
                 }
-            }
+                let line = line.trim();
+                match line {
+                    "y" | "yes" => ApprovalAnswer::approve(),
+                    "s" | "session" => ApprovalAnswer::approve_session(),
+                    other => {
+                        let msg = other.strip_prefix('n').map(str::trim).filter(|m| !m.is_empty());
+                        ApprovalAnswer::deny(msg.map(str::to_string))
+                    }
+                }
+            })
+            .await
+            .unwrap_or_else(|_| ApprovalAnswer::no_one())
         })
-        .await
-        .unwrap_or_else(|_| ApprovalAnswer::no_one())
     }
 }
 
@@ -141,8 +139,7 @@ pub fn run(ctx: &Ctx, args: Args) -> ExitCode {
     let result: Result<RunResult, warren_api::ApiError> = ctx.block_on_multi(async {
         // Unfinished renames, deletes and restores are finished before any turn runs.
         ctx.warren.resume_pending().await;
-        let host = ctx.warren.host().await?;
-        let mut events = host.subscribe();
+        let mut events = ctx.warren.events().await?;
         let turn = ctx.warren.run_prompt(req, TurnTrigger::User, approver);
         tokio::pin!(turn);
         let mut stdout = std::io::stdout();

@@ -22,14 +22,10 @@ pub struct Args {
 
 /// Runs `warren tool`.
 pub fn run(ctx: &Ctx, a: Args) -> ExitCode {
-    let host = super::policy::host_env();
     // Unfinished renames, deletes and restores are finished first; an agent one of them
     // still involves runs no tool (tool_call refuses it).
     ctx.block_on_multi(ctx.warren.resume_pending());
-    match ctx
-        .warren
-        .tool_call(&a.agent, &a.name, &a.args, a.approve, &host)
-    {
+    match ctx.warren.tool_call(&a.agent, &a.name, &a.args, a.approve) {
         Ok(r) => {
             let code = ctx.out.ok(&r, || match &r.error {
                 None => match &r.output {

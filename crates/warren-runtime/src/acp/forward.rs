@@ -5,8 +5,7 @@
 //! never sees a permission request for a call it does not know yet.
 
 use super::rpc::{Answer, Peer};
-use crate::approval::{ApprovalAnswer, AsyncApprover, PendingApproval};
-use async_trait::async_trait;
+use crate::approval::{ApprovalAnswer, ApprovalWait, AsyncApprover, PendingApproval};
 use serde_json::{json, Value};
 use std::collections::HashSet;
 use tokio::sync::{mpsc, oneshot};
@@ -158,36 +157,33 @@ pub(super) struct AcpApprover {
     pub(super) asks: mpsc::UnboundedSender<Ask>,
 }
 
-#[async_trait]
 impl AsyncApprover for AcpApprover {
-    async fn ask(&self, p: PendingApproval) -> ApprovalAnswer {
-        let (tx, rx) = oneshot::channel();
-        if self.asks.send((p, tx)).is_err() {
-            return ApprovalAnswer::no_one();
-        }
-        let Ok(answer) = rx.await else {
-            return ApprovalAnswer::no_one();
-        };
-        match Peer::answer(answer).await {
-            Ok(r) => match (
-                r["outcome"]["outcome"].as_str(),
-                r["outcome"]["optionId"].as_str(),
-            ) {
-                (Some("selected"), Some("allow_once")) => ApprovalAnswer::approve(),
-                (Some("selected"), Some("allow_session")) => ApprovalAnswer {
-                    decision: ApprovalDecision::ApproveSession,
-                    message: None,
-                    no_one_to_ask: false,
+    fn ask(&self, p: PendingApproval) -> ApprovalWait<'_> {
+        Box::pin(async move {
+            let (tx, rx) = oneshot::channel();
+            if self.asks.send((p, tx)).is_err() {
+                return ApprovalAnswer::no_one();
+            }
+            let Ok(answer) = rx.await else {
+                return ApprovalAnswer::no_one();
+            };
+            match Peer::answer(answer).await {
+                Ok(r) => match (
+                    r["outcome"]["outcome"].as_str(),
+                    r["outcome"]["optionId"].as_str(),
+                ) {
+                    (Some("selected"), Some("allow_once")) => ApprovalAnswer::approve(),
+                    (Some("selected"), Some("allow_session")) => ApprovalAnswer::approve_session(),
+                    (Some("selected"), Some("reject_once")) => ApprovalAnswer::deny(None),
+                    (Some("cancelled"), _) => ApprovalAnswer::deny(Some(
+                        "the client cancelled the permission request".into(),
+                    )),
+                    _ => ApprovalAnswer::deny(Some(format!(
+                        "the client's answer was not understood: {r}"
+                    ))),
                 },
-                (Some("selected"), Some("reject_once")) => ApprovalAnswer::deny(None),
-                (Some("cancelled"), _) => {
-                    ApprovalAnswer::deny(Some("the client cancelled the permission request".into()))
-                }
-                _ => ApprovalAnswer::deny(Some(format!(
-                    "the client's answer was not understood: {r}"
-                ))),
-            },
-            Err(_) => ApprovalAnswer::no_one(),
-        }
+                Err(_) => ApprovalAnswer::no_one(),
+            }
+        })
     }
 }

@@ -130,7 +130,7 @@ impl Operation {
             ),
         };
         format!(
-            "finish it with `{cmd}` (every Warren start also retries it) once the cause of the failure is fixed"
+            "finish it with `{cmd}` or `warren agents unfinished --finish` (every Warren start also retries it) once the cause of the failure is fixed"
         )
     }
 

@@ -143,42 +143,6 @@ impl Plan {
             resumed: false,
         }
     }
-
-    /// The plan as text for people.
-    pub fn to_text(&self) -> String {
-        let mut s = match &self.new_alias {
-            Some(n) => format!("{} {} → {}\n", self.operation, self.alias, n),
-            None => format!("{} {}\n", self.operation, self.alias),
-        };
-        if self.resumed {
-            s.push_str("  (finishing an interrupted run)\n");
-        }
-        for b in &self.blockers {
-            s.push_str(&format!("  BLOCKED by {b}\n"));
-        }
-        for r in &self.references {
-            s.push_str(&format!("  {} {}\n", r.action, r.path));
-        }
-        if let Some(m) = &self.workspace {
-            s.push_str(&format!(
-                "  move workspace {} → {}{}\n",
-                m.from.display(),
-                m.to.display(),
-                if m.exists {
-                    ""
-                } else {
-                    " (does not exist yet)"
-                }
-            ));
-        }
-        for (k, n) in &self.counts {
-            s.push_str(&format!("  {k}: {n}\n"));
-        }
-        if let Some(a) = &self.archive {
-            s.push_str(&format!("  archive {}\n", a.display()));
-        }
-        s
-    }
 }
 
 /// The answer of a rename, delete or restore: `{"ok", "plan", "warnings", "archive"?}`.

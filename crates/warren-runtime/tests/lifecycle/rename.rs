@@ -125,7 +125,12 @@ async fn dry_run_plans_and_changes_nothing() {
         .references
         .iter()
         .any(|p| p.path == "cron.digest.agent"));
-    assert!(r.plan.to_text().contains("rewrite agents.bob.delegates[0]"));
+    assert!(r
+        .plan
+        .references
+        .iter()
+        .any(|p| p.path == "agents.bob.delegates[0]"
+            && p.action == warren_runtime::lifecycle::RefAction::Rewrite));
     assert_eq!(snapshot(dir.path()).await, before);
 }
 
