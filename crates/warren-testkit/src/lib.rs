@@ -1,6 +1,8 @@
-//! Test support: hermetic installs in temp folders, with a config written from text; real git
-//! repositories ([`git`]) and fake provider servers ([`fake_llm`]).
+//! Test support: hermetic installs in temp folders, with a config written from text; a
+//! multi-agent install ([`agents`]), real git repositories ([`git`]) and fake provider servers
+//! ([`fake_llm`]).
 
+pub mod agents;
 pub mod fake_llm;
 pub mod git;
 pub mod keyring;
