@@ -6,43 +6,31 @@ use crate::common::{warren, Run};
 use serde_json::Value;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
+use warren_testkit::agents::{Access, Agents, AgentsInstall};
 use warren_testkit::TestInstall;
 
 const CANARY: &str = "CANARY-cli-5150";
 
-const CONFIG: &str = r#"schema_version = 1
-
-[risk_profiles.attacker]
-level = "full"
-allowed_commands = ["*"]
-sandbox = "none"
-forbidden_paths = ["forbidden"]
-
-[agents.mallory]
-risk_profile = "attacker"
-[agents.mallory.workspace.access]
-bob = "read"
-carol = "write"
-
-[agents.bob]
-risk_profile = "attacker"
-[agents.carol]
-risk_profile = "attacker"
-[agents.erin]
-risk_profile = "attacker"
-"#;
-
+/// `mallory` attacks; `bob` is granted read, `carol` write, `erin` nothing.
 struct Lab {
-    t: TestInstall,
+    t: AgentsInstall,
 }
 
 impl Lab {
     fn new() -> Self {
-        let t = TestInstall::with_config(CONFIG).unwrap();
+        let t = Agents::new(&["mallory", "bob", "carol", "erin"])
+            .profile(
+                "attacker",
+                r#"level = "full"
+allowed_commands = ["*"]
+sandbox = "none"
+forbidden_paths = ["forbidden"]"#,
+            )
+            .grant("mallory", "bob", Access::Read)
+            .grant("mallory", "carol", Access::Write)
+            .install()
+            .unwrap();
         let lab = Lab { t };
-        for a in ["mallory", "bob", "carol", "erin"] {
-            std::fs::create_dir_all(lab.ws(a)).unwrap();
-        }
         std::fs::write(
             lab.ws("erin").join("secret.txt"),
             format!("{CANARY} erin\n"),
@@ -57,11 +45,7 @@ impl Lab {
     }
 
     fn ws(&self, alias: &str) -> PathBuf {
-        std::fs::canonicalize(self.t.root())
-            .unwrap()
-            .join("agents")
-            .join(alias)
-            .join("workspace")
+        self.t.workspace(alias).to_path_buf()
     }
 
     fn tool(&self, name: &str, args: Value) -> Value {

@@ -2,73 +2,28 @@
 //! for git metadata that links into an ungranted sibling's repository.
 
 use crate::common::warren;
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use warren_testkit::TestInstall;
-
-const CONFIG: &str = r#"schema_version = 1
-
-[risk_profiles.full]
-level = "full"
-allowed_commands = ["*"]
-
-[agents.mallory]
-risk_profile = "full"
-[agents.erin]
-risk_profile = "full"
-"#;
+use std::path::Path;
+use warren_testkit::agents::Agents;
+use warren_testkit::git::Repo;
 
 /// Text that must never appear in anything mallory gets back.
 const CANARY: &str = "CANARY-git-cli-5813";
 
-fn ws(root: &Path, alias: &str) -> PathBuf {
-    std::fs::canonicalize(root)
-        .unwrap()
-        .join("agents")
-        .join(alias)
-        .join("workspace")
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .env_clear()
-        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-        .env("HOME", "/nonexistent-warren-git-cli-home")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "Fixture")
-        .env("GIT_AUTHOR_EMAIL", "fixture@example.test")
-        .env("GIT_COMMITTER_NAME", "Fixture")
-        .env("GIT_COMMITTER_EMAIL", "fixture@example.test")
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-fn repo(dir: &Path, file: &str, message: &str) {
-    std::fs::create_dir_all(dir).unwrap();
-    git(dir, &["init", "-q", "-b", "main"]);
-    std::fs::write(dir.join(file), format!("{message}\n")).unwrap();
-    git(dir, &["add", "-A"]);
-    git(dir, &["commit", "-q", "-m", message]);
+/// `dir` as a repository whose one commit holds `file` with `message` as its text.
+fn repo(dir: &Path, file: &str, message: &str) -> Repo {
+    let repo = Repo::init(dir);
+    repo.commit(&[(file, &format!("{message}\n"))], message);
+    repo
 }
 
 #[test]
 fn a_refs_link_into_a_siblings_repository_is_refused_by_warren_tool() {
-    let t = TestInstall::with_config(CONFIG).unwrap();
-    let root = t.root();
-    for a in ["mallory", "erin"] {
-        std::fs::create_dir_all(ws(root, a)).unwrap();
-    }
-    let erin = ws(root, "erin").join("repo");
-    repo(&erin, "plans.txt", &format!("{CANARY} erin"));
-    git(&erin, &["branch", CANARY]);
-    let mine = ws(root, "mallory").join("proj");
+    // Both on the default `full` profile (every command allowed).
+    let team = Agents::new(&["mallory", "erin"]).install().unwrap();
+    let root = team.root();
+    let erin = team.workspace("erin").join("repo");
+    repo(&erin, "plans.txt", &format!("{CANARY} erin")).branch(CANARY);
+    let mine = team.workspace("mallory").join("proj");
     repo(&mine, "mine.txt", "mallory's");
     std::os::unix::fs::symlink(
         erin.join(".git/refs/heads"),

@@ -2,32 +2,10 @@
 //! action budget, the depth limit, and the child's events nested under the parent's call.
 
 use serde_json::json;
-use std::collections::BTreeMap;
-use warren_runtime::host::{Host, HostEnv};
 use warren_runtime::turn::TurnStatus;
 use warren_testkit::fake_llm::{FakeLlm, Reply};
-use warren_testkit::TestInstall;
+use warren_testkit::turn::{TurnHarness, TurnRun};
 use warren_types::{EventKind, ProviderFamily, TurnEvent, TurnTrigger};
-
-async fn host(text: &str) -> (TestInstall, Host) {
-    let t = TestInstall::with_config(text).unwrap();
-    let mut vars = BTreeMap::new();
-    vars.insert("PATH".into(), std::env::var("PATH").unwrap_or_default());
-    let env = HostEnv {
-        home: Some(t.root().join("home")),
-        vars,
-    };
-    let h = Host::open(t.layout(), env).await.unwrap();
-    (t, h)
-}
-
-fn drain(rx: &mut tokio::sync::mpsc::UnboundedReceiver<TurnEvent>) -> Vec<TurnEvent> {
-    let mut v = Vec::new();
-    while let Ok(e) = rx.try_recv() {
-        v.push(e);
-    }
-    v
-}
 
 fn results(events: &[TurnEvent]) -> Vec<(String, bool, String)> {
     events
@@ -60,7 +38,7 @@ async fn a_child_with_a_wider_grant_is_refused_with_the_axis_named() {
         ),
         Reply::text("I could not delegate."),
     ]);
-    let (_t, h) = host(&format!(
+    let h = TurnHarness::open(&format!(
         r#"{PROFILES}
 [agents.alice]
 risk_profile = "lead"
@@ -83,13 +61,11 @@ model_provider = "openai.main"
         fake.config_block("main")
     ))
     .await;
-    let mut rx = h.subscribe();
-    let out = h
-        .run("alice", None, "go", TurnTrigger::User, None)
-        .await
-        .unwrap();
+    let TurnRun {
+        outcome: out,
+        events,
+    } = h.turn("alice", "go").await;
     assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
-    let events = drain(&mut rx);
     let r = results(&events);
     assert_eq!(r.len(), 1);
     assert!(!r[0].1, "refused: {r:?}");
@@ -106,6 +82,7 @@ model_provider = "openai.main"
     assert!(events.iter().all(|e| e.agent == "alice"));
     assert_eq!(fake.request_count(), 2);
     assert!(h
+        .host()
         .sessions()
         .list_sessions(Some("bob"))
         .await
@@ -134,7 +111,7 @@ async fn the_child_spends_the_shared_budget_and_its_events_nest_under_the_call()
         ),
         Reply::text("parent done"),
     ]);
-    let (t, h) = host(&format!(
+    let h = TurnHarness::open(&format!(
         r#"{PROFILES}
 [runtime_profiles.rt]
 max_actions_per_hour = 2
@@ -149,14 +126,13 @@ model_provider = "openai.main"
         fake.config_block("main")
     ))
     .await;
-    let mut rx = h.subscribe();
-    let out = h
-        .run("alice", None, "get it written", TurnTrigger::User, None)
-        .await
-        .unwrap();
+    let TurnRun {
+        outcome: out,
+        events,
+    } = h.turn("alice", "get it written").await;
     assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
     assert_eq!(out.text, "parent done");
-    let ws = t.root().join("agents/alice/workspace");
+    let ws = h.workspace("alice");
     assert_eq!(
         std::fs::read_to_string(ws.join("child.txt")).unwrap(),
         "from the child"
@@ -166,7 +142,6 @@ model_provider = "openai.main"
         "the parent had no action left"
     );
 
-    let events = drain(&mut rx);
     let (parent, child): (Vec<_>, Vec<_>) = events
         .iter()
         .cloned()
@@ -204,28 +179,25 @@ model_provider = "openai.main"
 
     // The child's turn is stored (replayable) with its parent reference.
     let child_turn = child[0].turn_id.clone();
-    let stored = h.sessions().turn_events(&child_turn).await.unwrap();
+    let stored = h.host().sessions().turn_events(&child_turn).await.unwrap();
     assert_eq!(stored.len(), child.len());
     assert!(stored.iter().all(|e| e.parent.is_some()));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_delegation_allowed_the_tool_is_not_offered() {
-    let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
-    fake.script([Reply::text("fine")]);
-    let (_t, h) = host(&format!(
-        r#"{PROFILES}
+    let (fake, h) = TurnHarness::scripted(ProviderFamily::Openai, [Reply::text("fine")], |block| {
+        format!(
+            r#"{PROFILES}
 [agents.alice]
 risk_profile = "plain"
 model_provider = "openai.main"
 
-{}"#,
-        fake.config_block("main")
-    ))
+{block}"#
+        )
+    })
     .await;
-    h.run("alice", None, "hi", TurnTrigger::User, None)
-        .await
-        .unwrap();
+    h.turn("alice", "hi").await;
     let tools: Vec<String> = fake.requests()[0].body["tools"]
         .as_array()
         .unwrap()

@@ -3,13 +3,13 @@
 //! another agent never writes a store — neither the target's nor the parent's.
 
 use serde_json::json;
-use std::collections::BTreeMap;
 use std::path::Path;
 use warren_config::load_config;
 use warren_memory::{ListQuery, NewMemory};
-use warren_runtime::host::{Host, HostEnv};
+use warren_runtime::host::Host;
 use warren_runtime::turn::TurnStatus;
 use warren_testkit::fake_llm::{FakeLlm, Reply};
+use warren_testkit::turn::{drain, TurnHarness};
 use warren_testkit::TestInstall;
 use warren_types::{EventKind, ProviderFamily, TurnEvent, TurnTrigger};
 
@@ -19,23 +19,7 @@ const CAROL: &str = "canary-carol-private-8M1";
 const CHILD_WRITE: &str = "written-by-the-child-3Z5";
 
 async fn host(text: &str) -> (TestInstall, Host) {
-    let t = TestInstall::with_config(text).unwrap();
-    let mut vars = BTreeMap::new();
-    vars.insert("PATH".into(), std::env::var("PATH").unwrap_or_default());
-    let env = HostEnv {
-        home: Some(t.root().join("home")),
-        vars,
-    };
-    let h = Host::open(t.layout(), env).await.unwrap();
-    (t, h)
-}
-
-fn drain(rx: &mut tokio::sync::mpsc::UnboundedReceiver<TurnEvent>) -> Vec<TurnEvent> {
-    let mut v = Vec::new();
-    while let Ok(e) = rx.try_recv() {
-        v.push(e);
-    }
-    v
+    TurnHarness::open(text).await.into_parts()
 }
 
 /// Plants bob's two rows (categories `core` and `shared`) and carol's one.

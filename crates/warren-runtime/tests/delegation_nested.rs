@@ -3,12 +3,11 @@
 //! SubAgent of an agent in an unfinished lifecycle operation never runs.
 
 use serde_json::json;
-use std::collections::BTreeMap;
-use warren_runtime::host::{Host, HostEnv};
 use warren_runtime::turn::TurnStatus;
 use warren_testkit::fake_llm::{FakeLlm, Reply};
+use warren_testkit::turn::{TurnHarness, TurnRun};
 use warren_testkit::TestInstall;
-use warren_types::{EventKind, ProviderFamily, TurnTrigger};
+use warren_types::{EventKind, ProviderFamily};
 
 const BOB: &str = "canary-bob-nested-2W6";
 const ERIN: &str = "canary-erin-ungranted-9P3";
@@ -73,23 +72,12 @@ model_provider = "openai.main"
         Reply::text("done"),
         Reply::text("done"),
     ]);
-    let mut vars = BTreeMap::new();
-    vars.insert("PATH".into(), std::env::var("PATH").unwrap_or_default());
-    let env = HostEnv {
-        home: Some(t.root().join("home")),
-        vars,
-    };
-    let h = Host::open(t.layout(), env).await.unwrap();
-    let mut rx = h.subscribe();
-    let out = h
-        .run("alice", None, "go", TurnTrigger::User, None)
-        .await
-        .unwrap();
+    let h = TurnHarness::over(t).await;
+    let TurnRun {
+        outcome: out,
+        events,
+    } = h.turn("alice", "go").await;
     assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
-    let mut events = Vec::new();
-    while let Ok(e) = rx.try_recv() {
-        events.push(e);
-    }
     assert_eq!(std::fs::read_to_string(&target).unwrap(), BOB);
     let first = events
         .iter()
@@ -159,23 +147,12 @@ model_provider = "openai.main"
         Reply::text("done"),
         Reply::text("done"),
     ]);
-    let mut vars = BTreeMap::new();
-    vars.insert("PATH".into(), std::env::var("PATH").unwrap_or_default());
-    let env = HostEnv {
-        home: Some(t.root().join("home")),
-        vars,
-    };
-    let h = Host::open(t.layout(), env).await.unwrap();
-    let mut rx = h.subscribe();
-    let out = h
-        .run("alice", None, "go", TurnTrigger::User, None)
-        .await
-        .unwrap();
+    let h = TurnHarness::over(t).await;
+    let TurnRun {
+        outcome: out,
+        events,
+    } = h.turn("alice", "go").await;
     assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
-    let mut events = Vec::new();
-    while let Ok(e) = rx.try_recv() {
-        events.push(e);
-    }
     let result = events
         .iter()
         .find_map(|e| match &e.kind {

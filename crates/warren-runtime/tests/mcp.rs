@@ -10,6 +10,7 @@ use std::time::Duration;
 use warren_runtime::approval::{ApprovalAnswer, FixedApprover};
 use warren_runtime::turn::TurnStatus;
 use warren_testkit::fake_llm::{FakeLlm, Reply};
+use warren_testkit::turn::drain;
 use warren_types::{EventKind, NoticeCode, ProviderFamily, TurnEvent, TurnTrigger};
 
 /// The entry script of a reference server (`filesystem` or `everything`).
@@ -24,14 +25,6 @@ fn server_script(name: &str) -> PathBuf {
         p.display()
     );
     std::fs::canonicalize(p).unwrap()
-}
-
-fn drain(rx: &mut tokio::sync::mpsc::UnboundedReceiver<TurnEvent>) -> Vec<TurnEvent> {
-    let mut v = Vec::new();
-    while let Ok(e) = rx.try_recv() {
-        v.push(e);
-    }
-    v
 }
 
 /// (ok, output) of every tool result, in order.

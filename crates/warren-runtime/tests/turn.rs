@@ -1,14 +1,14 @@
 //! The turn loop against fake provider servers over real HTTP, with real tools on real files.
 
 use serde_json::json;
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use warren_runtime::approval::{ApprovalAnswer, FixedApprover};
-use warren_runtime::host::{Host, HostEnv};
+use warren_runtime::host::Host;
 use warren_runtime::turn::TurnStatus;
 use warren_testkit::fake_llm::{FakeLlm, Reply};
+use warren_testkit::turn::{drain, TurnHarness};
 use warren_testkit::TestInstall;
 use warren_types::{EventKind, NoticeCode, ProviderFamily, TurnEvent, TurnFailure, TurnTrigger};
 
@@ -45,17 +45,7 @@ model_provider = "{provider}"
 }
 
 pub async fn setup(config_text: &str) -> Setup {
-    let t = TestInstall::with_config(config_text).unwrap();
-    let mut vars = BTreeMap::new();
-    vars.insert(
-        "PATH".to_string(),
-        std::env::var("PATH").unwrap_or_default(),
-    );
-    let env = HostEnv {
-        home: Some(t.root().join("home")),
-        vars,
-    };
-    let host = Host::open(t.layout(), env).await.unwrap();
+    let (t, host) = TurnHarness::open(config_text).await.into_parts();
     let ws = t.root().join("agents/alice/workspace");
     Setup {
         _install: t,
@@ -66,14 +56,6 @@ pub async fn setup(config_text: &str) -> Setup {
 
 fn fixed(a: ApprovalAnswer) -> Option<Arc<dyn warren_runtime::approval::AsyncApprover>> {
     Some(Arc::new(FixedApprover(a)))
-}
-
-fn drain(rx: &mut tokio::sync::mpsc::UnboundedReceiver<TurnEvent>) -> Vec<TurnEvent> {
-    let mut v = Vec::new();
-    while let Ok(e) = rx.try_recv() {
-        v.push(e);
-    }
-    v
 }
 
 fn types(events: &[TurnEvent]) -> Vec<&'static str> {

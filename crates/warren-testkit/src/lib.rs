@@ -1,7 +1,13 @@
-//! Test support: hermetic installs in temp folders, with a config written from text.
+//! Test support: hermetic installs in temp folders, with a config written from text; a
+//! multi-agent install ([`agents`]), real git repositories ([`git`]), fake provider servers
+//! ([`fake_llm`]) and, with the `runtime` feature, a turn harness ([`turn`]).
 
+pub mod agents;
 pub mod fake_llm;
+pub mod git;
 pub mod keyring;
+#[cfg(feature = "runtime")]
+pub mod turn;
 pub mod zeroclaw;
 
 use std::fs;

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use warren_config::InstallLayout;
 use warren_policy::{PolicyEnv, SandboxSupport, SecurityPolicy};
+use warren_testkit::git::{command, git, Repo};
 use warren_tools::{ApprovalAnswer, Registry, ToolContext};
 use warren_types::Config;
 
@@ -29,16 +30,6 @@ allowed_commands = ["*"]
 [agents.bench]
 risk_profile = "full"
 "#;
-
-fn git(dir: &Path) -> Command {
-    let mut c = Command::new("git");
-    c.current_dir(dir)
-        .env_clear()
-        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-        .env("HOME", "/nonexistent-warren-bench-home")
-        .env("GIT_CONFIG_NOSYSTEM", "1");
-    c
-}
 
 fn run(c: &mut Command) {
     let out = c.output().unwrap();
@@ -85,18 +76,18 @@ fn stream() -> Vec<u8> {
 
 fn build(repo: &Path) {
     std::fs::create_dir_all(repo).unwrap();
-    run(git(repo).args(["init", "-q", "-b", "main"]));
-    let mut child = git(repo)
+    Repo::init(repo);
+    let mut child = command(repo)
         .args(["fast-import", "--quiet"])
         .stdin(Stdio::piped())
         .spawn()
         .unwrap();
     child.stdin.take().unwrap().write_all(&stream()).unwrap();
     assert!(child.wait().unwrap().success());
-    run(git(repo).args(["reset", "-q", "--hard"]));
+    git(repo, &["reset", "-q", "--hard"]);
     // Past the racy-timestamp window, then let git refresh and write the index once.
     std::thread::sleep(Duration::from_millis(1100));
-    run(git(repo).args(["status", "--porcelain"]));
+    git(repo, &["status", "--porcelain"]);
 }
 
 /// Medians of `fs`, measured interleaved (one run of each per round) so that load from other
@@ -173,7 +164,7 @@ fn main() {
     let mut log = || {
         call(json!({"operation": "log", "path": path, "limit": 100}));
     };
-    let mut git_status = || run(git(&repo).args(["status", "--porcelain"]));
+    let mut git_status = || run(command(&repo).args(["status", "--porcelain"]));
     let [status, log, git_status] = medians(&mut [&mut status, &mut log, &mut git_status]);
     let ratio = status.as_secs_f64() / git_status.as_secs_f64();
     println!(

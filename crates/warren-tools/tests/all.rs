@@ -6,6 +6,5 @@ mod files;
 mod fixture;
 mod gates;
 mod git;
-mod gitrepo;
 mod search;
 mod shell;

@@ -1,12 +1,12 @@
-//! `git_operations` against real repositories (built by `gitrepo` with fixed authors and dates),
-//! real `git` children under the real Landlock sandbox, and the policy's grants.
+//! `git_operations` against real repositories (built by `warren_testkit::git` with fixed authors
+//! and dates), real `git` children under the real Landlock sandbox, and the policy's grants.
 
 use crate::fixture::{call, code, Fixture, FAMILY};
-use crate::gitrepo::{self, commit, git, init, script, AUTHOR_EMAIL, AUTHOR_NAME};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
+use warren_testkit::git::{self as gitrepo, commit, git, init, script, AUTHOR_EMAIL, AUTHOR_NAME};
 use warren_tools::{ToolContext, ToolError};
 use warren_types::ToolErrorCode;
 

@@ -4,16 +4,12 @@
 //! of erin's commit messages, file contents or ref names (all carrying the canary) appear in
 //! any output, and that nothing outside mallory's grant changed.
 
-#[path = "../gitrepo.rs"]
-#[allow(dead_code)]
-mod gitrepo;
-
 use crate::fixture::call;
 use crate::support::{assert_no_canary, Lab, Sandbox, CANARY};
-use gitrepo::{commit, git, head, init};
 use serde_json::{json, Value};
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
+use warren_testkit::git::{self as gitrepo, commit, git, head, init};
 use warren_tools::ToolError;
 
 fn p(path: &Path) -> String {

@@ -13,6 +13,7 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 use warren_policy::SandboxSupport;
+use warren_testkit::git::Repo;
 use warren_tools::ToolContext;
 use warren_types::ToolErrorCode;
 
@@ -167,21 +168,6 @@ fn dd_operands_are_checked_and_opaque() {
     }
 }
 
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("HOME", dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// Mallory's workspace as a repository with one commit.
 fn repo(lab: &Lab) -> std::path::PathBuf {
     let ws = lab.ws("mallory");
@@ -191,28 +177,12 @@ fn repo(lab: &Lab) -> std::path::PathBuf {
 
 /// `dir` as a repository whose one commit holds `file`.
 fn init_repo(dir: &Path, file: &Path) {
-    std::fs::create_dir_all(dir).unwrap();
-    if !file.exists() {
-        std::fs::write(file, "mine\n").unwrap();
-    }
+    let repo = Repo::init(dir);
     let name = file.file_name().unwrap().to_str().unwrap();
-    git(dir, &["init", "-q", "-b", "main"]);
-    git(
-        dir,
-        &["-c", "user.name=m", "-c", "user.email=m@x", "add", name],
-    );
-    git(
-        dir,
-        &[
-            "-c",
-            "user.name=m",
-            "-c",
-            "user.email=m@x",
-            "commit",
-            "-qm",
-            "one",
-        ],
-    );
+    if !file.exists() {
+        repo.write(name, "mine\n");
+    }
+    repo.add(&[name]).commit_staged("one");
 }
 
 /// `git -C . push file:///...` into erin's bare repository: refused under `none`, and the
@@ -226,7 +196,7 @@ fn git_push_cannot_reach_another_workspace() {
         let lab = Lab::new(sb, true);
         repo(&lab);
         let bare = lab.ws("erin").join("bare.git");
-        git(&lab.ws("erin"), &["init", "-q", "--bare", "bare.git"]);
+        Repo::bare(&bare);
         let before = lab.snapshot();
         for line in [
             format!("git -C . push file://{} main", bare.display()),
