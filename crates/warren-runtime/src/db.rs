@@ -194,9 +194,33 @@ where
             sqlx::Error::ColumnDecode { source, .. } => source,
             other => Box::new(other),
         };
-        DbError::Query(sqlx::Error::ColumnDecode {
-            index: format!("`{column}` of table `{table}`"),
-            source,
-        })
+        named(column, table, source)
+    })
+}
+
+/// The error of a query whose rows decode into a [`sqlx::FromRow`] struct: a column that does
+/// not decode, or is missing, is named as [`column`] names it, with the table `table_of` gives
+/// for it; any other error is the query's.
+pub(crate) fn row_error(e: sqlx::Error, table_of: impl Fn(&str) -> &'static str) -> DbError {
+    match e {
+        sqlx::Error::ColumnDecode { index, source } => {
+            // `Row::try_get` spells the column as a quoted string.
+            let column = index.trim_matches('"');
+            named(column, table_of(column), source)
+        }
+        sqlx::Error::ColumnNotFound(column) => {
+            let table = table_of(&column);
+            let name = column.clone();
+            named(&name, table, Box::new(sqlx::Error::ColumnNotFound(column)))
+        }
+        other => DbError::Query(other),
+    }
+}
+
+/// A column of `table` that did not decode, because of `source`.
+fn named(column: &str, table: &str, source: Box<dyn std::error::Error + Send + Sync>) -> DbError {
+    DbError::Query(sqlx::Error::ColumnDecode {
+        index: format!("`{column}` of table `{table}`"),
+        source,
     })
 }

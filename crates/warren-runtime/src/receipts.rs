@@ -3,7 +3,7 @@
 //! itself authenticated, pins the chain's length so that removing the newest record is detected.
 
 use crate::db::column;
-use crate::db::{agent_id, DbError};
+use crate::db::{agent_id, row_error, DbError};
 use crate::secrets::{SecretError, SecretRef, SecretStore};
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
@@ -40,7 +40,7 @@ impl From<sqlx::Error> for ReceiptError {
 }
 
 /// One stored receipt.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, sqlx::FromRow)]
 pub struct Receipt {
     /// Unique id (returned in `tool_result` events).
     pub id: String,
@@ -247,27 +247,14 @@ impl ReceiptLog {
     /// The agent's receipts in chain order.
     pub async fn list(&self, agent: &str) -> Result<Vec<Receipt>, ReceiptError> {
         let aid = agent_id(&self.pool, agent).await?;
-        let rows = sqlx::query(
+        sqlx::query_as::<_, Receipt>(
             "SELECT id, seq, tool, args_hash, result_hash, time, prev_mac, mac
              FROM receipts WHERE agent_id = ? ORDER BY seq",
         )
         .bind(&aid)
         .fetch_all(&self.pool)
-        .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(Receipt {
-                    id: column(r, "receipts", "id")?,
-                    seq: column(r, "receipts", "seq")?,
-                    tool: column(r, "receipts", "tool")?,
-                    args_hash: column(r, "receipts", "args_hash")?,
-                    result_hash: column(r, "receipts", "result_hash")?,
-                    time: column(r, "receipts", "time")?,
-                    prev_mac: column(r, "receipts", "prev_mac")?,
-                    mac: column(r, "receipts", "mac")?,
-                })
-            })
-            .collect()
+        .await
+        .map_err(|e| row_error(e, |_| "receipts").into())
     }
 
     /// Verifies the agent's whole chain: every MAC, every link, no gap, and the authenticated

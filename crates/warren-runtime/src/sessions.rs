@@ -1,10 +1,10 @@
 //! Chat and ACP sessions, their message history, the events of every turn and the usage ledger,
 //! all in `<install>/data/sessions.db` and attributed to agents by their stable id.
 
-use crate::db::{agent_id, column, DbError};
+use crate::db::{agent_id, column, row_error, DbError};
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
-use sqlx::{Row, SqlitePool};
+use sqlx::SqlitePool;
 use warren_types::{TurnEvent, TurnTrigger};
 
 /// Kinds of sessions.
@@ -30,11 +30,12 @@ impl SessionKind {
 }
 
 /// One session as listed.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
 pub struct SessionInfo {
     /// Session id.
     pub id: String,
     /// The agent's current alias (None once the agent was deleted).
+    #[sqlx(rename = "alias")]
     pub agent: Option<String>,
     /// `chat`, `acp` or `cron`.
     pub kind: String,
@@ -49,7 +50,7 @@ pub struct SessionInfo {
 }
 
 /// One stored turn.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
 pub struct TurnInfo {
     /// Turn id.
     pub id: String,
@@ -85,7 +86,7 @@ pub struct SessionStore {
 }
 
 /// One agent's usage on one UTC day, summed from the usage ledger.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
 pub struct DailyUsage {
     /// `YYYY-MM-DD` (UTC).
     pub day: String,
@@ -94,11 +95,22 @@ pub struct DailyUsage {
     /// Provider responses recorded.
     pub requests: i64,
     /// Input tokens.
+    #[sqlx(rename = "input")]
     pub input_tokens: i64,
     /// Output tokens.
+    #[sqlx(rename = "output")]
     pub output_tokens: i64,
     /// Cost in US dollars.
+    #[sqlx(rename = "cost")]
     pub cost_usd: f64,
+}
+
+/// A turn's token and cost totals as summed from the usage ledger.
+#[derive(sqlx::FromRow)]
+struct TurnUsage {
+    input_tokens: i64,
+    output_tokens: i64,
+    cost_usd: f64,
 }
 
 /// A cached daily spend (see [`SessionStore::cost_today_cents`]).
@@ -112,16 +124,13 @@ struct Spend {
 /// added to it at once; usage recorded by another process is seen after at most this long.
 const SPEND_TTL: std::time::Duration = std::time::Duration::from_secs(1);
 
-fn session_row(r: &sqlx::sqlite::SqliteRow) -> Result<SessionInfo, DbError> {
-    Ok(SessionInfo {
-        id: column(r, "sessions", "id")?,
-        agent: column(r, "agents", "alias")?,
-        kind: column(r, "sessions", "kind")?,
-        title: column(r, "sessions", "title")?,
-        created_at: column(r, "sessions", "created_at")?,
-        updated_at: column(r, "sessions", "updated_at")?,
-        ended_at: column(r, "sessions", "ended_at")?,
-    })
+/// The table a column of a session row comes from (the alias is the agent's).
+fn session_table(column: &str) -> &'static str {
+    if column == "alias" {
+        "agents"
+    } else {
+        "sessions"
+    }
 }
 
 impl SessionStore {
@@ -196,25 +205,25 @@ impl SessionStore {
 
     /// One session.
     pub async fn session(&self, id: &str) -> Result<Option<SessionInfo>, DbError> {
-        let row = sqlx::query(
+        sqlx::query_as::<_, SessionInfo>(
             "SELECT s.*, a.alias FROM sessions s LEFT JOIN agents a ON a.id = s.agent_id WHERE s.id = ?",
         )
         .bind(id)
         .fetch_optional(&self.pool)
-        .await?;
-        row.as_ref().map(session_row).transpose()
+        .await
+        .map_err(|e| row_error(e, session_table))
     }
 
     /// Sessions, newest first, optionally of one agent.
     pub async fn list_sessions(&self, agent: Option<&str>) -> Result<Vec<SessionInfo>, DbError> {
-        let rows = sqlx::query(
+        sqlx::query_as::<_, SessionInfo>(
             "SELECT s.*, a.alias FROM sessions s LEFT JOIN agents a ON a.id = s.agent_id
              WHERE (?1 IS NULL OR a.alias = ?1) ORDER BY s.updated_at DESC, s.id",
         )
         .bind(agent)
         .fetch_all(&self.pool)
-        .await?;
-        rows.iter().map(session_row).collect()
+        .await
+        .map_err(|e| row_error(e, session_table))
     }
 
     /// The message history of a session, in order (provider-neutral JSON messages).
@@ -317,24 +326,13 @@ impl SessionStore {
 
     /// The turns of a session, oldest first.
     pub async fn turns(&self, session_id: &str) -> Result<Vec<TurnInfo>, DbError> {
-        let rows = sqlx::query("SELECT * FROM turns WHERE session_id = ? ORDER BY started_at, id")
-            .bind(session_id)
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(TurnInfo {
-                    id: column(r, "turns", "id")?,
-                    session_id: column(r, "turns", "session_id")?,
-                    trigger: column(r, "turns", "trigger")?,
-                    prompt: column(r, "turns", "prompt")?,
-                    status: column(r, "turns", "status")?,
-                    started_at: column(r, "turns", "started_at")?,
-                    final_text: column(r, "turns", "final_text")?,
-                    error_code: column(r, "turns", "error_code")?,
-                })
-            })
-            .collect()
+        sqlx::query_as::<_, TurnInfo>(
+            "SELECT * FROM turns WHERE session_id = ? ORDER BY started_at, id",
+        )
+        .bind(session_id)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|e| row_error(e, |_| "turns"))
     }
 
     /// The session a turn belongs to.
@@ -491,7 +489,7 @@ impl SessionStore {
     /// Usage per agent and UTC day from `first_day` (`YYYY-MM-DD`) on, newest day first, then
     /// by agent.
     pub async fn usage_by_day(&self, first_day: &str) -> Result<Vec<DailyUsage>, DbError> {
-        let rows = sqlx::query(
+        sqlx::query_as::<_, DailyUsage>(
             "SELECT u.day AS day, COALESCE(a.alias, '?') AS agent, COUNT(*) AS requests,
                     COALESCE(SUM(u.input_tokens), 0) AS input,
                     COALESCE(SUM(u.output_tokens), 0) AS output,
@@ -503,35 +501,20 @@ impl SessionStore {
         )
         .bind(first_day)
         .fetch_all(&self.pool)
-        .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(DailyUsage {
-                    day: r.try_get("day")?,
-                    agent: r.try_get("agent")?,
-                    requests: r.try_get("requests")?,
-                    input_tokens: r.try_get("input")?,
-                    output_tokens: r.try_get("output")?,
-                    cost_usd: r.try_get("cost")?,
-                })
-            })
-            .collect::<Result<Vec<_>, sqlx::Error>>()
-            .map_err(Into::into)
+        .await
+        .map_err(Into::into)
     }
 
     /// Token totals of a turn: (input, output, cost_usd).
     pub async fn turn_usage(&self, turn_id: &str) -> Result<(i64, i64, f64), DbError> {
-        let r = sqlx::query(
+        let u = sqlx::query_as::<_, TurnUsage>(
             "SELECT COALESCE(SUM(input_tokens),0) AS input_tokens, COALESCE(SUM(output_tokens),0) AS output_tokens,
                     COALESCE(SUM(cost_usd),0.0) AS cost_usd FROM usage WHERE turn_id = ?",
         )
         .bind(turn_id)
         .fetch_one(&self.pool)
-        .await?;
-        Ok((
-            column(&r, "usage", "input_tokens")?,
-            column(&r, "usage", "output_tokens")?,
-            column(&r, "usage", "cost_usd")?,
-        ))
+        .await
+        .map_err(|e| row_error(e, |_| "usage"))?;
+        Ok((u.input_tokens, u.output_tokens, u.cost_usd))
     }
 }

@@ -40,8 +40,9 @@ impl Live {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{ev, started};
+    use super::super::testing::{ev, started};
     use super::super::*;
+    use warren_types::{EventKind, TurnEvent};
 
     fn failed(agent: &str, turn: &str) -> TurnEvent {
         ev(

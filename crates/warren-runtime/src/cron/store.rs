@@ -5,7 +5,7 @@
 
 use super::{parse_schedule, CronError};
 use crate::db::column;
-use crate::db::{agent_id, DbError};
+use crate::db::{agent_id, row_error, DbError};
 use crate::sessions::rfc3339;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -63,7 +63,7 @@ pub struct CronJob {
 }
 
 /// One run of a job.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
 pub struct CronRun {
     /// Run id.
     pub id: i64,
@@ -123,28 +123,23 @@ fn col<'r, T>(r: &'r sqlx::sqlite::SqliteRow, table: &str, name: &str) -> Result
 where
     T: sqlx::Decode<'r, sqlx::Sqlite> + sqlx::Type<sqlx::Sqlite>,
 {
-    column(r, table, name).map_err(|e| match e {
+    column(r, table, name).map_err(cron_error)
+}
+
+/// A sessions-database error as a cron one.
+fn cron_error(e: DbError) -> CronError {
+    match e {
         DbError::Query(source) | DbError::Open { source, .. } => CronError::Query(source),
         other @ DbError::OpenSync { .. } => {
             CronError::Query(sqlx::Error::Protocol(other.to_string()))
         }
-    })
+    }
 }
 
-fn run_row(r: &sqlx::sqlite::SqliteRow) -> Result<CronRun, CronError> {
-    Ok(CronRun {
-        id: col(r, "runs", "id")?,
-        job: col(r, "runs", "job")?,
-        source: col(r, "runs", "source")?,
-        agent_id: col(r, "runs", "agent_id")?,
-        scheduled_for: col(r, "runs", "scheduled_for")?,
-        missed: col(r, "runs", "missed")?,
-        started_at: col(r, "runs", "started_at")?,
-        ended_at: col(r, "runs", "ended_at")?,
-        status: col(r, "runs", "status")?,
-        turn_id: col(r, "runs", "turn_id")?,
-        error: col(r, "runs", "error")?,
-    })
+/// The error of a query whose rows decode into [`CronRun`]: a column that does not decode is
+/// named with the table `runs` (see [`row_error`]).
+fn runs_error(e: sqlx::Error) -> CronError {
+    cron_error(row_error(e, |_| "runs"))
 }
 
 fn parse_time(s: &str) -> Option<DateTime<Utc>> {
@@ -237,20 +232,20 @@ impl CronStore {
 
     /// The latest run of `job`, if it ever ran.
     pub async fn last_run(&self, job: &str) -> Result<Option<CronRun>, CronError> {
-        let row = sqlx::query("SELECT * FROM runs WHERE job = ? ORDER BY id DESC LIMIT 1")
+        sqlx::query_as::<_, CronRun>("SELECT * FROM runs WHERE job = ? ORDER BY id DESC LIMIT 1")
             .bind(job)
             .fetch_optional(&self.pool)
-            .await?;
-        row.as_ref().map(run_row).transpose()
+            .await
+            .map_err(runs_error)
     }
 
     /// One run.
     pub async fn run(&self, id: i64) -> Result<Option<CronRun>, CronError> {
-        let row = sqlx::query("SELECT * FROM runs WHERE id = ?")
+        sqlx::query_as::<_, CronRun>("SELECT * FROM runs WHERE id = ?")
             .bind(id)
             .fetch_optional(&self.pool)
-            .await?;
-        row.as_ref().map(run_row).transpose()
+            .await
+            .map_err(runs_error)
     }
 
     /// Runtime jobs, optionally of one agent id, oldest first.
@@ -420,11 +415,13 @@ impl CronStore {
 
     /// Run history, oldest first, optionally of one job.
     pub async fn runs(&self, job: Option<&str>) -> Result<Vec<CronRun>, CronError> {
-        let rows = sqlx::query("SELECT * FROM runs WHERE (?1 IS NULL OR job = ?1) ORDER BY id")
-            .bind(job)
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter().map(run_row).collect()
+        sqlx::query_as::<_, CronRun>(
+            "SELECT * FROM runs WHERE (?1 IS NULL OR job = ?1) ORDER BY id",
+        )
+        .bind(job)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(runs_error)
     }
 
     /// Counts of an agent's rows.
@@ -445,14 +442,16 @@ impl CronStore {
 
     /// Everything of one agent, for an archive.
     pub async fn export_agent(&self, agent_id: &str) -> Result<CronExport, CronError> {
-        let rows = sqlx::query("SELECT * FROM runs WHERE agent_id = ? ORDER BY id")
-            .bind(agent_id)
-            .fetch_all(&self.pool)
-            .await?;
+        let runs =
+            sqlx::query_as::<_, CronRun>("SELECT * FROM runs WHERE agent_id = ? ORDER BY id")
+                .bind(agent_id)
+                .fetch_all(&self.pool)
+                .await
+                .map_err(runs_error)?;
         Ok(CronExport {
             agent_id: agent_id.to_string(),
             jobs: self.jobs(Some(agent_id)).await?,
-            runs: rows.iter().map(run_row).collect::<Result<_, _>>()?,
+            runs,
         })
     }
 

@@ -1,0 +1,167 @@
+//! Recording: the session history loaded and stored, the usage of each provider call, the
+//! results of a round's tool calls and the turn's end.
+
+use super::calls::CallResult;
+use super::{fail, now, Fail, TurnEnv, TurnStatus};
+use crate::events::Emitter;
+use serde_json::Value;
+use warren_llm::{ChatResponse, Message, ToolCall};
+use warren_types::{EventKind, TurnFailure};
+
+/// Largest tool output excerpt put in a `tool_result` event.
+const EVENT_EXCERPT: usize = 2000;
+
+fn excerpt(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+/// The session's history as the model reads it.
+pub(super) async fn load_history(env: &TurnEnv, session_id: &str) -> Result<Vec<Message>, Fail> {
+    let raw = env
+        .sessions
+        .history(session_id)
+        .await
+        .map_err(|e| fail(TurnFailure::Storage, e.to_string()))?;
+    raw.into_iter()
+        .map(|v| {
+            serde_json::from_value::<Message>(v).map_err(|e| {
+                fail(
+                    TurnFailure::Storage,
+                    format!("session history is unreadable: {e}"),
+                )
+            })
+        })
+        .collect()
+}
+
+/// Appends `msgs` to the session's history, as part of turn `turn_id`.
+pub(super) async fn persist(
+    env: &TurnEnv,
+    session_id: &str,
+    turn_id: &str,
+    msgs: &[Message],
+) -> Result<(), Fail> {
+    let values: Vec<Value> = msgs
+        .iter()
+        .map(|m| serde_json::to_value(m).unwrap_or(Value::Null))
+        .collect();
+    env.sessions
+        .append_messages(session_id, turn_id, &values, now(env))
+        .await
+        .map_err(|e| fail(TurnFailure::Storage, e.to_string()))
+}
+
+/// Records the usage of one provider call against the budget agent and emits its `usage`
+/// event.
+pub(super) async fn usage(
+    env: &TurnEnv,
+    em: &mut Emitter,
+    session_id: &str,
+    turn_id: &str,
+    response: &ChatResponse,
+) -> Result<(), Fail> {
+    let (inp, out) = (
+        u32::try_from(response.usage.input_tokens).unwrap_or(u32::MAX),
+        u32::try_from(response.usage.output_tokens).unwrap_or(u32::MAX),
+    );
+    env.sessions
+        .record_usage(
+            &env.budget_agent,
+            Some(session_id),
+            Some(turn_id),
+            &response.provider,
+            inp,
+            out,
+            response.cost_usd,
+            now(env),
+        )
+        .await
+        .map_err(|e| fail(TurnFailure::Storage, e.to_string()))?;
+    em.emit(EventKind::Usage {
+        input_tokens: inp,
+        output_tokens: out,
+        cost_usd: response.cost_usd,
+    });
+    Ok(())
+}
+
+/// Records a round of tool calls: a `tool_result` event per call (an interrupted call is
+/// reported as such), and the assistant's message with the calls' results stored in the
+/// history. Returns the round's messages.
+pub(super) async fn tool_round(
+    env: &TurnEnv,
+    em: &mut Emitter,
+    session_id: &str,
+    turn_id: &str,
+    text: String,
+    calls: &[ToolCall],
+    results: Vec<Result<CallResult, Option<String>>>,
+) -> Result<Vec<Message>, Fail> {
+    let mut round = vec![Message::Assistant {
+        text,
+        tool_calls: calls.to_vec(),
+    }];
+    for (call, r) in calls.iter().zip(results) {
+        let (ok, content, receipt, duration_ms, sub_turn) = match r {
+            Ok(r) => (r.ok, r.content, r.receipt, r.duration_ms, r.sub_turn),
+            Err(sub_turn) => (
+                false,
+                "interrupted: the turn was cancelled before this call finished".to_string(),
+                None,
+                0,
+                sub_turn,
+            ),
+        };
+        em.emit(EventKind::ToolResult {
+            id: call.id.clone(),
+            ok,
+            output: excerpt(&content, EVENT_EXCERPT),
+            duration_ms,
+            receipt_id: receipt,
+            sub_turn_id: sub_turn,
+        });
+        round.push(Message::Tool {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            content,
+            is_error: !ok,
+        });
+    }
+    persist(env, session_id, turn_id, &round).await?;
+    Ok(round)
+}
+
+/// Records how the turn ended and stores the events not yet stored; a failure here is
+/// logged (the turn's outcome stands).
+pub(super) async fn end(
+    env: &TurnEnv,
+    em: Emitter,
+    turn_id: &str,
+    status: &TurnStatus,
+    text: &str,
+) {
+    let agent = &env.tools.policy.alias;
+    let (st, code) = match status {
+        TurnStatus::Completed => ("completed", None),
+        TurnStatus::Cancelled => ("cancelled", None),
+        TurnStatus::Failed { code, .. } => ("failed", Some(code.as_str())),
+    };
+    let final_text = (!text.is_empty()).then_some(text);
+    if let Err(e) = env
+        .sessions
+        .finish_turn(turn_id, st, final_text, code, now(env))
+        .await
+    {
+        tracing::error!(agent = %agent, "recording the end of turn {turn_id} failed: {e}");
+    }
+    if let Err(e) = em.flush().await {
+        tracing::error!(agent = %agent, "storing the events of turn {turn_id} failed: {e}");
+    }
+}
