@@ -2,7 +2,6 @@
 //! HMAC-SHA256 and chained to the previous record of the same agent. A per-agent head record,
 //! itself authenticated, pins the chain's length so that removing the newest record is detected.
 
-use crate::db::column;
 use crate::db::{agent_id, row_error, DbError};
 use crate::secrets::{SecretError, SecretRef, SecretStore};
 use hmac::{Hmac, Mac};
@@ -37,6 +36,17 @@ impl From<sqlx::Error> for ReceiptError {
     fn from(e: sqlx::Error) -> Self {
         ReceiptError::Db(DbError::Query(e))
     }
+}
+
+/// An agent's id with its chain head, when it has one (`append`'s one read).
+#[derive(sqlx::FromRow)]
+struct HeadRow {
+    /// The agent's id.
+    id: String,
+    /// The head's last sequence number.
+    last_seq: Option<i64>,
+    /// The head's last MAC.
+    last_mac: Option<String>,
 }
 
 /// One stored receipt.
@@ -172,24 +182,21 @@ impl ReceiptLog {
     ) -> Result<Receipt, ReceiptError> {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         // The agent's id and its chain head in one read.
-        let head = sqlx::query(
+        let head = sqlx::query_as::<_, HeadRow>(
             "SELECT a.id, h.last_seq, h.last_mac FROM agents AS a
              LEFT JOIN receipt_heads AS h ON h.agent_id = a.id WHERE a.alias = ?",
         )
         .bind(agent)
         .fetch_optional(&mut *tx)
-        .await?;
+        .await
+        .map_err(|e| row_error(e, |c| if c == "id" { "agents" } else { "receipt_heads" }))?;
         let (aid, seq, prev_mac) = match head {
-            Some(row) => {
-                let aid: String = column(&row, "agents", "id")?;
-                match (
-                    column::<Option<i64>>(&row, "receipt_heads", "last_seq")?,
-                    column::<Option<String>>(&row, "receipt_heads", "last_mac")?,
-                ) {
-                    (Some(last), Some(mac)) => (aid, last + 1, mac),
-                    _ => (aid, 1, GENESIS.to_string()),
-                }
-            }
+            Some(HeadRow {
+                id,
+                last_seq: Some(last),
+                last_mac: Some(mac),
+            }) => (id, last + 1, mac),
+            Some(HeadRow { id, .. }) => (id, 1, GENESIS.to_string()),
             None => {
                 // First sight of this agent: create its row outside the transaction, then retry.
                 tx.rollback().await?;

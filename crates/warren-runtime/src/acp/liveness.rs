@@ -3,8 +3,7 @@
 //! heartbeat is fresh; anything else is marked ended by [`AcpSessions::reap`], so a crashed
 //! client can never block a delete forever.
 
-use crate::db::column;
-use crate::db::{agent_id, DbError};
+use crate::db::{agent_id, row_error, DbError};
 use crate::sessions::{rfc3339, SessionInfo, SessionKind, SessionStore};
 use chrono::{DateTime, Utc};
 use std::time::Duration;
@@ -24,6 +23,17 @@ pub fn process_alive(pid: u32) -> bool {
             .is_some_and(|state| state != "Z" && state != "X"),
         Err(_) => false,
     }
+}
+
+/// An open ACP session as `reap` reads it.
+#[derive(sqlx::FromRow)]
+struct OpenSession {
+    /// Session id.
+    id: String,
+    /// The serving process, when recorded.
+    pid: Option<i64>,
+    /// The last heartbeat (RFC 3339), if any.
+    heartbeat_at: Option<String>,
 }
 
 /// ACP session records over the session store.
@@ -92,18 +102,21 @@ impl AcpSessions {
         timeout: Duration,
         alive: &(dyn Fn(u32) -> bool + Sync),
     ) -> Result<Vec<String>, DbError> {
-        let rows = sqlx::query(
+        let rows = sqlx::query_as::<_, OpenSession>(
             "SELECT id, pid, heartbeat_at FROM sessions WHERE kind = 'acp' AND ended_at IS NULL",
         )
         .fetch_all(self.store.pool())
-        .await?;
+        .await
+        .map_err(|e| row_error(e, |_| "sessions"))?;
         let limit = chrono::Duration::from_std(timeout).unwrap_or(chrono::Duration::MAX);
         let mut ended = Vec::new();
-        for r in rows {
-            let id: String = column(&r, "sessions", "id")?;
-            let pid: Option<i64> = column(&r, "sessions", "pid")?;
-            let beat: Option<String> = column(&r, "sessions", "heartbeat_at")?;
-            let beat = beat
+        for OpenSession {
+            id,
+            pid,
+            heartbeat_at,
+        } in rows
+        {
+            let beat = heartbeat_at
                 .as_deref()
                 .and_then(|b| DateTime::parse_from_rfc3339(b).ok())
                 .map(|b| b.with_timezone(&Utc));

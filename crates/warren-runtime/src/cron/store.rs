@@ -4,7 +4,6 @@
 //! purges and re-attributes them per agent.
 
 use super::{parse_schedule, CronError};
-use crate::db::column;
 use crate::db::{agent_id, row_error, DbError};
 use crate::sessions::rfc3339;
 use chrono::{DateTime, Utc};
@@ -44,13 +43,14 @@ const MIGRATIONS: &[&str] = &[
 ];
 
 /// A job created at runtime.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
 pub struct CronJob {
     /// Job id (`rt-<uuid>`).
     pub id: String,
     /// The agent's stable id.
     pub agent_id: String,
     /// The agent's current alias (None once the agent is gone from `sessions.db`).
+    #[sqlx(skip)]
     pub agent: Option<String>,
     /// The cron expression (UTC).
     pub schedule: String,
@@ -117,15 +117,6 @@ pub struct CronStore {
     agents: SqlitePool,
 }
 
-/// Column `name` of a row of `table` in `cron.db`; a value that does not decode is an error
-/// naming both (see [`column`]).
-fn col<'r, T>(r: &'r sqlx::sqlite::SqliteRow, table: &str, name: &str) -> Result<T, CronError>
-where
-    T: sqlx::Decode<'r, sqlx::Sqlite> + sqlx::Type<sqlx::Sqlite>,
-{
-    column(r, table, name).map_err(cron_error)
-}
-
 /// A sessions-database error as a cron one.
 fn cron_error(e: DbError) -> CronError {
     match e {
@@ -140,6 +131,12 @@ fn cron_error(e: DbError) -> CronError {
 /// named with the table `runs` (see [`row_error`]).
 fn runs_error(e: sqlx::Error) -> CronError {
     cron_error(row_error(e, |_| "runs"))
+}
+
+/// The error of a query whose rows decode into [`CronJob`]: a column that does not decode is
+/// named with the table `jobs` (see [`row_error`]).
+fn jobs_error(e: sqlx::Error) -> CronError {
+    cron_error(row_error(e, |_| "jobs"))
 }
 
 fn parse_time(s: &str) -> Option<DateTime<Utc>> {
@@ -174,17 +171,10 @@ impl CronStore {
             .map_err(|e| CronError::Agents(e.to_string()))
     }
 
-    async fn job_row(&self, r: &sqlx::sqlite::SqliteRow) -> Result<CronJob, CronError> {
-        let aid: String = col(r, "jobs", "agent_id")?;
-        Ok(CronJob {
-            id: col(r, "jobs", "id")?,
-            agent: self.alias_of(&aid).await?,
-            agent_id: aid,
-            schedule: col(r, "jobs", "schedule")?,
-            prompt: col(r, "jobs", "prompt")?,
-            enabled: col::<i64>(r, "jobs", "enabled")? != 0,
-            created_at: col(r, "jobs", "created_at")?,
-        })
+    /// A decoded job row with its agent's current alias.
+    async fn with_alias(&self, mut job: CronJob) -> Result<CronJob, CronError> {
+        job.agent = self.alias_of(&job.agent_id).await?;
+        Ok(job)
     }
 
     /// Creates a job for `agent`; the schedule is checked first.
@@ -220,12 +210,13 @@ impl CronStore {
 
     /// One runtime job.
     pub async fn job(&self, id: &str) -> Result<Option<CronJob>, CronError> {
-        match sqlx::query("SELECT * FROM jobs WHERE id = ?")
+        match sqlx::query_as::<_, CronJob>("SELECT * FROM jobs WHERE id = ?")
             .bind(id)
             .fetch_optional(&self.pool)
-            .await?
+            .await
+            .map_err(jobs_error)?
         {
-            Some(r) => Ok(Some(self.job_row(&r).await?)),
+            Some(job) => Ok(Some(self.with_alias(job).await?)),
             None => Ok(None),
         }
     }
@@ -250,15 +241,16 @@ impl CronStore {
 
     /// Runtime jobs, optionally of one agent id, oldest first.
     pub async fn jobs(&self, agent_id: Option<&str>) -> Result<Vec<CronJob>, CronError> {
-        let rows = sqlx::query(
+        let rows = sqlx::query_as::<_, CronJob>(
             "SELECT * FROM jobs WHERE (?1 IS NULL OR agent_id = ?1) ORDER BY created_at, id",
         )
         .bind(agent_id)
         .fetch_all(&self.pool)
-        .await?;
+        .await
+        .map_err(jobs_error)?;
         let mut out = Vec::with_capacity(rows.len());
-        for r in &rows {
-            out.push(self.job_row(r).await?);
+        for job in rows {
+            out.push(self.with_alias(job).await?);
         }
         Ok(out)
     }

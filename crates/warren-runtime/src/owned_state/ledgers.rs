@@ -1,12 +1,11 @@
 //! The usage ledger and the receipt chain of an agent: export, purge, import.
 
-use crate::db::column;
-use crate::db::DbError;
+use crate::db::{row_error, DbError};
 use serde::{Deserialize, Serialize};
 use sqlx::SqlitePool;
 
 /// One row of the usage ledger.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, sqlx::FromRow)]
 pub struct UsageRecord {
     /// Ledger row id.
     pub id: i64,
@@ -30,28 +29,14 @@ pub struct UsageRecord {
 
 /// The usage ledger rows of an agent id.
 pub async fn export_usage(pool: &SqlitePool, id: &str) -> Result<Vec<UsageRecord>, DbError> {
-    let rows = sqlx::query(
+    sqlx::query_as::<_, UsageRecord>(
         "SELECT id, session_id, turn_id, time, day, provider, input_tokens, output_tokens, cost_usd
          FROM usage WHERE agent_id = ? ORDER BY id",
     )
     .bind(id)
     .fetch_all(pool)
-    .await?;
-    rows.iter()
-        .map(|r| {
-            Ok(UsageRecord {
-                id: column(r, "usage", "id")?,
-                session_id: column(r, "usage", "session_id")?,
-                turn_id: column(r, "usage", "turn_id")?,
-                time: column(r, "usage", "time")?,
-                day: column(r, "usage", "day")?,
-                provider: column(r, "usage", "provider")?,
-                input_tokens: column(r, "usage", "input_tokens")?,
-                output_tokens: column(r, "usage", "output_tokens")?,
-                cost_usd: column(r, "usage", "cost_usd")?,
-            })
-        })
-        .collect()
+    .await
+    .map_err(|e| row_error(e, |_| "usage"))
 }
 
 /// Deletes the usage rows (and the action budget window) of an agent id.
@@ -114,7 +99,7 @@ pub async fn import_usage(
 pub use crate::receipts::Receipt as ReceiptRecord;
 
 /// The authenticated head of a chain.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
 pub struct ReceiptHead {
     /// Last sequence number.
     pub last_seq: i64,
@@ -135,40 +120,21 @@ pub struct ReceiptsRecord {
 
 /// The receipt chain of an agent id.
 pub async fn export_receipts(pool: &SqlitePool, id: &str) -> Result<ReceiptsRecord, DbError> {
-    let receipts = sqlx::query(
+    let receipts = sqlx::query_as::<_, ReceiptRecord>(
         "SELECT seq, id, tool, args_hash, result_hash, time, prev_mac, mac FROM receipts
          WHERE agent_id = ? ORDER BY seq",
     )
     .bind(id)
     .fetch_all(pool)
-    .await?
-    .iter()
-    .map(|r| {
-        Ok(ReceiptRecord {
-            seq: column(r, "receipts", "seq")?,
-            id: column(r, "receipts", "id")?,
-            tool: column(r, "receipts", "tool")?,
-            args_hash: column(r, "receipts", "args_hash")?,
-            result_hash: column(r, "receipts", "result_hash")?,
-            time: column(r, "receipts", "time")?,
-            prev_mac: column(r, "receipts", "prev_mac")?,
-            mac: column(r, "receipts", "mac")?,
-        })
-    })
-    .collect::<Result<_, DbError>>()?;
-    let head =
-        sqlx::query("SELECT last_seq, last_mac, head_mac FROM receipt_heads WHERE agent_id = ?")
-            .bind(id)
-            .fetch_optional(pool)
-            .await?
-            .map(|h| {
-                Ok::<_, DbError>(ReceiptHead {
-                    last_seq: column(&h, "receipt_heads", "last_seq")?,
-                    last_mac: column(&h, "receipt_heads", "last_mac")?,
-                    head_mac: column(&h, "receipt_heads", "head_mac")?,
-                })
-            })
-            .transpose()?;
+    .await
+    .map_err(|e| row_error(e, |_| "receipts"))?;
+    let head = sqlx::query_as::<_, ReceiptHead>(
+        "SELECT last_seq, last_mac, head_mac FROM receipt_heads WHERE agent_id = ?",
+    )
+    .bind(id)
+    .fetch_optional(pool)
+    .await
+    .map_err(|e| row_error(e, |_| "receipt_heads"))?;
     Ok(ReceiptsRecord { receipts, head })
 }
 

@@ -2,8 +2,7 @@
 //! re-pointing and importing an agent's sessions (with transcripts), usage and receipts. Every
 //! table is keyed by the agent's stable id, so a rename is one alias update.
 
-use crate::db::column;
-use crate::db::DbError;
+use crate::db::{row_error, DbError};
 use sqlx::SqlitePool;
 
 mod ledgers;
@@ -92,19 +91,30 @@ pub async fn rename_alias(pool: &SqlitePool, old: &str, new: &str) -> Result<Ali
 
 /// Number of sessions, usage rows and receipts of an agent id.
 pub async fn counts(pool: &SqlitePool, id: &str) -> Result<(u64, u64, u64), DbError> {
-    let r = sqlx::query(
+    // Each column is the count of rows of the table of that name.
+    #[derive(sqlx::FromRow)]
+    struct Counts {
+        sessions: i64,
+        usage: i64,
+        receipts: i64,
+    }
+    let counts = sqlx::query_as::<_, Counts>(
         "SELECT (SELECT COUNT(*) FROM sessions WHERE agent_id = ?1) AS sessions,
                 (SELECT COUNT(*) FROM usage WHERE agent_id = ?1) AS usage,
                 (SELECT COUNT(*) FROM receipts WHERE agent_id = ?1) AS receipts",
     )
     .bind(id)
     .fetch_one(pool)
-    .await?;
-    // The count of rows of `table`, read from the column of that name.
-    let n = |table: &str| -> Result<u64, DbError> {
-        Ok(u64::try_from(column::<i64>(&r, table, table)?).unwrap_or(0))
-    };
-    Ok((n("sessions")?, n("usage")?, n("receipts")?))
+    .await
+    .map_err(|e| {
+        row_error(e, |column| match column {
+            "sessions" => "sessions",
+            "usage" => "usage",
+            _ => "receipts",
+        })
+    })?;
+    let n = |count: i64| u64::try_from(count).unwrap_or(0);
+    Ok((n(counts.sessions), n(counts.usage), n(counts.receipts)))
 }
 
 /// ACP sessions of an agent id that have not ended and heartbeated at or after `since`
@@ -114,26 +124,25 @@ pub async fn live_acp_sessions(
     id: &str,
     since: &str,
 ) -> Result<Vec<(String, Option<i64>)>, DbError> {
-    let rows = sqlx::query(
+    #[derive(sqlx::FromRow)]
+    struct LiveSession {
+        id: String,
+        title: String,
+        pid: Option<i64>,
+    }
+    let rows = sqlx::query_as::<_, LiveSession>(
         "SELECT id, title, pid FROM sessions WHERE agent_id = ? AND kind = 'acp' AND ended_at IS NULL
          AND heartbeat_at IS NOT NULL AND heartbeat_at >= ? ORDER BY id",
     )
     .bind(id)
     .bind(since)
     .fetch_all(pool)
-    .await?;
-    rows.iter()
-        .map(|r| {
-            Ok((
-                format!(
-                    "{} ({})",
-                    column::<String>(r, "sessions", "id")?,
-                    column::<String>(r, "sessions", "title")?
-                ),
-                column::<Option<i64>>(r, "sessions", "pid")?,
-            ))
-        })
-        .collect()
+    .await
+    .map_err(|e| row_error(e, |_| "sessions"))?;
+    Ok(rows
+        .into_iter()
+        .map(|s| (format!("{} ({})", s.id, s.title), s.pid))
+        .collect())
 }
 
 /// Gives `alias` an id row for a restore: the wanted id when free (or when it is parked under

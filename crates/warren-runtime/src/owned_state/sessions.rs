@@ -1,12 +1,11 @@
 //! Sessions with their transcripts (messages, turns, events): export, purge, import.
 
-use crate::db::column;
-use crate::db::DbError;
+use crate::db::{row_error, DbError};
 use serde::{Deserialize, Serialize};
 use sqlx::SqlitePool;
 
 /// One stored message of a transcript.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, sqlx::FromRow)]
 pub struct MessageRecord {
     /// Position in the session.
     pub seq: i64,
@@ -17,19 +16,20 @@ pub struct MessageRecord {
 }
 
 /// One stored event of a turn.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, sqlx::FromRow)]
 pub struct EventRecord {
     /// Position in the turn.
     pub seq: i64,
     /// Event type name.
     #[serde(rename = "type")]
+    #[sqlx(rename = "type")]
     pub kind: String,
     /// The event JSON, as stored.
     pub body: String,
 }
 
 /// One stored turn with its events.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, sqlx::FromRow)]
 pub struct TurnRecord {
     /// Turn id.
     pub id: String,
@@ -50,11 +50,12 @@ pub struct TurnRecord {
     /// Error code.
     pub error_code: Option<String>,
     /// The turn's events in order.
+    #[sqlx(skip)]
     pub events: Vec<EventRecord>,
 }
 
 /// One session with its transcript.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, sqlx::FromRow)]
 pub struct SessionRecord {
     /// Session id.
     pub id: String,
@@ -69,86 +70,53 @@ pub struct SessionRecord {
     /// End time (ACP).
     pub ended_at: Option<String>,
     /// The message history in order.
+    #[sqlx(skip)]
     pub messages: Vec<MessageRecord>,
     /// The turns in order.
+    #[sqlx(skip)]
     pub turns: Vec<TurnRecord>,
 }
 
 /// Every session of an agent id with messages, turns and events.
 pub async fn export_sessions(pool: &SqlitePool, id: &str) -> Result<Vec<SessionRecord>, DbError> {
-    let rows = sqlx::query(
+    let mut sessions = sqlx::query_as::<_, SessionRecord>(
         "SELECT id, kind, title, created_at, updated_at, ended_at FROM sessions
          WHERE agent_id = ? ORDER BY created_at, id",
     )
     .bind(id)
     .fetch_all(pool)
-    .await?;
-    let mut out = Vec::with_capacity(rows.len());
-    for r in rows {
-        let sid: String = column(&r, "sessions", "id")?;
-        let messages = sqlx::query(
+    .await
+    .map_err(|e| row_error(e, |_| "sessions"))?;
+    for session in &mut sessions {
+        session.messages = sqlx::query_as::<_, MessageRecord>(
             "SELECT seq, turn_id, body FROM messages WHERE session_id = ? ORDER BY seq",
         )
-        .bind(&sid)
+        .bind(&session.id)
         .fetch_all(pool)
-        .await?
-        .iter()
-        .map(|m| {
-            Ok(MessageRecord {
-                seq: column(m, "messages", "seq")?,
-                turn_id: column(m, "messages", "turn_id")?,
-                body: column(m, "messages", "body")?,
-            })
-        })
-        .collect::<Result<_, DbError>>()?;
-        let mut turns = Vec::new();
-        for t in sqlx::query(
-            "SELECT id, agent_id, trigger, prompt, status, started_at, ended_at, final_text, error_code
-             FROM turns WHERE session_id = ? ORDER BY started_at, id",
+        .await
+        .map_err(|e| row_error(e, |_| "messages"))?;
+        // `own`: the turn was written by this agent id (a NULL attribution is not).
+        session.turns = sqlx::query_as::<_, TurnRecord>(
+            "SELECT id, agent_id IS ?2 AS own, trigger, prompt, status, started_at, ended_at,
+                    final_text, error_code
+             FROM turns WHERE session_id = ?1 ORDER BY started_at, id",
         )
-        .bind(&sid)
+        .bind(&session.id)
+        .bind(id)
         .fetch_all(pool)
-        .await?
-        {
-            let tid: String = column(&t, "turns", "id")?;
-            let events = sqlx::query("SELECT seq, type, body FROM events WHERE turn_id = ? ORDER BY seq")
-                .bind(&tid)
-                .fetch_all(pool)
-                .await?
-                .iter()
-                .map(|e| {
-                    Ok(EventRecord {
-                        seq: column(e, "events", "seq")?,
-                        kind: column(e, "events", "type")?,
-                        body: column(e, "events", "body")?,
-                    })
-                })
-                .collect::<Result<_, DbError>>()?;
-            turns.push(TurnRecord {
-                own: column::<Option<String>>(&t, "turns", "agent_id")?.as_deref() == Some(id),
-                id: tid,
-                trigger: column(&t, "turns", "trigger")?,
-                prompt: column(&t, "turns", "prompt")?,
-                status: column(&t, "turns", "status")?,
-                started_at: column(&t, "turns", "started_at")?,
-                ended_at: column(&t, "turns", "ended_at")?,
-                final_text: column(&t, "turns", "final_text")?,
-                error_code: column(&t, "turns", "error_code")?,
-                events,
-            });
+        .await
+        .map_err(|e| row_error(e, |_| "turns"))?;
+        for turn in &mut session.turns {
+            turn.events = sqlx::query_as::<_, EventRecord>(
+                "SELECT seq, type, body FROM events WHERE turn_id = ? ORDER BY seq",
+            )
+            .bind(&turn.id)
+            .fetch_all(pool)
+            .await
+            .map_err(|e| row_error(e, |_| "events"))?;
         }
-        out.push(SessionRecord {
-            id: sid,
-            kind: column(&r, "sessions", "kind")?,
-            title: column(&r, "sessions", "title")?,
-            created_at: column(&r, "sessions", "created_at")?,
-            updated_at: column(&r, "sessions", "updated_at")?,
-            ended_at: column(&r, "sessions", "ended_at")?,
-            messages,
-            turns,
-        });
     }
-    Ok(out)
+    Ok(sessions)
 }
 
 /// Deletes every session of an agent id with its messages, turns and events, and clears the
