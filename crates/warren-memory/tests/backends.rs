@@ -2,6 +2,7 @@
 
 use crate::suite::behavioural_suite;
 use crate::support::{pg_url, Env, PgSchema};
+use warren_memory::{NewMemory, RecallQuery};
 
 #[tokio::test]
 async fn suite_sqlite() {
@@ -19,6 +20,16 @@ async fn suite_postgres() {
     let schema = PgSchema::fresh(&url);
     let env = Env::new("postgres", &schema.memory_section(), true);
     behavioural_suite(&env).await;
+    // A keyword recall carries its rank as the score; a recall without terms carries none.
+    let erin = env.h("erin").await;
+    erin.store(NewMemory::new("f_note", "okapi seen at the zoo"))
+        .await
+        .unwrap();
+    let ranked = erin.recall(&RecallQuery::new("okapi")).await.unwrap();
+    assert_eq!(ranked.len(), 1);
+    assert!(ranked[0].score.is_some_and(|s| s > 0.0), "{ranked:?}");
+    let recent = erin.recall(&RecallQuery::new("")).await.unwrap();
+    assert!(recent.iter().all(|r| r.score.is_none()), "{recent:?}");
     env.stores.close().await;
 }
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
-use sqlx::postgres::{PgPoolOptions, PgRow};
+use sqlx::postgres::PgPoolOptions;
 use sqlx::{PgPool, Postgres, QueryBuilder, Row};
 use uuid::Uuid;
 use warren_types::MemoryBackendKind;
@@ -39,24 +39,40 @@ pub struct PostgresStore {
     s: String,
 }
 
-fn entry_from_row(row: &PgRow, with_score: bool) -> Result<MemoryEntry, sqlx::Error> {
-    Ok(MemoryEntry {
-        id: row.try_get(0)?,
-        agent_id: row.try_get(1)?,
-        agent: row.try_get(2)?,
-        key: row.try_get(3)?,
-        content: row.try_get(4)?,
-        category: row.try_get(5)?,
-        session_id: row.try_get(6)?,
-        importance: row.try_get(7)?,
-        created_at: row.try_get(8)?,
-        updated_at: row.try_get(9)?,
-        score: if with_score {
-            row.try_get::<Option<f32>, _>(10)?.map(f64::from)
-        } else {
-            None
-        },
-    })
+/// One memory row as [`COLUMNS`] selects it, with the keyword rank of a recall when the query
+/// has one (`rank`; absent elsewhere).
+#[derive(sqlx::FromRow)]
+struct EntryRow {
+    id: Uuid,
+    agent_id: Uuid,
+    alias: String,
+    key: String,
+    content: String,
+    category: String,
+    session_id: Option<String>,
+    importance: f64,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+    #[sqlx(default)]
+    rank: Option<f32>,
+}
+
+impl From<EntryRow> for MemoryEntry {
+    fn from(r: EntryRow) -> Self {
+        MemoryEntry {
+            id: r.id,
+            agent_id: r.agent_id,
+            agent: r.alias,
+            key: r.key,
+            content: r.content,
+            category: r.category,
+            session_id: r.session_id,
+            importance: r.importance,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+            score: r.rank.map(f64::from),
+        }
+    }
 }
 
 impl PostgresStore {
@@ -191,16 +207,14 @@ async fn export_task(
         operation: "export",
         reason: e.to_string(),
     };
-    let mut rows = sqlx::query(&sql).bind(agent_id).fetch(&pool);
+    let mut rows = sqlx::query_as::<_, EntryRow>(&sql)
+        .bind(agent_id)
+        .fetch(&pool);
     let mut page = Vec::with_capacity(EXPORT_PAGE);
     loop {
-        let entry = match rows.try_next().await {
-            Ok(Some(row)) => entry_from_row(&row, false),
+        match rows.try_next().await {
+            Ok(Some(row)) => page.push(MemoryEntry::from(row)),
             Ok(None) => break,
-            Err(e) => Err(e),
-        };
-        match entry {
-            Ok(entry) => page.push(entry),
             Err(e) => {
                 let _ = tx.send(Err(fail(e))).await;
                 return;
@@ -324,15 +338,13 @@ impl MemoryStore for PostgresStore {
             "SELECT {COLUMNS}{} WHERE m.agent_id = $1 AND m.key = $2",
             self.tables_clause()
         );
-        let row = sqlx::query(&sql)
+        let row = sqlx::query_as::<_, EntryRow>(&sql)
             .bind(agent.id)
             .bind(key)
             .fetch_optional(&self.pool)
             .await
             .map_err(self.err("get"))?;
-        row.map(|r| entry_from_row(&r, false))
-            .transpose()
-            .map_err(self.err("get"))
+        Ok(row.map(MemoryEntry::from))
     }
 
     async fn recall_for_agents(
@@ -347,7 +359,6 @@ impl MemoryStore for PostgresStore {
         let mut qb = QueryBuilder::<Postgres>::new("SELECT ");
         qb.push(COLUMNS);
         if terms.is_empty() {
-            qb.push(", NULL::real");
             qb.push(self.tables_clause());
             qb.push(" WHERE ");
         } else {
@@ -380,14 +391,11 @@ impl MemoryStore for PostgresStore {
         }
         qb.push_bind(i64::try_from(q.limit).unwrap_or(i64::MAX));
         let rows = qb
-            .build()
+            .build_query_as::<EntryRow>()
             .fetch_all(&self.pool)
             .await
             .map_err(self.err("recall"))?;
-        rows.iter()
-            .map(|r| entry_from_row(r, !terms.is_empty()))
-            .collect::<Result<_, _>>()
-            .map_err(self.err("recall"))
+        Ok(rows.into_iter().map(MemoryEntry::from).collect())
     }
 
     async fn list_for_agent(&self, agent: &AgentRef, q: &ListQuery) -> Result<Page, MemoryError> {
@@ -423,15 +431,11 @@ impl MemoryStore for PostgresStore {
         qb.push(" OFFSET ");
         qb.push_bind(i64::try_from(q.offset).unwrap_or(i64::MAX));
         let rows = qb
-            .build()
+            .build_query_as::<EntryRow>()
             .fetch_all(&self.pool)
             .await
             .map_err(self.err("list"))?;
-        let entries = rows
-            .iter()
-            .map(|r| entry_from_row(r, false))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(self.err("list"))?;
+        let entries: Vec<MemoryEntry> = rows.into_iter().map(MemoryEntry::from).collect();
         Ok(Page::new(entries, total.max(0) as u64, q))
     }
 
@@ -527,14 +531,11 @@ impl MemoryStore for PostgresStore {
         qb.push(" ORDER BY m.created_at, m.id LIMIT ");
         qb.push_bind(i64::try_from(limit).unwrap_or(i64::MAX));
         let rows = qb
-            .build()
+            .build_query_as::<EntryRow>()
             .fetch_all(&self.pool)
             .await
             .map_err(self.err("export"))?;
-        rows.iter()
-            .map(|r| entry_from_row(r, false))
-            .collect::<Result<_, _>>()
-            .map_err(self.err("export"))
+        Ok(rows.into_iter().map(MemoryEntry::from).collect())
     }
 
     async fn close(&self) {
