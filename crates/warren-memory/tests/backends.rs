@@ -4,10 +4,24 @@ use crate::suite::behavioural_suite;
 use crate::support::{pg_url, Env, PgSchema};
 use warren_memory::{NewMemory, RecallQuery};
 
+/// A keyword recall carries its rank as the score; a recall without terms carries none.
+async fn scores_only_from_keywords(env: &Env) {
+    let erin = env.h("erin").await;
+    erin.store(NewMemory::new("e_okapi", "okapi seen at the zoo"))
+        .await
+        .unwrap();
+    let ranked = erin.recall(&RecallQuery::new("okapi")).await.unwrap();
+    assert_eq!(ranked.len(), 1);
+    assert!(ranked[0].score.is_some_and(|s| s > 0.0), "{ranked:?}");
+    let recent = erin.recall(&RecallQuery::new("")).await.unwrap();
+    assert!(recent.iter().all(|r| r.score.is_none()), "{recent:?}");
+}
+
 #[tokio::test]
 async fn suite_sqlite() {
     let env = Env::new("sqlite", "", true);
     behavioural_suite(&env).await;
+    scores_only_from_keywords(&env).await;
     assert!(
         env.layout().memory_db().is_file(),
         "memory.db where the rules say"
@@ -20,16 +34,7 @@ async fn suite_postgres() {
     let schema = PgSchema::fresh(&url);
     let env = Env::new("postgres", &schema.memory_section(), true);
     behavioural_suite(&env).await;
-    // A keyword recall carries its rank as the score; a recall without terms carries none.
-    let erin = env.h("erin").await;
-    erin.store(NewMemory::new("f_note", "okapi seen at the zoo"))
-        .await
-        .unwrap();
-    let ranked = erin.recall(&RecallQuery::new("okapi")).await.unwrap();
-    assert_eq!(ranked.len(), 1);
-    assert!(ranked[0].score.is_some_and(|s| s > 0.0), "{ranked:?}");
-    let recent = erin.recall(&RecallQuery::new("")).await.unwrap();
-    assert!(recent.iter().all(|r| r.score.is_none()), "{recent:?}");
+    scores_only_from_keywords(&env).await;
     env.stores.close().await;
 }
 

@@ -30,7 +30,7 @@ use crate::types::{
     format_ts, AgentRef, ExportCursor, ImportReport, ListQuery, MemoryEntry, NewMemory, Page,
     RecallQuery, StoreReceipt,
 };
-use rows::{entry_from_row, micros, push_scope_sql, ts_from_micros, ENTRY_COLUMNS};
+use rows::{micros, push_scope_sql, ts_from_micros, EntryRow, ENTRY_COLUMNS};
 
 /// Up to this many matching rows, a recall matches first and filters by the allowlist; above
 /// it, the allowlist is evaluated inside the FTS index.
@@ -160,6 +160,17 @@ impl SqliteStore {
         }
     }
 
+    /// A query error of rows decoded into [`EntryRow`]: a column that does not decode is an
+    /// unreadable row (as a bad timestamp is), anything else a backend error.
+    fn read_err(&self, operation: &'static str) -> impl Fn(sqlx::Error) -> MemoryError + '_ {
+        move |e| match e {
+            sqlx::Error::ColumnDecode { .. } | sqlx::Error::ColumnNotFound(_) => {
+                self.bad_row(operation)(e.to_string())
+            }
+            other => self.err(operation)(other),
+        }
+    }
+
     fn bad_row(&self, operation: &'static str) -> impl Fn(String) -> MemoryError + '_ {
         move |reason| MemoryError::Backend {
             backend: BACKEND,
@@ -280,12 +291,12 @@ impl SqliteStore {
         qb.push(" ORDER BY m.updated_at DESC, m.seq DESC LIMIT ");
         qb.push_bind(i64::try_from(q.limit).unwrap_or(i64::MAX));
         let rows = qb
-            .build()
+            .build_query_as::<EntryRow>()
             .fetch_all(&self.pool)
             .await
-            .map_err(self.err("recall"))?;
-        rows.iter()
-            .map(|r| entry_from_row(r, false))
+            .map_err(self.read_err("recall"))?;
+        rows.into_iter()
+            .map(EntryRow::into_entry)
             .collect::<Result<_, _>>()
             .map_err(self.bad_row("recall"))
     }
@@ -387,13 +398,13 @@ impl MemoryStore for SqliteStore {
             "SELECT {ENTRY_COLUMNS} FROM memories m JOIN agents a ON a.id = m.agent_id \
              WHERE m.agent_id = ? AND m.key = ?"
         );
-        let row = sqlx::query(&sql)
+        let row = sqlx::query_as::<_, EntryRow>(&sql)
             .bind(agent.id)
             .bind(key)
             .fetch_optional(&self.pool)
             .await
-            .map_err(self.err("get"))?;
-        row.map(|r| entry_from_row(&r, false))
+            .map_err(self.read_err("get"))?;
+        row.map(EntryRow::into_entry)
             .transpose()
             .map_err(self.bad_row("get"))
     }
@@ -473,12 +484,12 @@ impl MemoryStore for SqliteStore {
         qb.push(" ORDER BY 11, m.updated_at DESC LIMIT ");
         qb.push_bind(limit);
         let rows = qb
-            .build()
+            .build_query_as::<EntryRow>()
             .fetch_all(&self.pool)
             .await
-            .map_err(self.err("recall"))?;
-        rows.iter()
-            .map(|r| entry_from_row(r, true))
+            .map_err(self.read_err("recall"))?;
+        rows.into_iter()
+            .map(EntryRow::into_entry)
             .collect::<Result<_, _>>()
             .map_err(self.bad_row("recall"))
     }
@@ -512,13 +523,13 @@ impl MemoryStore for SqliteStore {
         qb.push(" OFFSET ");
         qb.push_bind(i64::try_from(q.offset).unwrap_or(i64::MAX));
         let rows = qb
-            .build()
+            .build_query_as::<EntryRow>()
             .fetch_all(&self.pool)
             .await
-            .map_err(self.err("list"))?;
+            .map_err(self.read_err("list"))?;
         let entries = rows
-            .iter()
-            .map(|r| entry_from_row(r, false))
+            .into_iter()
+            .map(EntryRow::into_entry)
             .collect::<Result<Vec<_>, _>>()
             .map_err(self.bad_row("list"))?;
         Ok(Page::new(entries, total.max(0) as u64, q))

@@ -1,47 +1,51 @@
 //! Mapping SQLite rows to `MemoryEntry` and the SQL fragments shared by the SQLite queries.
 
-use sqlx::sqlite::SqliteRow;
-use sqlx::{QueryBuilder, Row, Sqlite};
+use sqlx::{QueryBuilder, Sqlite};
 use uuid::Uuid;
 
 use crate::grants::RecallScope;
 use crate::types::MemoryEntry;
 use chrono::{DateTime, Utc};
 
-/// The selected columns, in the order [`entry_from_row`] reads them.
+/// The selected columns, decoded by name into an [`EntryRow`].
 pub const ENTRY_COLUMNS: &str = "m.id, m.agent_id, a.alias, m.key, m.content, m.category, \
      m.session_id, m.importance, m.created_at, m.updated_at";
 
-/// Reads one row selected with [`ENTRY_COLUMNS`] (plus an optional score column at index 10).
-pub fn entry_from_row(row: &SqliteRow, with_score: bool) -> Result<MemoryEntry, String> {
-    let text = |i: usize| row.try_get::<String, _>(i).map_err(|e| e.to_string());
-    let uuid = |i: usize| row.try_get::<Uuid, _>(i).map_err(|e| e.to_string());
-    let ts = |i: usize| -> Result<_, String> {
-        let us = row.try_get::<i64, _>(i).map_err(|e| e.to_string())?;
-        ts_from_micros(us)
-    };
-    let score = if with_score {
-        row.try_get::<Option<f64>, _>(10)
-            .map_err(|e| e.to_string())?
-            .map(|r| -r)
-    } else {
-        None
-    };
-    Ok(MemoryEntry {
-        id: uuid(0)?,
-        agent_id: uuid(1)?,
-        agent: text(2)?,
-        key: text(3)?,
-        content: text(4)?,
-        category: text(5)?,
-        session_id: row
-            .try_get::<Option<String>, _>(6)
-            .map_err(|e| e.to_string())?,
-        importance: row.try_get::<f64, _>(7).map_err(|e| e.to_string())?,
-        created_at: ts(8)?,
-        updated_at: ts(9)?,
-        score,
-    })
+/// One row selected with [`ENTRY_COLUMNS`], with FTS5's `rank` when a keyword recall selects
+/// it (absent elsewhere).
+#[derive(sqlx::FromRow)]
+pub struct EntryRow {
+    id: Uuid,
+    agent_id: Uuid,
+    alias: String,
+    key: String,
+    content: String,
+    category: String,
+    session_id: Option<String>,
+    importance: f64,
+    created_at: i64,
+    updated_at: i64,
+    #[sqlx(default)]
+    rank: Option<f64>,
+}
+
+impl EntryRow {
+    /// The entry; FTS5's rank (lower is better) becomes the score (higher is better).
+    pub fn into_entry(self) -> Result<MemoryEntry, String> {
+        Ok(MemoryEntry {
+            id: self.id,
+            agent_id: self.agent_id,
+            agent: self.alias,
+            key: self.key,
+            content: self.content,
+            category: self.category,
+            session_id: self.session_id,
+            importance: self.importance,
+            created_at: ts_from_micros(self.created_at)?,
+            updated_at: ts_from_micros(self.updated_at)?,
+            score: self.rank.map(|r| -r),
+        })
+    }
 }
 
 /// A row time as stored: microseconds since the Unix epoch (UTC).
