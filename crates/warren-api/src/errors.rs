@@ -35,7 +35,7 @@ pub(crate) fn document_error(e: DocumentError) -> ApiError {
 }
 
 /// Converts a host error into an API error.
-pub fn host_error(e: warren_runtime::host::HostError) -> ApiError {
+pub(crate) fn host_error(e: warren_runtime::host::HostError) -> ApiError {
     use warren_runtime::host::HostError as H;
     match e {
         H::Config(c) => config_error(c),

@@ -14,7 +14,7 @@ use warren_runtime::secrets::FileSecretStore;
 use warren_types::{ApiError, ErrorCode};
 
 /// Converts a lifecycle error into an API error (blockers become details).
-pub fn lifecycle_error(e: LifecycleError) -> ApiError {
+pub(crate) fn lifecycle_error(e: LifecycleError) -> ApiError {
     use LifecycleError as L;
     let code = match &e {
         L::Config(_) => {

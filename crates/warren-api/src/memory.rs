@@ -49,7 +49,7 @@ pub struct ForgottenMemory {
 }
 
 /// Maps a memory error to the API error with its stable code.
-pub fn memory_error(e: MemoryError) -> ApiError {
+pub(crate) fn memory_error(e: MemoryError) -> ApiError {
     ApiError::new(e.code(), e.to_string())
 }
 

@@ -52,7 +52,7 @@ impl RootKind {
 
     /// The kind of `source` and the name it carries (a sibling's alias, an `allowed_roots`
     /// entry as written, an MCP server).
-    pub fn of(source: &RootSource) -> (RootKind, Option<String>) {
+    pub(crate) fn of(source: &RootSource) -> (RootKind, Option<String>) {
         match source {
             RootSource::Workspace => (RootKind::Workspace, None),
             RootSource::Sibling(a) => (RootKind::Sibling, Some(a.clone())),

@@ -47,7 +47,7 @@ pub struct SecretBackend {
 impl Warren {
     /// The store API keys and other user secrets go to: the desktop keyring when one answers
     /// on the session bus, else the encrypted file (`WARREN_SECRET_BACKEND` overrides).
-    pub fn secret_store(&self) -> Result<UserSecrets, ApiError> {
+    pub(crate) fn secret_store(&self) -> Result<UserSecrets, ApiError> {
         open_user_secrets(self.layout(), &self.env.vars).map_err(secret_error)
     }
 

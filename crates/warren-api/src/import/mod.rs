@@ -403,7 +403,7 @@ impl Warren {
     }
 
     /// [`Warren::import_zeroclaw`] with a step hook (tests interrupt it after a step).
-    pub async fn import_zeroclaw_with(
+    pub(crate) async fn import_zeroclaw_with(
         &self,
         opts: &ImportOptions,
         progress: Progress<'_>,
