@@ -398,6 +398,73 @@ mod tests {
     use crate::test_support::assert_codes;
 
     #[test]
+    fn a_plan_reads_as_one_line_per_reference_move_and_count() {
+        let plan = PlanView {
+            operation: LifecycleKind::Rename,
+            alias: "alice".into(),
+            new_alias: Some("ann".into()),
+            references: vec![ReferenceView {
+                path: "agents.bob.delegates[0]".into(),
+                kind: ReferenceKind::Delegate,
+                strength: ReferenceStrength::Soft,
+                action: ReferenceAction::Rewrite,
+            }],
+            blockers: vec!["cron.digest.agent".into()],
+            workspace: Some(MoveView {
+                from: "/i/agents/alice/workspace".into(),
+                to: "/i/agents/ann/workspace".into(),
+                exists: false,
+            }),
+            counts: vec![CountView {
+                kind: "memory".into(),
+                count: 3,
+            }],
+            archive: None,
+            resumed: true,
+        };
+        assert_eq!(
+            plan.to_text(),
+            "rename alice → ann\n  (finishing an interrupted run)\n  BLOCKED by cron.digest.agent\n  rewrite agents.bob.delegates[0]\n  move workspace /i/agents/alice/workspace → /i/agents/ann/workspace (does not exist yet)\n  memory: 3\n"
+        );
+    }
+
+    #[test]
+    fn an_archive_view_names_what_its_delete_kept_in_place() {
+        let manifest: warren_runtime::lifecycle::Manifest =
+            serde_json::from_value(serde_json::json!({
+                "version": 1, "alias": "carol", "agent_id": null, "sessions_agent_id": null,
+                "time": "2026-12-02T06:00:00Z", "memory_backend": "sqlite",
+                "workspace": "/i/agents/carol/workspace", "custom_workspace": false,
+                "workspace_archived": true, "exported": {"sessions": 1},
+                "purged": {"sessions": 1}, "failed": {"memory": "export failed: injected"},
+                "tombstone": "t-1", "warnings": ["memory: export failed"]
+            }))
+            .unwrap();
+        let view = ArchiveView::from(ArchiveInfo {
+            name: "carol-20261202".into(),
+            path: "/i/data/agents/_deleted/carol-20261202".into(),
+            manifest: Some(manifest),
+            problem: None,
+        });
+        assert_eq!(view.alias.as_deref(), Some("carol"));
+        assert_eq!(view.kept_in_place, ["memory"]);
+        assert_eq!(
+            view.exported,
+            [CountView {
+                kind: "sessions".into(),
+                count: 1
+            }]
+        );
+        let unreadable = ArchiveView::from(ArchiveInfo {
+            name: "x".into(),
+            path: "/i/x".into(),
+            manifest: None,
+            problem: Some("a delete in progress".into()),
+        });
+        assert!(unreadable.kept_in_place.is_empty() && unreadable.alias.is_none());
+    }
+
+    #[test]
     fn lifecycle_codes_are_their_documented_strings() {
         assert_codes(&[
             (LifecycleKind::Rename, "rename"),
