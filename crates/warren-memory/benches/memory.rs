@@ -4,16 +4,20 @@
 //! itself, one peer with every category and one peer with `core` only.
 //!
 //! Every figure is printed beside a floor measured in the same run, interleaved with it:
-//! - store, in batches of 500 and one row per call: the same rows written by a raw multi-row
-//!   `INSERT` into a second database loaded in lockstep (same schema, same size);
+//! - store, in batches of 500 and one row per call: the same rows written by hand into a
+//!   second database loaded in lockstep (same schema, same size): one transaction of a raw
+//!   multi-row `INSERT` and the raw insert of the same rows into the agent's full-text index;
 //! - recall, on a rare-word mix (two words of ranks 1,000–10,000) and a common-word mix (two
-//!   Zipf words), 200 queries each: the two raw query shapes (match-then-filter: every match
-//!   joined to its row and filtered by the allowlist; scope-in-index: the allowlist as FTS5
-//!   tokens inside the MATCH) as hand-written SQL, and Warren's `recall_for_agents`;
+//!   Zipf words), 200 queries each: the two raw query shapes over the agents' indexes
+//!   (match-then-filter: every match of each agent's index joined to its row and filtered by the
+//!   allowlist; scope-in-index: the grant's categories as FTS5 tokens inside each index's MATCH,
+//!   each index's top rows, then the best of them) as hand-written SQL, and Warren's
+//!   `recall_for_agents`;
 //! - export of one agent (5,000 rows): the best of one raw statement answering them as JSON and
 //!   a raw read of the same rows over a blocking connection;
 //! - purge of one agent (5,000 rows): the same statements issued by hand on another agent of
-//!   the same size; a plain delete (full-text merging inside the transaction) for reference;
+//!   the same size; deleting the index's entries one by one instead of dropping the index (what
+//!   a shared index costs) for reference;
 //! - database bytes per row.
 //!
 //! `WARREN_BENCH_1M=1` adds the same run at 1,000,000 rows over 200 agents. With
@@ -32,8 +36,8 @@ use chrono::Utc;
 use futures::TryStreamExt;
 use sqlx::SqlitePool;
 use uuid::Uuid;
-use warren_memory::sqlite::fts_scope_expr;
-use warren_memory::text::{fts_terms_expr, query_terms};
+use warren_memory::sqlite::index::{index_table, match_expr};
+use warren_memory::text::{category_token, fts_terms_expr, query_terms};
 use warren_memory::{
     export_agent, AgentRef, MemoryStore, NewMemory, RecallQuery, RecallScope, ScopeEntry,
     SqliteStore,
@@ -177,22 +181,28 @@ async fn load(store: &dyn MemoryStore, agents: usize, zipf: &Zipf) -> (Vec<Agent
     (refs, took)
 }
 
-/// The floor of a store: the same rows written by one raw multi-row `INSERT` (same columns and
-/// values as Warren's statement, without its upsert clause, `RETURNING` or receipts).
+/// The floor of a store: the same rows written by hand in one transaction: one raw multi-row
+/// `INSERT` (same columns and values as Warren's statement, without its upsert clause or
+/// receipts) and one raw `INSERT` of the same rows into the agent's index (values from the
+/// caller, not read back).
 async fn raw_insert(pool: &SqlitePool, agent: &AgentRef, rows: &[NewMemory]) {
+    use sqlx::Connection;
     let mut sql = String::from(
         "INSERT INTO memories (id, agent_id, key, content, category, session_id, importance, \
          created_at, updated_at) VALUES ",
     );
+    let table = index_table(&agent.id);
+    let mut fts = format!("INSERT INTO {table} (rowid, body, scope) VALUES ");
     for i in 0..rows.len() {
-        sql.push_str(if i == 0 {
-            "(?, ?, ?, ?, ?, ?, ?, ?, ?)"
-        } else {
-            ", (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-        });
+        let sep = if i == 0 { "" } else { ", " };
+        sql.push_str(sep);
+        sql.push_str("(?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        fts.push_str(sep);
+        fts.push_str("(?, ?, ?)");
     }
+    sql.push_str(" RETURNING seq");
     let ts = Utc::now().timestamp_micros();
-    let mut q = sqlx::query(&sql);
+    let mut q = sqlx::query_scalar::<_, i64>(&sql);
     for r in rows {
         q = q
             .bind(Uuid::now_v7())
@@ -205,7 +215,18 @@ async fn raw_insert(pool: &SqlitePool, agent: &AgentRef, rows: &[NewMemory]) {
             .bind(ts)
             .bind(ts);
     }
-    q.execute(pool).await.unwrap();
+    let mut conn = pool.acquire().await.unwrap();
+    let mut tx = conn.begin().await.unwrap();
+    let seqs = q.fetch_all(&mut *tx).await.unwrap();
+    let mut f = sqlx::query(&fts);
+    for (seq, r) in seqs.iter().zip(rows) {
+        f = f
+            .bind(seq)
+            .bind(format!("{} {}", r.key, r.content))
+            .bind(category_token(&r.category));
+    }
+    f.execute(&mut *tx).await.unwrap();
+    tx.commit().await.unwrap();
 }
 
 /// Loads the corpus into Warren's store and, batch by batch in lockstep (alternating which goes
@@ -357,14 +378,28 @@ fn scope_sql(scope: &RecallScope) -> String {
     format!("({})", parts.join(" OR "))
 }
 
-/// Raw match-then-filter: every match joined to its row, filtered, ranked, limited.
-async fn floor_match_then_filter(pool: &SqlitePool, scope_sql: &str, q: &str) -> Vec<f64> {
+/// Raw match-then-filter: every match of each agent's index joined to its row, filtered by the
+/// allowlist, ranked, limited.
+async fn floor_match_then_filter(
+    pool: &SqlitePool,
+    scope: &RecallScope,
+    scope_sql: &str,
+    q: &str,
+) -> Vec<f64> {
     let body = format!("body : ({})", fts_terms_expr(&query_terms(q)));
+    let parts: Vec<String> = scope
+        .entries
+        .iter()
+        .map(|e| {
+            let t = index_table(&e.agent.id);
+            format!("SELECT rowid AS seq, rank FROM {t} WHERE {t} MATCH ?1")
+        })
+        .collect();
     let sql = format!(
-        "SELECT {COLS}, memories_fts.rank FROM memories_fts \
-         CROSS JOIN memories m ON m.seq = memories_fts.rowid \
-         CROSS JOIN agents a ON a.id = m.agent_id \
-         WHERE memories_fts MATCH ?1 AND {scope_sql} ORDER BY 11 LIMIT {LIMIT}"
+        "SELECT {COLS}, f.rank FROM ({}) f \
+         CROSS JOIN memories m ON m.seq = f.seq CROSS JOIN agents a ON a.id = m.agent_id \
+         WHERE {scope_sql} ORDER BY 11 LIMIT {LIMIT}",
+        parts.join(" UNION ALL ")
     );
     let rows: Vec<sqlx::sqlite::SqliteRow> =
         sqlx::query(&sql).bind(body).fetch_all(pool).await.unwrap();
@@ -372,20 +407,34 @@ async fn floor_match_then_filter(pool: &SqlitePool, scope_sql: &str, q: &str) ->
     rows.iter().map(|r| r.get::<f64, _>(10)).collect()
 }
 
-/// Raw scope-in-index: the allowlist as FTS5 tokens, FTS5 ranks and limits, then the join.
+/// Raw scope-in-index: each agent's index ranks the rows of the categories its grant allows
+/// (FTS5 tokens inside the MATCH) and gives its top rows; the best of those, then the join.
 async fn floor_scope_in_index(pool: &SqlitePool, scope: &RecallScope, q: &str) -> Vec<f64> {
-    let expr = format!(
-        "body : ({}) AND {}",
-        fts_terms_expr(&query_terms(q)),
-        fts_scope_expr(scope, None).unwrap()
-    );
+    let terms = query_terms(q);
+    let parts: Vec<String> = scope
+        .entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let t = index_table(&e.agent.id);
+            format!(
+                "SELECT * FROM (SELECT rowid AS seq, rank FROM {t} WHERE {t} MATCH ?{} \
+                 ORDER BY rank LIMIT {LIMIT})",
+                i + 1
+            )
+        })
+        .collect();
     let sql = format!(
-        "SELECT {COLS}, f.rank FROM (SELECT rowid AS seq, rank FROM memories_fts \
-         WHERE memories_fts MATCH ?1 ORDER BY rank LIMIT {LIMIT}) f \
-         CROSS JOIN memories m ON m.seq = f.seq CROSS JOIN agents a ON a.id = m.agent_id"
+        "SELECT {COLS}, f.rank FROM (SELECT * FROM ({}) ORDER BY rank LIMIT {LIMIT}) f \
+         CROSS JOIN memories m ON m.seq = f.seq CROSS JOIN agents a ON a.id = m.agent_id \
+         ORDER BY 11",
+        parts.join(" UNION ALL ")
     );
-    let rows: Vec<sqlx::sqlite::SqliteRow> =
-        sqlx::query(&sql).bind(expr).fetch_all(pool).await.unwrap();
+    let mut query = sqlx::query(&sql);
+    for e in &scope.entries {
+        query = query.bind(match_expr(&terms, e.categories.as_deref(), None));
+    }
+    let rows: Vec<sqlx::sqlite::SqliteRow> = query.fetch_all(pool).await.unwrap();
     use sqlx::Row;
     rows.iter().map(|r| r.get::<f64, _>(10)).collect()
 }
@@ -525,7 +574,7 @@ fn sqlite_run(rt: &tokio::runtime::Runtime, agents_n: usize, t: &mut Table) -> R
                     let which = (i + k) % 3;
                     let start = Instant::now();
                     let n = match which {
-                        0 => floor_match_then_filter(&pool, &ssql, q).await.len(),
+                        0 => floor_match_then_filter(&pool, &sc, &ssql, q).await.len(),
                         1 => floor_scope_in_index(&pool, &sc, q).await.len(),
                         _ => store
                             .recall_for_agents(&sc, &RecallQuery::new(q.clone()).limit(LIMIT))
@@ -553,7 +602,7 @@ fn sqlite_run(rt: &tokio::runtime::Runtime, agents_n: usize, t: &mut Table) -> R
                     .await
                     .unwrap();
                 let w: Vec<f64> = w.iter().map(|r| r.score.unwrap_or(0.0)).collect();
-                let a = floor_match_then_filter(&pool, &ssql, q).await;
+                let a = floor_match_then_filter(&pool, &sc, &ssql, q).await;
                 let b = floor_scope_in_index(&pool, &sc, q).await;
                 same += usize::from(scores(&w) == scores(&a) && scores(&a) == scores(&b));
             }
@@ -727,8 +776,8 @@ fn export_figures(
 
 /// Purge of one agent (5,000 rows): Warren's `purge_agent` on agents 12..15, and the same
 /// statements issued by hand in one transaction on agents 8..11 (equally sized, alternating
-/// which goes first); then, for reference, a plain delete of agents 16 and 17 that lets FTS5 do
-/// its merge work inside the transaction.
+/// which goes first); then, for reference, agents 16 and 17 purged by deleting their index
+/// entries one by one (as a shared index must) instead of dropping the index.
 fn purge_figures(
     rt: &tokio::runtime::Runtime,
     store: &Arc<SqliteStore>,
@@ -737,9 +786,9 @@ fn purge_figures(
     t: &mut Table,
 ) {
     let writer = store.writer().clone();
-    // `as_warren`: Warren's statements (a 16 MiB page cache for the transaction, automerge off
-    // inside it); otherwise a plain transaction of the two deletes.
-    let by_hand = |alias: String, as_warren: bool| {
+    // `drop_index`: Warren's statements (a 16 MiB page cache for the transaction, the index
+    // dropped); otherwise the index's entries are deleted row by row first.
+    let by_hand = |alias: String, drop_index: bool| {
         let writer = writer.clone();
         async move {
             use sqlx::Connection;
@@ -748,25 +797,31 @@ fn purge_figures(
                 .fetch_one(&mut *conn)
                 .await
                 .unwrap();
-            if as_warren {
-                sqlx::query("PRAGMA cache_size = -16384")
-                    .execute(&mut *conn)
-                    .await
-                    .unwrap();
-            }
+            sqlx::query("PRAGMA cache_size = -16384")
+                .execute(&mut *conn)
+                .await
+                .unwrap();
             let mut tx = conn.begin().await.unwrap();
-            let (id, automerge): (Uuid, Option<i64>) = sqlx::query_as(
-                "SELECT id, (SELECT v FROM memories_fts_config WHERE k = 'automerge') \
-                 FROM agents WHERE alias = ?",
-            )
-            .bind(&alias)
-            .fetch_one(&mut *tx)
-            .await
-            .unwrap();
-            let set = "INSERT INTO memories_fts (memories_fts, rank) VALUES ('automerge', ?)";
-            if as_warren {
-                sqlx::query(set).bind(0).execute(&mut *tx).await.unwrap();
+            let id: Uuid = sqlx::query_scalar("SELECT id FROM agents WHERE alias = ?")
+                .bind(&alias)
+                .fetch_one(&mut *tx)
+                .await
+                .unwrap();
+            let table = index_table(&id);
+            if !drop_index {
+                sqlx::query(&format!(
+                    "DELETE FROM {table} WHERE rowid IN \
+                     (SELECT seq FROM memories WHERE agent_id = ?)"
+                ))
+                .bind(id)
+                .execute(&mut *tx)
+                .await
+                .unwrap();
             }
+            sqlx::query(&format!("DROP TABLE {table}"))
+                .execute(&mut *tx)
+                .await
+                .unwrap();
             let n = sqlx::query("DELETE FROM memories WHERE agent_id = ?")
                 .bind(id)
                 .execute(&mut *tx)
@@ -778,13 +833,6 @@ fn purge_figures(
                 .execute(&mut *tx)
                 .await
                 .unwrap();
-            if as_warren {
-                sqlx::query(set)
-                    .bind(automerge.unwrap_or(4))
-                    .execute(&mut *tx)
-                    .await
-                    .unwrap();
-            }
             tx.commit().await.unwrap();
             sqlx::query(&format!("PRAGMA cache_size = {cache}"))
                 .execute(&mut *conn)
@@ -817,11 +865,11 @@ fn purge_figures(
             assert_eq!(n as usize, ROWS_PER_AGENT);
         }
     }
-    let mut plain = Vec::new();
+    let mut one_by_one = Vec::new();
     for a in &agents[16..18] {
         let start = Instant::now();
         let n = rt.block_on(by_hand(a.alias.clone(), false));
-        plain.push(start.elapsed());
+        one_by_one.push(start.elapsed());
         assert_eq!(n as usize, ROWS_PER_AGENT);
     }
     let (f, w) = (med(floor), med(ours));
@@ -836,9 +884,12 @@ fn purge_figures(
         format!("{w:.3} ms (CPU {wc:.1} ms)"),
         format!("<= 60 ms; {} of the floor", ratio(w, f)),
     );
-    let p: Vec<String> = plain.iter().map(|d| format!("{:.0}", msf(*d))).collect();
+    let p: Vec<String> = one_by_one
+        .iter()
+        .map(|d| format!("{:.0}", msf(*d)))
+        .collect();
     t.row(
-        format!("{label}: purge 5,000 rows, plain DELETE (merges inside)"),
+        format!("{label}: purge 5,000 rows, index entries deleted one by one"),
         format!("{} ms", p.join(" / ")),
         "reference",
     );

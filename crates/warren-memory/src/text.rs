@@ -1,5 +1,6 @@
 //! Query text handling shared by the backends: tokenising free text into search terms and
-//! building FTS5 expressions that carry the agent scope inside the index.
+//! building FTS5 expressions that carry a recall's category and session filters inside the
+//! index.
 
 /// Most terms taken from one query.
 pub const MAX_QUERY_TERMS: usize = 32;
@@ -22,14 +23,10 @@ pub fn query_terms(text: &str) -> Vec<String> {
     out
 }
 
-/// The FTS5 scope token of every row of an agent.
-pub fn agent_token(agent_id: &uuid::Uuid) -> String {
-    format!("ag{}", agent_id.simple())
-}
-
-/// The FTS5 scope token of an agent's rows of one category (exact bytes, hex-encoded).
-pub fn category_token(agent_id: &uuid::Uuid, category: &str) -> String {
-    let mut s = format!("ac{}x", agent_id.simple());
+/// The FTS5 scope token of the rows of one category (exact bytes, hex-encoded). Each agent
+/// has an index of its own, so the token does not name the agent.
+pub fn category_token(category: &str) -> String {
+    let mut s = String::from("c");
     for b in category.as_bytes() {
         s.push_str(&format!("{b:02x}"));
     }
@@ -38,7 +35,7 @@ pub fn category_token(agent_id: &uuid::Uuid, category: &str) -> String {
 
 /// The FTS5 scope token of rows stored in a session (exact bytes, hex-encoded).
 pub fn session_token(session: &str) -> String {
-    let mut s = String::from("se");
+    let mut s = String::from("s");
     for b in session.as_bytes() {
         s.push_str(&format!("{b:02x}"));
     }
@@ -70,16 +67,13 @@ mod tests {
 
     #[test]
     fn tokens_are_single_fts_tokens() {
-        let id = uuid::Uuid::nil();
-        assert_eq!(agent_token(&id), format!("ag{}", "0".repeat(32)));
-        assert_eq!(
-            category_token(&id, "Core"),
-            format!("ac{}x436f7265", "0".repeat(32))
-        );
-        assert!(category_token(&id, "core")
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric()));
-        assert_ne!(category_token(&id, "core"), category_token(&id, "Core"));
+        assert_eq!(category_token("Core"), "c436f7265");
+        assert_eq!(category_token(""), "c");
+        assert_eq!(session_token("s1"), "s7331");
+        for t in [category_token("café / x"), session_token("a b\"c")] {
+            assert!(t.chars().all(|c| c.is_ascii_alphanumeric()), "{t}");
+        }
+        assert_ne!(category_token("core"), category_token("Core"));
     }
 
     #[test]

@@ -172,11 +172,9 @@ async fn lifecycle_markdown() {
 }
 
 /// One batch may name the same key twice: the later row wins and both receipts name one row,
-/// whether the repeat is in the same statement (a batch of up to 500 rows is one statement) or
-/// in a later statement of the batch's transaction.
-#[tokio::test]
-async fn a_batch_with_a_repeated_key_keeps_the_later_row() {
-    let env = Env::new("sqlite", "", true);
+/// whether the repeat is in the same statement (SQLite: up to 500 rows a statement; Postgres:
+/// 1,000) or in a later statement of the batch's transaction.
+async fn repeated_keys(env: &Env) {
     let alice = env.h("alice").await;
     let mut rows: Vec<NewMemory> = (0..1050)
         .map(|i| NewMemory::new(format!("k{i}"), format!("fact {i}")))
@@ -196,7 +194,7 @@ async fn a_batch_with_a_repeated_key_keeps_the_later_row() {
         alice.get("k1049").await.unwrap().unwrap().content,
         "fact 1049, revised"
     );
-    let a = admin(&env, "alice").await;
+    let a = admin(env, "alice").await;
     assert_eq!(a.count().await.unwrap(), 1050);
 
     // A small batch (one statement) with a repeat, and a single row replacing a stored one.
@@ -218,6 +216,33 @@ async fn a_batch_with_a_repeated_key_keeps_the_later_row() {
     assert_eq!(bob.get("x").await.unwrap().unwrap().content, "third");
     assert_eq!(bob.count().await.unwrap(), 2);
     assert!(bob.store_batch(Vec::new()).await.unwrap().is_empty());
+    // Every row of the batches is found by its words once, with its last content.
+    let hits = alice
+        .recall(&RecallQuery::new("revised").limit(10))
+        .await
+        .unwrap();
+    let mut keys: Vec<&str> = hits.iter().map(|r| r.key.as_str()).collect();
+    keys.sort();
+    assert_eq!(keys, ["k1049", "k3"], "[{}]", env.name);
+    let old = bob
+        .recall(&RecallQuery::new("first second").limit(10))
+        .await
+        .unwrap();
+    assert!(old.is_empty(), "[{}] {old:?}", env.name);
+}
+
+#[tokio::test]
+async fn a_batch_with_a_repeated_key_keeps_the_later_row() {
+    repeated_keys(&Env::new("sqlite", "", true)).await;
+}
+
+#[tokio::test]
+async fn a_batch_with_a_repeated_key_keeps_the_later_row_postgres() {
+    let Some(url) = pg_url() else { return };
+    let schema = PgSchema::fresh(&url);
+    let env = Env::new("postgres", &schema.memory_section(), true);
+    repeated_keys(&env).await;
+    env.stores.close().await;
 }
 
 /// Export gives back every field as stored (an importance with every digit of an f64, a

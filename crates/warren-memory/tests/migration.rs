@@ -1,5 +1,6 @@
-//! A memory file written by the first schema (text UUID keys, text times) opens with the
-//! current code: it is migrated once, and recall, export and get answer the same rows.
+//! A memory file written by the first schema (text UUID keys, text times, one full-text index
+//! shared by every agent) opens with the current code: it is migrated once (versions 2 and 3),
+//! and recall, export and get answer the same rows.
 
 use futures::TryStreamExt;
 use sqlx::Connection;
@@ -74,17 +75,21 @@ fn agent(n: u128, alias: &str) -> AgentRef {
     }
 }
 
-/// `(alias, key, score)` of a recall, for comparing answers.
-fn answer(rows: &[warren_memory::MemoryEntry]) -> Vec<(String, String, String)> {
+/// `(alias, key)` of a recall, for comparing answers.
+fn answer(rows: &[warren_memory::MemoryEntry]) -> Vec<(String, String)> {
     rows.iter()
-        .map(|r| {
-            (
-                r.agent.clone(),
-                r.key.clone(),
-                format!("{:.9}", r.score.unwrap_or(f64::NAN)),
-            )
-        })
+        .map(|r| (r.agent.clone(), r.key.clone()))
         .collect()
+}
+
+/// The first schema's scope tokens: every row of an agent, and an agent's rows of a category.
+fn v1_agent_token(a: &AgentRef) -> String {
+    format!("ag{}", a.id.simple())
+}
+
+fn v1_category_token(a: &AgentRef, category: &str) -> String {
+    let hex: String = category.bytes().map(|b| format!("{b:02x}")).collect();
+    format!("ac{}x{hex}", a.id.simple())
 }
 
 #[tokio::test]
@@ -171,9 +176,14 @@ async fn a_first_schema_file_migrates_once_and_answers_the_same_rows() {
         let mut c = sqlx::SqliteConnection::connect_with(&opts).await.unwrap();
         for q in queries {
             let terms = warren_memory::text::query_terms(q);
-            let expr = warren_memory::sqlite::fts_match_expr(&terms, &scope, None, None).unwrap();
-            let got: Vec<(String, String, f64)> = sqlx::query_as(
-                "SELECT a.alias, m.key, -f.rank FROM (SELECT rowid AS seq, rank FROM memories_fts \
+            let expr = format!(
+                "body : ({}) AND scope : ({} OR {})",
+                warren_memory::text::fts_terms_expr(&terms),
+                v1_agent_token(&ann),
+                v1_category_token(&ben, "core")
+            );
+            let got: Vec<(String, String)> = sqlx::query_as(
+                "SELECT a.alias, m.key FROM (SELECT rowid AS seq, rank FROM memories_fts \
                  WHERE memories_fts MATCH ? ORDER BY rank LIMIT 1000) f \
                  JOIN memories m ON m.seq = f.seq JOIN agents a ON a.id = m.agent_id",
             )
@@ -181,10 +191,7 @@ async fn a_first_schema_file_migrates_once_and_answers_the_same_rows() {
             .fetch_all(&mut c)
             .await
             .unwrap();
-            let mut got: Vec<_> = got
-                .into_iter()
-                .map(|(a, k, s)| (a, k, format!("{s:.9}")))
-                .collect();
+            let mut got = got;
             got.sort();
             assert!(!got.is_empty(), "{q}: the old file answers");
             expected.push(got);
@@ -198,7 +205,27 @@ async fn a_first_schema_file_migrates_once_and_answers_the_same_rows() {
             .fetch_all(store.pool())
             .await
             .unwrap();
-    assert_eq!(versions, vec![1, 2], "version 2 applied once");
+    assert_eq!(versions, vec![1, 2, 3], "versions 2 and 3 applied once");
+    // The shared index is gone; each agent has its own.
+    let tables: Vec<String> = sqlx::query_scalar(
+        "SELECT name FROM sqlite_schema WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL%' \
+         ORDER BY name",
+    )
+    .fetch_all(store.pool())
+    .await
+    .unwrap();
+    let mut want: Vec<String> = [&ann, &ben, &cat]
+        .iter()
+        .map(|a| warren_memory::sqlite::index::index_table(&a.id))
+        .collect();
+    want.sort();
+    assert_eq!(tables, want);
+    let triggers: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM sqlite_schema WHERE type = 'trigger'")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+    assert_eq!(triggers, 0);
     let kinds: (String, String, String, String) = sqlx::query_as(
         "SELECT typeof(id), typeof(agent_id), typeof(created_at), typeof(updated_at) \
          FROM memories LIMIT 1",
@@ -216,21 +243,27 @@ async fn a_first_schema_file_migrates_once_and_answers_the_same_rows() {
         )
     );
 
-    // Both query shapes (match-then-filter, scope inside the index) answer as before.
-    for rare in [i64::MAX, 0, warren_memory::sqlite::RARE_MATCHES] {
-        let store = store.clone().with_rare_matches(rare);
-        for (q, want) in queries.iter().zip(&expected) {
-            let rows = store
-                .recall_for_agents(&scope, &RecallQuery::new(*q).limit(1000))
-                .await
-                .unwrap();
-            let mut got = answer(&rows);
-            got.sort();
-            assert_eq!(
-                &got, want,
-                "{q} ({rare}): same rows and scores after the migration"
-            );
-        }
+    // The same rows match, ranked by BM25 over each agent's own rows (best first).
+    for (q, want) in queries.iter().zip(&expected) {
+        let rows = store
+            .recall_for_agents(&scope, &RecallQuery::new(*q).limit(1000))
+            .await
+            .unwrap();
+        let mut got = answer(&rows);
+        got.sort();
+        assert_eq!(&got, want, "{q}: same rows after the migration");
+        let scores: Vec<f64> = rows.iter().map(|r| r.score.unwrap_or(f64::NAN)).collect();
+        assert!(
+            scores.windows(2).all(|w| w[0] >= w[1]),
+            "{q}: ranked, best first: {scores:?}"
+        );
+        // A limit keeps the best of them (rows of equal score may be either).
+        let top = store
+            .recall_for_agents(&scope, &RecallQuery::new(*q).limit(3))
+            .await
+            .unwrap();
+        let top: Vec<f64> = top.iter().map(|r| r.score.unwrap_or(f64::NAN)).collect();
+        assert_eq!(top, scores[..scores.len().min(3)], "{q}");
     }
 
     // Every field of a row survives, times to the microsecond.
@@ -282,7 +315,7 @@ async fn a_first_schema_file_migrates_once_and_answers_the_same_rows() {
             .fetch_all(again.pool())
             .await
             .unwrap();
-    assert_eq!(versions, vec![1, 2], "no second migration");
+    assert_eq!(versions, vec![1, 2, 3], "no second migration");
     let hits = again
         .recall_for_agents(&scope, &RecallQuery::new("harbour lantern").limit(1000))
         .await

@@ -5,11 +5,15 @@ use chrono::Utc;
 use uuid::Uuid;
 use warren_memory::{MemoryEntry, MemoryStore, SqliteStore};
 
-/// The plan of FTS5's segment delete (the statement it runs when a merge drops a segment).
+const ALICE: Uuid = Uuid::from_u128(0xa11ce);
+
+/// The plan of FTS5's segment delete (the statement it runs when a merge drops a segment) on
+/// alice's index.
 async fn segment_delete_plan(store: &SqliteStore) -> String {
-    let rows: Vec<(i64, i64, i64, String)> = sqlx::query_as(
-        "EXPLAIN QUERY PLAN DELETE FROM 'main'.'memories_fts_data' WHERE id>=? AND id<=?",
-    )
+    let t = warren_memory::sqlite::index::index_table(&ALICE);
+    let rows: Vec<(i64, i64, i64, String)> = sqlx::query_as(&format!(
+        "EXPLAIN QUERY PLAN DELETE FROM 'main'.'{t}_data' WHERE id>=? AND id<=?"
+    ))
     .bind(1i64)
     .bind(2i64)
     .fetch_all(store.writer())
@@ -39,10 +43,7 @@ async fn fts_segment_deletes_use_the_rowid_range_after_the_store_grows() {
             score: None,
         })
         .collect();
-    store
-        .import_agent("alice", Uuid::new_v4(), &rows)
-        .await
-        .unwrap();
+    store.import_agent("alice", ALICE, &rows).await.unwrap();
     let plan = segment_delete_plan(&store).await;
     assert!(plan.contains("INTEGER PRIMARY KEY"), "{plan}");
     store.close().await;
@@ -52,7 +53,7 @@ async fn fts_segment_deletes_use_the_rowid_range_after_the_store_grows() {
     let plan = segment_delete_plan(&again).await;
     assert!(plan.contains("INTEGER PRIMARY KEY"), "{plan}");
     let stats: i64 = sqlx::query_scalar(
-        "SELECT count(*) FROM sqlite_stat1 WHERE tbl LIKE 'memories\\_fts\\_%' ESCAPE '\\'",
+        "SELECT count(*) FROM sqlite_stat1 WHERE tbl LIKE 'memfts\\_%' ESCAPE '\\'",
     )
     .fetch_one(again.pool())
     .await

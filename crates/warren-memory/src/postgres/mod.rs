@@ -3,14 +3,14 @@
 
 pub mod schema;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use sqlx::postgres::PgPoolOptions;
-use sqlx::{PgPool, Postgres, QueryBuilder, Row};
+use sqlx::{PgPool, Postgres, QueryBuilder};
 use uuid::Uuid;
 use warren_types::MemoryBackendKind;
 
@@ -284,46 +284,92 @@ impl MemoryStore for PostgresStore {
         for r in rows {
             r.validate()?;
         }
+        if rows.is_empty() {
+            return Ok(Vec::new());
+        }
+        // Chunks of rows as column arrays, one upsert statement each. A key given twice in a
+        // call is written once, with its last values (what writing the rows one by one leaves);
+        // both receipts name the one row.
         let sql = format!(
             "INSERT INTO {s}.memories (id, agent_id, key, content, category, session_id, importance, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) \
+             SELECT u.id, $1, u.key, u.content, u.category, u.session_id, u.importance, $8, $8 \
+             FROM UNNEST($2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::float8[]) \
+                  AS u(id, key, content, category, session_id, importance) \
              ON CONFLICT (agent_id, key) DO UPDATE SET content = excluded.content, \
              category = excluded.category, session_id = excluded.session_id, \
              importance = excluded.importance, updated_at = excluded.updated_at \
-             RETURNING id, created_at, updated_at",
+             RETURNING key, id, created_at, updated_at",
             s = self.s
         );
         let mut tx = self.pool.begin().await.map_err(self.err("store"))?;
         let mut out = Vec::with_capacity(rows.len());
-        for r in rows {
-            let row = sqlx::query(&sql)
-                .bind(Uuid::new_v4())
+        for chunk in rows.chunks(PG_IMPORT_CHUNK) {
+            let mut last: HashMap<&str, &NewMemory> = HashMap::with_capacity(chunk.len());
+            for r in chunk {
+                last.insert(r.key.as_str(), r);
+            }
+            let unique: Vec<&NewMemory> = chunk
+                .iter()
+                .filter(|r| {
+                    last.get(r.key.as_str())
+                        .is_some_and(|l| std::ptr::eq(*l, *r))
+                })
+                .collect();
+            let returned: Vec<(String, Uuid, DateTime<Utc>, DateTime<Utc>)> = sqlx::query_as(&sql)
                 .bind(agent.id)
-                .bind(&r.key)
-                .bind(&r.content)
-                .bind(&r.category)
-                .bind(&r.session_id)
-                .bind(r.importance)
+                .bind(unique.iter().map(|_| Uuid::new_v4()).collect::<Vec<_>>())
+                .bind(unique.iter().map(|r| r.key.as_str()).collect::<Vec<_>>())
+                .bind(
+                    unique
+                        .iter()
+                        .map(|r| r.content.as_str())
+                        .collect::<Vec<_>>(),
+                )
+                .bind(
+                    unique
+                        .iter()
+                        .map(|r| r.category.as_str())
+                        .collect::<Vec<_>>(),
+                )
+                .bind(
+                    unique
+                        .iter()
+                        .map(|r| r.session_id.as_deref())
+                        .collect::<Vec<_>>(),
+                )
+                .bind(unique.iter().map(|r| r.importance).collect::<Vec<_>>())
                 .bind(now)
-                .fetch_one(&mut *tx)
+                .fetch_all(&mut *tx)
                 .await
                 .map_err(self.err("store"))?;
-            out.push(StoreReceipt {
-                entry: MemoryEntry {
-                    id: row.try_get(0).map_err(self.err("store"))?,
-                    agent_id: agent.id,
-                    agent: agent.alias.clone(),
-                    key: r.key.clone(),
-                    content: r.content.clone(),
-                    category: r.category.clone(),
-                    session_id: r.session_id.clone(),
-                    importance: r.importance,
-                    created_at: row.try_get(1).map_err(self.err("store"))?,
-                    updated_at: row.try_get(2).map_err(self.err("store"))?,
-                    score: None,
-                },
-                warnings: Vec::new(),
-            });
+            let by_key: HashMap<String, (Uuid, DateTime<Utc>, DateTime<Utc>)> = returned
+                .into_iter()
+                .map(|(k, id, c, u)| (k, (id, c, u)))
+                .collect();
+            for r in chunk {
+                let Some((id, created_at, updated_at)) = by_key.get(&r.key) else {
+                    return Err(self.err("store")(sqlx::Error::Protocol(format!(
+                        "no row came back for key `{}`",
+                        r.key
+                    ))));
+                };
+                out.push(StoreReceipt {
+                    entry: MemoryEntry {
+                        id: *id,
+                        agent_id: agent.id,
+                        agent: agent.alias.clone(),
+                        key: r.key.clone(),
+                        content: r.content.clone(),
+                        category: r.category.clone(),
+                        session_id: r.session_id.clone(),
+                        importance: r.importance,
+                        created_at: *created_at,
+                        updated_at: *updated_at,
+                        score: None,
+                    },
+                    warnings: Vec::new(),
+                });
+            }
         }
         tx.commit().await.map_err(self.err("store"))?;
         Ok(out)

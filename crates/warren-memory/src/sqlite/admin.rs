@@ -7,7 +7,7 @@ use chrono::Utc;
 use sqlx::Connection;
 use uuid::Uuid;
 
-use super::SqliteStore;
+use super::{index, SqliteStore};
 use crate::error::MemoryError;
 use crate::types::{format_ts, ImportReport, MemoryEntry};
 
@@ -46,9 +46,6 @@ fn taken_sql(n: usize) -> String {
     sql
 }
 
-/// FTS5's `automerge` when the table does not set it.
-const FTS5_DEFAULT_AUTOMERGE: i64 = 4;
-
 impl SqliteStore {
     /// Gives the writing connection a bigger page cache for one bulk transaction: the pages it
     /// touches stay in memory until the commit writes each of them once (the default 2 MB
@@ -80,15 +77,9 @@ impl SqliteStore {
         }
     }
 
-    /// Deletes every row of `alias` and its `agents` row in one transaction (all or nothing).
-    ///
-    /// Each deleted row leaves a tombstone in the full-text segment holding it (the delete
-    /// trigger). FTS5 counts every tombstone as a leaf written and pays for it with merge work
-    /// at the next flush: for 5,000 rows that rewrites segments of every other agent as well
-    /// (up to 10 MB of pages, hundreds of milliseconds). The purge turns `automerge` off for its
-    /// own transaction and puts the table's value back before committing (the change flushes
-    /// the tombstones first), so the merging is left to later writes, which do it a little at
-    /// a time as usual. Other connections never see the setting changed.
+    /// Deletes every row of `alias`, its `agents` row and its index in one transaction (all or
+    /// nothing). The index goes as a whole (`DROP TABLE`): no entry is deleted one by one and
+    /// no other agent's index is touched.
     pub(crate) async fn purge(&self, alias: &str) -> Result<u64, MemoryError> {
         let mut conn = self.writer.acquire().await.map_err(self.err("purge"))?;
         let before = self.bulk_cache(&mut conn, "purge").await?;
@@ -104,24 +95,16 @@ impl SqliteStore {
     ) -> Result<u64, MemoryError> {
         let op = "purge";
         let mut tx = conn.begin().await.map_err(self.err(op))?;
-        let found: Option<(Uuid, Option<i64>)> = sqlx::query_as(
-            "SELECT id, (SELECT v FROM memories_fts_config WHERE k = 'automerge') \
-             FROM agents WHERE alias = ?",
-        )
-        .bind(alias)
-        .fetch_optional(&mut *tx)
-        .await
-        .map_err(self.err(op))?;
-        let Some((id, automerge)) = found else {
+        let found: Option<Uuid> = sqlx::query_scalar("SELECT id FROM agents WHERE alias = ?")
+            .bind(alias)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(self.err(op))?;
+        let Some(id) = found else {
             tx.rollback().await.map_err(self.err(op))?;
             return Ok(0);
         };
-        let set_automerge = "INSERT INTO memories_fts (memories_fts, rank) VALUES ('automerge', ?)";
-        sqlx::query(set_automerge)
-            .bind(0i64)
-            .execute(&mut *tx)
-            .await
-            .map_err(self.err(op))?;
+        index::drop(&mut tx, &id).await.map_err(self.err(op))?;
         let done = sqlx::query("DELETE FROM memories WHERE agent_id = ?")
             .bind(id)
             .execute(&mut *tx)
@@ -129,11 +112,6 @@ impl SqliteStore {
             .map_err(self.err(op))?;
         sqlx::query("DELETE FROM agents WHERE id = ?")
             .bind(id)
-            .execute(&mut *tx)
-            .await
-            .map_err(self.err(op))?;
-        sqlx::query(set_automerge)
-            .bind(automerge.unwrap_or(FTS5_DEFAULT_AUTOMERGE))
             .execute(&mut *tx)
             .await
             .map_err(self.err(op))?;
@@ -189,6 +167,9 @@ impl SqliteStore {
                     .execute(&mut *tx)
                     .await
                     .map_err(self.err(op))?;
+                index::drop(&mut tx, &existing)
+                    .await
+                    .map_err(self.err(op))?;
             }
         }
         let id = match id {
@@ -212,9 +193,16 @@ impl SqliteStore {
                     .execute(&mut *tx)
                     .await
                     .map_err(self.err(op))?;
+                index::create(&mut tx, &id).await.map_err(self.err(op))?;
                 id
             }
         };
+        // Rows appended from here on get a `seq` above every stored one: the index takes them
+        // in one statement at the end.
+        let last: i64 = sqlx::query_scalar("SELECT coalesce(max(seq), 0) FROM memories")
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(self.err(op))?;
         let (mut imported, mut skipped) = (0u64, 0u64);
         // Row ids given to earlier chunks of this call (two rows of one batch never share one).
         let mut given: HashSet<Uuid> = HashSet::with_capacity(rows.len());
@@ -252,17 +240,16 @@ impl SqliteStore {
                     .bind(super::rows::micros(r.created_at))
                     .bind(super::rows::micros(r.updated_at));
             }
-            // A key the agent already has is left as it is (`DO NOTHING`). The FTS trigger
-            // indexes each inserted row inside the same statement. FTS5 writes its pending terms
-            // out at every savepoint, which SQLite opens for each statement firing the trigger
-            // inside a transaction: one statement per chunk, not per row, does that once per
-            // chunk.
+            // A key the agent already has is left as it is (`DO NOTHING`).
             let done = q.execute(&mut *tx).await.map_err(self.err(op))?;
             let n = chunk.len() as u64;
             let written = done.rows_affected().min(n);
             imported += written;
             skipped += n - written;
         }
+        index::put_after(&mut tx, &id, last)
+            .await
+            .map_err(self.err(op))?;
         tx.commit().await.map_err(self.err(op))?;
         Ok(ImportReport {
             agent_id: id,

@@ -1,14 +1,15 @@
-//! The SQLite backend: one install-wide file (WAL), `agents` + `memories` tables, FTS5 BM25
-//! recall. A recall of rare words matches first and filters the few hits by agent and category;
-//! a recall of common words evaluates the allowlist inside the FTS index (scope tokens), so only
-//! the rows the agent may see are ranked. Both are exact: every hit belongs to the allowlist.
+//! The SQLite backend: one install-wide file (WAL), `agents` + `memories` tables, and one FTS5
+//! index per agent ([`index`]) for BM25 recall. A recall asks the index of each agent in its
+//! allowlist for that agent's best rows (the grant's categories and the filters evaluated inside
+//! the index), then keeps the best of those: only rows the agent may see are ranked, and the
+//! work follows the size of the allowlist's memory, not of the file. The allowlist is checked
+//! again in plain SQL on the rows returned.
 
 mod admin;
 mod export;
+pub mod index;
 mod rows;
 pub mod schema;
-
-pub use rows::{fts_match_expr, fts_scope_expr};
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -23,8 +24,8 @@ use uuid::Uuid;
 use warren_types::MemoryBackendKind;
 
 use crate::error::MemoryError;
-use crate::grants::RecallScope;
-use crate::text::{fts_terms_expr, query_terms};
+use crate::grants::{RecallScope, ScopeEntry};
+use crate::text::query_terms;
 use crate::traits::MemoryStore;
 use crate::types::{
     format_ts, AgentRef, ExportCursor, ImportReport, ListQuery, MemoryEntry, NewMemory, Page,
@@ -32,13 +33,12 @@ use crate::types::{
 };
 use rows::{micros, push_scope_sql, ts_from_micros, EntryRow, ENTRY_COLUMNS};
 
-/// Up to this many matching rows, a recall matches first and filters by the allowlist; above
-/// it, the allowlist is evaluated inside the FTS index.
-pub const RARE_MATCHES: i64 = 1500;
+/// Agents per recall statement (SQLite allows 500 terms in a compound `SELECT`): a larger
+/// allowlist is asked in groups of this many and the groups' best rows merged.
+const RECALL_GROUP: usize = 200;
 
-/// Rows per `INSERT` statement of a store: a batch up to this size is one statement, which is
-/// atomic on its own (no `BEGIN` / `COMMIT` round trips); a larger batch is a transaction of such
-/// statements.
+/// Rows per `INSERT` statement of a store: a batch is one transaction of such statements, each
+/// followed by one statement indexing the rows it wrote.
 pub const STORE_CHUNK: usize = 500;
 
 const BACKEND: &str = "sqlite";
@@ -54,7 +54,6 @@ pub struct SqliteStore {
     /// Export pages, read without a per-row hand-off.
     reader: Arc<export::BlockingReader>,
     path: PathBuf,
-    rare_matches: i64,
 }
 
 impl SqliteStore {
@@ -125,15 +124,7 @@ impl SqliteStore {
             writer,
             reader: Arc::new(export::BlockingReader::new(path)),
             path: path.to_path_buf(),
-            rare_matches: RARE_MATCHES,
         })
-    }
-
-    /// The same store, choosing match-then-filter up to `n` matching rows instead of
-    /// [`RARE_MATCHES`] (0: always scope inside the index; `i64::MAX`: always match first).
-    pub fn with_rare_matches(mut self, n: i64) -> Self {
-        self.rare_matches = n.max(0);
-        self
     }
 
     /// The database file.
@@ -215,7 +206,7 @@ impl SqliteStore {
             " ON CONFLICT (agent_id, key) DO UPDATE SET content = excluded.content, \
              category = excluded.category, session_id = excluded.session_id, \
              importance = excluded.importance, updated_at = excluded.updated_at \
-             RETURNING key, id, created_at",
+             RETURNING key, id, created_at, seq",
         );
         // Full chunks and single rows repeat: their statements stay prepared; other lengths are
         // prepared for the call and not kept.
@@ -237,12 +228,22 @@ impl SqliteStore {
         }
         let returned = q.fetch_all(&mut *conn).await.map_err(self.err("store"))?;
         let mut by_key = std::collections::HashMap::with_capacity(returned.len());
+        let mut seqs = Vec::with_capacity(returned.len());
         for row in &returned {
             let key: String = row.try_get(0).map_err(self.err("store"))?;
             let id: Uuid = row.try_get(1).map_err(self.err("store"))?;
             let created: i64 = row.try_get(2).map_err(self.err("store"))?;
+            let seq: i64 = row.try_get(3).map_err(self.err("store"))?;
             by_key.insert(key, (id, created));
+            seqs.push(seq);
         }
+        seqs.sort_unstable();
+        seqs.dedup();
+        // The same rows into the agent's index, from what was stored (an updated row replaces
+        // its entry), inside the caller's transaction.
+        index::put_seqs(conn, &agent.id, &seqs)
+            .await
+            .map_err(self.err("store"))?;
         for r in chunk {
             let (id, created) = by_key.get(&r.key).ok_or_else(|| {
                 self.bad_row("store")(format!("no row came back for key `{}`", r.key))
@@ -301,6 +302,76 @@ impl SqliteStore {
             .map_err(self.bad_row("recall"))
     }
 
+    /// The best rows of up to [`RECALL_GROUP`] agents in one statement: each agent's index
+    /// ranks its own rows and gives its top `limit`, and the best `limit` of those are joined to
+    /// their rows. The allowlist is checked again in plain SQL on the rows returned.
+    async fn recall_group(
+        &self,
+        group: &[(&ScopeEntry, Option<Vec<String>>)],
+        terms: &[String],
+        q: &RecallQuery,
+    ) -> Result<Vec<EntryRow>, MemoryError> {
+        let limit = i64::try_from(q.limit).unwrap_or(i64::MAX);
+        let mut qb = QueryBuilder::<Sqlite>::new("SELECT ");
+        qb.push(ENTRY_COLUMNS);
+        qb.push(", f.rank FROM (");
+        for (i, (entry, cats)) in group.iter().enumerate() {
+            if i > 0 {
+                qb.push(" UNION ALL ");
+            }
+            let t = index::index_table(&entry.agent.id);
+            qb.push(format!(
+                "SELECT * FROM (SELECT rowid AS seq, rank FROM {t} WHERE {t} MATCH "
+            ));
+            qb.push_bind(index::match_expr(
+                terms,
+                cats.as_deref(),
+                q.session.as_deref(),
+            ));
+            qb.push(" ORDER BY rank LIMIT ");
+            qb.push_bind(limit);
+            qb.push(")");
+        }
+        qb.push(
+            ") f CROSS JOIN memories m ON m.seq = f.seq \
+             CROSS JOIN agents a ON a.id = m.agent_id WHERE (",
+        );
+        // Defence in depth behind the per-agent indexes: each row is the allowlist's, in plain
+        // SQL (exact comparison).
+        let mut sep = false;
+        for (entry, cats) in group {
+            qb.push(if sep {
+                " OR (m.agent_id = "
+            } else {
+                "(m.agent_id = "
+            });
+            sep = true;
+            qb.push_bind(entry.agent.id);
+            if let Some(cats) = cats {
+                qb.push(" AND m.category IN (");
+                let mut list = qb.separated(", ");
+                for c in cats {
+                    list.push_bind(c.clone());
+                }
+                qb.push(")");
+            }
+            qb.push(")");
+        }
+        qb.push(")");
+        if let Some(s) = &q.session {
+            qb.push(" AND m.session_id = ");
+            qb.push_bind(s.clone());
+        }
+        qb.push(" ORDER BY f.rank, m.updated_at DESC, m.seq DESC LIMIT ");
+        qb.push_bind(limit);
+        // The text names the agents' tables: kept prepared while it repeats (an agent recalling
+        // again), like any other statement of the connection's cache.
+        qb.build_query_as::<EntryRow>()
+            .fetch_all(&self.pool)
+            .await
+            .map_err(self.read_err("recall"))
+    }
+
     pub(crate) async fn agent_row_count(
         conn: &mut sqlx::SqliteConnection,
         id: Uuid,
@@ -327,15 +398,27 @@ impl MemoryStore for SqliteStore {
             return Ok(found);
         }
         let id = Uuid::new_v4();
-        sqlx::query(
+        // The agent and its index exist together or not at all.
+        let mut tx = self
+            .writer
+            .begin()
+            .await
+            .map_err(self.err("register agent"))?;
+        let added = sqlx::query(
             "INSERT INTO agents (id, alias, created_at) VALUES (?, ?, ?) ON CONFLICT (alias) DO NOTHING",
         )
         .bind(id)
         .bind(alias)
         .bind(format_ts(Utc::now()))
-        .execute(&self.writer)
+        .execute(&mut *tx)
         .await
         .map_err(self.err("register agent"))?;
+        if added.rows_affected() > 0 {
+            index::create(&mut tx, &id)
+                .await
+                .map_err(self.err("register agent"))?;
+        }
+        tx.commit().await.map_err(self.err("register agent"))?;
         // Another handle may have won the race: read back whichever row exists.
         self.lookup_agent(alias)
             .await?
@@ -372,14 +455,7 @@ impl MemoryStore for SqliteStore {
             return Ok(Vec::new());
         }
         let mut out = Vec::with_capacity(rows.len());
-        if rows.len() <= STORE_CHUNK {
-            // One statement: atomic by itself (the FTS trigger runs inside it), committed when
-            // it completes. One round trip to the writer's thread instead of three.
-            let mut conn = self.writer.acquire().await.map_err(self.err("store"))?;
-            self.store_chunk(&mut conn, agent, rows, now, &mut out)
-                .await?;
-            return Ok(out);
-        }
+        // The rows and their index entries commit together or not at all.
         let mut tx = self.writer.begin().await.map_err(self.err("store"))?;
         for chunk in rows.chunks(STORE_CHUNK) {
             self.store_chunk(&mut tx, agent, chunk, now, &mut out)
@@ -422,73 +498,27 @@ impl MemoryStore for SqliteStore {
             return self.recall_recent(scope, q).await;
         }
         let category = q.category.as_deref();
-        let limit = i64::try_from(q.limit).unwrap_or(i64::MAX);
-        let body = format!("body : ({})", fts_terms_expr(&terms));
-        // How many rows match the words at all, counted up to the threshold (the doclists are
-        // read from their start and the count stops there).
-        let matches: i64 = sqlx::query_scalar(
-            "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)",
-        )
-        .bind(&body)
-        .bind(self.rare_matches.saturating_add(1))
-        .fetch_one(&self.pool)
-        .await
-        .map_err(self.err("recall"))?;
-        if matches == 0 {
-            return Ok(Vec::new());
+        // Each agent's entry with the categories its grant and the filter leave; an entry
+        // that admits nothing is not asked.
+        let asked: Vec<(&ScopeEntry, Option<Vec<String>>)> = scope
+            .entries
+            .iter()
+            .filter_map(|e| e.effective_categories(category).map(|c| (e, c)))
+            .collect();
+        let mut best: Vec<EntryRow> = Vec::new();
+        for group in asked.chunks(RECALL_GROUP) {
+            let mut rows = self.recall_group(group, &terms, q).await?;
+            if asked.len() <= RECALL_GROUP {
+                best = rows;
+                break;
+            }
+            best.append(&mut rows);
         }
-        let mut qb = QueryBuilder::<Sqlite>::new("SELECT ");
-        qb.push(ENTRY_COLUMNS);
-        if matches <= self.rare_matches {
-            // Rare words: every match is joined to its row and filtered by the allowlist; only
-            // the rows that pass are ranked.
-            qb.push(
-                ", memories_fts.rank FROM memories_fts \
-                 CROSS JOIN memories m ON m.seq = memories_fts.rowid \
-                 CROSS JOIN agents a ON a.id = m.agent_id \
-                 WHERE memories_fts MATCH ",
-            );
-            qb.push_bind(body);
-            qb.push(" AND ");
-        } else {
-            // Common words: scope, category and session are part of the MATCH expression, so
-            // FTS5 ranks only the rows the agent may see and picks the top rows before any join.
-            let Some(expr) = fts_match_expr(&terms, scope, category, q.session.as_deref()) else {
-                return Ok(Vec::new());
-            };
-            qb.push(
-                ", f.rank FROM (SELECT rowid AS seq, rank FROM memories_fts \
-                 WHERE memories_fts MATCH ",
-            );
-            qb.push_bind(expr);
-            qb.push(" ORDER BY rank LIMIT ");
-            qb.push_bind(limit);
-            qb.push(
-                ") f CROSS JOIN memories m ON m.seq = f.seq \
-                 CROSS JOIN agents a ON a.id = m.agent_id WHERE ",
-            );
+        if asked.len() > RECALL_GROUP {
+            best.sort_by(|a, b| a.order(b));
+            best.truncate(q.limit);
         }
-        // The allowlist as plain SQL (exact comparison): the filter of the rare-word shape, and
-        // defence in depth behind the scope tokens of the common-word shape.
-        if !push_scope_sql(&mut qb, scope, category) {
-            return Ok(Vec::new());
-        }
-        if let Some(c) = category {
-            qb.push(" AND m.category = ");
-            qb.push_bind(c.to_string());
-        }
-        if let Some(s) = &q.session {
-            qb.push(" AND m.session_id = ");
-            qb.push_bind(s.clone());
-        }
-        qb.push(" ORDER BY 11, m.updated_at DESC LIMIT ");
-        qb.push_bind(limit);
-        let rows = qb
-            .build_query_as::<EntryRow>()
-            .fetch_all(&self.pool)
-            .await
-            .map_err(self.read_err("recall"))?;
-        rows.into_iter()
+        best.into_iter()
             .map(EntryRow::into_entry)
             .collect::<Result<_, _>>()
             .map_err(self.bad_row("recall"))
@@ -536,13 +566,21 @@ impl MemoryStore for SqliteStore {
     }
 
     async fn forget_for_agent(&self, agent: &AgentRef, key: &str) -> Result<bool, MemoryError> {
-        let done = sqlx::query("DELETE FROM memories WHERE agent_id = ? AND key = ?")
-            .bind(agent.id)
-            .bind(key)
-            .execute(&self.writer)
-            .await
-            .map_err(self.err("forget"))?;
-        Ok(done.rows_affected() > 0)
+        let mut tx = self.writer.begin().await.map_err(self.err("forget"))?;
+        let seq: Option<i64> =
+            sqlx::query_scalar("DELETE FROM memories WHERE agent_id = ? AND key = ? RETURNING seq")
+                .bind(agent.id)
+                .bind(key)
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(self.err("forget"))?;
+        if let Some(seq) = seq {
+            index::remove(&mut tx, &agent.id, seq)
+                .await
+                .map_err(self.err("forget"))?;
+        }
+        tx.commit().await.map_err(self.err("forget"))?;
+        Ok(seq.is_some())
     }
 
     async fn count_for_agent(&self, agent: &AgentRef) -> Result<u64, MemoryError> {
@@ -584,6 +622,9 @@ impl MemoryStore for SqliteStore {
             sqlx::query("DELETE FROM agents WHERE id = ?")
                 .bind(target)
                 .execute(&mut *tx)
+                .await
+                .map_err(self.err("rename"))?;
+            index::drop(&mut tx, &target)
                 .await
                 .map_err(self.err("rename"))?;
         }

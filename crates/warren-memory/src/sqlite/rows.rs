@@ -30,6 +30,15 @@ pub struct EntryRow {
 }
 
 impl EntryRow {
+    /// Recall order: best rank first (FTS5's rank is lower for better rows), then the most
+    /// recently updated.
+    pub fn order(&self, other: &Self) -> std::cmp::Ordering {
+        let rank = |r: &Self| r.rank.unwrap_or(f64::INFINITY);
+        rank(self)
+            .total_cmp(&rank(other))
+            .then(other.updated_at.cmp(&self.updated_at))
+    }
+
     /// The entry; FTS5's rank (lower is better) becomes the score (higher is better).
     pub fn into_entry(self) -> Result<MemoryEntry, String> {
         Ok(MemoryEntry {
@@ -89,80 +98,4 @@ pub fn push_scope_sql(
     }
     qb.push(")");
     any
-}
-
-/// The whole FTS5 MATCH expression of a recall: the terms, the allowlist and the session
-/// filter, or `None` when the scope admits nothing.
-pub fn fts_match_expr(
-    terms: &[String],
-    scope: &RecallScope,
-    category: Option<&str>,
-    session: Option<&str>,
-) -> Option<String> {
-    let mut expr = format!(
-        "body : ({}) AND {}",
-        crate::text::fts_terms_expr(terms),
-        fts_scope_expr(scope, category)?
-    );
-    if let Some(s) = session {
-        expr.push_str(&format!(" AND scope : {}", crate::text::session_token(s)));
-    }
-    Some(expr)
-}
-
-/// The FTS5 `scope : (...)` expression of the allowlist, or `None` when it admits nothing.
-pub fn fts_scope_expr(scope: &RecallScope, category: Option<&str>) -> Option<String> {
-    let mut tokens = Vec::new();
-    for entry in &scope.entries {
-        match entry.effective_categories(category) {
-            None => {}
-            Some(None) => tokens.push(crate::text::agent_token(&entry.agent.id)),
-            Some(Some(cats)) => {
-                for c in cats {
-                    tokens.push(crate::text::category_token(&entry.agent.id, &c));
-                }
-            }
-        }
-    }
-    if tokens.is_empty() {
-        None
-    } else {
-        Some(format!("scope : ({})", tokens.join(" OR ")))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::grants::ScopeEntry;
-    use crate::types::AgentRef;
-
-    fn entry(n: u128, cats: Option<Vec<&str>>) -> ScopeEntry {
-        ScopeEntry {
-            agent: AgentRef {
-                id: Uuid::from_u128(n),
-                alias: format!("a{n}"),
-            },
-            categories: cats.map(|c| c.into_iter().map(String::from).collect()),
-        }
-    }
-
-    #[test]
-    fn scope_expression_carries_every_grant() {
-        let scope = RecallScope {
-            entries: vec![entry(1, None), entry(2, Some(vec!["core"]))],
-        };
-        let e = fts_scope_expr(&scope, None).unwrap_or_default();
-        assert!(e.starts_with("scope : (ag"));
-        assert!(e.contains(&crate::text::agent_token(&Uuid::from_u128(1))));
-        assert!(e.contains(&crate::text::category_token(&Uuid::from_u128(2), "core")));
-        assert!(!e.contains(&crate::text::agent_token(&Uuid::from_u128(2))));
-        // A category filter the grant does not cover drops that peer entirely.
-        let d = fts_scope_expr(&scope, Some("daily")).unwrap_or_default();
-        assert!(!d.contains(&format!("{}", Uuid::from_u128(2).simple())));
-        let nothing = RecallScope {
-            entries: vec![entry(2, Some(vec![]))],
-        };
-        assert_eq!(fts_scope_expr(&nothing, None), None);
-    }
 }

@@ -1,16 +1,23 @@
-//! SQLite schema and its migrations. `memories_fts` is a contentless FTS5 index with two
-//! columns: `body` (key + content) and `scope`, which holds one token per agent (`ag<uuid>`)
-//! and one per (agent, category) (`ac<uuid>x<hex category>`), plus `se<hex session>`, so a
-//! recall's allowlist and filters can be an FTS5 expression evaluated inside the index, before
-//! ranking and before the limit. The table's `rank` is BM25 over `body` only.
+//! SQLite schema and its migrations.
+//!
+//! Versions 1 and 2 kept one contentless FTS5 index, `memories_fts`, for every agent, filled by
+//! triggers on `memories`, with the agent as a token of a `scope` column. Since version 3 each
+//! agent has an index of its own, written by the store's statements (see [`super::index`]).
 //!
 //! Since version 2 the keys are 16-byte UUID blobs (agents, rows and the row's agent) and the
 //! row times are integer microseconds since the Unix epoch (UTC): the same order as the
 //! version 1 text, in a third of the bytes of every row and of every index holding them.
 
 use sqlx::{Connection, SqliteConnection};
+use uuid::Uuid;
 
-/// Ordered migrations; index + 1 is the schema version they lead to.
+use super::index;
+
+/// The schema version this code writes.
+pub const VERSION: i64 = 3;
+
+/// Ordered migrations written in SQL; index + 1 is the schema version they lead to. Version 3
+/// is [`migrate_3`].
 pub const MIGRATIONS: &[&str] = &[
     r#"
 CREATE TABLE agents (
@@ -134,12 +141,32 @@ BEGIN
 END;
 "#;
 
-/// FTS5's own tables, read and written by FTS5 only, always by rowid or primary key.
-const FTS_TABLES: &str =
-    "'memories_fts_data', 'memories_fts_idx', 'memories_fts_docsize', 'memories_fts_config'";
+/// Version 3: the shared index and its triggers go; every agent gets its own index, filled
+/// from its stored rows (the same `seq` keys, the same words and the same category and session
+/// filters, now per agent).
+async fn migrate_3(conn: &mut SqliteConnection) -> Result<(), sqlx::Error> {
+    sqlx::Executor::execute(
+        &mut *conn,
+        sqlx::raw_sql(
+            "DROP TRIGGER IF EXISTS memories_fts_insert; \
+             DROP TRIGGER IF EXISTS memories_fts_delete; \
+             DROP TRIGGER IF EXISTS memories_fts_update; \
+             DROP TABLE IF EXISTS memories_fts;",
+        ),
+    )
+    .await?;
+    let agents: Vec<Uuid> = sqlx::query_scalar("SELECT id FROM agents ORDER BY id")
+        .fetch_all(&mut *conn)
+        .await?;
+    for id in agents {
+        index::create(conn, &id).await?;
+        index::put_after(conn, &id, i64::MIN).await?;
+    }
+    Ok(())
+}
 
 /// Removes the planner statistics of FTS5's own tables (the next connections plan without
-/// them). `PRAGMA optimize` on a new file records `memories_fts_data` with its first two rows;
+/// them). `PRAGMA optimize` on a new file records an index's `_data` table with its first two rows;
 /// with that figure the planner scans the whole table for FTS5's
 /// `DELETE ... WHERE id >= ? AND id <= ?`, which drops a merged segment, so once the index
 /// has grown every merge (a few per hundred stores) read all of it. Without statistics it
@@ -151,7 +178,8 @@ pub async fn forget_fts_statistics(conn: &mut SqliteConnection) -> Result<(), sq
     .fetch_all(&mut *conn)
     .await?;
     for t in tables {
-        sqlx::query(&format!("DELETE FROM {t} WHERE tbl IN ({FTS_TABLES})"))
+        sqlx::query(&format!("DELETE FROM {t} WHERE tbl LIKE ? ESCAPE '\\'"))
+            .bind(index::INDEX_TABLES_LIKE)
             .execute(&mut *conn)
             .await?;
     }
@@ -172,15 +200,19 @@ pub async fn migrate(conn: &mut SqliteConnection) -> Result<i64, sqlx::Error> {
     sqlx::query("PRAGMA foreign_keys = OFF")
         .execute(&mut *conn)
         .await?;
-    for (i, sql) in MIGRATIONS.iter().enumerate() {
-        let version = i as i64 + 1;
-        if version <= current {
-            continue;
-        }
+    for version in (current + 1)..=VERSION {
         let mut tx = conn.begin().await?;
-        // Through the executor (a boxed `Send` future), not `RawSql::execute`, whose future is
-        // not shown `Send` for every lifetime: a turn that opens the store stays `Send`.
-        sqlx::Executor::execute(&mut *tx, sqlx::raw_sql(sql)).await?;
+        match usize::try_from(version - 1)
+            .ok()
+            .and_then(|i| MIGRATIONS.get(i))
+        {
+            // Through the executor (a boxed `Send` future), not `RawSql::execute`, whose future
+            // is not shown `Send` for every lifetime: a turn that opens the store stays `Send`.
+            Some(sql) => {
+                sqlx::Executor::execute(&mut *tx, sqlx::raw_sql(sql)).await?;
+            }
+            None => migrate_3(&mut tx).await?,
+        }
         let broken: Vec<String> =
             sqlx::query_scalar("SELECT \"table\" FROM pragma_foreign_key_check")
                 .fetch_all(&mut *tx)
@@ -199,5 +231,5 @@ pub async fn migrate(conn: &mut SqliteConnection) -> Result<i64, sqlx::Error> {
     sqlx::query("PRAGMA foreign_keys = ON")
         .execute(&mut *conn)
         .await?;
-    Ok(MIGRATIONS.len() as i64)
+    Ok(VERSION)
 }
