@@ -303,8 +303,14 @@ impl SqliteStore {
     }
 
     /// The best rows of up to [`RECALL_GROUP`] agents in one statement: each agent's index
-    /// ranks its own rows and gives its top `limit`, and the best `limit` of those are joined to
-    /// their rows. The allowlist is checked again in plain SQL on the rows returned.
+    /// gives the rows that match the words (and the categories and session asked, inside the
+    /// index) with their BM25 rank, the best `limit` of all of them are kept (a bounded sort,
+    /// no row read yet), and only those are joined to their rows. The allowlist is checked
+    /// again in plain SQL on the rows returned.
+    ///
+    /// The indexes are not asked to sort (`ORDER BY rank` inside FTS5 prepares a statement of
+    /// its own and sorts every match of each index); `LIMIT -1` keeps SQLite from flattening
+    /// the union into the outer sort, which would ask them to.
     async fn recall_group(
         &self,
         group: &[(&ScopeEntry, Option<Vec<String>>)],
@@ -314,24 +320,23 @@ impl SqliteStore {
         let limit = i64::try_from(q.limit).unwrap_or(i64::MAX);
         let mut qb = QueryBuilder::<Sqlite>::new("SELECT ");
         qb.push(ENTRY_COLUMNS);
-        qb.push(", f.rank FROM (");
+        qb.push(", f.rank FROM (SELECT seq, rank FROM (");
         for (i, (entry, cats)) in group.iter().enumerate() {
             if i > 0 {
                 qb.push(" UNION ALL ");
             }
             let t = index::index_table(&entry.agent.id);
             qb.push(format!(
-                "SELECT * FROM (SELECT rowid AS seq, rank FROM {t} WHERE {t} MATCH "
+                "SELECT rowid AS seq, rank FROM {t} WHERE {t} MATCH "
             ));
             qb.push_bind(index::match_expr(
                 terms,
                 cats.as_deref(),
                 q.session.as_deref(),
             ));
-            qb.push(" ORDER BY rank LIMIT ");
-            qb.push_bind(limit);
-            qb.push(")");
         }
+        qb.push(" LIMIT -1) ORDER BY rank LIMIT ");
+        qb.push_bind(limit);
         qb.push(
             ") f CROSS JOIN memories m ON m.seq = f.seq \
              CROSS JOIN agents a ON a.id = m.agent_id WHERE (",
