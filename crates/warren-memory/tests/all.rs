@@ -9,6 +9,7 @@ mod admin;
 mod backends;
 mod categories;
 mod failures;
+mod indexes;
 mod lucid;
 mod markdown;
 mod migration;

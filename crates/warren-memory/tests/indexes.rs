@@ -1,0 +1,193 @@
+//! The SQLite store's per-agent full-text indexes: a recall over more agents than one statement
+//! asks (groups merged), each agent's index holding exactly its own rows, and an agent's words
+//! never reaching another agent's recall.
+
+use chrono::Utc;
+use warren_memory::sqlite::index::index_table;
+use warren_memory::{
+    AgentRef, MemoryStore, NewMemory, RecallQuery, RecallScope, ScopeEntry, SqliteStore,
+};
+
+fn whole(agent: &AgentRef) -> ScopeEntry {
+    ScopeEntry {
+        agent: agent.clone(),
+        categories: None,
+    }
+}
+
+/// 250 agents (two statements' worth): the best ten rows of all of them, with the scores each
+/// agent's own recall gives its rows (BM25's statistics are per agent, so a row's score does
+/// not depend on which other agents are asked).
+#[tokio::test]
+async fn a_recall_over_many_agents_keeps_the_best_rows_of_all_groups() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&dir.path().join("memory.db"))
+        .await
+        .unwrap();
+    let mut agents = Vec::new();
+    let mut every = Vec::new();
+    for a in 0..250usize {
+        let agent = store.ensure_agent(&format!("agent{a}")).await.unwrap();
+        // Each agent has a row with the word repeated a different number of times among a
+        // different number of others, and rows without it.
+        let mut rows = vec![NewMemory::new(
+            "hit",
+            format!(
+                "{} {}",
+                "kestrel ".repeat(1 + a % 7),
+                "filler ".repeat(1 + (a * 13) % 17)
+            ),
+        )];
+        for i in 0..(1 + a % 4) {
+            rows.push(NewMemory::new(format!("other{i}"), "nothing to see here"));
+        }
+        store
+            .store_with_agent(&agent, &rows, Utc::now())
+            .await
+            .unwrap();
+        let own = store
+            .recall_for_agents(
+                &RecallScope {
+                    entries: vec![whole(&agent)],
+                },
+                &RecallQuery::new("kestrel").limit(10),
+            )
+            .await
+            .unwrap();
+        assert_eq!(own.len(), 1, "agent{a}: only its own row");
+        every.push((own[0].score.unwrap(), agent.alias.clone()));
+        agents.push(agent);
+    }
+    every.sort_by(|x, y| y.0.total_cmp(&x.0));
+    let scope = RecallScope {
+        entries: agents.iter().map(whole).collect(),
+    };
+    let got = store
+        .recall_for_agents(&scope, &RecallQuery::new("kestrel").limit(10))
+        .await
+        .unwrap();
+    let got_scores: Vec<String> = got
+        .iter()
+        .map(|r| format!("{:.9}", r.score.unwrap()))
+        .collect();
+    let want: Vec<String> = every[..10].iter().map(|(s, _)| format!("{s:.9}")).collect();
+    assert_eq!(got_scores, want);
+    for r in &got {
+        assert_eq!(r.key, "hit");
+        assert!(
+            every
+                .iter()
+                .any(|(s, a)| *a == r.agent
+                    && format!("{s:.9}") == format!("{:.9}", r.score.unwrap()))
+        );
+    }
+    // A category filter no agent's rows carry: nothing, from every group.
+    let none = store
+        .recall_for_agents(
+            &scope,
+            &RecallQuery::new("kestrel").limit(10).category("daily"),
+        )
+        .await
+        .unwrap();
+    assert!(none.is_empty());
+    store.close().await;
+}
+
+/// Each index holds exactly its agent's rows: stores, updates, forgets, a rename and an import
+/// keep the entry count equal to the row count, and one agent's word is never found through
+/// another agent's scope.
+#[tokio::test]
+async fn each_index_holds_exactly_its_agents_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&dir.path().join("memory.db"))
+        .await
+        .unwrap();
+    let ann = store.ensure_agent("ann").await.unwrap();
+    let ben = store.ensure_agent("ben").await.unwrap();
+    let rows: Vec<NewMemory> = (0..40)
+        .map(|i| NewMemory::new(format!("k{i}"), format!("zqann secret number {i}")))
+        .collect();
+    store
+        .store_with_agent(&ann, &rows, Utc::now())
+        .await
+        .unwrap();
+    store
+        .store_with_agent(&ben, &[NewMemory::new("b", "zqben plain note")], Utc::now())
+        .await
+        .unwrap();
+    // Updates replace entries (the old words are gone), forgets remove them.
+    store
+        .store_with_agent(
+            &ann,
+            &[NewMemory::new("k1", "rewritten without the word")],
+            Utc::now(),
+        )
+        .await
+        .unwrap();
+    assert!(store.forget_for_agent(&ann, "k2").await.unwrap());
+    assert!(store.rename_agent("ann", "anna").await.unwrap());
+    let anna = AgentRef {
+        id: ann.id,
+        alias: "anna".into(),
+    };
+    let entries = |id: uuid::Uuid, word: &'static str| {
+        let pool = store.pool().clone();
+        async move {
+            let t = index_table(&id);
+            sqlx::query_scalar::<_, i64>(&format!("SELECT count(*) FROM {t} WHERE {t} MATCH ?"))
+                .bind(word)
+                .fetch_one(&pool)
+                .await
+                .unwrap()
+        }
+    };
+    assert_eq!(
+        entries(ann.id, "zqann").await,
+        38,
+        "40 stored, 1 rewritten, 1 forgotten"
+    );
+    assert_eq!(entries(ann.id, "rewritten").await, 1);
+    assert_eq!(entries(ann.id, "zqben").await, 0);
+    assert_eq!(entries(ben.id, "zqann").await, 0);
+    assert_eq!(store.count_for_agent(&anna).await.unwrap(), 39);
+
+    // Through ben's own scope, none of anna's words; with a grant, all of them.
+    let q = RecallQuery::new("zqann").limit(100);
+    let own = RecallScope {
+        entries: vec![whole(&ben)],
+    };
+    assert!(store.recall_for_agents(&own, &q).await.unwrap().is_empty());
+    let granted = RecallScope {
+        entries: vec![whole(&ben), whole(&anna)],
+    };
+    let hits = store.recall_for_agents(&granted, &q).await.unwrap();
+    assert_eq!(hits.len(), 38);
+    assert!(hits.iter().all(|r| r.agent == "anna"));
+
+    // An agent re-created from an export under a new alias gets a full index of its own.
+    let exported: Vec<_> = (0..39)
+        .filter_map(|i| {
+            (i != 2).then(|| warren_memory::MemoryEntry {
+                id: uuid::Uuid::now_v7(),
+                agent_id: ann.id,
+                agent: "anna".into(),
+                key: format!("c{i}"),
+                content: format!("zqcopy {i}"),
+                category: "core".into(),
+                session_id: None,
+                importance: 0.5,
+                created_at: Utc::now(),
+                updated_at: Utc::now(),
+                score: None,
+            })
+        })
+        .collect();
+    let report = store
+        .import_agent("copy", uuid::Uuid::new_v4(), &exported)
+        .await
+        .unwrap();
+    assert_eq!(report.imported, 38);
+    assert_eq!(entries(report.agent_id, "zqcopy").await, 38);
+    assert_eq!(entries(ann.id, "zqcopy").await, 0);
+    store.close().await;
+}
