@@ -53,19 +53,7 @@ impl MemoryStore for NoneStore {
             .map(|r| {
                 r.validate()?;
                 Ok(StoreReceipt {
-                    entry: MemoryEntry {
-                        id: Uuid::new_v4(),
-                        agent_id: agent.id,
-                        agent: agent.alias.clone(),
-                        key: r.key.clone(),
-                        content: r.content.clone(),
-                        category: r.category.clone(),
-                        session_id: r.session_id.clone(),
-                        importance: r.importance,
-                        created_at: now,
-                        updated_at: now,
-                        score: None,
-                    },
+                    entry: r.stored_as(agent, Uuid::new_v4(), now, now),
                     warnings: vec!["memory backend is `none`: nothing was kept".into()],
                 })
             })

@@ -67,6 +67,29 @@ pub struct NewMemory {
 }
 
 impl NewMemory {
+    /// The entry this row became once stored for `agent` under `id` (no score).
+    pub fn stored_as(
+        &self,
+        agent: &AgentRef,
+        id: Uuid,
+        created_at: DateTime<Utc>,
+        updated_at: DateTime<Utc>,
+    ) -> MemoryEntry {
+        MemoryEntry {
+            id,
+            agent_id: agent.id,
+            agent: agent.alias.clone(),
+            key: self.key.clone(),
+            content: self.content.clone(),
+            category: self.category.clone(),
+            session_id: self.session_id.clone(),
+            importance: self.importance,
+            created_at,
+            updated_at,
+            score: None,
+        }
+    }
+
     /// A row in category `core` with no session and importance 0.5.
     pub fn new(key: impl Into<String>, content: impl Into<String>) -> Self {
         NewMemory {

@@ -166,20 +166,19 @@ async fn each_index_holds_exactly_its_agents_rows() {
 
     // An agent re-created from an export under a new alias gets a full index of its own.
     let exported: Vec<_> = (0..39)
-        .filter_map(|i| {
-            (i != 2).then(|| warren_memory::MemoryEntry {
-                id: uuid::Uuid::now_v7(),
-                agent_id: ann.id,
-                agent: "anna".into(),
-                key: format!("c{i}"),
-                content: format!("zqcopy {i}"),
-                category: "core".into(),
-                session_id: None,
-                importance: 0.5,
-                created_at: Utc::now(),
-                updated_at: Utc::now(),
-                score: None,
-            })
+        .filter(|i| *i != 2)
+        .map(|i| warren_memory::MemoryEntry {
+            id: uuid::Uuid::now_v7(),
+            agent_id: ann.id,
+            agent: "anna".into(),
+            key: format!("c{i}"),
+            content: format!("zqcopy {i}"),
+            category: "core".into(),
+            session_id: None,
+            importance: 0.5,
+            created_at: Utc::now(),
+            updated_at: Utc::now(),
+            score: None,
         })
         .collect();
     let report = store

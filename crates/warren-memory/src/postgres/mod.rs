@@ -354,19 +354,7 @@ impl MemoryStore for PostgresStore {
                     ))));
                 };
                 out.push(StoreReceipt {
-                    entry: MemoryEntry {
-                        id: *id,
-                        agent_id: agent.id,
-                        agent: agent.alias.clone(),
-                        key: r.key.clone(),
-                        content: r.content.clone(),
-                        category: r.category.clone(),
-                        session_id: r.session_id.clone(),
-                        importance: r.importance,
-                        created_at: *created_at,
-                        updated_at: *updated_at,
-                        score: None,
-                    },
+                    entry: r.stored_as(agent, *id, *created_at, *updated_at),
                     warnings: Vec::new(),
                 });
             }

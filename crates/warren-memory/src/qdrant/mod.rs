@@ -273,19 +273,8 @@ impl MemoryStore for QdrantStore {
             .iter()
             .map(|r| {
                 let id = point_id(&agent.id, &r.key);
-                MemoryEntry {
-                    id,
-                    agent_id: agent.id,
-                    agent: agent.alias.clone(),
-                    key: r.key.clone(),
-                    content: r.content.clone(),
-                    category: r.category.clone(),
-                    session_id: r.session_id.clone(),
-                    importance: r.importance,
-                    created_at: created.get(&id.to_string()).copied().unwrap_or(now),
-                    updated_at: now,
-                    score: None,
-                }
+                let created_at = created.get(&id.to_string()).copied().unwrap_or(now);
+                r.stored_as(agent, id, created_at, now)
             })
             .collect();
         self.upsert(&entries, "store").await?;

@@ -249,19 +249,7 @@ impl SqliteStore {
                 self.bad_row("store")(format!("no row came back for key `{}`", r.key))
             })?;
             out.push(StoreReceipt {
-                entry: MemoryEntry {
-                    id: *id,
-                    agent_id: agent.id,
-                    agent: agent.alias.clone(),
-                    key: r.key.clone(),
-                    content: r.content.clone(),
-                    category: r.category.clone(),
-                    session_id: r.session_id.clone(),
-                    importance: r.importance,
-                    created_at: ts_from_micros(*created).unwrap_or(now),
-                    updated_at: now,
-                    score: None,
-                },
+                entry: r.stored_as(agent, *id, ts_from_micros(*created).unwrap_or(now), now),
                 warnings: Vec::new(),
             });
         }
