@@ -5,8 +5,9 @@
 //!
 //! Every figure is printed beside a floor measured in the same run, interleaved with it:
 //! - store, in batches of 500 and one row per call: the same rows written by hand into a
-//!   second database loaded in lockstep (same schema, same size): one transaction of a raw
-//!   multi-row `INSERT` and the raw insert of the same rows into the agent's full-text index;
+//!   second database loaded in lockstep (same schema, same size): one request of `BEGIN`, a raw
+//!   multi-row `INSERT`, the raw insert of the same rows into the agent's full-text index and
+//!   `COMMIT`;
 //! - recall, on a rare-word mix (two words of ranks 1,000–10,000) and a common-word mix (two
 //!   Zipf words), 200 queries each: the two raw query shapes over the agents' indexes
 //!   (match-then-filter: every match of each agent's index joined to its row and filtered by the
@@ -37,7 +38,7 @@ use futures::TryStreamExt;
 use sqlx::SqlitePool;
 use uuid::Uuid;
 use warren_memory::sqlite::index::{index_table, match_expr};
-use warren_memory::text::{category_token, fts_terms_expr, query_terms};
+use warren_memory::text::{fts_terms_expr, query_terms};
 use warren_memory::{
     export_agent, AgentRef, MemoryStore, NewMemory, RecallQuery, RecallScope, ScopeEntry,
     SqliteStore,
@@ -181,28 +182,30 @@ async fn load(store: &dyn MemoryStore, agents: usize, zipf: &Zipf) -> (Vec<Agent
     (refs, took)
 }
 
-/// The floor of a store: the same rows written by hand in one transaction: one raw multi-row
-/// `INSERT` (same columns and values as Warren's statement, without its upsert clause or
-/// receipts) and one raw `INSERT` of the same rows into the agent's index (values from the
-/// caller, not read back).
+/// The floor of a store: the same rows written by hand in one request to SQLite's thread, as
+/// Warren sends them: `BEGIN`, one raw multi-row `INSERT` (same columns and values as Warren's
+/// statement, without its upsert clause, `RETURNING` or receipts), one raw `INSERT ... SELECT`
+/// of the same rows into the agent's index, `COMMIT`.
 async fn raw_insert(pool: &SqlitePool, agent: &AgentRef, rows: &[NewMemory]) {
-    use sqlx::Connection;
     let mut sql = String::from(
-        "INSERT INTO memories (id, agent_id, key, content, category, session_id, importance, \
-         created_at, updated_at) VALUES ",
+        "BEGIN; INSERT INTO memories (id, agent_id, key, content, category, session_id, \
+         importance, created_at, updated_at) VALUES ",
     );
-    let table = index_table(&agent.id);
-    let mut fts = format!("INSERT INTO {table} (rowid, body, scope) VALUES ");
     for i in 0..rows.len() {
-        let sep = if i == 0 { "" } else { ", " };
-        sql.push_str(sep);
+        sql.push_str(if i == 0 { "" } else { ", " });
         sql.push_str("(?, ?, ?, ?, ?, ?, ?, ?, ?)");
-        fts.push_str(sep);
-        fts.push_str("(?, ?, ?)");
     }
-    sql.push_str(" RETURNING seq");
+    let table = index_table(&agent.id);
+    sql.push_str(&format!(
+        "; INSERT INTO {table} (rowid, body, scope) SELECT seq, key || ' ' || content, \
+         'c' || lower(hex(category)) FROM memories WHERE agent_id = ? AND key IN ("
+    ));
+    for i in 0..rows.len() {
+        sql.push_str(if i == 0 { "?" } else { ", ?" });
+    }
+    sql.push_str("); COMMIT");
     let ts = Utc::now().timestamp_micros();
-    let mut q = sqlx::query_scalar::<_, i64>(&sql);
+    let mut q = sqlx::query(&sql);
     for r in rows {
         q = q
             .bind(Uuid::now_v7())
@@ -215,18 +218,11 @@ async fn raw_insert(pool: &SqlitePool, agent: &AgentRef, rows: &[NewMemory]) {
             .bind(ts)
             .bind(ts);
     }
-    let mut conn = pool.acquire().await.unwrap();
-    let mut tx = conn.begin().await.unwrap();
-    let seqs = q.fetch_all(&mut *tx).await.unwrap();
-    let mut f = sqlx::query(&fts);
-    for (seq, r) in seqs.iter().zip(rows) {
-        f = f
-            .bind(seq)
-            .bind(format!("{} {}", r.key, r.content))
-            .bind(category_token(&r.category));
+    q = q.bind(agent.id);
+    for r in rows {
+        q = q.bind(&r.key);
     }
-    f.execute(&mut *tx).await.unwrap();
-    tx.commit().await.unwrap();
+    q.execute(pool).await.unwrap();
 }
 
 /// Loads the corpus into Warren's store and, batch by batch in lockstep (alternating which goes

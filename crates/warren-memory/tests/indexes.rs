@@ -190,3 +190,52 @@ async fn each_index_holds_exactly_its_agents_rows() {
     assert_eq!(entries(ann.id, "zqcopy").await, 0);
     store.close().await;
 }
+
+/// A store whose index write fails (here: the agent's index was dropped behind the store's
+/// back) stores nothing, and the next stores, of any size, are not caught in what it left open.
+#[tokio::test]
+async fn a_store_that_fails_half_way_leaves_nothing_and_the_writer_usable() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&dir.path().join("memory.db"))
+        .await
+        .unwrap();
+    let ann = store.ensure_agent("ann").await.unwrap();
+    let ben = store.ensure_agent("ben").await.unwrap();
+    sqlx::query(&format!("DROP TABLE {}", index_table(&ann.id)))
+        .execute(store.writer())
+        .await
+        .unwrap();
+    for n in [1usize, 3, 700] {
+        let rows: Vec<NewMemory> = (0..n)
+            .map(|i| NewMemory::new(format!("k{i}"), "zqlost row"))
+            .collect();
+        let err = store
+            .store_with_agent(&ann, &rows, Utc::now())
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("memfts_"), "{n}: {err}");
+        let kept: i64 = sqlx::query_scalar("SELECT count(*) FROM memories WHERE agent_id = ?")
+            .bind(ann.id)
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+        assert_eq!(kept, 0, "{n}: nothing of the failed store is kept");
+        // The writer is not left inside the failed transaction: ben's rows commit and are seen
+        // by another connection.
+        store
+            .store_with_agent(
+                &ben,
+                &[NewMemory::new(format!("b{n}"), "zqben")],
+                Utc::now(),
+            )
+            .await
+            .unwrap();
+        let seen: i64 = sqlx::query_scalar("SELECT count(*) FROM memories WHERE key = ?")
+            .bind(format!("b{n}"))
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+        assert_eq!(seen, 1, "{n}");
+    }
+    store.close().await;
+}

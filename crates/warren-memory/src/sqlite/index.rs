@@ -85,6 +85,22 @@ pub async fn put_seqs(
     Ok(())
 }
 
+/// The statement indexing (or re-indexing) the agent's rows of `n` keys, from their stored
+/// columns: the agent id, then the keys, as parameters.
+pub fn put_keys_sql(agent: &Uuid, n: usize) -> String {
+    let t = index_table(agent);
+    let mut sql = format!(
+        "INSERT OR REPLACE INTO {t} (rowid, body, scope) \
+         SELECT seq, key || ' ' || content, {SCOPE_SQL} FROM memories \
+         WHERE agent_id = ? AND key IN ("
+    );
+    for i in 0..n {
+        sql.push_str(if i == 0 { "?" } else { ", ?" });
+    }
+    sql.push(')');
+    sql
+}
+
 /// Indexes every row of the agent whose `seq` is above `after` (rows an import appended).
 pub async fn put_after(
     conn: &mut SqliteConnection,

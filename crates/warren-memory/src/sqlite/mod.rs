@@ -179,23 +179,14 @@ impl SqliteStore {
         }
     }
 
-    /// Upserts one chunk of rows in one multi-row statement and appends their receipts.
-    /// `RETURNING` order is unspecified, so rows come back by key (a key given twice in the
-    /// chunk is inserted, then updated: both receipts name the one row).
-    async fn store_chunk(
-        &self,
-        conn: &mut sqlx::SqliteConnection,
-        agent: &AgentRef,
-        chunk: &[NewMemory],
-        now: DateTime<Utc>,
-        out: &mut Vec<StoreReceipt>,
-    ) -> Result<(), MemoryError> {
-        let ts = micros(now);
-        let mut sql = String::with_capacity(400 + chunk.len() * 30);
+    /// `INSERT ... VALUES (...), ... ON CONFLICT (agent_id, key) DO UPDATE ... RETURNING` for
+    /// `n` rows (nine parameters each, bound by [`Self::bind_rows`]).
+    fn upsert_sql(n: usize) -> String {
+        let mut sql = String::with_capacity(400 + n * 30);
         sql.push_str(
             "INSERT INTO memories (id, agent_id, key, content, category, session_id, importance, created_at, updated_at) VALUES ",
         );
-        for i in 0..chunk.len() {
+        for i in 0..n {
             sql.push_str(if i == 0 {
                 "(?, ?, ?, ?, ?, ?, ?, ?, ?)"
             } else {
@@ -208,10 +199,15 @@ impl SqliteStore {
              importance = excluded.importance, updated_at = excluded.updated_at \
              RETURNING key, id, created_at, seq",
         );
-        // Full chunks and single rows repeat: their statements stay prepared; other lengths are
-        // prepared for the call and not kept.
-        let keep = chunk.len() == 1 || chunk.len() == STORE_CHUNK;
-        let mut q = sqlx::query(&sql).persistent(keep);
+        sql
+    }
+
+    fn bind_rows<'q>(
+        mut q: sqlx::query::Query<'q, Sqlite, sqlx::sqlite::SqliteArguments<'q>>,
+        agent: &AgentRef,
+        chunk: &'q [NewMemory],
+        ts: i64,
+    ) -> sqlx::query::Query<'q, Sqlite, sqlx::sqlite::SqliteArguments<'q>> {
         for r in chunk {
             q = q
                 // Time-ordered ids: the id index grows at its end, and an agent's rows stored
@@ -226,10 +222,23 @@ impl SqliteStore {
                 .bind(ts)
                 .bind(ts);
         }
-        let returned = q.fetch_all(&mut *conn).await.map_err(self.err("store"))?;
+        q
+    }
+
+    /// The receipts of a chunk from the rows its upsert returned (by key: `RETURNING` order is
+    /// unspecified, and a key given twice in the chunk is inserted, then updated, so both
+    /// receipts name the one row); appends them to `out` and returns the rows' `seq` values.
+    fn receipts(
+        &self,
+        returned: &[sqlx::sqlite::SqliteRow],
+        agent: &AgentRef,
+        chunk: &[NewMemory],
+        now: DateTime<Utc>,
+        out: &mut Vec<StoreReceipt>,
+    ) -> Result<Vec<i64>, MemoryError> {
         let mut by_key = std::collections::HashMap::with_capacity(returned.len());
         let mut seqs = Vec::with_capacity(returned.len());
-        for row in &returned {
+        for row in returned {
             let key: String = row.try_get(0).map_err(self.err("store"))?;
             let id: Uuid = row.try_get(1).map_err(self.err("store"))?;
             let created: i64 = row.try_get(2).map_err(self.err("store"))?;
@@ -239,11 +248,6 @@ impl SqliteStore {
         }
         seqs.sort_unstable();
         seqs.dedup();
-        // The same rows into the agent's index, from what was stored (an updated row replaces
-        // its entry), inside the caller's transaction.
-        index::put_seqs(conn, &agent.id, &seqs)
-            .await
-            .map_err(self.err("store"))?;
         for r in chunk {
             let (id, created) = by_key.get(&r.key).ok_or_else(|| {
                 self.bad_row("store")(format!("no row came back for key `{}`", r.key))
@@ -253,7 +257,76 @@ impl SqliteStore {
                 warnings: Vec::new(),
             });
         }
+        Ok(seqs)
+    }
+
+    /// Upserts one chunk of rows in one multi-row statement, indexes them in one more, inside
+    /// the caller's transaction, and appends their receipts.
+    async fn store_chunk(
+        &self,
+        conn: &mut sqlx::SqliteConnection,
+        agent: &AgentRef,
+        chunk: &[NewMemory],
+        now: DateTime<Utc>,
+        out: &mut Vec<StoreReceipt>,
+    ) -> Result<(), MemoryError> {
+        let sql = Self::upsert_sql(chunk.len());
+        // Full chunks repeat: their statement stays prepared; other lengths are prepared for
+        // the call and not kept.
+        let q = sqlx::query(&sql).persistent(chunk.len() == STORE_CHUNK);
+        let returned = Self::bind_rows(q, agent, chunk, micros(now))
+            .fetch_all(&mut *conn)
+            .await
+            .map_err(self.err("store"))?;
+        let seqs = self.receipts(&returned, agent, chunk, now, out)?;
+        index::put_seqs(conn, &agent.id, &seqs)
+            .await
+            .map_err(self.err("store"))?;
         Ok(())
+    }
+
+    /// Stores up to [`STORE_CHUNK`] rows in one request to SQLite's thread: `BEGIN`, the
+    /// upsert, the statement indexing the same keys, `COMMIT`, sent as one multi-statement text
+    /// (one round trip instead of four). A connection on which the request did not complete
+    /// (an error, or the caller dropped the future part-way) is closed instead of going back to
+    /// the pool, which rolls back whatever of the transaction had run.
+    async fn store_in_one_request(
+        &self,
+        agent: &AgentRef,
+        chunk: &[NewMemory],
+        now: DateTime<Utc>,
+    ) -> Result<Vec<StoreReceipt>, MemoryError> {
+        struct Unfinished(Option<sqlx::pool::PoolConnection<Sqlite>>);
+        impl Drop for Unfinished {
+            fn drop(&mut self) {
+                if let Some(conn) = self.0.take() {
+                    drop(conn.detach());
+                }
+            }
+        }
+        let mut sql = String::from("BEGIN; ");
+        sql.push_str(&Self::upsert_sql(chunk.len()));
+        sql.push_str("; ");
+        sql.push_str(&index::put_keys_sql(&agent.id, chunk.len()));
+        sql.push_str("; COMMIT");
+        // The text names the agent's index: kept prepared for one-row stores (an agent storing
+        // again), like any other statement of the connection's cache.
+        let q = sqlx::query(&sql).persistent(chunk.len() == 1);
+        let mut q = Self::bind_rows(q, agent, chunk, micros(now)).bind(agent.id);
+        for r in chunk {
+            q = q.bind(&r.key);
+        }
+        let conn = self.writer.acquire().await.map_err(self.err("store"))?;
+        let mut pending = Unfinished(Some(conn));
+        let Some(conn) = pending.0.as_mut() else {
+            return Err(self.err("store")(sqlx::Error::PoolClosed));
+        };
+        let returned = q.fetch_all(&mut **conn).await.map_err(self.err("store"))?;
+        // Done: the connection goes back to the pool.
+        drop(pending.0.take());
+        let mut out = Vec::with_capacity(chunk.len());
+        self.receipts(&returned, agent, chunk, now, &mut out)?;
+        Ok(out)
     }
 
     /// Recall without words: the allowlist's most recent rows.
@@ -446,6 +519,9 @@ impl MemoryStore for SqliteStore {
         }
         if rows.is_empty() {
             return Ok(Vec::new());
+        }
+        if rows.len() <= STORE_CHUNK {
+            return self.store_in_one_request(agent, rows, now).await;
         }
         let mut out = Vec::with_capacity(rows.len());
         // The rows and their index entries commit together or not at all.
