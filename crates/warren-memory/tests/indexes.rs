@@ -239,3 +239,43 @@ async fn a_store_that_fails_half_way_leaves_nothing_and_the_writer_usable() {
     }
     store.close().await;
 }
+
+/// A peer purged by another process (another store on the same file) after an agent's
+/// allowlist was resolved: the agent's recall still answers its own rows, and the peer's rows
+/// are gone from it.
+#[tokio::test]
+async fn a_peer_purged_elsewhere_does_not_fail_the_recall() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("memory.db");
+    let here = SqliteStore::open(&path).await.unwrap();
+    let there = SqliteStore::open(&path).await.unwrap();
+    let ann = here.ensure_agent("ann").await.unwrap();
+    let ben = here.ensure_agent("ben").await.unwrap();
+    for (a, key) in [(&ann, "a"), (&ben, "b")] {
+        here.store_with_agent(a, &[NewMemory::new(key, "zqshared word")], Utc::now())
+            .await
+            .unwrap();
+    }
+    let scope = RecallScope {
+        entries: vec![whole(&ann), whole(&ben)],
+    };
+    let q = RecallQuery::new("zqshared").limit(10);
+    assert_eq!(here.recall_for_agents(&scope, &q).await.unwrap().len(), 2);
+    assert_eq!(there.purge_agent("ben").await.unwrap(), 1);
+    let hits = here.recall_for_agents(&scope, &q).await.unwrap();
+    assert_eq!(
+        hits.iter().map(|r| r.key.as_str()).collect::<Vec<_>>(),
+        ["a"]
+    );
+    // Only the purged peer in scope: nothing, no error.
+    let only_ben = RecallScope {
+        entries: vec![whole(&ben)],
+    };
+    assert!(here
+        .recall_for_agents(&only_ben, &q)
+        .await
+        .unwrap()
+        .is_empty());
+    here.close().await;
+    there.close().await;
+}

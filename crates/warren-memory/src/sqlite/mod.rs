@@ -438,6 +438,49 @@ impl SqliteStore {
             .map_err(self.read_err("recall"))
     }
 
+    /// A recall whose statement failed, asked again of the agents whose index still exists: a
+    /// peer purged by another process since the allowlist was resolved has no rows to give
+    /// (its index went with them) and does not fail the others' recall. When every index
+    /// exists, the first error stands.
+    async fn recall_present(
+        &self,
+        group: &[(&ScopeEntry, Option<Vec<String>>)],
+        terms: &[String],
+        q: &RecallQuery,
+        first: MemoryError,
+    ) -> Result<Vec<EntryRow>, MemoryError> {
+        let names: Vec<String> = group
+            .iter()
+            .map(|(e, _)| index::index_table(&e.agent.id))
+            .collect();
+        let mut qb = QueryBuilder::<Sqlite>::new(
+            "SELECT name FROM sqlite_schema WHERE type = 'table' AND name IN (",
+        );
+        let mut list = qb.separated(", ");
+        for n in &names {
+            list.push_bind(n.clone());
+        }
+        qb.push(")");
+        let present: Vec<String> = qb
+            .build_query_scalar()
+            .fetch_all(&self.pool)
+            .await
+            .map_err(self.err("recall"))?;
+        if present.len() == names.len() {
+            return Err(first);
+        }
+        let left: Vec<(&ScopeEntry, Option<Vec<String>>)> = group
+            .iter()
+            .zip(&names)
+            .filter(|(_, n)| present.contains(n))
+            .map(|((e, c), _)| (*e, c.clone()))
+            .collect();
+        if left.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.recall_group(&left, terms, q).await
+    }
+
     pub(crate) async fn agent_row_count(
         conn: &mut sqlx::SqliteConnection,
         id: Uuid,
@@ -576,7 +619,10 @@ impl MemoryStore for SqliteStore {
             .collect();
         let mut best: Vec<EntryRow> = Vec::new();
         for group in asked.chunks(RECALL_GROUP) {
-            let mut rows = self.recall_group(group, &terms, q).await?;
+            let mut rows = match self.recall_group(group, &terms, q).await {
+                Ok(rows) => rows,
+                Err(e) => self.recall_present(group, &terms, q, e).await?,
+            };
             if asked.len() <= RECALL_GROUP {
                 best = rows;
                 break;
