@@ -279,3 +279,52 @@ async fn a_peer_purged_elsewhere_does_not_fail_the_recall() {
     here.close().await;
     there.close().await;
 }
+
+/// An index missing behind the store's back (rows stored by a program that did not keep the
+/// per-agent indexes) is rebuilt from the rows when the agent is next registered; the same agent
+/// named twice in a scope is asked once.
+#[tokio::test]
+async fn a_missing_index_is_rebuilt_and_a_repeated_scope_entry_is_asked_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&dir.path().join("memory.db"))
+        .await
+        .unwrap();
+    let ann = store.ensure_agent("ann").await.unwrap();
+    let rows: Vec<NewMemory> = (0..5)
+        .map(|i| NewMemory::new(format!("k{i}"), "zqkept row").category(["core", "daily"][i % 2]))
+        .collect();
+    store
+        .store_with_agent(&ann, &rows, Utc::now())
+        .await
+        .unwrap();
+    sqlx::query(&format!("DROP TABLE {}", index_table(&ann.id)))
+        .execute(store.writer())
+        .await
+        .unwrap();
+    let again = store.ensure_agent("ann").await.unwrap();
+    assert_eq!(again.id, ann.id);
+    let q = RecallQuery::new("zqkept").limit(50);
+    let own = store
+        .recall_for_agents(&RecallScope::own(ann.clone()), &q)
+        .await
+        .unwrap();
+    assert_eq!(own.len(), 5, "every stored row is found again");
+
+    let twice = RecallScope {
+        entries: vec![
+            ScopeEntry {
+                agent: ann.clone(),
+                categories: Some(vec!["core".into()]),
+            },
+            ScopeEntry {
+                agent: ann.clone(),
+                categories: Some(vec!["daily".into()]),
+            },
+        ],
+    };
+    let hits = store.recall_for_agents(&twice, &q).await.unwrap();
+    let mut keys: Vec<&str> = hits.iter().map(|r| r.key.as_str()).collect();
+    keys.sort();
+    assert_eq!(keys, ["k0", "k1", "k2", "k3", "k4"], "once each");
+    store.close().await;
+}

@@ -468,3 +468,49 @@ async fn migrate_child() {
     let store = SqliteStore::open(std::path::Path::new(&db)).await.unwrap();
     store.close().await;
 }
+
+/// Two stores opening an old file at the same moment (two processes) migrate it once: the
+/// versions are recorded once and every row is indexed once.
+#[tokio::test]
+async fn two_opens_at_once_migrate_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("memory.db");
+    let agents = big_v1_file(&path).await;
+    let (a, b) = tokio::join!(SqliteStore::open(&path), SqliteStore::open(&path));
+    let (a, b) = (a.unwrap(), b.unwrap());
+    assert_eq!(versions(&path).await, vec![1, 2, 3]);
+    for store in [&a, &b] {
+        let hits = store
+            .recall_for_agents(
+                &RecallScope::own(agents[0].clone()),
+                &RecallQuery::new("zqann").limit(100_000),
+            )
+            .await
+            .unwrap();
+        assert_eq!(hits.len() as i64, BIG_ROWS);
+        let mut keys: Vec<&str> = hits.iter().map(|r| r.key.as_str()).collect();
+        keys.sort();
+        keys.dedup();
+        assert_eq!(keys.len() as i64, BIG_ROWS, "no row indexed twice");
+    }
+    a.close().await;
+    b.close().await;
+}
+
+/// A file written by a newer version of Warren is refused with the versions named, and left as
+/// it was.
+#[tokio::test]
+async fn a_file_of_a_newer_version_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("memory.db");
+    let store = SqliteStore::open(&path).await.unwrap();
+    sqlx::query("INSERT INTO warren_memory_meta (version) VALUES (4)")
+        .execute(store.writer())
+        .await
+        .unwrap();
+    store.close().await;
+    let err = SqliteStore::open(&path).await.unwrap_err().to_string();
+    assert!(err.contains("schema version 4"), "{err}");
+    assert!(err.contains(&path.display().to_string()), "{err}");
+    assert_eq!(versions(&path).await, vec![1, 2, 3, 4]);
+}

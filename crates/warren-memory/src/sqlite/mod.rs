@@ -91,11 +91,14 @@ impl SqliteStore {
             .await
             .map_err(describe)?;
         schema::migrate(&mut conn).await.map_err(describe)?;
-        // Planner statistics for the tables that changed enough since the last run (bounded
-        // work); the recall statements fix their join order and do not depend on them.
+        // Planner statistics of Warren's own tables (bounded work: at most 1,000 rows of each
+        // index are read); the recall statements fix their join order and do not depend on
+        // them. FTS5's tables are left without statistics (see `forget_fts_statistics`): with
+        // one index per agent, `PRAGMA optimize` would analyse two of them per agent at every
+        // open.
         sqlx::Executor::execute(
             &mut conn,
-            sqlx::raw_sql("PRAGMA analysis_limit = 1000; PRAGMA optimize = 0x10002;"),
+            sqlx::raw_sql("PRAGMA analysis_limit = 1000; ANALYZE memories; ANALYZE agents;"),
         )
         .await
         .map_err(describe)?;
@@ -381,7 +384,7 @@ impl SqliteStore {
         let limit = i64::try_from(q.limit).unwrap_or(i64::MAX);
         let mut qb = QueryBuilder::<Sqlite>::new("SELECT ");
         qb.push(ENTRY_COLUMNS);
-        qb.push(", f.rank FROM (SELECT seq, rank FROM (");
+        qb.push(", f.rank, f.seq FROM (SELECT seq, rank FROM (");
         for (i, (entry, cats)) in group.iter().enumerate() {
             if i > 0 {
                 qb.push(" UNION ALL ");
@@ -396,7 +399,7 @@ impl SqliteStore {
                 q.session.as_deref(),
             ));
         }
-        qb.push(" LIMIT -1) ORDER BY rank LIMIT ");
+        qb.push(" LIMIT -1) ORDER BY rank, seq DESC LIMIT ");
         qb.push_bind(limit);
         qb.push(
             ") f CROSS JOIN memories m ON m.seq = f.seq \
@@ -428,7 +431,7 @@ impl SqliteStore {
             qb.push(" AND m.session_id = ");
             qb.push_bind(s.clone());
         }
-        qb.push(" ORDER BY f.rank, m.updated_at DESC, m.seq DESC LIMIT ");
+        qb.push(" ORDER BY f.rank, m.seq DESC LIMIT ");
         qb.push_bind(limit);
         // The text names the agents' tables: kept prepared while it repeats (an agent recalling
         // again), like any other statement of the connection's cache.
@@ -481,6 +484,43 @@ impl SqliteStore {
         self.recall_group(&left, terms, q).await
     }
 
+    /// Re-creates an agent's index from its stored rows when the index is missing (an agent
+    /// registered, or rows stored, by a program that did not keep the per-agent indexes).
+    async fn ensure_index(&self, agent: &AgentRef) -> Result<(), MemoryError> {
+        let exists: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?",
+        )
+        .bind(index::index_table(&agent.id))
+        .fetch_one(&self.pool)
+        .await
+        .map_err(self.err("register agent"))?;
+        if exists > 0 {
+            return Ok(());
+        }
+        let mut tx = self
+            .writer
+            .begin()
+            .await
+            .map_err(self.err("register agent"))?;
+        let exists: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?",
+        )
+        .bind(index::index_table(&agent.id))
+        .fetch_one(&mut *tx)
+        .await
+        .map_err(self.err("register agent"))?;
+        if exists == 0 {
+            index::create(&mut tx, &agent.id)
+                .await
+                .map_err(self.err("register agent"))?;
+            index::put_after(&mut tx, &agent.id, i64::MIN)
+                .await
+                .map_err(self.err("register agent"))?;
+        }
+        tx.commit().await.map_err(self.err("register agent"))?;
+        Ok(())
+    }
+
     pub(crate) async fn agent_row_count(
         conn: &mut sqlx::SqliteConnection,
         id: Uuid,
@@ -504,6 +544,7 @@ impl MemoryStore for SqliteStore {
 
     async fn ensure_agent(&self, alias: &str) -> Result<AgentRef, MemoryError> {
         if let Some(found) = self.lookup_agent(alias).await? {
+            self.ensure_index(&found).await?;
             return Ok(found);
         }
         let id = Uuid::new_v4();
@@ -612,11 +653,28 @@ impl MemoryStore for SqliteStore {
         let category = q.category.as_deref();
         // Each agent's entry with the categories its grant and the filter leave; an entry
         // that admits nothing is not asked.
-        let asked: Vec<(&ScopeEntry, Option<Vec<String>>)> = scope
-            .entries
-            .iter()
-            .filter_map(|e| e.effective_categories(category).map(|c| (e, c)))
-            .collect();
+        // An agent named twice in the scope is asked once, with the union of what its entries
+        // allow (all categories if one of them does).
+        let mut asked: Vec<(&ScopeEntry, Option<Vec<String>>)> = Vec::new();
+        for e in &scope.entries {
+            let Some(cats) = e.effective_categories(category) else {
+                continue;
+            };
+            match asked.iter_mut().find(|(a, _)| a.agent.id == e.agent.id) {
+                Some((_, have)) => {
+                    *have = match (have.take(), cats) {
+                        (Some(mut a), Some(b)) => {
+                            a.extend(b);
+                            a.sort();
+                            a.dedup();
+                            Some(a)
+                        }
+                        _ => None,
+                    }
+                }
+                None => asked.push((e, cats)),
+            }
+        }
         let mut best: Vec<EntryRow> = Vec::new();
         for group in asked.chunks(RECALL_GROUP) {
             let mut rows = match self.recall_group(group, &terms, q).await {

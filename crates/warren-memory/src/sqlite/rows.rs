@@ -27,16 +27,19 @@ pub struct EntryRow {
     updated_at: i64,
     #[sqlx(default)]
     rank: Option<f64>,
+    /// The row's `seq`, when the statement selects it (recall ties).
+    #[sqlx(default)]
+    seq: Option<i64>,
 }
 
 impl EntryRow {
     /// Recall order: best rank first (FTS5's rank is lower for better rows), then the most
-    /// recently updated.
+    /// recently created row (`seq`, the order each statement uses).
     pub fn order(&self, other: &Self) -> std::cmp::Ordering {
         let rank = |r: &Self| r.rank.unwrap_or(f64::INFINITY);
         rank(self)
             .total_cmp(&rank(other))
-            .then(other.updated_at.cmp(&self.updated_at))
+            .then(other.seq.cmp(&self.seq))
     }
 
     /// The entry; FTS5's rank (lower is better) becomes the score (higher is better).

@@ -187,21 +187,38 @@ pub async fn forget_fts_statistics(conn: &mut SqliteConnection) -> Result<(), sq
 }
 
 /// Applies the migrations not yet applied, each in its own transaction; returns the version.
+///
+/// Each step takes the write lock first (`BEGIN IMMEDIATE`) and reads the version inside its
+/// transaction, so two processes opening an old file at once migrate it once: the second finds
+/// the step done. A file written by a newer version of Warren is refused, not written.
 pub async fn migrate(conn: &mut SqliteConnection) -> Result<i64, sqlx::Error> {
     sqlx::query("CREATE TABLE IF NOT EXISTS warren_memory_meta (version INTEGER NOT NULL)")
         .execute(&mut *conn)
         .await?;
-    let current: Option<i64> = sqlx::query_scalar("SELECT max(version) FROM warren_memory_meta")
-        .fetch_one(&mut *conn)
-        .await?;
-    let current = current.unwrap_or(0);
     // Rebuilding a table (version 2) drops and renames tables that reference each other: the
     // references are checked once the rebuild is done instead of row by row.
     sqlx::query("PRAGMA foreign_keys = OFF")
         .execute(&mut *conn)
         .await?;
-    for version in (current + 1)..=VERSION {
-        let mut tx = conn.begin().await?;
+    loop {
+        let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
+        let current: Option<i64> =
+            sqlx::query_scalar("SELECT max(version) FROM warren_memory_meta")
+                .fetch_one(&mut *tx)
+                .await?;
+        let current = current.unwrap_or(0);
+        if current > VERSION {
+            tx.rollback().await?;
+            return Err(sqlx::Error::Protocol(format!(
+                "the memory file is at schema version {current}, written by a newer Warren \
+                 (this one reads up to version {VERSION})"
+            )));
+        }
+        if current == VERSION {
+            tx.rollback().await?;
+            break;
+        }
+        let version = current + 1;
         match usize::try_from(version - 1)
             .ok()
             .and_then(|i| MIGRATIONS.get(i))
