@@ -37,7 +37,8 @@ async fn a_recall_over_many_agents_keeps_the_best_rows_of_all_groups() {
                 "kestrel ".repeat(1 + a % 7),
                 "filler ".repeat(1 + (a * 13) % 17)
             ),
-        )];
+        )
+        .category(if a % 2 == 0 { "core" } else { "daily" })];
         for i in 0..(1 + a % 4) {
             rows.push(NewMemory::new(format!("other{i}"), "nothing to see here"));
         }
@@ -55,7 +56,7 @@ async fn a_recall_over_many_agents_keeps_the_best_rows_of_all_groups() {
             .await
             .unwrap();
         assert_eq!(own.len(), 1, "agent{a}: only its own row");
-        every.push((own[0].score.unwrap(), agent.alias.clone()));
+        every.push((own[0].score.unwrap(), agent.alias.clone(), a % 2 == 0));
         agents.push(agent);
     }
     every.sort_by(|x, y| y.0.total_cmp(&x.0));
@@ -70,21 +71,49 @@ async fn a_recall_over_many_agents_keeps_the_best_rows_of_all_groups() {
         .iter()
         .map(|r| format!("{:.9}", r.score.unwrap()))
         .collect();
-    let want: Vec<String> = every[..10].iter().map(|(s, _)| format!("{s:.9}")).collect();
+    let want: Vec<String> = every[..10]
+        .iter()
+        .map(|(s, _, _)| format!("{s:.9}"))
+        .collect();
     assert_eq!(got_scores, want);
     for r in &got {
         assert_eq!(r.key, "hit");
-        assert!(
-            every
-                .iter()
-                .any(|(s, a)| *a == r.agent
-                    && format!("{s:.9}") == format!("{:.9}", r.score.unwrap()))
-        );
+        assert!(every
+            .iter()
+            .any(|(s, a, _)| *a == r.agent
+                && format!("{s:.9}") == format!("{:.9}", r.score.unwrap())));
     }
-    // A category filter no agent's rows carry: nothing, from every group.
+    // A category grant on every agent (both groups): only `core` rows, the best ten of them.
+    let core_only = RecallScope {
+        entries: agents
+            .iter()
+            .map(|a| ScopeEntry {
+                agent: a.clone(),
+                categories: Some(vec!["core".into()]),
+            })
+            .collect(),
+    };
+    let got = store
+        .recall_for_agents(&core_only, &RecallQuery::new("kestrel").limit(10))
+        .await
+        .unwrap();
+    assert_eq!(got.len(), 10);
+    assert!(got.iter().all(|r| r.category == "core"));
+    let want: Vec<String> = every
+        .iter()
+        .filter(|(_, _, core)| *core)
+        .take(10)
+        .map(|(s, _, _)| format!("{s:.9}"))
+        .collect();
+    let got_scores: Vec<String> = got
+        .iter()
+        .map(|r| format!("{:.9}", r.score.unwrap()))
+        .collect();
+    assert_eq!(got_scores, want);
+    // A category filter the grant does not cover: nothing, from every group.
     let none = store
         .recall_for_agents(
-            &scope,
+            &core_only,
             &RecallQuery::new("kestrel").limit(10).category("daily"),
         )
         .await
@@ -326,5 +355,76 @@ async fn a_missing_index_is_rebuilt_and_a_repeated_scope_entry_is_asked_once() {
     let mut keys: Vec<&str> = hits.iter().map(|r| r.key.as_str()).collect();
     keys.sort();
     assert_eq!(keys, ["k0", "k1", "k2", "k3", "k4"], "once each");
+    store.close().await;
+}
+
+/// Query text shaped like the index's own syntax or its scope tokens (a category token, a
+/// session token, a column filter, FTS5 operators) is only words of the rows' text: it never
+/// widens a category grant or matches the scope column.
+#[tokio::test]
+async fn query_text_cannot_reach_the_scope_column_or_the_expression() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&dir.path().join("memory.db"))
+        .await
+        .unwrap();
+    let ann = store.ensure_agent("ann").await.unwrap();
+    let ben = store.ensure_agent("ben").await.unwrap();
+    store
+        .store_with_agent(
+            &ben,
+            &[
+                NewMemory::new("secret", "hidden daily plan")
+                    .category("daily")
+                    .session("s1"),
+                NewMemory::new("open", "visible core fact").category("core"),
+            ],
+            Utc::now(),
+        )
+        .await
+        .unwrap();
+    let scope = RecallScope {
+        entries: vec![
+            whole(&ann),
+            ScopeEntry {
+                agent: ben.clone(),
+                categories: Some(vec!["core".into()]),
+            },
+        ],
+    };
+    let daily = warren_memory::text::category_token("daily");
+    let session = warren_memory::text::session_token("s1");
+    for q in [
+        daily.clone(),
+        format!("{daily} OR {session}"),
+        format!("scope : {daily}"),
+        "hidden OR NEAR(hidden plan) OR hid* OR \"plan\"".to_string(),
+        format!("body) OR scope : ({daily}"),
+        "{scope} : c*".to_string(),
+    ] {
+        let hits = store
+            .recall_for_agents(&scope, &RecallQuery::new(q.clone()).limit(10))
+            .await
+            .unwrap();
+        assert!(
+            hits.iter().all(|r| r.key != "secret"),
+            "{q}: {:?}",
+            hits.iter().map(|r| &r.key).collect::<Vec<_>>()
+        );
+    }
+    // The same words through a grant of every category find the row: the queries above were
+    // looking for it.
+    let all = RecallScope {
+        entries: vec![whole(&ben)],
+    };
+    let hits = store
+        .recall_for_agents(&all, &RecallQuery::new("hidden").limit(10))
+        .await
+        .unwrap();
+    assert_eq!(hits.len(), 1);
+    let hits = store
+        .recall_for_agents(&scope, &RecallQuery::new("visible").limit(10))
+        .await
+        .unwrap();
+    assert_eq!(hits.len(), 1);
     store.close().await;
 }
