@@ -38,6 +38,7 @@ use futures::TryStreamExt;
 use sqlx::SqlitePool;
 use uuid::Uuid;
 use warren_memory::sqlite::index::{index_table, match_expr};
+use warren_memory::sqlite::rank::ScopeStats;
 use warren_memory::text::{fts_terms_expr, query_terms};
 use warren_memory::{
     export_agent, AgentRef, MemoryStore, NewMemory, RecallQuery, RecallScope, ScopeEntry,
@@ -374,21 +375,48 @@ fn scope_sql(scope: &RecallScope) -> String {
     format!("({})", parts.join(" OR "))
 }
 
-/// Raw match-then-filter: every match of each agent's index joined to its row, filtered by the
-/// allowlist, ranked, limited.
+/// `warren_bm25(<t>, ?2, ?3, ?4, ...)`: Warren's ranking function with the scope's statistics
+/// bound from parameter 2 on (parameter 1 is the words' expression).
+fn ranked(t: &str, stats: &ScopeStats) -> String {
+    let mut f = format!("warren_bm25({t}, ?2, ?3");
+    for k in 0..stats.docs.len() {
+        f.push_str(&format!(", ?{}", 4 + k));
+    }
+    f.push(')');
+    f
+}
+
+fn bind_stats<'q>(
+    mut q: sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments<'q>>,
+    stats: &ScopeStats,
+) -> sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments<'q>> {
+    q = q.bind(stats.rows).bind(stats.avgdl());
+    for d in &stats.docs {
+        q = q.bind(*d);
+    }
+    q
+}
+
+/// Raw match-then-filter: the scope's statistics (the same statement Warren runs), then every
+/// match of each agent's index ranked, joined to its row, filtered by the allowlist, sorted,
+/// limited.
 async fn floor_match_then_filter(
-    pool: &SqlitePool,
+    store: &SqliteStore,
     scope: &RecallScope,
     scope_sql: &str,
     q: &str,
 ) -> Vec<f64> {
+    let stats = store.recall_stats(scope, q).await.unwrap();
     let body = format!("body : ({})", fts_terms_expr(&query_terms(q)));
     let parts: Vec<String> = scope
         .entries
         .iter()
         .map(|e| {
             let t = index_table(&e.agent.id);
-            format!("SELECT rowid AS seq, rank FROM {t} WHERE {t} MATCH ?1")
+            format!(
+                "SELECT rowid AS seq, {} AS rank FROM {t} WHERE {t} MATCH ?1",
+                ranked(&t, &stats)
+            )
         })
         .collect();
     let sql = format!(
@@ -397,16 +425,19 @@ async fn floor_match_then_filter(
          WHERE {scope_sql} ORDER BY 11 LIMIT {LIMIT}",
         parts.join(" UNION ALL ")
     );
-    let rows: Vec<sqlx::sqlite::SqliteRow> =
-        sqlx::query(&sql).bind(body).fetch_all(pool).await.unwrap();
+    let query = bind_stats(sqlx::query(&sql).bind(body), &stats);
+    let rows: Vec<sqlx::sqlite::SqliteRow> = query.fetch_all(store.pool()).await.unwrap();
     use sqlx::Row;
     rows.iter().map(|r| r.get::<f64, _>(10)).collect()
 }
 
-/// Raw scope-in-index: each agent's index ranks the rows of the categories its grant allows
-/// (FTS5 tokens inside the MATCH) and gives its top rows; the best of those, then the join.
-async fn floor_scope_in_index(pool: &SqlitePool, scope: &RecallScope, q: &str) -> Vec<f64> {
+/// Raw scope-in-index: the scope's statistics, then each agent's index ranks the rows of the
+/// categories its grant allows (FTS5 tokens inside the MATCH) and gives its top rows; the best
+/// of those, then the join.
+async fn floor_scope_in_index(store: &SqliteStore, scope: &RecallScope, q: &str) -> Vec<f64> {
+    let stats = store.recall_stats(scope, q).await.unwrap();
     let terms = query_terms(q);
+    let first = 4 + stats.docs.len();
     let parts: Vec<String> = scope
         .entries
         .iter()
@@ -414,9 +445,10 @@ async fn floor_scope_in_index(pool: &SqlitePool, scope: &RecallScope, q: &str) -
         .map(|(i, e)| {
             let t = index_table(&e.agent.id);
             format!(
-                "SELECT * FROM (SELECT rowid AS seq, rank FROM {t} WHERE {t} MATCH ?{} \
+                "SELECT * FROM (SELECT rowid AS seq, {} AS rank FROM {t} WHERE {t} MATCH ?{} \
                  ORDER BY rank LIMIT {LIMIT})",
-                i + 1
+                ranked(&t, &stats),
+                first + i
             )
         })
         .collect();
@@ -426,11 +458,12 @@ async fn floor_scope_in_index(pool: &SqlitePool, scope: &RecallScope, q: &str) -
          ORDER BY 11",
         parts.join(" UNION ALL ")
     );
-    let mut query = sqlx::query(&sql);
+    // ?1 is not used by this shape; it is bound so the statistics keep their numbers.
+    let mut query = bind_stats(sqlx::query(&sql).bind(""), &stats);
     for e in &scope.entries {
         query = query.bind(match_expr(&terms, e.categories.as_deref(), None));
     }
-    let rows: Vec<sqlx::sqlite::SqliteRow> = query.fetch_all(pool).await.unwrap();
+    let rows: Vec<sqlx::sqlite::SqliteRow> = query.fetch_all(store.pool()).await.unwrap();
     use sqlx::Row;
     rows.iter().map(|r| r.get::<f64, _>(10)).collect()
 }
@@ -570,8 +603,8 @@ fn sqlite_run(rt: &tokio::runtime::Runtime, agents_n: usize, t: &mut Table) -> R
                     let which = (i + k) % 3;
                     let start = Instant::now();
                     let n = match which {
-                        0 => floor_match_then_filter(&pool, &sc, &ssql, q).await.len(),
-                        1 => floor_scope_in_index(&pool, &sc, q).await.len(),
+                        0 => floor_match_then_filter(&store, &sc, &ssql, q).await.len(),
+                        1 => floor_scope_in_index(&store, &sc, q).await.len(),
                         _ => store
                             .recall_for_agents(&sc, &RecallQuery::new(q.clone()).limit(LIMIT))
                             .await
@@ -598,8 +631,8 @@ fn sqlite_run(rt: &tokio::runtime::Runtime, agents_n: usize, t: &mut Table) -> R
                     .await
                     .unwrap();
                 let w: Vec<f64> = w.iter().map(|r| r.score.unwrap_or(0.0)).collect();
-                let a = floor_match_then_filter(&pool, &sc, &ssql, q).await;
-                let b = floor_scope_in_index(&pool, &sc, q).await;
+                let a = floor_match_then_filter(&store, &sc, &ssql, q).await;
+                let b = floor_scope_in_index(&store, &sc, q).await;
                 same += usize::from(scores(&w) == scores(&a) && scores(&a) == scores(&b));
             }
             same

@@ -15,9 +15,8 @@ fn whole(agent: &AgentRef) -> ScopeEntry {
     }
 }
 
-/// 250 agents (two statements' worth): the best ten rows of all of them, with the scores each
-/// agent's own recall gives its rows (BM25's statistics are per agent, so a row's score does
-/// not depend on which other agents are asked).
+/// 250 agents (two statements' worth): the best ten rows of all of them, scored by BM25 over
+/// every agent asked (the scores are computed here from the rows' lengths and word counts).
 #[tokio::test]
 async fn a_recall_over_many_agents_keeps_the_best_rows_of_all_groups() {
     let dir = tempfile::tempdir().unwrap();
@@ -26,6 +25,9 @@ async fn a_recall_over_many_agents_keeps_the_best_rows_of_all_groups() {
         .unwrap();
     let mut agents = Vec::new();
     let mut every = Vec::new();
+    // (kestrels, tokens of the hit row) per agent; rows and tokens of all agents.
+    let mut shape = Vec::new();
+    let (mut rows_all, mut tokens_all) = (0f64, 0f64);
     for a in 0..250usize {
         let agent = store.ensure_agent(&format!("agent{a}")).await.unwrap();
         // Each agent has a row with the word repeated a different number of times among a
@@ -56,8 +58,19 @@ async fn a_recall_over_many_agents_keeps_the_best_rows_of_all_groups() {
             .await
             .unwrap();
         assert_eq!(own.len(), 1, "agent{a}: only its own row");
-        every.push((own[0].score.unwrap(), agent.alias.clone(), a % 2 == 0));
+        // "hit" + kestrels + fillers; each other row is 5 tokens ("otherN nothing to see
+        // here"); every row has one more, its category token.
+        let (m, f) = (1 + a % 7, 1 + (a * 13) % 17);
+        shape.push((m as f64, (2 + m + f) as f64));
+        rows_all += (2 + a % 4) as f64;
+        tokens_all += (2 + m + f + 6 * (1 + a % 4)) as f64;
         agents.push(agent);
+    }
+    let idf = warren_memory::sqlite::rank::idf(rows_all, 250.0);
+    let avgdl = tokens_all / rows_all;
+    for (a, (m, dl)) in shape.iter().enumerate() {
+        let score = idf * (m * 2.2) / (m + 1.2 * (0.25 + 0.75 * dl / avgdl));
+        every.push((score, format!("agent{a}"), a % 2 == 0));
     }
     every.sort_by(|x, y| y.0.total_cmp(&x.0));
     let scope = RecallScope {
@@ -426,5 +439,81 @@ async fn query_text_cannot_reach_the_scope_column_or_the_expression() {
         .await
         .unwrap();
     assert_eq!(hits.len(), 1);
+    store.close().await;
+}
+
+/// Scores are BM25 over every agent a recall asks: with one agent they are FTS5's own
+/// `bm25()` of its index; an agent with few memories is not drowned by a large peer (with
+/// statistics per index, a word in half of its two rows would weigh almost nothing).
+#[tokio::test]
+async fn scores_use_the_statistics_of_every_agent_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&dir.path().join("memory.db"))
+        .await
+        .unwrap();
+    let small = store.ensure_agent("small").await.unwrap();
+    let big = store.ensure_agent("big").await.unwrap();
+    store
+        .store_with_agent(
+            &small,
+            &[
+                NewMemory::new("mine", "kestrel nest"),
+                NewMemory::new("other", "unrelated words here"),
+            ],
+            Utc::now(),
+        )
+        .await
+        .unwrap();
+    let rows: Vec<NewMemory> = (0..100)
+        .map(|i| {
+            let text = if i % 20 == 0 {
+                "a long note that mentions the kestrel once among many other words of the day"
+            } else {
+                "a long note about other things entirely with many words of the day"
+            };
+            NewMemory::new(format!("b{i}"), text)
+        })
+        .collect();
+    store
+        .store_with_agent(&big, &rows, Utc::now())
+        .await
+        .unwrap();
+
+    // One agent: FTS5's bm25 of its index, to the digit.
+    for a in [&small, &big] {
+        let t = index_table(&a.id);
+        let fts: Vec<f64> = sqlx::query_scalar(&format!(
+            "SELECT -bm25({t}, 1.0, 0.0) FROM {t} WHERE {t} MATCH 'body : (\"kestrel\" OR \"nest\")' \
+             ORDER BY 1 DESC"
+        ))
+        .fetch_all(store.pool())
+        .await
+        .unwrap();
+        let ours: Vec<f64> = store
+            .recall_for_agents(
+                &RecallScope::own(a.clone()),
+                &RecallQuery::new("kestrel nest").limit(50),
+            )
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| r.score.unwrap())
+            .collect();
+        assert_eq!(ours.len(), fts.len(), "{}", a.alias);
+        for (o, f) in ours.iter().zip(&fts) {
+            assert!((o - f).abs() < 1e-9, "{}: {ours:?} vs {fts:?}", a.alias);
+        }
+    }
+
+    // Both: the small agent's short row about a kestrel is the best match.
+    let both = RecallScope {
+        entries: vec![whole(&small), whole(&big)],
+    };
+    let hits = store
+        .recall_for_agents(&both, &RecallQuery::new("kestrel").limit(3))
+        .await
+        .unwrap();
+    assert_eq!(hits[0].key, "mine", "{hits:?}");
+    assert!(hits[0].score.unwrap() > 1.0, "{hits:?}");
     store.close().await;
 }

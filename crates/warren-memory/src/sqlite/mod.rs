@@ -8,6 +8,7 @@
 mod admin;
 mod export;
 pub mod index;
+pub mod rank;
 mod rows;
 pub mod schema;
 
@@ -115,10 +116,20 @@ impl SqliteStore {
             .connect_with(opts.clone())
             .await
             .map_err(describe)?;
+        // Reading connections rank recalls with `warren_bm25` (see [`rank`]).
         let pool = SqlitePoolOptions::new()
             .max_connections(4)
             .idle_timeout(None)
             .max_lifetime(None)
+            .after_connect(|conn, _| {
+                Box::pin(async move {
+                    let mut handle = conn.lock_handle().await?;
+                    let db = handle.as_raw_handle().as_ptr();
+                    // SAFETY: the handle is locked for this call: no other use of the
+                    // connection runs while the functions are registered.
+                    unsafe { rank::register(db) }.map_err(sqlx::Error::Protocol)
+                })
+            })
             .connect_with(opts)
             .await
             .map_err(describe)?;
@@ -133,6 +144,18 @@ impl SqliteStore {
     /// The database file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The ranking statistics a recall of `query` over `scope` uses (benchmarks rank their raw
+    /// query shapes with the same figures).
+    pub async fn recall_stats(
+        &self,
+        scope: &RecallScope,
+        query: &str,
+    ) -> Result<rank::ScopeStats, MemoryError> {
+        let asked: Vec<(&ScopeEntry, Option<Vec<String>>)> =
+            scope.entries.iter().map(|e| (e, None)).collect();
+        self.scope_stats(&asked, &query_terms(query)).await
     }
 
     /// The pool of reading connections (benchmarks run raw queries on it).
@@ -379,6 +402,7 @@ impl SqliteStore {
         &self,
         group: &[(&ScopeEntry, Option<Vec<String>>)],
         terms: &[String],
+        stats: &rank::ScopeStats,
         q: &RecallQuery,
     ) -> Result<Vec<EntryRow>, MemoryError> {
         let limit = i64::try_from(q.limit).unwrap_or(i64::MAX);
@@ -390,9 +414,15 @@ impl SqliteStore {
                 qb.push(" UNION ALL ");
             }
             let t = index::index_table(&entry.agent.id);
-            qb.push(format!(
-                "SELECT rowid AS seq, rank FROM {t} WHERE {t} MATCH "
-            ));
+            qb.push(format!("SELECT rowid AS seq, warren_bm25({t}, "));
+            qb.push_bind(stats.rows);
+            qb.push(", ");
+            qb.push_bind(stats.avgdl());
+            for df in &stats.docs {
+                qb.push(", ");
+                qb.push_bind(*df);
+            }
+            qb.push(format!(") AS rank FROM {t} WHERE {t} MATCH "));
             qb.push_bind(index::match_expr(
                 terms,
                 cats.as_deref(),
@@ -441,6 +471,89 @@ impl SqliteStore {
             .map_err(self.read_err("recall"))
     }
 
+    /// The statistics of every index a recall asks, added up (see [`rank`]): rows and tokens
+    /// from each index's averages record, and for each word the rows holding it, in one
+    /// statement per [`RECALL_GROUP`] agents. An index that is gone (a peer purged elsewhere)
+    /// counts as empty.
+    async fn scope_stats(
+        &self,
+        asked: &[(&ScopeEntry, Option<Vec<String>>)],
+        terms: &[String],
+    ) -> Result<rank::ScopeStats, MemoryError> {
+        let mut stats = rank::ScopeStats {
+            rows: 0.0,
+            tokens: 0.0,
+            docs: vec![0.0; terms.len()],
+        };
+        let body = format!("body : ({})", crate::text::fts_terms_expr(terms));
+        for group in asked.chunks(RECALL_GROUP) {
+            let mut qb = QueryBuilder::<Sqlite>::new("");
+            for (i, (entry, _)) in group.iter().enumerate() {
+                let t = index::index_table(&entry.agent.id);
+                if i > 0 {
+                    qb.push(" UNION ALL ");
+                }
+                qb.push("SELECT block");
+                for _ in terms {
+                    qb.push(", 0");
+                }
+                qb.push(format!(
+                    " FROM {t}_data WHERE id = 1 UNION ALL SELECT * FROM (SELECT NULL"
+                ));
+                for k in 0..terms.len() {
+                    qb.push(format!(", warren_df({t}, {k})"));
+                }
+                qb.push(format!(" FROM {t} WHERE {t} MATCH "));
+                qb.push_bind(body.clone());
+                qb.push(" LIMIT 1)");
+            }
+            let rows = match qb.build().fetch_all(&self.pool).await {
+                Ok(rows) => rows,
+                // A group naming an index that is gone: each index asked on its own.
+                Err(_) if group.len() > 1 => {
+                    let mut all = Vec::new();
+                    for one in group.chunks(1) {
+                        let part = Box::pin(self.scope_stats(one, terms)).await?;
+                        all.push(part);
+                    }
+                    for part in all {
+                        stats.add(&part);
+                    }
+                    continue;
+                }
+                Err(e) => {
+                    let gone = sqlx::query_scalar::<_, i64>(
+                        "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?",
+                    )
+                    .bind(index::index_table(&group[0].0.agent.id))
+                    .fetch_one(&self.pool)
+                    .await
+                    .map_err(self.err("recall"))?
+                        == 0;
+                    if gone {
+                        continue;
+                    }
+                    return Err(self.err("recall")(e));
+                }
+            };
+            for row in rows {
+                let block: Option<Vec<u8>> = row.try_get(0).map_err(self.err("recall"))?;
+                if let Some(block) = block {
+                    let (n, tokens) = rank::decode_averages(&block).ok_or_else(|| {
+                        self.bad_row("recall")("an index's averages record does not decode".into())
+                    })?;
+                    stats.rows += n as f64;
+                    stats.tokens += tokens as f64;
+                }
+                for (k, d) in stats.docs.iter_mut().enumerate() {
+                    let v: i64 = row.try_get(k + 1).map_err(self.err("recall"))?;
+                    *d += v as f64;
+                }
+            }
+        }
+        Ok(stats)
+    }
+
     /// A recall whose statement failed, asked again of the agents whose index still exists: a
     /// peer purged by another process since the allowlist was resolved has no rows to give
     /// (its index went with them) and does not fail the others' recall. When every index
@@ -449,6 +562,7 @@ impl SqliteStore {
         &self,
         group: &[(&ScopeEntry, Option<Vec<String>>)],
         terms: &[String],
+        stats: &rank::ScopeStats,
         q: &RecallQuery,
         first: MemoryError,
     ) -> Result<Vec<EntryRow>, MemoryError> {
@@ -481,7 +595,7 @@ impl SqliteStore {
         if left.is_empty() {
             return Ok(Vec::new());
         }
-        self.recall_group(&left, terms, q).await
+        self.recall_group(&left, terms, stats, q).await
     }
 
     /// Re-creates an agent's index from its stored rows when the index is missing (an agent
@@ -675,11 +789,12 @@ impl MemoryStore for SqliteStore {
                 None => asked.push((e, cats)),
             }
         }
+        let stats = self.scope_stats(&asked, &terms).await?;
         let mut best: Vec<EntryRow> = Vec::new();
         for group in asked.chunks(RECALL_GROUP) {
-            let mut rows = match self.recall_group(group, &terms, q).await {
+            let mut rows = match self.recall_group(group, &terms, &stats, q).await {
                 Ok(rows) => rows,
-                Err(e) => self.recall_present(group, &terms, q, e).await?,
+                Err(e) => self.recall_present(group, &terms, &stats, q, e).await?,
             };
             if asked.len() <= RECALL_GROUP {
                 best = rows;
