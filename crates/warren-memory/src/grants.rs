@@ -38,15 +38,7 @@ pub fn resolve_grants(config: &Config, alias: &str) -> Result<Vec<GrantSpec>, Me
         match out.iter_mut().find(|g| g.alias == peer) {
             // Two grants for one agent are rejected by the validator; merge defensively.
             Some(existing) => {
-                existing.categories = match (existing.categories.take(), cats) {
-                    (Some(mut a), Some(b)) => {
-                        a.extend(b);
-                        a.sort();
-                        a.dedup();
-                        Some(a)
-                    }
-                    _ => None,
-                }
+                existing.categories = union_categories(existing.categories.take(), cats)
             }
             None => out.push(GrantSpec {
                 alias: peer.to_string(),
@@ -55,6 +47,20 @@ pub fn resolve_grants(config: &Config, alias: &str) -> Result<Vec<GrantSpec>, Me
         }
     }
     Ok(out)
+}
+
+/// What two grants of one agent allow together: every category when either does, else the
+/// sorted union of their lists.
+pub fn union_categories(a: Option<Vec<String>>, b: Option<Vec<String>>) -> Option<Vec<String>> {
+    match (a, b) {
+        (Some(mut a), Some(b)) => {
+            a.extend(b);
+            a.sort();
+            a.dedup();
+            Some(a)
+        }
+        _ => None,
+    }
 }
 
 /// Checks the grants of `alias` against the backends (rules §1.2, repeated by the factory):

@@ -8,6 +8,15 @@ use warren_memory::{
     AgentRef, MemoryStore, NewMemory, RecallQuery, RecallScope, ScopeEntry, SqliteStore,
 };
 
+/// A new store in a directory of its own (kept until the guard is dropped).
+async fn fresh() -> (tempfile::TempDir, SqliteStore) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&dir.path().join("memory.db"))
+        .await
+        .unwrap();
+    (dir, store)
+}
+
 fn whole(agent: &AgentRef) -> ScopeEntry {
     ScopeEntry {
         agent: agent.clone(),
@@ -19,10 +28,7 @@ fn whole(agent: &AgentRef) -> ScopeEntry {
 /// every agent asked (the scores are computed here from the rows' lengths and word counts).
 #[tokio::test]
 async fn a_recall_over_many_agents_keeps_the_best_rows_of_all_groups() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(&dir.path().join("memory.db"))
-        .await
-        .unwrap();
+    let (_dir, store) = fresh().await;
     let mut agents = Vec::new();
     let mut every = Vec::new();
     // (kestrels, tokens of the hit row) per agent; rows and tokens of all agents.
@@ -140,10 +146,7 @@ async fn a_recall_over_many_agents_keeps_the_best_rows_of_all_groups() {
 /// another agent's scope.
 #[tokio::test]
 async fn each_index_holds_exactly_its_agents_rows() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(&dir.path().join("memory.db"))
-        .await
-        .unwrap();
+    let (_dir, store) = fresh().await;
     let ann = store.ensure_agent("ann").await.unwrap();
     let ben = store.ensure_agent("ben").await.unwrap();
     let rows: Vec<NewMemory> = (0..40)
@@ -237,10 +240,7 @@ async fn each_index_holds_exactly_its_agents_rows() {
 /// back) stores nothing, and the next stores, of any size, are not caught in what it left open.
 #[tokio::test]
 async fn a_store_that_fails_half_way_leaves_nothing_and_the_writer_usable() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(&dir.path().join("memory.db"))
-        .await
-        .unwrap();
+    let (_dir, store) = fresh().await;
     let ann = store.ensure_agent("ann").await.unwrap();
     let ben = store.ensure_agent("ben").await.unwrap();
     sqlx::query(&format!("DROP TABLE {}", index_table(&ann.id)))
@@ -327,10 +327,7 @@ async fn a_peer_purged_elsewhere_does_not_fail_the_recall() {
 /// named twice in a scope is asked once.
 #[tokio::test]
 async fn a_missing_index_is_rebuilt_and_a_repeated_scope_entry_is_asked_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(&dir.path().join("memory.db"))
-        .await
-        .unwrap();
+    let (_dir, store) = fresh().await;
     let ann = store.ensure_agent("ann").await.unwrap();
     let rows: Vec<NewMemory> = (0..5)
         .map(|i| NewMemory::new(format!("k{i}"), "zqkept row").category(["core", "daily"][i % 2]))
@@ -376,10 +373,7 @@ async fn a_missing_index_is_rebuilt_and_a_repeated_scope_entry_is_asked_once() {
 /// widens a category grant or matches the scope column.
 #[tokio::test]
 async fn query_text_cannot_reach_the_scope_column_or_the_expression() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(&dir.path().join("memory.db"))
-        .await
-        .unwrap();
+    let (_dir, store) = fresh().await;
     let ann = store.ensure_agent("ann").await.unwrap();
     let ben = store.ensure_agent("ben").await.unwrap();
     store
@@ -447,10 +441,7 @@ async fn query_text_cannot_reach_the_scope_column_or_the_expression() {
 /// statistics per index, a word in half of its two rows would weigh almost nothing).
 #[tokio::test]
 async fn scores_use_the_statistics_of_every_agent_asked() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(&dir.path().join("memory.db"))
-        .await
-        .unwrap();
+    let (_dir, store) = fresh().await;
     let small = store.ensure_agent("small").await.unwrap();
     let big = store.ensure_agent("big").await.unwrap();
     store

@@ -775,17 +775,7 @@ impl MemoryStore for SqliteStore {
                 continue;
             };
             match asked.iter_mut().find(|(a, _)| a.agent.id == e.agent.id) {
-                Some((_, have)) => {
-                    *have = match (have.take(), cats) {
-                        (Some(mut a), Some(b)) => {
-                            a.extend(b);
-                            a.sort();
-                            a.dedup();
-                            Some(a)
-                        }
-                        _ => None,
-                    }
-                }
+                Some((_, have)) => *have = crate::grants::union_categories(have.take(), cats),
                 None => asked.push((e, cats)),
             }
         }
