@@ -508,3 +508,79 @@ async fn scores_use_the_statistics_of_every_agent_asked() {
     assert!(hits[0].score.unwrap() > 1.0, "{hits:?}");
     store.close().await;
 }
+
+/// Stores abandoned part-way (the caller stops waiting, as a cancelled turn does) leave each
+/// batch wholly stored or not at all, rows and index entries in agreement, and the writer free
+/// for the next store.
+#[tokio::test]
+async fn abandoned_stores_leave_rows_and_index_in_agreement() {
+    let (_dir, store) = fresh().await;
+    let ann = store.ensure_agent("ann").await.unwrap();
+    let mut abandoned = 0;
+    for round in 0..40u64 {
+        let rows: Vec<NewMemory> = (0..500)
+            .map(|i| NewMemory::new(format!("r{round}k{i}"), format!("zqcancel row {i}")))
+            .collect();
+        let wait = std::time::Duration::from_micros(200 * (round % 20));
+        let done =
+            tokio::time::timeout(wait, store.store_with_agent(&ann, &rows, Utc::now())).await;
+        match done {
+            Ok(stored) => {
+                stored.unwrap();
+            }
+            Err(_) => abandoned += 1,
+        }
+    }
+    assert!(abandoned > 0, "no store was abandoned");
+    // The next store is not caught in what an abandoned one left open.
+    store
+        .store_with_agent(&ann, &[NewMemory::new("last", "zqcancel last")], Utc::now())
+        .await
+        .unwrap();
+    let rows: i64 = sqlx::query_scalar("SELECT count(*) FROM memories WHERE agent_id = ?")
+        .bind(ann.id)
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+    let t = index_table(&ann.id);
+    let indexed: i64 = sqlx::query_scalar(&format!(
+        "SELECT count(*) FROM {t} WHERE {t} MATCH 'zqcancel'"
+    ))
+    .fetch_one(store.pool())
+    .await
+    .unwrap();
+    assert_eq!(rows, indexed);
+    assert_eq!((rows - 1) % 500, 0, "whole batches only: {rows}");
+    store.close().await;
+}
+
+/// Rows of equal score at the limit: the most recently stored wins, in every statement.
+#[tokio::test]
+async fn ties_at_the_limit_go_to_the_newest_row() {
+    let (_dir, store) = fresh().await;
+    let ann = store.ensure_agent("ann").await.unwrap();
+    let ben = store.ensure_agent("ben").await.unwrap();
+    for key in ["first", "second", "third"] {
+        for a in [&ann, &ben] {
+            store
+                .store_with_agent(a, &[NewMemory::new(key, "same words")], Utc::now())
+                .await
+                .unwrap();
+        }
+    }
+    let scope = RecallScope {
+        entries: vec![whole(&ann), whole(&ben)],
+    };
+    let hits = store
+        .recall_for_agents(&scope, &RecallQuery::new("same").limit(2))
+        .await
+        .unwrap();
+    let got: Vec<(&str, &str)> = hits
+        .iter()
+        .map(|r| (r.agent.as_str(), r.key.as_str()))
+        .collect();
+    // Every row is three tokens with one hit: all six tie; the two stored last come first.
+    assert_eq!(hits[0].score, hits[1].score, "{got:?}");
+    assert_eq!(got, [("ben", "third"), ("ann", "third")]);
+    store.close().await;
+}

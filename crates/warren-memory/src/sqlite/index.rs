@@ -31,6 +31,19 @@ pub const INDEX_TABLES_LIKE: &str = "memfts\\_%";
 const SCOPE_SQL: &str = "'c' || lower(hex(category)) \
      || CASE WHEN session_id IS NULL THEN '' ELSE ' s' || lower(hex(session_id)) END";
 
+/// Whether the agent's index exists (on any connection or pool of the store).
+pub async fn exists<'e, E>(db: E, agent: &Uuid) -> Result<bool, sqlx::Error>
+where
+    E: sqlx::Executor<'e, Database = sqlx::Sqlite>,
+{
+    let n: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?")
+            .bind(index_table(agent))
+            .fetch_one(db)
+            .await?;
+    Ok(n > 0)
+}
+
 /// Creates the agent's index if it does not exist.
 pub async fn create(conn: &mut SqliteConnection, agent: &Uuid) -> Result<(), sqlx::Error> {
     let t = index_table(agent);

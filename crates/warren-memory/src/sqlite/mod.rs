@@ -522,14 +522,9 @@ impl SqliteStore {
                     continue;
                 }
                 Err(e) => {
-                    let gone = sqlx::query_scalar::<_, i64>(
-                        "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?",
-                    )
-                    .bind(index::index_table(&group[0].0.agent.id))
-                    .fetch_one(&self.pool)
-                    .await
-                    .map_err(self.err("recall"))?
-                        == 0;
+                    let gone = !index::exists(&self.pool, &group[0].0.agent.id)
+                        .await
+                        .map_err(self.err("recall"))?;
                     if gone {
                         continue;
                     }
@@ -601,29 +596,22 @@ impl SqliteStore {
     /// Re-creates an agent's index from its stored rows when the index is missing (an agent
     /// registered, or rows stored, by a program that did not keep the per-agent indexes).
     async fn ensure_index(&self, agent: &AgentRef) -> Result<(), MemoryError> {
-        let exists: i64 = sqlx::query_scalar(
-            "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?",
-        )
-        .bind(index::index_table(&agent.id))
-        .fetch_one(&self.pool)
-        .await
-        .map_err(self.err("register agent"))?;
-        if exists > 0 {
+        if index::exists(&self.pool, &agent.id)
+            .await
+            .map_err(self.err("register agent"))?
+        {
             return Ok(());
         }
         let mut tx = self
             .writer
-            .begin()
+            .begin_with("BEGIN IMMEDIATE")
             .await
             .map_err(self.err("register agent"))?;
-        let exists: i64 = sqlx::query_scalar(
-            "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?",
-        )
-        .bind(index::index_table(&agent.id))
-        .fetch_one(&mut *tx)
-        .await
-        .map_err(self.err("register agent"))?;
-        if exists == 0 {
+        // Another process may have rebuilt it meanwhile: asked again under the write lock.
+        if !index::exists(&mut *tx, &agent.id)
+            .await
+            .map_err(self.err("register agent"))?
+        {
             index::create(&mut tx, &agent.id)
                 .await
                 .map_err(self.err("register agent"))?;
