@@ -40,6 +40,11 @@ fn api(d: &Desktop) -> Warren {
         "DBUS_SESSION_BUS_ADDRESS".to_string(),
         d.bus_address.clone(),
     );
+    // The same PATH as the app, so both find the same `bwrap`.
+    vars.insert(
+        "PATH".to_string(),
+        std::env::var("PATH").unwrap_or_default(),
+    );
     Warren::open_with_env(
         InstallLayout::new(d.home.clone()),
         HostEnv { home: None, vars },

@@ -1894,7 +1894,15 @@ export type SandboxView = {
 	reason: string,
 	/**  Set when the configured sandbox is unavailable (tool calls that need it fail). */
 	error: string | null,
-	/**  Caveats (for example write-only roots under bubblewrap). */
+	/**
+	 *  The layers that hold a child of this agent (namespaces and the file view, Landlock and
+	 *  its ABI, the system-call filter), one line each; empty when nothing confines it.
+	 */
+	layers: string[],
+	/**
+	 *  What the policy asks that this sandbox does not enforce, and how it is made up for
+	 *  (for example write-only roots under bubblewrap, Unix sockets under Landlock).
+	 */
 	notes: string[],
 };
 

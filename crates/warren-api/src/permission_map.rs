@@ -289,11 +289,11 @@ impl Warren {
                         "agents.{agent}.workspace.unrestricted_filesystem = true"
                     ));
                 }
-                if !p.forbidden.is_empty() {
+                if !p.risk.forbidden_paths.is_empty() {
                     grants.push(format!(
                         "risk_profiles.{}.forbidden_paths ({} entries)",
                         a.risk_profile,
-                        p.forbidden.len()
+                        p.risk.forbidden_paths.len()
                     ));
                 }
                 let support = SandboxSupport::probe(path_var(host));

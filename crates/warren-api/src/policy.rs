@@ -97,7 +97,11 @@ pub struct SandboxView {
     pub reason: String,
     /// Set when the configured sandbox is unavailable (tool calls that need it fail).
     pub error: Option<String>,
-    /// Caveats (for example write-only roots under bubblewrap).
+    /// The layers that hold a child of this agent (namespaces and the file view, Landlock and
+    /// its ABI, the system-call filter), one line each; empty when nothing confines it.
+    pub layers: Vec<String>,
+    /// What the policy asks that this sandbox does not enforce, and how it is made up for
+    /// (for example write-only roots under bubblewrap, Unix sockets under Landlock).
     pub notes: Vec<String>,
 }
 
@@ -220,23 +224,14 @@ pub(crate) fn sandbox_view(policy: &SecurityPolicy, support: &SandboxSupport) ->
     let configured = kind_name(policy.risk.sandbox).to_string();
     match choose(policy.risk.sandbox, policy.workspace_only, support) {
         Ok((sb, reason)) => {
-            let mut notes = Vec::new();
-            let wo = policy.roots_of(Tier::WriteOnly).count();
-            match sb.name() {
-                "bubblewrap" if wo > 0 => notes.push(format!(
-                    "{wo} write-only root(s) are not mounted under bubblewrap (a mount cannot mean write-only): only the file tools can write there"
-                )),
-                "none" => notes.push(
-                    "no OS confinement: the policy checks of the tools still apply, git write commands are not confined".into(),
-                ),
-                _ => {}
-            }
+            let enforcement = sb.enforcement(policy);
             SandboxView {
                 configured,
                 effective: Some(sb.name().to_string()),
                 reason,
                 error: None,
-                notes,
+                layers: enforcement.layers,
+                notes: enforcement.not_enforced,
             }
         }
         Err(e) => SandboxView {
@@ -244,6 +239,7 @@ pub(crate) fn sandbox_view(policy: &SecurityPolicy, support: &SandboxSupport) ->
             effective: None,
             reason: "the configured sandbox is not available on this machine".into(),
             error: Some(e.to_string()),
+            layers: Vec::new(),
             notes: vec!["shell and git write calls of this agent fail until it is".into()],
         },
     }
@@ -442,6 +438,7 @@ impl Warren {
                     effective: None,
                     reason: "the policy cannot be built".into(),
                     error: Some(e.message),
+                    layers: Vec::new(),
                     notes: Vec::new(),
                 },
             };

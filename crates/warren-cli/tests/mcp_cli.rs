@@ -47,7 +47,8 @@ command = "no-such-mcp-program"
     assert_eq!(servers[0]["name"], "fs");
     assert_eq!(servers[0]["status"], "running", "{v}");
     assert_eq!(servers[0]["transport"], "stdio");
-    assert_eq!(servers[0]["sandbox"], "landlock", "{v}");
+    // `auto` picks bubblewrap (CI has it; scripts/setup.sh installs it).
+    assert_eq!(servers[0]["sandbox"], "bubblewrap", "{v}");
     let tools: Vec<&str> = servers[0]["tools"]
         .as_array()
         .unwrap()

@@ -7,11 +7,17 @@ use crate::resolve::{self, ResolveError};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-/// The four POSIX device files readable by every agent through every tool and sandbox.
-pub const DEVICES: [&str; 4] = ["/dev/null", "/dev/zero", "/dev/random", "/dev/urandom"];
-
-/// The device that is also writable.
-pub const WRITABLE_DEVICE: &str = "/dev/null";
+/// The POSIX device files every agent may read and write through every tool and sandbox. Writing
+/// them changes nothing outside the device (`/dev/random` mixes the bytes into the pool without
+/// crediting entropy), and no sandbox can offer them read-only: a read-only mount does not stop
+/// writing a device node.
+pub const DEVICES: [&str; 5] = [
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+];
 
 impl SecurityPolicy {
     /// Resolves `path` (relative paths join the workspace) and decides `access` on it. Never
@@ -139,25 +145,32 @@ impl SecurityPolicy {
 
 impl SecurityPolicy {
     /// The paths whose strict ancestors no agent may write: the install root (itself included,
-    /// see [`is_protected_ancestor`](Self::is_protected_ancestor)), runtime state and every root
-    /// whose tier forbids writing.
+    /// see [`is_protected_ancestor`](Self::is_protected_ancestor)), runtime state, forbidden
+    /// paths and every root whose tier forbids writing or reading. Renaming an ancestor moves
+    /// what is beneath it: a write to what may not be written, or a way to read what may not be
+    /// read at a path where reading is allowed.
     pub fn protected_targets(&self) -> impl Iterator<Item = &Path> {
         std::iter::once(self.install_root.as_path())
             .chain(self.runtime_state.iter().map(|p| p.as_path()))
+            .chain(self.forbidden.iter().map(|p| p.as_path()))
             .chain(
                 self.roots
                     .iter()
-                    .filter(|r| !r.tier.can_write())
+                    .filter(|r| !r.tier.can_write() || !r.tier.can_read())
                     .map(|r| r.path.as_path()),
             )
     }
 
-    /// Whether `resolved` is the install root or a strict ancestor of a protected target.
+    /// Whether `resolved` is the install root or a strict ancestor of a protected target. The
+    /// agent's own workspace is never one: writing "in `.`" is what an agent does, and the
+    /// workspace itself cannot be moved from inside a sandbox (a mount point under bubblewrap;
+    /// under Landlock its parent, an ancestor of the same target, has no rule).
     pub fn is_protected_ancestor(&self, resolved: &Path) -> bool {
         resolved == self.install_root
-            || self
-                .protected_targets()
-                .any(|t| t != resolved && under(t, resolved))
+            || (resolved != self.workspace
+                && self
+                    .protected_targets()
+                    .any(|t| t != resolved && under(t, resolved)))
     }
 }
 
@@ -195,12 +208,9 @@ pub fn under(path: &Path, root: &Path) -> bool {
     p.len() >= r.len() && &p[..r.len()] == r && (p.len() == r.len() || p[r.len()] == b'/')
 }
 
-/// Whether `resolved` is one of the always-allowed devices for `access`.
-pub fn is_device(resolved: &Path, access: Access) -> bool {
-    match access {
-        Access::Read => DEVICES.iter().any(|d| resolved == Path::new(d)),
-        Access::Write => resolved == Path::new(WRITABLE_DEVICE),
-    }
+/// Whether `resolved` is one of the always-allowed [`DEVICES`] (for reading and writing alike).
+pub fn is_device(resolved: &Path, _access: Access) -> bool {
+    DEVICES.iter().any(|d| resolved == Path::new(d))
 }
 
 fn root_decision(tier: Tier, source: &RootSource, access: Access) -> (bool, Rule) {

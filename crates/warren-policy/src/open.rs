@@ -10,7 +10,7 @@
 //! same guarantee from a component-by-component `openat(O_NOFOLLOW)` walk.
 
 use crate::access::{Access, Decision, Denial, Rule};
-use crate::authorize::{under, WRITABLE_DEVICE};
+use crate::authorize::{is_device, under};
 use crate::policy::SecurityPolicy;
 use rustix::fs::{FileType, Mode, OFlags, ResolveFlags, CWD};
 use rustix::io::Errno;
@@ -171,7 +171,7 @@ impl SecurityPolicy {
         let path = self.reauthorize(&fd, &target, &decision)?;
         if access != FileAccess::Read
             && kind != FileType::RegularFile
-            && path != Path::new(WRITABLE_DEVICE)
+            && !is_device(&path, Access::Write)
         {
             return Err(OpenError::NotAFile(path));
         }

@@ -10,6 +10,15 @@ use warren_types::{
     AccessMode, Config, DockerConfig, MemoryGrant, RiskProfile, RuntimeKind, RuntimeProfile,
 };
 
+/// Where the desktop session keeps its sockets: always forbidden (those that exist).
+pub const SESSION_SOCKETS: &[&str] = &[
+    "/run/user",
+    "/run/dbus",
+    "/var/run/dbus",
+    "/tmp/.X11-unix",
+    "/tmp/.ICE-unix",
+];
+
 /// What a root lets an agent do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -281,7 +290,15 @@ impl SecurityPolicy {
         let _ = std::fs::create_dir_all(&skills);
         roots.push(Root::new(skills, Tier::ReadOnly, RootSource::SharedSkills));
 
-        let mut forbidden = Vec::new();
+        // The desktop session's sockets come first: the session bus (and the keyring behind
+        // it), X11 and the users' runtime folders (Wayland, the bus, agents' sockets) are never
+        // an agent's to reach, whatever its grants.
+        let mut forbidden: Vec<PathBuf> = SESSION_SOCKETS
+            .iter()
+            .filter_map(|p| resolve::resolve_symlinks(Path::new(p)).ok())
+            .filter(|p| std::fs::symlink_metadata(p).is_ok())
+            .collect();
+        forbidden.dedup();
         for raw in &risk.forbidden_paths {
             let field = format!("risk_profiles.{}.forbidden_paths", agent.risk_profile);
             forbidden.push(resolve_config_path(

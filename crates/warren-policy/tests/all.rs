@@ -6,6 +6,7 @@ mod confinement;
 mod escalation;
 mod fixture;
 mod gate;
+mod kernel;
 mod plan;
 mod sandbox;
 mod shell;

@@ -192,13 +192,16 @@ fn alice_with_workspace_only() {
         case("loop_b/x", W, false, Rule::SymlinkLoop),
         case("bad\0name", R, false, Rule::InvalidPath),
         case("", R, false, Rule::InvalidPath),
-        // Devices: all four readable, /dev/null writable.
+        // Devices: the five POSIX devices, read and written alike.
         case("/dev/null", R, true, Rule::Device),
         case("/dev/zero", R, true, Rule::Device),
+        case("/dev/full", R, true, Rule::Device),
         case("/dev/random", R, true, Rule::Device),
         case("/dev/urandom", R, true, Rule::Device),
         case("/dev/null", W, true, Rule::Device),
-        case("/dev/zero", W, false, Rule::OutsideWorkspace),
+        case("/dev/zero", W, true, Rule::Device),
+        case("/dev/urandom", W, true, Rule::Device),
+        case("/dev/tty", R, false, Rule::OutsideWorkspace),
         case("/dev/sda", R, false, Rule::OutsideWorkspace),
         // Runtime state: never writable (nor readable).
         case(format!("{root}/config.toml"), W, false, Rule::RuntimeState),
@@ -393,7 +396,19 @@ fn kernel_interfaces_and_protected_ancestors() {
         // Reading them is fine, and so is writing next to them.
         case(format!("{root}/agents"), R, true, Rule::Unrestricted),
         case(format!("{root}/agents/erin"), W, true, Rule::Unrestricted),
-        case(format!("{root}/agents/carol"), W, true, Rule::Unrestricted),
+        // carol's workspace is a write-only root: moving its folder would make it readable.
+        case(
+            format!("{root}/agents/carol"),
+            W,
+            false,
+            Rule::ProtectedAncestor,
+        ),
+        case(
+            format!("{root}/agents/carol/workspace/new"),
+            W,
+            true,
+            Rule::WriteOnlyGrant,
+        ),
         case(
             format!("{root}/agents/frank/workspace/x"),
             W,

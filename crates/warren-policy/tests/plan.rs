@@ -47,7 +47,7 @@ fn landlock_rules_are_the_decisions_on_uniform_subtrees() {
     let null = find(&plan, Path::new("/dev/null")).unwrap();
     assert!(null.read && null.write);
     let urandom = find(&plan, Path::new("/dev/urandom")).unwrap();
-    assert!(urandom.read && !urandom.write);
+    assert!(urandom.read && urandom.write && !urandom.exec);
     let usr = find(&plan, Path::new("/usr")).unwrap();
     assert!(usr.read && usr.exec && !usr.write);
     // Nothing of erin, the config or data/ is granted.
@@ -63,10 +63,13 @@ fn bubblewrap_mounts_follow_the_same_decisions() {
     let ws = fx.ws("alice");
     fx.write(&ws.join("secrets/key"), "k");
     let p = fx.policy("alice");
-    let args: Vec<String> = bwrap::args(&layered_plan(&p), p.workspace_only, false, &ws)
-        .iter()
-        .map(|a: &OsString| a.to_string_lossy().into_owned())
-        .collect();
+    let args: Vec<String> =
+        bwrap::args(&layered_plan(&p), p.workspace_only, false, &ws, Vec::new())
+            .unwrap()
+            .args
+            .iter()
+            .map(|a: &OsString| a.to_string_lossy().into_owned())
+            .collect();
     let joined = args.join(" ");
     let (w, b, c) = (
         ws.display().to_string(),
@@ -121,7 +124,9 @@ fn kernel_interfaces_and_protected_ancestors_get_no_wholesale_rule() {
         );
     }
     assert!(find(&mounts, &fx.root.join("agents/bob")).is_some());
-    let args: Vec<String> = bwrap::args(&mounts, false, false, &fx.ws("frank"))
+    let args: Vec<String> = bwrap::args(&mounts, false, false, &fx.ws("frank"), Vec::new())
+        .unwrap()
+        .args
         .iter()
         .map(|a: &OsString| a.to_string_lossy().into_owned())
         .collect();
@@ -129,6 +134,6 @@ fn kernel_interfaces_and_protected_ancestors_get_no_wholesale_rule() {
     assert!(joined.contains("--cap-drop ALL"), "{joined}");
     assert!(joined.contains("--remount-ro /proc"), "{joined}");
     assert!(joined.contains("--ro-bind /sys /sys"), "{joined}");
-    let with_net = bwrap::args(&mounts, false, true, &fx.ws("frank"));
-    assert!(!with_net.iter().any(|a| a == "--unshare-net"));
+    let with_net = bwrap::args(&mounts, false, true, &fx.ws("frank"), Vec::new()).unwrap();
+    assert!(!with_net.args.iter().any(|a| a == "--unshare-net"));
 }

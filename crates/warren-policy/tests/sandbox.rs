@@ -75,11 +75,19 @@ fn exercise(kind: SandboxKind) {
     let home = fx.home.display().to_string();
     let (b, c, e) = (bob.display(), carol.display(), erin.display());
 
-    // Inside works.
+    // Inside works. Under Landlock the top of the workspace has no rule of its own (the
+    // forbidden `secrets` folder is beneath it, and Landlock rights are inherited): new files go
+    // one level down there.
+    let top = if matches!(sb, EffectiveSandbox::Landlock { .. }) {
+        fx.write(&ws.join("sub/file.txt"), "inside");
+        "sub/"
+    } else {
+        ""
+    };
     let checks: Vec<(String, Option<&str>)> = vec![
         ("cat file.txt".into(), Some("inside")),
         (
-            "echo written > new.txt && cat new.txt".into(),
+            format!("echo written > {top}new.txt && cat {top}new.txt"),
             Some("written"),
         ),
         (format!("cat {b}/readme.md"), Some("bob says hi")),
@@ -94,7 +102,7 @@ fn exercise(kind: SandboxKind) {
         ),
         ("head -c 4 /dev/random | wc -c".into(), Some("4")),
         (
-            "mv file.txt sub/moved.txt && cat sub/moved.txt".into(),
+            format!("mv {top}file.txt sub/moved.txt && cat sub/moved.txt"),
             Some("inside"),
         ),
     ];
@@ -106,10 +114,16 @@ fn exercise(kind: SandboxKind) {
         }
     }
     assert_eq!(
-        std::fs::read_to_string(ws.join("new.txt")).unwrap(),
+        std::fs::read_to_string(ws.join(format!("{top}new.txt"))).unwrap(),
         "written\n"
     );
-    assert!(ws.join("sub/moved.txt").exists() && !ws.join("file.txt").exists());
+    assert!(ws.join("sub/moved.txt").exists() && !ws.join(format!("{top}file.txt")).exists());
+    // The forbidden folder did not exist: it was made (empty) so that the sandbox hides it, and
+    // nothing can be put in it.
+    assert!(ws.join("secrets").is_dir());
+    let o = run(&p, &sb, "echo x > secrets/planted; ls secrets");
+    assert!(!o.ok, "[{}] {}", sb.name(), o.stdout);
+    assert!(!ws.join("secrets/planted").exists());
 
     // Outside fails.
     let denied = [
@@ -293,10 +307,21 @@ fn unavailable_sandbox_is_an_error_not_a_fallback() {
     // Only an explicit `none` runs unconfined under workspace_only.
     let (sb, _) = choose(SandboxKind::None, true, &none).unwrap();
     assert_eq!(sb, EffectiveSandbox::None);
-    // On this machine auto picks landlock first.
-    let (sb, _) = choose(SandboxKind::Auto, true, &support()).unwrap();
-    if support().landlock_abi > 0 {
-        assert!(matches!(sb, EffectiveSandbox::Landlock { .. }));
+    // auto picks bubblewrap first, landlock where bubblewrap cannot start a sandbox.
+    let (sb, why) = choose(SandboxKind::Auto, true, &support()).unwrap();
+    if support().bwrap.is_some() {
+        assert!(matches!(sb, EffectiveSandbox::Bubblewrap { .. }), "{why}");
     }
+    let landlock_only = SandboxSupport {
+        landlock_abi: 6,
+        bwrap: None,
+        bwrap_problem: Some("bwrap: setting up uid map: Permission denied".into()),
+    };
+    let (sb, why) = choose(SandboxKind::Auto, true, &landlock_only).unwrap();
+    assert_eq!(sb, EffectiveSandbox::Landlock { abi: 6 });
+    assert!(
+        why.contains("uid map"),
+        "the reason names the problem: {why}"
+    );
     let _ = Path::new("/");
 }

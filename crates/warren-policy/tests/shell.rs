@@ -86,7 +86,7 @@ fn paths_allowlist_and_risk() {
         (format!("cat {carol}/w"), Rule::WriteOnlyGrant),
         ("ls --directory=/etc".into(), Rule::OutsideWorkspace),
         ("gcc -I/usr/include x.c".into(), Rule::OutsideWorkspace),
-        ("echo x > /dev/zero".into(), Rule::OutsideWorkspace),
+        ("echo x > /dev/tty".into(), Rule::OutsideWorkspace),
         ("cat secrets/key".into(), Rule::ForbiddenPath),
         ("echo $(cat /etc/shadow)".into(), Rule::OutsideWorkspace),
         ("cat /etc/*".into(), Rule::OutsideWorkspace),

@@ -171,9 +171,12 @@ args = [{}, {}, {}]
     assert!(tools.contains(&"file_read".to_string()), "{tools:?}");
     let r = results(&events);
     assert_eq!(r.len(), 4, "{r:?}");
-    // The server believes both workspaces are its own ...
+    // The server was told both workspaces are its own (under Landlock it believes it; under
+    // bubblewrap bob's is not even in its view, so it drops it) ...
+    assert!(r[0].0, "{r:?}");
     assert!(
-        r[0].0 && r[0].1.contains(&bob_ws.display().to_string()),
+        r[0].1.contains(&bob_ws.display().to_string())
+            || r[0].1.contains(&s.ws.display().to_string()),
         "{r:?}"
     );
     // ... lists and reads alice's ...
@@ -373,13 +376,18 @@ env = {{ {key} = "{value}" }}
     tokio::time::sleep(Duration::from_millis(500)).await;
     let pids = pids_with(&mark);
     assert!(!pids.is_empty(), "the server process runs with its env");
+    // Under bubblewrap killing its outer process ends the whole pid namespace, so a later
+    // pid of the list may be gone already: one kill must land.
+    let mut landed = 0;
     for pid in &pids {
         let killed = std::process::Command::new("kill")
             .args(["-KILL", &pid.to_string()])
+            .stderr(std::process::Stdio::null())
             .status()
             .unwrap();
-        assert!(killed.success());
+        landed += usize::from(killed.success());
     }
+    assert!(landed > 0, "{pids:?}");
     let out = tokio::time::timeout(Duration::from_secs(60), run)
         .await
         .expect("the turn ends")

@@ -395,7 +395,10 @@ async fn iteration_cap_makes_one_last_call_without_tools() {
 async fn cancel_kills_the_process_group_and_leaves_valid_history() {
     let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
     fake.script([
-        Reply::tool_call("shell", json!({"command": "echo $$ > pid; sleep 30"})),
+        Reply::tool_call(
+            "shell",
+            json!({"command": format!("echo $$ > pid; sleep 30.{}", std::process::id())}),
+        ),
         Reply::text("after cancel"),
     ]);
     let s = setup(&config(
@@ -423,11 +426,11 @@ async fn cancel_kills_the_process_group_and_leaves_valid_history() {
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
-    let pid: i32 = std::fs::read_to_string(&pid_file)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let marker = format!("sleep 30.{}", std::process::id());
+    assert!(
+        !warren_testkit::procs::running_with(&marker).is_empty(),
+        "the shell's sleep is running"
+    );
     assert!(host.cancel("alice"));
     let out = tokio::time::timeout(Duration::from_secs(10), run)
         .await
@@ -435,12 +438,11 @@ async fn cancel_kills_the_process_group_and_leaves_valid_history() {
         .unwrap()
         .unwrap();
     assert_eq!(out.status, TurnStatus::Cancelled);
-    // The shell's process group is gone.
+    // The shell's process group is gone (found by its command line: under bubblewrap the pid
+    // the shell printed is one of its own pid namespace).
     tokio::time::sleep(Duration::from_millis(100)).await;
-    assert!(
-        !PathBuf::from(format!("/proc/{pid}")).exists(),
-        "process {pid} still alive"
-    );
+    let left = warren_testkit::procs::running_with(&marker);
+    assert!(left.is_empty(), "{left:?} still alive");
     let events = drain(&mut rx);
     let result = events
         .iter()

@@ -1,11 +1,13 @@
 //! Test support: hermetic installs in temp folders, with a config written from text; a
 //! multi-agent install ([`agents`]), real git repositories ([`git`]), fake provider servers
-//! ([`fake_llm`]) and, with the `runtime` feature, a turn harness ([`turn`]).
+//! ([`fake_llm`]), processes found by command line ([`procs`]) and, with the `runtime` feature, a
+//! turn harness ([`turn`]).
 
 pub mod agents;
 pub mod fake_llm;
 pub mod git;
 pub mod keyring;
+pub mod procs;
 #[cfg(feature = "runtime")]
 pub mod turn;
 pub mod zeroclaw;

@@ -22,7 +22,7 @@ pub const FAMILY: &str = r#"
 level = "full"
 allowed_commands = ["*"]
 forbidden_paths = ["secrets"]
-sandbox = "landlock"
+sandbox = "bubblewrap"
 block_high_risk_commands = true
 
 [risk_profiles.supervised]

@@ -237,7 +237,7 @@ fn commit_runs_the_hook_in_the_sandbox_and_no_read_runs_it() {
         &ctx,
         json!({"operation": "add", "path": "hooked", "paths": ["a.txt"]}),
     );
-    assert_eq!(v["sandbox"], "landlock");
+    assert_eq!(v["sandbox"], "bubblewrap");
     let v = ok(
         &ctx,
         json!({"operation": "commit", "path": "hooked", "message": "second"}),

@@ -26,8 +26,11 @@ pub fn run(ctx: &Ctx) -> ExitCode {
                 s.effective.as_deref().unwrap_or("UNAVAILABLE"),
                 s.error.as_deref().unwrap_or(&s.reason)
             ));
+            for l in &s.layers {
+                t.push_str(&format!("      layer: {l}\n"));
+            }
             for n in &s.notes {
-                t.push_str(&format!("      note: {n}\n"));
+                t.push_str(&format!("      not enforced: {n}\n"));
             }
         }
         t

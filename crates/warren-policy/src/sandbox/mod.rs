@@ -1,13 +1,15 @@
-//! OS sandboxes for an agent's child processes (rules §4): `landlock`, `bubblewrap`, `none`, and
+//! OS sandboxes for an agent's child processes (rules §4): `bubblewrap`, `landlock`, `none`, and
 //! `auto` (the best available, in that order). A configured sandbox that is not available is an
 //! error, never a silent fallback. [`confine`] turns a program into a [`ConfinedCommand`] that
-//! any caller (the shell tool, git write operations) spawns.
+//! any caller (the shell tool, git write operations, MCP servers) spawns; every confined child
+//! also gets the system-call filter of [`seccomp`].
 
 pub mod bwrap;
 pub mod docker;
 pub mod landlock;
 pub mod plan;
 mod reaper;
+pub mod seccomp;
 
 use crate::policy::SecurityPolicy;
 use serde::Serialize;
@@ -186,22 +188,23 @@ pub fn choose(
             }),
         SandboxKind::None => Ok((EffectiveSandbox::None, "configured: none".into())),
         SandboxKind::Auto => {
-            if let Some(s) = landlock() {
+            if let Some(s) = bwrap() {
+                Ok((
+                    s,
+                    "auto: bubblewrap can start a sandbox here (namespaces, mounts from the policy, seccomp)".into(),
+                ))
+            } else if let Some(s) = landlock() {
                 let why = format!(
-                    "auto: landlock ABI {} supported by this kernel",
+                    "auto: bubblewrap not usable ({}); landlock ABI {} with seccomp",
+                    bwrap_problem(),
                     support.landlock_abi
                 );
                 Ok((s, why))
-            } else if let Some(s) = bwrap() {
-                Ok((
-                    s,
-                    "auto: landlock not supported by this kernel; bubblewrap works".into(),
-                ))
             } else if workspace_only {
                 Err(SandboxError::Unavailable {
                     sandbox: "auto",
                     reason: format!(
-                        "found neither landlock (not supported by this kernel) nor bubblewrap ({}); \
+                        "found neither bubblewrap ({}) nor landlock (not supported by this kernel); \
                          an agent with workspace_only never runs unconfined: install bubblewrap \
                          or set sandbox = \"none\" explicitly",
                         bwrap_problem()
@@ -211,7 +214,7 @@ pub fn choose(
                 Ok((
                     EffectiveSandbox::None,
                     format!(
-                        "auto: landlock not supported by this kernel and {}; no OS confinement",
+                        "auto: {} and landlock not supported by this kernel; no OS confinement",
                         bwrap_problem()
                     ),
                 ))
@@ -220,11 +223,94 @@ pub fn choose(
     }
 }
 
+/// What holds a child under one sandbox for one policy, layer by layer (`warren doctor`, the
+/// window), and what that sandbox cannot enforce.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Enforcement {
+    /// One line per layer in force.
+    pub layers: Vec<String>,
+    /// What the policy asks that this sandbox does not enforce (empty: everything holds).
+    pub not_enforced: Vec<String>,
+}
+
+impl EffectiveSandbox {
+    /// The system-call rules a child of `policy` gets under this sandbox (`None`: no filter).
+    pub fn syscall_rules(&self, policy: &SecurityPolicy) -> Option<seccomp::SyscallRules> {
+        let network = policy.risk.network;
+        match self {
+            EffectiveSandbox::Landlock { .. } => Some(seccomp::SyscallRules::landlock(network)),
+            EffectiveSandbox::Bubblewrap { .. } => Some(seccomp::SyscallRules::bubblewrap(network)),
+            EffectiveSandbox::None => None,
+        }
+    }
+
+    /// The layers in force for a child of `policy`, and what is not enforced.
+    pub fn enforcement(&self, policy: &SecurityPolicy) -> Enforcement {
+        let mut layers = Vec::new();
+        let mut not_enforced = Vec::new();
+        match self {
+            EffectiveSandbox::Bubblewrap { .. } => {
+                let mut ns = vec!["mount", "pid", "ipc", "uts"];
+                if !policy.risk.network {
+                    ns.push("network");
+                }
+                layers.push(format!(
+                    "namespaces: {}; the file view is built from the policy (read-only tiers mounted read-only, closed paths hidden)",
+                    ns.join(", ")
+                ));
+                if policy
+                    .roots_of(crate::policy::Tier::WriteOnly)
+                    .next()
+                    .is_some()
+                {
+                    not_enforced.push(
+                        "write-only roots are not mounted (a mount cannot mean write-only): shell commands cannot write there, the file tools can".into(),
+                    );
+                }
+                if policy.risk.network {
+                    not_enforced.push(
+                        "with network on, the host's network namespace is shared: no Unix sockets at all (the desktop's abstract sockets live there)".into(),
+                    );
+                }
+            }
+            EffectiveSandbox::Landlock { abi } => {
+                layers.push(format!(
+                    "landlock ABI {abi}: files, TCP, signals and abstract sockets"
+                ));
+                not_enforced.push(
+                    "Landlock cannot tell which pathname Unix socket is connected to: no Unix sockets at all".into(),
+                );
+                not_enforced.push(
+                    "Landlock has no right for metadata: chmod, chown, utime and setxattr are refused everywhere, also where writing is allowed".into(),
+                );
+                if *abi < 4 && !policy.risk.network {
+                    not_enforced.push(format!(
+                        "landlock ABI {abi} < 4 cannot refuse TCP; seccomp refuses every socket but AF_UNIX"
+                    ));
+                }
+            }
+            EffectiveSandbox::None => {
+                not_enforced.push(
+                    "no OS confinement: the tools' policy checks still apply; opaque shell commands are refused, git write commands are not confined".into(),
+                );
+            }
+        }
+        if let Some(rules) = self.syscall_rules(policy) {
+            layers.push(format!("seccomp: {}", rules.summary().join("; ")));
+        }
+        Enforcement {
+            layers,
+            not_enforced,
+        }
+    }
+}
+
 /// A child-process command confined to an agent's policy. Keep it alive until spawned.
 #[derive(Debug)]
 pub struct ConfinedCommand {
     command: Command,
-    _ruleset: Option<OwnedFd>,
+    /// Descriptors the child needs until it is spawned (the Landlock ruleset, bwrap's inputs).
+    _keep: Vec<OwnedFd>,
     /// The reaper's control pipe (read end, write end), until spawned.
     control: Option<(OwnedFd, OwnedFd)>,
     sandbox: EffectiveSandbox,
@@ -373,6 +459,63 @@ impl Drop for ConfinedChild {
     }
 }
 
+/// Makes every forbidden path that does not exist yet, and that the agent could create, an
+/// empty folder of mode 0700, so that the sandbox can hide it (a mount or a rule needs
+/// something there). Each missing component is made with `mkdirat` beneath a descriptor opened
+/// without following links, so a link planted on the way is never followed. Returns the
+/// folders made.
+pub fn prepare_closed_paths(policy: &SecurityPolicy) -> Vec<PathBuf> {
+    use rustix::fs::{Mode, OFlags, ResolveFlags, CWD};
+    let mut made = Vec::new();
+    for target in &policy.forbidden {
+        if std::fs::symlink_metadata(target).is_ok() {
+            continue;
+        }
+        let Some(base) = target
+            .ancestors()
+            .skip(1)
+            .find(|a| std::fs::symlink_metadata(a).is_ok_and(|m| m.is_dir()))
+        else {
+            continue;
+        };
+        // Only where the agent could create the path itself; elsewhere nothing is to be hidden.
+        if !policy
+            .decide_with(base, crate::access::Access::Write, false)
+            .0
+        {
+            continue;
+        }
+        let dir_flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+        let Ok(mut fd) = rustix::fs::openat2(
+            CWD,
+            base,
+            dir_flags,
+            Mode::empty(),
+            ResolveFlags::NO_SYMLINKS,
+        ) else {
+            continue;
+        };
+        let Ok(rest) = target.strip_prefix(base) else {
+            continue;
+        };
+        let mut at = base.to_path_buf();
+        for c in rest.components() {
+            at.push(c);
+            let name = c.as_os_str();
+            match rustix::fs::mkdirat(&fd, name, Mode::from_raw_mode(0o700)) {
+                Ok(()) => made.push(at.clone()),
+                Err(rustix::io::Errno::EXIST) => {}
+                Err(_) => break,
+            }
+            match rustix::fs::openat(&fd, name, dir_flags, Mode::empty()) {
+                Ok(next) => fd = next,
+                Err(_) => break,
+            }
+        }
+    }
+    made
+}
+
 /// Builds `program args` running in `cwd`, confined to `policy` under `sandbox`, in a new
 /// process group, with a per-call reaper (or bubblewrap's pid namespace) so that nothing it
 /// starts outlives it. Only the child is restricted; Warren itself becomes non-dumpable.
@@ -385,26 +528,37 @@ pub fn confine(
 ) -> Result<ConfinedCommand, SandboxError> {
     protect_process();
     let network = policy.risk.network;
+    let filters = match sandbox.syscall_rules(policy) {
+        Some(rules) => seccomp::programs(&rules)?,
+        None => Vec::new(),
+    };
+    if !matches!(sandbox, EffectiveSandbox::None) {
+        prepare_closed_paths(policy);
+    }
     let (mut command, ruleset, control) = match sandbox {
         EffectiveSandbox::None => {
             let mut c = Command::new(program);
             c.args(args).current_dir(cwd);
             let control = reaper::arm(&mut c).map_err(SandboxError::Reaper)?;
-            (c, None, Some(control))
+            (c, Vec::new(), Some(control))
         }
         EffectiveSandbox::Landlock { .. } => {
             let plan = fs_plan(policy);
             let mut c = Command::new(program);
             c.args(args).current_dir(cwd);
-            // The reaper's hook first: it forks, and only the grandchild enters Landlock.
+            // The reaper's hook first: it forks, and only the grandchild enters Landlock and
+            // then the system-call filter.
             let control = reaper::arm(&mut c).map_err(SandboxError::Reaper)?;
             let fd = landlock::apply(&plan, network, &mut c)?;
-            (c, Some(fd), Some(control))
+            seccomp::arm(&mut c, filters);
+            (c, vec![fd], Some(control))
         }
         EffectiveSandbox::Bubblewrap { program: bw } => {
             let plan = plan::mount_plan(policy);
+            let files = seccomp::program_files(&filters)?;
+            let built = bwrap::args(&plan, policy.workspace_only, network, cwd, files)?;
             let mut c = Command::new(bw);
-            c.args(bwrap::args(&plan, policy.workspace_only, network, cwd))
+            c.args(&built.args)
                 .arg("--")
                 .arg(program)
                 .args(args)
@@ -413,13 +567,14 @@ pub fn confine(
             // bwrap's outer process exits as soon as the program does, while its pid 1 may
             // still be waiting for daemons; the reaper kills that pid 1 (ending the namespace).
             let control = reaper::arm(&mut c).map_err(SandboxError::Reaper)?;
-            (c, None, Some(control))
+            seccomp::inherit(&mut c, seccomp::raw(&built.fds));
+            (c, built.fds, Some(control))
         }
     };
     command.process_group(0);
     Ok(ConfinedCommand {
         command,
-        _ruleset: ruleset,
+        _keep: ruleset,
         control,
         sandbox: sandbox.clone(),
     })

@@ -388,11 +388,18 @@ fn devices_stay_usable_and_other_device_writes_are_refused() {
     )
     .unwrap();
     assert_eq!(z["bytes"], json!(8));
-    // Unrestricted, but a terminal or other device is not a file to write.
+    // `/dev/full` is one of the five devices: opened, and full.
     let r = call(
         &ctx,
         "file_write",
         json!({"path": "/dev/full", "content": "x"}),
+    );
+    assert_eq!(r.unwrap_err().code(), ToolErrorCode::Io);
+    // Unrestricted, but a terminal or other device is not a file to write.
+    let r = call(
+        &ctx,
+        "file_write",
+        json!({"path": "/dev/ptmx", "content": "x"}),
     );
     assert_eq!(r.unwrap_err().code(), ToolErrorCode::NotAFile);
 }

@@ -44,17 +44,7 @@ fn marker() -> String {
 
 /// Processes (other than this one) whose command line contains `mark`.
 fn processes_with(mark: &str) -> Vec<u32> {
-    let me = std::process::id();
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| {
-            let pid: u32 = e.file_name().to_string_lossy().parse().ok()?;
-            let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
-            let text = String::from_utf8_lossy(&cmd).replace('\0', " ");
-            (pid != me && text.contains(mark)).then_some(pid)
-        })
-        .collect()
+    warren_testkit::procs::running_with(mark)
 }
 
 /// Fails (after killing them) when processes carrying `mark` are still running.

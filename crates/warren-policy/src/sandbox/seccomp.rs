@@ -1,0 +1,350 @@
+//! The system-call filter of every confined child (Landlock and bubblewrap alike): what no file
+//! rule can express. Built in the parent with `seccompiler` (classic BPF), installed in the
+//! child after every other restriction: through a `pre_exec` hook under Landlock, and by
+//! bubblewrap itself (`--add-seccomp-fd`) after it has built the sandbox, so that bubblewrap's
+//! own mounts are not refused.
+//!
+//! Always refused, whatever the profile: `io_uring` (it performs file and socket operations
+//! no filter sees), `ptrace` and `process_vm_*` (another process's memory), `bpf`,
+//! `perf_event_open`, the kernel keyring (`keyctl`, `add_key`, `request_key`), every mount call,
+//! `kexec_*`, `userfaultfd`, new namespaces (`unshare`, `setns`, `clone` with a `CLONE_NEW*`
+//! flag; `clone3`, whose flags no filter can read, answers `ENOSYS` so that libc falls back to
+//! `clone`), and the terminal-injection `ioctl`s (`TIOCSTI`, `TIOCLINUX`).
+//!
+//! Sockets ([`SyscallRules`]): with the network off, no family but `AF_UNIX`; `AF_UNIX` itself
+//! only where the filesystem view decides which pathname sockets exist (bubblewrap without
+//! network, whose own network namespace also separates abstract sockets). Under Landlock
+//! alone, which cannot govern `connect()` to a pathname socket, and under bubblewrap with the
+//! host's network namespace (whose abstract sockets are the desktop's), no `AF_UNIX` socket is
+//! created at all: the session bus, the keyring behind it, X11 and Wayland stay out of reach.
+//!
+//! Metadata: Landlock has no right for `chmod`, `chown`, times or extended attributes, so under
+//! Landlock alone every call that changes them is refused; under bubblewrap read-only mounts
+//! refuse them where the policy does (`EROFS`).
+//!
+//! A refused call fails with `EPERM` (`ENOSYS` for `clone3`); the process goes on. A call made
+//! through the 32-bit or x32 system-call tables is refused too (the filter checks the
+//! architecture and the x32 bit).
+
+use super::SandboxError;
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule, TargetArch,
+};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::unix::process::CommandExt;
+use std::process::Command;
+
+/// What the filter of one child allows beyond the fixed denials.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SyscallRules {
+    /// Sockets of every family (`network = true`).
+    pub network: bool,
+    /// `AF_UNIX` sockets may be created.
+    pub unix_sockets: bool,
+    /// Mode, owner, times and extended attributes may be changed (the mounts decide).
+    pub metadata: bool,
+}
+
+impl SyscallRules {
+    /// The rules under Landlock alone: no Unix sockets, no metadata changes; other families
+    /// only with `network`.
+    pub fn landlock(network: bool) -> Self {
+        SyscallRules {
+            network,
+            unix_sockets: false,
+            metadata: false,
+        }
+    }
+
+    /// The rules under bubblewrap: metadata decided by the mounts; without network only
+    /// `AF_UNIX` (the sandbox has its own network namespace), with network every family but
+    /// `AF_UNIX` (the host's abstract sockets share that namespace).
+    pub fn bubblewrap(network: bool) -> Self {
+        SyscallRules {
+            network,
+            unix_sockets: !network,
+            metadata: true,
+        }
+    }
+
+    /// One line per thing the filter refuses, for `warren doctor` and the window.
+    pub fn summary(&self) -> Vec<String> {
+        let mut out = vec![
+            "io_uring, ptrace, process_vm_*, bpf, perf_event_open, keyctl, mount, kexec, new namespaces".to_string(),
+        ];
+        match (self.network, self.unix_sockets) {
+            (false, true) => out.push("sockets: AF_UNIX only".into()),
+            (false, false) => out.push("sockets: none".into()),
+            (true, false) => out.push("sockets: every family but AF_UNIX".into()),
+            (true, true) => {}
+        }
+        if !self.metadata {
+            out.push("chmod, chown, utime, setxattr: refused".into());
+        }
+        out
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+const ARCH: TargetArch = TargetArch::x86_64;
+#[cfg(target_arch = "aarch64")]
+const ARCH: TargetArch = TargetArch::aarch64;
+#[cfg(target_arch = "riscv64")]
+const ARCH: TargetArch = TargetArch::riscv64;
+
+/// System calls added after the `libc` constants this crate can rely on (same number on every
+/// architecture since 5.x: the unified table).
+const SYS_FCHMODAT2: i64 = 452;
+const SYS_SETXATTRAT: i64 = 463;
+const SYS_REMOVEXATTRAT: i64 = 466;
+
+/// The x32 bit: the same syscall numbers offset by it reach the x32 table on x86_64.
+#[cfg(target_arch = "x86_64")]
+const X32_BIT: i64 = 0x4000_0000;
+
+const CLONE_NEW_FLAGS: [u64; 7] = [
+    libc::CLONE_NEWNS as u64,
+    libc::CLONE_NEWCGROUP as u64,
+    libc::CLONE_NEWUTS as u64,
+    libc::CLONE_NEWIPC as u64,
+    libc::CLONE_NEWUSER as u64,
+    libc::CLONE_NEWPID as u64,
+    libc::CLONE_NEWNET as u64,
+];
+
+fn always_denied() -> Vec<i64> {
+    // Every supported architecture is 64-bit: `libc`'s numbers are `i64` already.
+    let mut v: Vec<i64> = vec![
+        libc::SYS_io_uring_setup,
+        libc::SYS_io_uring_enter,
+        libc::SYS_io_uring_register,
+        libc::SYS_ptrace,
+        libc::SYS_process_vm_readv,
+        libc::SYS_process_vm_writev,
+        libc::SYS_bpf,
+        libc::SYS_perf_event_open,
+        libc::SYS_keyctl,
+        libc::SYS_add_key,
+        libc::SYS_request_key,
+        libc::SYS_mount,
+        libc::SYS_umount2,
+        libc::SYS_pivot_root,
+        libc::SYS_open_tree,
+        libc::SYS_move_mount,
+        libc::SYS_fsopen,
+        libc::SYS_fsconfig,
+        libc::SYS_fsmount,
+        libc::SYS_fspick,
+        libc::SYS_mount_setattr,
+        libc::SYS_kexec_load,
+        libc::SYS_kexec_file_load,
+        libc::SYS_userfaultfd,
+        libc::SYS_unshare,
+        libc::SYS_setns,
+    ];
+    v.sort_unstable();
+    v
+}
+
+fn metadata_calls() -> Vec<i64> {
+    let mut v: Vec<i64> = vec![
+        libc::SYS_fchmod,
+        libc::SYS_fchmodat,
+        SYS_FCHMODAT2,
+        libc::SYS_fchown,
+        libc::SYS_fchownat,
+        libc::SYS_utimensat,
+        libc::SYS_setxattr,
+        libc::SYS_lsetxattr,
+        libc::SYS_fsetxattr,
+        libc::SYS_removexattr,
+        libc::SYS_lremovexattr,
+        libc::SYS_fremovexattr,
+        SYS_SETXATTRAT,
+        SYS_REMOVEXATTRAT,
+    ];
+    #[cfg(target_arch = "x86_64")]
+    v.extend([
+        libc::SYS_chmod,
+        libc::SYS_chown,
+        libc::SYS_lchown,
+        libc::SYS_utime,
+        libc::SYS_utimes,
+        libc::SYS_futimesat,
+    ]);
+    v
+}
+
+fn cond(arg: u8, op: SeccompCmpOp, value: u64) -> Result<SeccompCondition, SandboxError> {
+    SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, value).map_err(filter_error)
+}
+
+fn rule(conditions: Vec<SeccompCondition>) -> Result<SeccompRule, SandboxError> {
+    SeccompRule::new(conditions).map_err(filter_error)
+}
+
+fn filter_error(e: impl std::fmt::Display) -> SandboxError {
+    SandboxError::Unavailable {
+        sandbox: "seccomp",
+        reason: format!("the system-call filter cannot be built: {e}"),
+    }
+}
+
+/// The rules of the main (`EPERM`) filter, keyed by system-call number.
+fn main_rules(rules: &SyscallRules) -> Result<BTreeMap<i64, Vec<SeccompRule>>, SandboxError> {
+    let mut map: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    for nr in always_denied() {
+        map.insert(nr, Vec::new());
+    }
+    // clone(flags, ...): flags are the first argument on every supported architecture.
+    let mut clone_rules = Vec::new();
+    for flag in CLONE_NEW_FLAGS {
+        clone_rules.push(rule(vec![cond(0, SeccompCmpOp::MaskedEq(flag), flag)?])?);
+    }
+    map.insert(libc::SYS_clone, clone_rules);
+    map.insert(
+        libc::SYS_ioctl,
+        vec![
+            rule(vec![cond(1, SeccompCmpOp::Eq, libc::TIOCSTI)?])?,
+            rule(vec![cond(1, SeccompCmpOp::Eq, libc::TIOCLINUX)?])?,
+        ],
+    );
+    let unix = libc::AF_UNIX as u64;
+    let socket = libc::SYS_socket;
+    match (rules.network, rules.unix_sockets) {
+        (true, true) => {}
+        (false, false) => {
+            map.insert(socket, Vec::new());
+        }
+        (false, true) => {
+            map.insert(socket, vec![rule(vec![cond(0, SeccompCmpOp::Ne, unix)?])?]);
+        }
+        (true, false) => {
+            map.insert(socket, vec![rule(vec![cond(0, SeccompCmpOp::Eq, unix)?])?]);
+        }
+    }
+    if !rules.metadata {
+        for nr in metadata_calls() {
+            map.insert(nr, Vec::new());
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        // The x32 table reaches the same calls under other numbers: refuse every one of them
+        // outright (Warren's children are x86_64 programs).
+        let x32: Vec<i64> = map.keys().map(|nr| nr | X32_BIT).collect();
+        for nr in x32 {
+            map.insert(nr, Vec::new());
+        }
+    }
+    Ok(map)
+}
+
+/// The two filters of a child: the main one (refused calls fail with `EPERM`) and the one
+/// that makes `clone3` fail with `ENOSYS`.
+pub fn programs(rules: &SyscallRules) -> Result<Vec<BpfProgram>, SandboxError> {
+    let main = SeccompFilter::new(
+        main_rules(rules)?,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        ARCH,
+    )
+    .map_err(filter_error)?;
+    let mut clone3 = BTreeMap::new();
+    clone3.insert(libc::SYS_clone3, Vec::new());
+    #[cfg(target_arch = "x86_64")]
+    clone3.insert(libc::SYS_clone3 | X32_BIT, Vec::new());
+    let clone3 = SeccompFilter::new(
+        clone3,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::ENOSYS as u32),
+        ARCH,
+    )
+    .map_err(filter_error)?;
+    Ok(vec![
+        main.try_into().map_err(filter_error)?,
+        clone3.try_into().map_err(filter_error)?,
+    ])
+}
+
+/// Arms `cmd` to install `programs` in the child just before `exec` (after every hook
+/// registered before this one, so after Landlock).
+pub(crate) fn arm(cmd: &mut Command, programs: Vec<BpfProgram>) {
+    // SAFETY: the hook runs in the forked child before exec and makes only raw system calls
+    // on memory prepared in the parent (no allocation).
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            for p in &programs {
+                let Ok(len) = u16::try_from(p.len()) else {
+                    return Err(io::Error::from_raw_os_error(libc::E2BIG));
+                };
+                let prog = libc::sock_fprog {
+                    len,
+                    filter: p.as_ptr() as *mut libc::sock_filter,
+                };
+                if libc::syscall(
+                    libc::SYS_seccomp,
+                    libc::SECCOMP_SET_MODE_FILTER,
+                    0u32,
+                    &prog as *const libc::sock_fprog,
+                ) != 0
+                {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+}
+
+/// The programs as memory files for bubblewrap's `--add-seccomp-fd` (read from their start).
+pub(crate) fn program_files(programs: &[BpfProgram]) -> Result<Vec<OwnedFd>, SandboxError> {
+    let mut out = Vec::new();
+    for p in programs {
+        let fd = rustix::fs::memfd_create("warren-seccomp", rustix::fs::MemfdFlags::CLOEXEC)
+            .map_err(|e| filter_error(format!("memfd: {e}")))?;
+        let mut bytes = Vec::with_capacity(p.len() * 8);
+        for ins in p {
+            bytes.extend_from_slice(&ins.code.to_ne_bytes());
+            bytes.push(ins.jt);
+            bytes.push(ins.jf);
+            bytes.extend_from_slice(&ins.k.to_ne_bytes());
+        }
+        let mut written = 0;
+        while written < bytes.len() {
+            let n = rustix::io::pwrite(&fd, &bytes[written..], written as u64)
+                .map_err(|e| filter_error(format!("memfd write: {e}")))?;
+            written += n;
+        }
+        out.push(fd);
+    }
+    Ok(out)
+}
+
+/// Arms `cmd` to keep `fds` open across `exec` (they are close-on-exec in Warren, so no other
+/// child inherits them).
+pub(crate) fn inherit(cmd: &mut Command, fds: Vec<RawFd>) {
+    // SAFETY: fcntl on descriptors the parent keeps open until after spawn; async-signal-safe.
+    unsafe {
+        cmd.pre_exec(move || {
+            for fd in &fds {
+                if libc::fcntl(*fd, libc::F_SETFD, 0) != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+}
+
+/// The raw numbers of `fds`, for building arguments.
+pub(crate) fn raw(fds: &[OwnedFd]) -> Vec<RawFd> {
+    fds.iter().map(AsRawFd::as_raw_fd).collect()
+}
