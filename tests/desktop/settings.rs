@@ -175,6 +175,25 @@ fn a_key_set_in_settings_goes_to_the_keyring_and_start_settings_persist() {
             .await;
         assert_eq!(backend, "sqlite");
         d.screenshot("settings").await;
+        // Each layer the doctor names is listed beside the agent, and so is what is not enforced.
+        let layers = d
+            .wait_text(
+                "[data-testid=sandbox-row][data-agent=alice] [data-testid=sandbox-layers]",
+                |t| t.contains("seccomp"),
+            )
+            .await;
+        for l in &report.agents[0].sandbox.layers {
+            let head = l.split(':').next().unwrap_or(l);
+            assert!(layers.contains(head), "{head} missing from {layers:?}");
+        }
+        d.client
+            .execute(
+                "document.querySelector('[data-testid=sandbox-row]').scrollIntoView()",
+                vec![],
+            )
+            .await
+            .unwrap();
+        d.screenshot("settings-sandbox").await;
 
         // Start on login: the autostart entry appears with this binary, then disappears.
         let entry = d.xdg_config_home().join("autostart/warren.desktop");

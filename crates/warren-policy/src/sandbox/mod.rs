@@ -189,10 +189,7 @@ pub fn choose(
         SandboxKind::None => Ok((EffectiveSandbox::None, "configured: none".into())),
         SandboxKind::Auto => {
             if let Some(s) = bwrap() {
-                Ok((
-                    s,
-                    "auto: bubblewrap can start a sandbox here (namespaces, mounts from the policy, seccomp)".into(),
-                ))
+                Ok((s, "auto: bubblewrap can start a sandbox here".into()))
             } else if let Some(s) = landlock() {
                 let why = format!(
                     "auto: bubblewrap not usable ({}); landlock ABI {} with seccomp",

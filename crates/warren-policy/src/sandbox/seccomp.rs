@@ -74,16 +74,16 @@ impl SyscallRules {
     /// One line per thing the filter refuses, for `warren doctor` and the window.
     pub fn summary(&self) -> Vec<String> {
         let mut out = vec![
-            "io_uring, ptrace, process_vm_*, bpf, perf_event_open, keyctl, mount, kexec, new namespaces".to_string(),
+            "refuses io_uring, ptrace, process_vm_*, bpf, perf_event_open, keyctl, mount, kexec and new namespaces".to_string(),
         ];
         match (self.network, self.unix_sockets) {
-            (false, true) => out.push("sockets: AF_UNIX only".into()),
-            (false, false) => out.push("sockets: none".into()),
-            (true, false) => out.push("sockets: every family but AF_UNIX".into()),
+            (false, true) => out.push("no network sockets (Unix sockets only)".into()),
+            (false, false) => out.push("no sockets at all".into()),
+            (true, false) => out.push("network sockets, no Unix sockets".into()),
             (true, true) => {}
         }
         if !self.metadata {
-            out.push("chmod, chown, utime, setxattr: refused".into());
+            out.push("no chmod, chown, utime or setxattr".into());
         }
         out
     }
