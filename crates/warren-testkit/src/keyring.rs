@@ -20,10 +20,20 @@ impl TestKeyring {
     /// Starts `dbus-daemon` and `gnome-keyring-daemon`, and waits until the Secret Service owns
     /// its name. Errors name the missing program (`scripts/setup.sh --test` installs both).
     pub fn start() -> std::io::Result<Self> {
+        Self::start_listening("unix:tmpdir=/tmp")
+    }
+
+    /// [`start`](Self::start) with the bus socket at `socket` (where a desktop session keeps
+    /// it: `$XDG_RUNTIME_DIR/bus`).
+    pub fn start_at(socket: &Path) -> std::io::Result<Self> {
+        Self::start_listening(&format!("unix:path={}", socket.display()))
+    }
+
+    fn start_listening(listen: &str) -> std::io::Result<Self> {
         let home = tempfile::Builder::new()
             .prefix("warren-keyring-")
             .tempdir()?;
-        let (mut bus, address) = private_bus(home.path())?;
+        let (mut bus, address) = private_bus_listening(home.path(), listen)?;
         let runtime = home.path().join("run");
         std::fs::create_dir_all(&runtime)?;
         std::fs::set_permissions(
@@ -139,14 +149,20 @@ impl TestKeyring {
 /// A private session bus whose config lists no service folders: nothing on it is started on
 /// demand, so a test sees exactly the services it started. Returns the daemon and its address.
 pub fn private_bus(dir: &Path) -> std::io::Result<(Child, String)> {
+    private_bus_listening(dir, "unix:tmpdir=/tmp")
+}
+
+/// [`private_bus`] listening at `listen` (a D-Bus server address).
+pub fn private_bus_listening(dir: &Path, listen: &str) -> std::io::Result<(Child, String)> {
     let config = dir.join("bus.conf");
     std::fs::write(
         &config,
-        r#"<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+        format!(
+            r#"<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
 <busconfig>
   <type>session</type>
-  <listen>unix:tmpdir=/tmp</listen>
+  <listen>{listen}</listen>
   <auth>EXTERNAL</auth>
   <policy context="default">
     <allow send_destination="*" eavesdrop="true"/>
@@ -154,7 +170,8 @@ pub fn private_bus(dir: &Path) -> std::io::Result<(Child, String)> {
     <allow own="*"/>
   </policy>
 </busconfig>
-"#,
+"#
+        ),
     )?;
     let mut bus = Command::new("dbus-daemon")
         .arg(format!("--config-file={}", config.display()))

@@ -366,3 +366,70 @@ fn the_agents_own_files_still_move() {
         }
     }
 }
+
+/// The desktop keyring holds every agent's secrets behind the session bus, whose socket sits
+/// at `$XDG_RUNTIME_DIR/bus`. A real `dbus-daemon` and `gnome-keyring-daemon` listen there;
+/// the same `dbus-send` that lists the keyring's collections outside the sandbox gets nothing
+/// from inside, under every confining backend, with and without `workspace_only` and network.
+#[test]
+fn the_keyring_on_the_session_bus_is_out_of_reach() {
+    // SAFETY: getuid has no preconditions.
+    let uid = unsafe { libc::getuid() };
+    let runtime = PathBuf::from(format!(
+        "/run/user/{uid}/warren-escape-{}",
+        std::process::id()
+    ));
+    if std::fs::create_dir_all(&runtime).is_err() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must be able to make {}",
+            runtime.display()
+        );
+        println!("skipped: cannot make {}", runtime.display());
+        return;
+    }
+    let keyring = warren_testkit::keyring::TestKeyring::start_at(&runtime.join("bus")).unwrap();
+    let query = format!(
+        "dbus-send --bus='{}' --print-reply --dest=org.freedesktop.secrets /org/freedesktop/secrets \
+         org.freedesktop.DBus.Properties.Get string:org.freedesktop.Secret.Service string:Collections \
+         && echo reached",
+        keyring.address()
+    );
+    // Positive control: outside any sandbox the query lists the login collection.
+    let control = std::process::Command::new("sh")
+        .args(["-c", &query])
+        .output()
+        .unwrap();
+    let control = String::from_utf8_lossy(&control.stdout).to_string();
+    assert!(
+        control.contains("/collection/login") && control.contains("reached"),
+        "{control}"
+    );
+    for sb in CONFINING {
+        if !sb.available() {
+            continue;
+        }
+        for (workspace_only, network) in [(true, false), (false, false), (false, true)] {
+            let lab = Lab::with_profile(sb, workspace_only, &format!("network = {network}"));
+            let line = hidden(&lab, &query);
+            let r = shell(&lab.ctx(), &line);
+            let out = stdout(&r);
+            assert!(
+                !out.contains("collection") && !out.contains("reached"),
+                "[{} workspace_only={workspace_only} network={network}] {r:?}",
+                sb.name()
+            );
+        }
+    }
+    let lab = Lab::new(Sandbox::None, false);
+    assert!(
+        lab.ctx()
+            .policy
+            .forbidden
+            .iter()
+            .any(|f| runtime.starts_with(f)),
+        "the runtime folder is a forbidden path"
+    );
+    drop(keyring);
+    let _ = std::fs::remove_dir_all(&runtime);
+}
