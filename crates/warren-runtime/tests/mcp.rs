@@ -718,3 +718,108 @@ url = "http://127.0.0.1:{closed}/mcp"
         .collect();
     assert_eq!(call_events, ["remote__echo"]);
 }
+
+/// A stdio MCP server is a confined child like a shell command, with the same system-call
+/// filter: a probe started as an MCP server of a `workspace_only` agent tries a datagram out, a
+/// Unix socket outside its
+/// grants and a metadata change outside them, and writes what happened into the workspace
+/// (then exits without speaking MCP). The same probe under `sandbox = "none"` succeeds at all
+/// three: the sandbox made the difference.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_server_gets_the_sandbox_of_a_shell_command() {
+    let outside = tempfile::tempdir().unwrap();
+    let probe_dir = outside.path().join("probe");
+    std::fs::create_dir_all(&probe_dir).unwrap();
+    let probe = probe_dir.join("probe.py");
+    std::fs::write(
+        &probe,
+        r#"
+import os, socket, sys
+port, sock, scratch = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+out = []
+def attempt(name, f):
+    try:
+        f()
+        out.append(name + " done")
+    except OSError as e:
+        out.append(name + " refused %d" % e.errno)
+attempt("udp", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"mcp", ("127.0.0.1", port)))
+def unix():
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(sock)
+    s.sendall(b"mcp")
+attempt("unix", unix)
+attempt("chmod", lambda: os.chmod(scratch, 0o777))
+open("probe-result.txt", "w").write("\n".join(out) + "\n")
+"#,
+    )
+    .unwrap();
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    udp.set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let port = udp.local_addr().unwrap().port();
+    let sock = outside.path().join("agent.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let scratch = outside.path().join("scratch.txt");
+    std::fs::write(&scratch, "x").unwrap();
+    let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+    let args = format!(
+        "[{}, \"{port}\", {}, {}]",
+        toml_str(&probe),
+        toml_str(&sock),
+        toml_str(&scratch)
+    );
+    let mut text = String::new();
+    for (alias, sandbox) in [("ll", "landlock"), ("bw", "bubblewrap"), ("open", "none")] {
+        text.push_str(&format!(
+            "[risk_profiles.{alias}]\nlevel = \"full\"\nallowed_commands = [\"*\"]\nsandbox = \"{sandbox}\"\nworkspace_only = true\n\n[agents.{alias}]\nrisk_profile = \"{alias}\"\nmodel_provider = \"openai.main\"\nmcp_servers = [\"probe\"]\n\n"
+        ));
+    }
+    text.push_str(&format!(
+        "[mcp_servers.probe]\ncommand = \"/usr/bin/python3\"\nargs = {args}\n\n{}",
+        fake.config_block("main")
+    ));
+    let s = setup(&text).await;
+    let root = s.ws.parent().unwrap().parent().unwrap().parent().unwrap();
+    let mut outcome = std::collections::BTreeMap::new();
+    for alias in ["ll", "bw", "open"] {
+        std::fs::set_permissions(
+            &scratch,
+            std::os::unix::fs::PermissionsExt::from_mode(0o644),
+        )
+        .unwrap();
+        fake.script([Reply::text("no server")]);
+        let mut rx = s.host.subscribe();
+        let out = s
+            .host
+            .run(alias, None, "go", TurnTrigger::User, None)
+            .await
+            .unwrap();
+        assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
+        let failed = notices(&drain(&mut rx), NoticeCode::McpServerFailed);
+        let ws = root.join(format!("agents/{alias}/workspace"));
+        let result = std::fs::read_to_string(ws.join("probe-result.txt"))
+            .unwrap_or_else(|e| panic!("[{alias}] the probe did not run: {e}; {failed:?}"));
+        let mut buf = [0u8; 8];
+        let datagram = matches!(udp.recv(&mut buf), Ok(3));
+        let connected = listener.accept().is_ok();
+        let mode = std::os::unix::fs::PermissionsExt::mode(
+            &std::fs::metadata(&scratch).unwrap().permissions(),
+        ) & 0o777;
+        outcome.insert(alias, (result, datagram, connected, mode));
+    }
+    // Control: unconfined, every probe got through.
+    let (r, d, c, m) = &outcome["open"];
+    assert!(*d && *c && *m == 0o777, "{r}");
+    for alias in ["ll", "bw"] {
+        let (r, d, c, m) = &outcome[alias];
+        assert!(r.contains("udp refused 1"), "[{alias}] {r}");
+        assert!(r.contains("unix refused"), "[{alias}] {r}");
+        assert!(r.contains("chmod refused"), "[{alias}] {r}");
+        assert!(
+            !d && !c && *m == 0o644,
+            "[{alias}] {r}: datagram {d}, connected {c}, mode {m:o}"
+        );
+    }
+}
