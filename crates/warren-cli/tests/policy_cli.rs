@@ -351,8 +351,27 @@ fn doctor_reports_each_agents_sandbox() {
     assert_eq!(agents.len(), 5);
     let alice = agents.iter().find(|a| a["agent"] == "alice").unwrap();
     assert_eq!(alice["sandbox"]["effective"], "landlock");
+    // Each layer in force, and what Landlock alone cannot enforce.
+    let layers = alice["sandbox"]["layers"].to_string();
+    assert!(
+        layers.contains("landlock ABI") && layers.contains("seccomp"),
+        "{layers}"
+    );
+    let notes = alice["sandbox"]["notes"].to_string();
+    assert!(
+        notes.contains("Unix socket") && notes.contains("chmod"),
+        "{notes}"
+    );
     let sam = agents.iter().find(|a| a["agent"] == "sam").unwrap();
     assert_eq!(sam["sandbox"]["configured"], "auto");
+    // `auto` picks bubblewrap where it can start a sandbox (CI installs it).
+    assert_eq!(sam["sandbox"]["effective"], "bubblewrap", "{sam}");
+    assert!(
+        sam["sandbox"]["layers"].to_string().contains("namespaces"),
+        "{sam}"
+    );
     let r = warren(t.root(), &["doctor"]);
     assert!(r.stdout.contains("landlock:    ABI"), "{}", r.stdout);
+    assert!(r.stdout.contains("      layer: seccomp"), "{}", r.stdout);
+    assert!(r.stdout.contains("      not enforced: "), "{}", r.stdout);
 }

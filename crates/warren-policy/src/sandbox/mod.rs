@@ -91,8 +91,26 @@ impl SandboxSupport {
         });
         let (bwrap, bwrap_problem) = match found {
             None => (None, Some("bwrap not found on PATH".to_string())),
+            // The features every sandbox uses: namespaces, a mode-000 mask, a read-only remount.
             Some(p) => match Command::new(&p)
-                .args(["--ro-bind", "/", "/", "--unshare-net", "--", "/bin/true"])
+                .args([
+                    "--ro-bind",
+                    "/",
+                    "/",
+                    "--unshare-net",
+                    "--unshare-pid",
+                    "--die-with-parent",
+                    "--cap-drop",
+                    "ALL",
+                    "--perms",
+                    "0000",
+                    "--tmpfs",
+                    "/tmp",
+                    "--remount-ro",
+                    "/tmp",
+                    "--",
+                    "/bin/true",
+                ])
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(Stdio::piped())
@@ -280,6 +298,11 @@ impl EffectiveSandbox {
                 not_enforced.push(
                     "Landlock has no right for metadata: chmod, chown, utime and setxattr are refused everywhere, also where writing is allowed".into(),
                 );
+                if *abi < 6 {
+                    not_enforced.push(format!(
+                        "landlock ABI {abi} < 6 does not scope signals: the child can signal other processes of the same user, its own reaper included"
+                    ));
+                }
                 if *abi < 4 && !policy.risk.network {
                     not_enforced.push(format!(
                         "landlock ABI {abi} < 4 cannot refuse TCP; seccomp refuses every socket but AF_UNIX"
