@@ -6,7 +6,7 @@ use crate::authorize::under;
 use crate::policy::{SecurityPolicy, Tier};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use warren_types::SandboxKind;
+use warren_types::{DelegationMode, RiskProfile, RuntimeProfile, SandboxKind};
 
 /// The first axis on which a child policy exceeds its parent.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -126,102 +126,163 @@ fn sandbox_not_weaker(child: SandboxKind, parent: SandboxKind) -> bool {
 
 /// Checks every axis of rules §5, in this order: autonomy level, roots (read-write, read-only,
 /// write-only), `allowed_commands`, `workspace_only`, forbidden paths, `allowed_tools`,
-/// `excluded_tools`, `auto_approve`, `always_ask`, env passthrough, sandbox, high-risk blocking
-/// and medium-risk approval, action / cost / shell-timeout / iteration / turn-timeout budgets,
-/// delegation depth, memory allowlist.
+/// `excluded_tools`, `auto_approve`, `always_ask`, env passthrough, sandbox, network,
+/// delegation, high-risk blocking and medium-risk approval, action / cost / shell-timeout /
+/// iteration / turn-timeout / context budgets, tool concurrency, delegation depth, memory
+/// allowlist.
+///
+/// Both profiles are destructured field by field (no `..`): a field added to `RiskProfile` or
+/// `RuntimeProfile` does not compile until it is decided here.
 pub fn ensure_no_escalation(
     child: &SecurityPolicy,
     parent: &SecurityPolicy,
 ) -> Result<(), Escalation> {
-    let (c, p) = (&child.risk, &parent.risk);
-    if c.level > p.level {
+    let RiskProfile {
+        level,
+        // workspace_only, forbidden_paths and allowed_roots are judged on the built policies
+        // (`workspace_only` after `unrestricted_filesystem`; paths by decisions).
+        workspace_only: _,
+        allowed_commands,
+        forbidden_paths: _,
+        allowed_roots: _,
+        require_approval_for_medium_risk,
+        block_high_risk_commands,
+        auto_approve,
+        always_ask,
+        allowed_tools,
+        excluded_tools,
+        sandbox,
+        shell_env_passthrough,
+        delegation,
+        network,
+    } = &child.risk;
+    let p = &parent.risk;
+    if level > &p.level {
         return fail(
             "autonomy_level",
-            format!("{:?} is above the parent's {:?}", c.level, p.level),
+            format!("{level:?} is above the parent's {:?}", p.level),
         );
     }
     roots_by_decision(child, parent)?;
     let any = |l: &[String]| l.iter().any(|x| x == "*");
     if !any(&p.allowed_commands) {
-        if any(&c.allowed_commands) {
+        if any(allowed_commands) {
             return fail("allowed_commands", "`*` is not allowed by the parent");
         }
-        subset("allowed_commands", &c.allowed_commands, &p.allowed_commands)?;
+        subset("allowed_commands", allowed_commands, &p.allowed_commands)?;
     }
     if parent.workspace_only && !child.workspace_only {
         return fail("workspace_only", "cannot turn workspace_only off");
     }
     if !p.allowed_tools.is_empty() {
-        if c.allowed_tools.is_empty() {
+        if allowed_tools.is_empty() {
             return fail("allowed_tools", "an empty list allows every tool");
         }
-        subset("allowed_tools", &c.allowed_tools, &p.allowed_tools)?;
+        subset("allowed_tools", allowed_tools, &p.allowed_tools)?;
     }
-    superset("excluded_tools", &c.excluded_tools, &p.excluded_tools)?;
-    subset("auto_approve", &c.auto_approve, &p.auto_approve)?;
-    superset("always_ask", &c.always_ask, &p.always_ask)?;
+    superset("excluded_tools", excluded_tools, &p.excluded_tools)?;
+    subset("auto_approve", auto_approve, &p.auto_approve)?;
+    superset("always_ask", always_ask, &p.always_ask)?;
     subset(
         "shell_env_passthrough",
-        &c.shell_env_passthrough,
+        shell_env_passthrough,
         &p.shell_env_passthrough,
     )?;
-    if !sandbox_not_weaker(c.sandbox, p.sandbox) {
+    if !sandbox_not_weaker(*sandbox, p.sandbox) {
         return fail(
             "sandbox",
-            format!(
-                "{:?} is weaker than the parent's {:?}",
-                c.sandbox, p.sandbox
-            ),
+            format!("{sandbox:?} is weaker than the parent's {:?}", p.sandbox),
         );
     }
-    if p.block_high_risk_commands && !c.block_high_risk_commands {
+    if *network && !p.network {
+        return fail("network", "the parent has no network");
+    }
+    if *delegation == DelegationMode::Allow && p.delegation == DelegationMode::Forbidden {
+        return fail("delegation", "the parent may not delegate");
+    }
+    if p.block_high_risk_commands && !block_high_risk_commands {
         return fail(
             "block_high_risk_commands",
             "cannot unblock high-risk commands",
         );
     }
-    if p.require_approval_for_medium_risk && !c.require_approval_for_medium_risk {
+    if p.require_approval_for_medium_risk && !require_approval_for_medium_risk {
         return fail(
             "require_approval_for_medium_risk",
             "cannot drop approval of medium-risk commands",
         );
     }
-    let (cr, pr) = (&child.runtime, &parent.runtime);
+    let RuntimeProfile {
+        max_tool_iterations,
+        parallel_tools,
+        single_tool_rounds,
+        max_actions_per_hour,
+        max_cost_per_day_cents,
+        shell_timeout_secs,
+        turn_timeout_secs,
+        max_delegation_depth,
+        max_context_tokens,
+    } = &child.runtime;
+    let pr = &parent.runtime;
     for (axis, cv, pv) in [
         (
             "max_actions_per_hour",
-            cr.max_actions_per_hour,
+            *max_actions_per_hour,
             pr.max_actions_per_hour,
         ),
         (
             "max_cost_per_day_cents",
-            cr.max_cost_per_day_cents,
+            *max_cost_per_day_cents,
             pr.max_cost_per_day_cents,
         ),
         (
             "shell_timeout_secs",
-            cr.shell_timeout_secs,
+            *shell_timeout_secs,
             pr.shell_timeout_secs,
         ),
         (
             "max_delegation_depth",
-            cr.max_delegation_depth,
+            *max_delegation_depth,
             pr.max_delegation_depth,
         ),
         (
             "max_tool_iterations",
-            cr.max_tool_iterations,
+            *max_tool_iterations,
             pr.max_tool_iterations,
         ),
         (
             "turn_timeout_secs",
-            cr.turn_timeout_secs,
+            *turn_timeout_secs,
             pr.turn_timeout_secs,
         ),
     ] {
         if cv > pv {
             return fail(axis, format!("{cv} is above the parent's {pv}"));
         }
+    }
+    if let Some(pv) = pr.max_context_tokens {
+        match max_context_tokens {
+            Some(cv) if *cv <= pv => {}
+            Some(cv) => {
+                return fail(
+                    "max_context_tokens",
+                    format!("{cv} is above the parent's {pv}"),
+                )
+            }
+            None => {
+                return fail(
+                    "max_context_tokens",
+                    format!("the parent's bound {pv} is dropped"),
+                )
+            }
+        }
+    }
+    // Running calls side by side, or several per round, widens what one round can race.
+    if *parallel_tools && !pr.parallel_tools {
+        return fail("parallel_tools", "the parent runs its calls one at a time");
+    }
+    if pr.single_tool_rounds && !single_tool_rounds {
+        return fail("single_tool_rounds", "the parent allows one call per round");
     }
     if child.delegation_depth > pr.max_delegation_depth
         || child.delegation_depth <= parent.delegation_depth

@@ -21,6 +21,11 @@ fn every_axis_is_checked() {
     parent.risk.excluded_tools = vec!["file_edit".into()];
     parent.risk.shell_env_passthrough = vec!["LANG".into()];
     parent.risk.sandbox = SandboxKind::Landlock;
+    parent.risk.network = false;
+    parent.risk.require_approval_for_medium_risk = true;
+    parent.runtime.max_context_tokens = Some(8_000);
+    parent.runtime.single_tool_rounds = true;
+    parent.runtime.parallel_tools = false;
     parent.memory_grants = vec![MemoryGrant::Scoped {
         agent: "bob".into(),
         categories: vec!["core".into()],
@@ -142,6 +147,36 @@ fn every_axis_is_checked() {
             Box::new(|c, _| c.runtime.turn_timeout_secs += 1),
         ),
         ("delegation_depth", Box::new(|c, _| c.delegation_depth = 2)),
+        // Every remaining field of both profiles is an axis too.
+        ("network", Box::new(|c, _| c.risk.network = true)),
+        (
+            "delegation",
+            Box::new(|c, _| c.risk.delegation = warren_types::DelegationMode::Allow),
+        ),
+        (
+            "require_approval_for_medium_risk",
+            Box::new(|c, _| c.risk.require_approval_for_medium_risk = false),
+        ),
+        (
+            "max_delegation_depth",
+            Box::new(|c, _| c.runtime.max_delegation_depth += 1),
+        ),
+        (
+            "max_context_tokens",
+            Box::new(|c, _| c.runtime.max_context_tokens = Some(8_001)),
+        ),
+        (
+            "max_context_tokens",
+            Box::new(|c, _| c.runtime.max_context_tokens = None),
+        ),
+        (
+            "parallel_tools",
+            Box::new(|c, _| c.runtime.parallel_tools = true),
+        ),
+        (
+            "single_tool_rounds",
+            Box::new(|c, _| c.runtime.single_tool_rounds = false),
+        ),
         (
             "memory_grants",
             Box::new(|c, _| c.memory_grants.push(MemoryGrant::Agent("erin".into()))),

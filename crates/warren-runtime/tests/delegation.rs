@@ -207,3 +207,66 @@ model_provider = "openai.main"
     assert!(tools.contains(&"file_read".to_string()));
     assert!(!tools.contains(&"delegate".to_string()), "{tools:?}");
 }
+
+/// `network` is an axis like every other field: a parent without network cannot hand a task to
+/// a target that has it, while a parent with network can (the positive control).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_parent_without_network_cannot_delegate_to_a_child_with_it() {
+    let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+    fake.script([
+        // alice (no network) -> bob (network): refused.
+        Reply::tool_call("delegate", json!({"agent": "bob", "prompt": "fetch"})),
+        Reply::text("alice could not delegate"),
+        // dave (network) -> bob: bob runs and answers.
+        Reply::tool_call("delegate", json!({"agent": "bob", "prompt": "fetch"})),
+        Reply::text("bob's answer"),
+        Reply::text("dave is done"),
+    ]);
+    let h = TurnHarness::open(&format!(
+        r#"{PROFILES}
+[risk_profiles.net]
+level = "full"
+allowed_commands = ["*"]
+delegation = "allow"
+network = true
+
+[agents.alice]
+risk_profile = "lead"
+model_provider = "openai.main"
+delegates = ["bob"]
+[agents.alice.workspace.access]
+bob = "read_write"
+
+[agents.dave]
+risk_profile = "net"
+model_provider = "openai.main"
+delegates = ["bob"]
+[agents.dave.workspace.access]
+bob = "read_write"
+
+[agents.bob]
+risk_profile = "net"
+model_provider = "openai.main"
+
+{}"#,
+        fake.config_block("main")
+    ))
+    .await;
+    let TurnRun { outcome, events } = h.turn("alice", "go").await;
+    assert_eq!(outcome.status, TurnStatus::Completed, "{outcome:?}");
+    let r = results(&events);
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert!(!r[0].1, "refused: {r:?}");
+    assert!(r[0].2.contains("`network`"), "the axis is named: {r:?}");
+    assert!(events.iter().all(|e| e.agent == "alice"));
+
+    let TurnRun { outcome, events } = h.turn("dave", "go").await;
+    assert_eq!(outcome.status, TurnStatus::Completed, "{outcome:?}");
+    let r = results(&events);
+    let delegated = r.iter().find(|x| x.2.contains("bob's answer"));
+    assert!(
+        delegated.is_some_and(|x| x.1),
+        "the control delegation ran: {r:?}"
+    );
+    assert!(events.iter().any(|e| e.agent == "bob"));
+}
