@@ -512,6 +512,43 @@ fn identity_comes_from_global_config_when_the_repository_has_none() {
 }
 
 #[test]
+fn the_repositorys_own_identity_wins_over_the_global_one_key_by_key() {
+    let fx = Fixture::new(FAMILY);
+    let ctx = fx.ctx("alice");
+    std::fs::write(
+        fx.home.join(".gitconfig"),
+        "[credential]\n\thelper = store\n[user]\n\tname = Global Person\n\temail = global@home.test\n",
+    )
+    .unwrap();
+    let repo = fx.ws("alice").join("g");
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    git(&repo, &["config", "user.name", "Repo Person"]);
+    std::fs::write(repo.join("f"), "x").unwrap();
+    ok(
+        &ctx,
+        json!({"operation": "add", "path": "g", "paths": ["f"]}),
+    );
+    ok(
+        &ctx,
+        json!({"operation": "commit", "path": "g", "message": "first"}),
+    );
+    let who = git(&repo, &["log", "-1", "--format=%an <%ae>|%cn <%ce>"]);
+    assert_eq!(
+        who.trim(),
+        "Repo Person <global@home.test>|Repo Person <global@home.test>"
+    );
+    // The global file itself is not in any sandbox: a shell child cannot read it.
+    let r = call(
+        &ctx,
+        "shell",
+        json!({"command": "sh -c 'cat \"$HOME/.gitconfig\"'"}),
+    );
+    let text = format!("{r:?}");
+    assert!(!text.contains("Global Person"), "{text}");
+}
+
+#[test]
 fn a_missing_promisor_blob_fails_clearly_and_starts_no_transport() {
     let fx = Fixture::new(FAMILY);
     let ctx = fx.ctx("alice");

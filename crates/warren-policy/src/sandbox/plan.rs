@@ -55,20 +55,10 @@ impl FsGrant {
     }
 }
 
-/// Host files that every sandbox exposes read-only beyond the policy: the user's global git
-/// config, so that commit identity works.
-pub fn global_git_config(home: Option<&Path>) -> Vec<PathBuf> {
-    match home {
-        Some(h) => vec![h.join(".gitconfig"), h.join(".config/git/config")],
-        None => Vec::new(),
-    }
-}
-
 struct Planner<'a> {
     policy: &'a SecurityPolicy,
     boundaries: Vec<PathBuf>,
     system: Vec<PathBuf>,
-    extra_read: Vec<PathBuf>,
     /// Whether the protected-ancestor rule applies (Landlock: yes; mounts protect ancestors
     /// with mount points instead).
     ancestors: bool,
@@ -117,25 +107,28 @@ pub fn layered_plan(policy: &SecurityPolicy) -> Vec<FsGrant> {
     sorted(out)
 }
 
-/// The layered plan for bubblewrap: [`layered_plan`] plus, when `workspace_only` is off (the
-/// host tree is bound whole), every existing strict ancestor of a protected target and the
-/// install root itself, each with the rights of its region. Each becomes a mount point, which
-/// cannot be renamed or removed (`EBUSY`), so nothing protected can be moved away and back.
+/// The layered plan for bubblewrap: [`layered_plan`] plus every existing strict ancestor of a
+/// protected target (install root, runtime state, forbidden paths, roots the agent may not
+/// write or read) and the install root itself that lies in the child's view (anywhere when
+/// `workspace_only` is off and the host tree is bound whole; inside a mounted root otherwise),
+/// each with the rights of its region. Each becomes a mount point, which cannot be renamed or
+/// removed (`EBUSY`), so nothing protected can be moved to a path where it would be readable.
 pub fn mount_plan(policy: &SecurityPolicy) -> Vec<FsGrant> {
     let planner = Planner::new(policy, false);
     let mut out = layered_plan(policy);
-    if !policy.workspace_only {
-        let mut anchors: Vec<PathBuf> = vec![policy.install_root.clone()];
-        for t in policy.protected_targets() {
-            anchors.extend(t.ancestors().skip(1).map(Path::to_path_buf));
+    let mut anchors: Vec<PathBuf> = vec![policy.install_root.clone()];
+    for t in policy.protected_targets() {
+        anchors.extend(t.ancestors().skip(1).map(Path::to_path_buf));
+    }
+    for a in anchors {
+        if a.as_os_str() == "/" || out.iter().any(|g| g.path == a) {
+            continue;
         }
-        for a in anchors {
-            if a.as_os_str() == "/" || out.iter().any(|g| g.path == a) {
-                continue;
-            }
-            if std::fs::symlink_metadata(&a).is_ok_and(|m| m.is_dir()) {
-                out.push(planner.rights(&a, true));
-            }
+        if !planner.inside_plan_area(&a) {
+            continue;
+        }
+        if std::fs::symlink_metadata(&a).is_ok_and(|m| m.is_dir()) {
+            out.push(planner.rights(&a, true));
         }
     }
     sorted(out)
@@ -153,17 +146,12 @@ impl<'a> Planner<'a> {
     fn new(policy: &'a SecurityPolicy, ancestors: bool) -> Self {
         let canon = |p: &Path| resolve::resolve_symlinks(p).unwrap_or_else(|_| p.to_path_buf());
         let system: Vec<PathBuf> = SYSTEM_DIRS.iter().map(|d| canon(Path::new(d))).collect();
-        let extra_read: Vec<PathBuf> = global_git_config(policy.home.as_deref())
-            .iter()
-            .map(|p| canon(p))
-            .collect();
         let mut boundaries: Vec<PathBuf> = Vec::new();
         boundaries.extend(policy.roots.iter().map(|r| r.path.clone()));
         boundaries.extend(policy.forbidden.iter().cloned());
         boundaries.extend(policy.runtime_state.iter().cloned());
         boundaries.extend(DEVICES.iter().map(PathBuf::from));
         boundaries.extend(system.iter().cloned());
-        boundaries.extend(extra_read.iter().cloned());
         boundaries.extend(KERNEL_DIRS.iter().map(PathBuf::from));
         boundaries.push(policy.install_root.clone());
         // A boundary that does not exist holds nothing yet and splits nothing.
@@ -174,7 +162,6 @@ impl<'a> Planner<'a> {
             policy,
             boundaries,
             system,
-            extra_read,
             ancestors,
             out: Vec::new(),
         }
@@ -232,13 +219,12 @@ impl Planner<'_> {
             .decide_with(path, Access::Write, self.ancestors)
             .0;
         let system = self.system.iter().any(|s| under(path, s));
-        let extra = self.extra_read.iter().any(|s| under(path, s));
         let device = DEVICES.iter().any(|d| path == Path::new(d));
         let kernel = KERNEL_DIRS.iter().any(|k| under(path, Path::new(k)));
         FsGrant {
             path: path.to_path_buf(),
             is_dir,
-            read: read || system || extra,
+            read: read || system,
             write,
             exec: (read && !device && !kernel) || system,
         }

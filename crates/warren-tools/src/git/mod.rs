@@ -193,7 +193,22 @@ impl GitOperations {
         }
         let targets = write_targets(ctx, &loc, &req)?;
         let argv = write::git_args(&loc, &req, &targets)?;
-        let out = write::run_git(ctx, &loc, &argv)?;
+        let identity = if req.operation == Operation::Commit {
+            // The repository's own identity, read on the confined read thread.
+            let sets = read::with_repo(policy, &loc, |repo, _| {
+                let cfg = repo.config().ok();
+                let has = |k: &str| {
+                    cfg.as_ref()
+                        .and_then(|c| c.get_string(k).ok())
+                        .is_some_and(|v| !v.is_empty())
+                };
+                Ok((has("user.name"), has("user.email")))
+            })?;
+            write::identity_env(&ctx.host_env, sets)
+        } else {
+            Vec::new()
+        };
+        let out = write::run_git(ctx, &loc, &argv, identity)?;
         let mut v = json!({
             "operation": req.operation.name(),
             "repository": loc.workdir.display().to_string(),

@@ -33,8 +33,9 @@ pub const FORCED_ENV: &[(&str, &str)] = &[
 ];
 
 /// The environment of a git child, from the host environment the binary captured: the few
-/// variables in [`PASSED_ENV`] plus [`FORCED_ENV`]. Commit identity therefore comes from the
-/// repository's or the user's global git config (`$HOME/.gitconfig`), never from variables.
+/// variables in [`PASSED_ENV`] plus [`FORCED_ENV`]. Commit identity comes from the repository's
+/// config, else from the user's global git config as read by Warren ([`identity_env`]), never
+/// from the host's variables.
 pub fn git_env(host: &BTreeMap<String, String>) -> Vec<(String, String)> {
     let mut env: Vec<(String, String)> = PASSED_ENV
         .iter()
@@ -50,6 +51,71 @@ pub fn git_env(host: &BTreeMap<String, String>) -> Vec<(String, String)> {
             .map(|(k, v)| (k.to_string(), v.to_string())),
     );
     env
+}
+
+/// The commit identity of the user's global git config (`~/.config/git/config`, then
+/// `~/.gitconfig`, the later winning as git reads them) for each of name and email the
+/// repository does not set itself (`repo_sets`: name, email), as `GIT_AUTHOR_*` and
+/// `GIT_COMMITTER_*`. Warren reads only the `[user]` section of those files itself, without
+/// following includes, so no sandbox needs to expose them: they can hold tokens (credential
+/// helpers, `url.*.insteadOf`) that no agent may read.
+pub fn identity_env(
+    host: &BTreeMap<String, String>,
+    repo_sets: (bool, bool),
+) -> Vec<(String, String)> {
+    let Some(home) = host.get("HOME").map(PathBuf::from) else {
+        return Vec::new();
+    };
+    let (mut name, mut email) = (None, None);
+    for file in [home.join(".config/git/config"), home.join(".gitconfig")] {
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        let (n, e) = user_section(&text);
+        name = n.or(name);
+        email = e.or(email);
+    }
+    let mut env = Vec::new();
+    if let (Some(n), false) = (name, repo_sets.0) {
+        env.push(("GIT_AUTHOR_NAME".to_string(), n.clone()));
+        env.push(("GIT_COMMITTER_NAME".to_string(), n));
+    }
+    if let (Some(e), false) = (email, repo_sets.1) {
+        env.push(("GIT_AUTHOR_EMAIL".to_string(), e.clone()));
+        env.push(("GIT_COMMITTER_EMAIL".to_string(), e));
+    }
+    env
+}
+
+/// `user.name` and `user.email` of a git config text (the last of each wins).
+fn user_section(text: &str) -> (Option<String>, Option<String>) {
+    let (mut section, mut name, mut email) = (String::new(), None, None);
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            section = line
+                .trim_start_matches('[')
+                .split(']')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase();
+            continue;
+        }
+        if section != "user" {
+            continue;
+        }
+        let Some((k, v)) = line.split_once('=') else {
+            continue;
+        };
+        let v = v.trim().trim_matches('"').to_string();
+        match k.trim().to_ascii_lowercase().as_str() {
+            "name" if !v.is_empty() => name = Some(v),
+            "email" if !v.is_empty() => email = Some(v),
+            _ => {}
+        }
+    }
+    (name, email)
 }
 
 /// What a write operation acts on, resolved and checked by the caller.
@@ -183,7 +249,12 @@ pub struct Output {
 
 /// Runs `git args` in `loc`'s working tree inside the agent's sandbox, with [`git_env`], its
 /// own process group killed on timeout or cancel. A failure exit is `command_failed`.
-pub fn run_git(ctx: &ToolContext, loc: &Location, args: &[OsString]) -> Result<Output, ToolError> {
+pub fn run_git(
+    ctx: &ToolContext,
+    loc: &Location,
+    args: &[OsString],
+    extra_env: Vec<(String, String)>,
+) -> Result<Output, ToolError> {
     let policy = &ctx.policy;
     if policy.container.is_some() {
         // Also refused by the tool before; never start git for a container runtime.
@@ -196,6 +267,7 @@ pub fn run_git(ctx: &ToolContext, loc: &Location, args: &[OsString]) -> Result<O
     let cmd = confined.command_mut();
     cmd.env_clear()
         .envs(git_env(&ctx.host_env))
+        .envs(extra_env)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

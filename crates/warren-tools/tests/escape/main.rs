@@ -10,6 +10,7 @@
 mod fixture;
 mod support;
 
+mod differential;
 mod files;
 mod git;
 mod sandbox;
