@@ -496,3 +496,42 @@ fn rustix_dumpable() -> i32 {
     // SAFETY: PR_GET_DUMPABLE takes no pointer.
     unsafe { libc::prctl(libc::PR_GET_DUMPABLE, 0, 0, 0, 0) }
 }
+
+/// Moving a folder above a forbidden file would make the file readable at the new place: under
+/// both backends and with `workspace_only` on and off, such folders cannot be renamed, while a
+/// folder with nothing closed beneath it still can (the positive control).
+#[test]
+fn folders_above_a_forbidden_file_stay_in_place() {
+    let text = r#"
+[risk_profiles.default]
+forbidden_paths = ["nested/a/key.txt"]
+allowed_commands = ["*"]
+[agents.alice]
+risk_profile = "default"
+[agents.frank]
+risk_profile = "default"
+[agents.frank.workspace]
+unrestricted_filesystem = true
+"#;
+    for kind in [SandboxKind::Landlock, SandboxKind::Bubblewrap] {
+        let Some(sb) = sandbox(kind) else { continue };
+        for alias in ["alice", "frank"] {
+            let fx = Fixture::new(text);
+            let ws = fx.ws(alias);
+            fx.write(&ws.join("nested/a/key.txt"), "closed");
+            fx.write(&ws.join("w/free/f.txt"), "free");
+            let p = fx.policy(alias);
+            let o = run(&p, &sb, "mv w/free w/moved && cat w/moved/f.txt");
+            assert!(o.ok, "[{kind:?} {alias}] control: {}", o.stderr);
+            for line in ["mv nested moved", "mv nested/a nested/b"] {
+                let o = run(&p, &sb, line);
+                assert!(!o.ok, "[{kind:?} {alias}] `{line}` succeeded");
+            }
+            assert_eq!(
+                std::fs::read_to_string(ws.join("nested/a/key.txt")).unwrap(),
+                "closed"
+            );
+            assert!(!ws.join("moved").exists() && !ws.join("nested/b").exists());
+        }
+    }
+}
