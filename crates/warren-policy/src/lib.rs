@@ -20,7 +20,7 @@ pub use budget::{
 };
 pub use escalation::{ensure_no_escalation, Escalation};
 pub use gate::{Gate, RefusalRule};
-pub use open::{Entry, FileAccess, OpenError, OpenedDir, OpenedFile};
+pub use open::{Entry, FileAccess, OpenError, OpenedDir, OpenedFile, StateDir};
 pub use policy::{PolicyEnv, PolicyError, Root, RootSource, SecurityPolicy, Tier};
 pub use resolve::{ResolveError, ResolvedPath, MAX_SYMLINK_HOPS};
 /// The syscall layer the race-free opener is built on (its `FileType` is part of [`OpenedFile`]).

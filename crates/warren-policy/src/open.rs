@@ -18,6 +18,7 @@ use std::ffi::OsStr;
 use std::fs::File;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -667,5 +668,101 @@ mod tests {
             .err(),
             Some(Errno::XDEV)
         );
+    }
+}
+
+/// A folder of Warren's own state (the logs, say), held open so that files in it are made and
+/// found relative to it, never through a link an agent could have planted.
+#[derive(Debug)]
+pub struct StateDir {
+    fd: OwnedFd,
+    path: PathBuf,
+}
+
+impl StateDir {
+    /// Creates `path` when missing (mode 0700) and opens it without following any link on the
+    /// way (`openat2(RESOLVE_NO_SYMLINKS)`; the component walk without it).
+    pub fn open(path: &Path) -> std::io::Result<StateDir> {
+        if std::fs::symlink_metadata(path).is_err() {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(path)?;
+        }
+        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let fd =
+            match rustix::fs::openat2(CWD, path, flags, Mode::empty(), ResolveFlags::NO_SYMLINKS) {
+                Err(Errno::NOSYS) => walk_open(CWD, path, flags, Mode::empty()),
+                r => r,
+            }
+            .map_err(|e| std::io::Error::from_raw_os_error(e.raw_os_error()))?;
+        Ok(StateDir {
+            fd,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The folder's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Opens `name` (one plain component) in the folder for appending, creating it (mode 0600)
+    /// when missing. Refused (`ELOOP`/`EMLINK`/`EINVAL`) when it is a link, is not a regular
+    /// file, or has other names (a hard link made to a file elsewhere).
+    pub fn append(&self, name: &OsStr) -> std::io::Result<File> {
+        let plain = Path::new(name).components().count() == 1
+            && matches!(
+                Path::new(name).components().next(),
+                Some(Component::Normal(_))
+            );
+        if !plain {
+            return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        let flags = OFlags::WRONLY
+            | OFlags::APPEND
+            | OFlags::CREATE
+            | OFlags::NOFOLLOW
+            | OFlags::NONBLOCK
+            | OFlags::CLOEXEC;
+        let fd = rustix::fs::openat(&self.fd, name, flags, Mode::from_raw_mode(0o600))
+            .map_err(|e| std::io::Error::from_raw_os_error(e.raw_os_error()))?;
+        let st = rustix::fs::fstat(&fd)
+            .map_err(|e| std::io::Error::from_raw_os_error(e.raw_os_error()))?;
+        if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+            return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        if st.st_nlink != 1 {
+            return Err(std::io::Error::from_raw_os_error(libc::EMLINK));
+        }
+        Ok(File::from(fd))
+    }
+
+    /// The names in the folder (listed through its descriptor).
+    pub fn names(&self) -> std::io::Result<Vec<std::ffi::OsString>> {
+        let dir = rustix::fs::openat(
+            &self.fd,
+            ".",
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| std::io::Error::from_raw_os_error(e.raw_os_error()))?;
+        let mut out = Vec::new();
+        let d = rustix::fs::Dir::read_from(&dir)
+            .map_err(|e| std::io::Error::from_raw_os_error(e.raw_os_error()))?;
+        for e in d {
+            let e = e.map_err(|e| std::io::Error::from_raw_os_error(e.raw_os_error()))?;
+            let n = e.file_name().to_bytes();
+            if n != b"." && n != b".." {
+                out.push(OsStr::from_bytes(n).to_os_string());
+            }
+        }
+        Ok(out)
+    }
+
+    /// Removes the file `name` from the folder (not following links: a link is removed itself).
+    pub fn remove(&self, name: &OsStr) -> std::io::Result<()> {
+        rustix::fs::unlinkat(&self.fd, name, rustix::fs::AtFlags::empty())
+            .map_err(|e| std::io::Error::from_raw_os_error(e.raw_os_error()))
     }
 }

@@ -190,7 +190,7 @@ pub struct SecurityPolicy {
     pub roots: Vec<Root>,
     /// Resolved `forbidden_paths`.
     pub forbidden: Vec<PathBuf>,
-    /// Resolved runtime state that no agent may touch: config file, `data/`, archives.
+    /// Resolved runtime state that no agent may touch: config file, `data/`, archives, `logs/`.
     pub runtime_state: Vec<PathBuf>,
     /// The resolved install root: no agent may rename, remove or replace it or an ancestor.
     pub install_root: PathBuf,
@@ -313,6 +313,7 @@ impl SecurityPolicy {
             env.layout.config_path(),
             env.layout.data_dir(),
             env.layout.deleted_dir(),
+            env.layout.logs_dir(),
         ];
         for p in &state {
             runtime_state.push(resolve_config_path(p, Path::new("/"), home, "install")?);

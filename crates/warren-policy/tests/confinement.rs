@@ -535,3 +535,39 @@ unrestricted_filesystem = true
         }
     }
 }
+
+/// The logs folder is runtime state: an unrestricted agent can neither read the day's log nor
+/// put a link in its place (which would carry Warren's log lines into another file).
+#[test]
+fn the_logs_are_runtime_state() {
+    let fx = Fixture::new(FAMILY);
+    let logs = fx.root.join("logs");
+    fx.write(
+        &logs.join("warren.2026-01-01.jsonl"),
+        "{\"message\":\"logged\"}\n",
+    );
+    let p = fx.policy("frank");
+    for access in [warren_policy::Access::Read, warren_policy::Access::Write] {
+        let d = p.check(&logs.join("warren.2026-01-01.jsonl"), access);
+        assert_eq!(d.rule, warren_policy::Rule::RuntimeState, "{access}");
+    }
+    for kind in [SandboxKind::Landlock, SandboxKind::Bubblewrap] {
+        let Some(sb) = sandbox(kind) else { continue };
+        // Positive control: the same lines work on the agent's own folder.
+        // (One level down: under Landlock the workspace top, above `secrets`, has no rule.)
+        fx.write(&fx.ws("frank").join("own/.keep"), "");
+        let o = run(&p, &sb, "echo x > own/f && ln -sf f own/l && cat own/l");
+        assert!(o.ok, "[{kind:?}] control: {}", o.stderr);
+        let l = logs.display();
+        for line in [
+            format!("cat {l}/warren.2026-01-01.jsonl"),
+            format!("ln -sf /etc/hostname {l}/warren.2026-01-02.jsonl"),
+            format!("rm {l}/warren.2026-01-01.jsonl"),
+        ] {
+            let o = run(&p, &sb, &line);
+            assert!(!o.ok && !o.stdout.contains("logged"), "[{kind:?}] `{line}`");
+        }
+        assert!(!logs.join("warren.2026-01-02.jsonl").exists());
+        assert!(logs.join("warren.2026-01-01.jsonl").exists());
+    }
+}
