@@ -101,7 +101,8 @@ fn child_env(ctx: &ToolContext, plan: &ShellPlan) -> Result<Vec<(String, String)
 
 /// The base environment of an agent's child process: PATH, HOME, LANG, TERM, USER, TMPDIR and
 /// the profile's `shell_env_passthrough` from the host environment, minus the variables that are
-/// never passed ([`warren_config::env_never_passed`]); a default PATH when the host has none.
+/// never passed ([`warren_config::env_never_passed`]); a default PATH when the host has none;
+/// and `GIT_CONFIG_GLOBAL=/dev/null`.
 /// Shell commands and MCP servers start from it.
 pub fn base_env(ctx: &ToolContext) -> Vec<(String, String)> {
     let mut env: Vec<(String, String)> = BASE_ENV
@@ -114,6 +115,9 @@ pub fn base_env(ctx: &ToolContext) -> Vec<(String, String)> {
     if !ctx.host_env.contains_key("PATH") {
         env.push(("PATH".into(), DEFAULT_PATH.into()));
     }
+    // The user's global git config is in no sandbox (it can hold tokens); git is told there is
+    // none, rather than failing on a file it may not read.
+    env.push(("GIT_CONFIG_GLOBAL".into(), "/dev/null".into()));
     env
 }
 

@@ -223,3 +223,57 @@ fn docker_runtime_runs_in_a_container_or_fails_clearly() {
         }
     }
 }
+
+/// The user's global git config is in no sandbox; git in a shell command still works beside
+/// one (under Landlock an unreadable `~/.gitconfig` would otherwise stop git), and what it
+/// holds does not reach the command.
+#[test]
+fn git_in_the_shell_works_beside_a_global_config_it_may_not_read() {
+    for sandbox in ["landlock", "bubblewrap"] {
+        let text = FAMILY.replace(
+            "sandbox = \"bubblewrap\"",
+            &format!("sandbox = \"{sandbox}\""),
+        );
+        let fx = Fixture::new(&text);
+        std::fs::write(
+            fx.home.join(".gitconfig"),
+            "[user]\n\tname = Global Someone\n[credential]\n\thelper = store --file=/secret\n",
+        )
+        .unwrap();
+        fx.write(&fx.ws("alice").join("repo/.keep"), "");
+        // Made outside: under Landlock alone `git init` is refused its chmod (docs/security.md).
+        let made = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(fx.ws("alice").join("repo"))
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let ctx = fx.ctx("alice");
+        let v = call(
+            &ctx,
+            "shell",
+            json!({"command": "git -C repo status --short && echo ran"}),
+        )
+        .unwrap();
+        let r = call(
+            &ctx,
+            "shell",
+            json!({"command": "sh -c 'cat \"$HOME/.gitconfig\"'"}),
+        );
+        assert!(
+            !format!("{r:?}").contains("Global Someone"),
+            "[{sandbox}] {r:?}"
+        );
+        let out = v["stdout"].as_str().unwrap();
+        assert!(
+            out.contains("ran") && out.contains(".keep"),
+            "[{sandbox}] {v}"
+        );
+        assert!(!out.contains("Global Someone"), "[{sandbox}] {v}");
+        assert!(
+            !v["stderr"].as_str().unwrap().contains("fatal"),
+            "[{sandbox}] {v}"
+        );
+    }
+}

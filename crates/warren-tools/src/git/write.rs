@@ -30,6 +30,8 @@ pub const FORCED_ENV: &[(&str, &str)] = &[
     ("GIT_TERMINAL_PROMPT", "0"),
     ("GIT_PROTOCOL_FROM_USER", "0"),
     ("GIT_EDITOR", ":"),
+    // The user's global config is in no sandbox; the identity it holds is passed by Warren.
+    ("GIT_CONFIG_GLOBAL", "/dev/null"),
 ];
 
 /// The environment of a git child, from the host environment the binary captured: the few
