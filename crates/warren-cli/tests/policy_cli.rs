@@ -375,3 +375,127 @@ fn doctor_reports_each_agents_sandbox() {
     assert!(r.stdout.contains("      layer: seccomp"), "{}", r.stdout);
     assert!(r.stdout.contains("      not enforced: "), "{}", r.stdout);
 }
+
+/// Warren's control surface is never reachable from an agent's tool call: `warren` by name is
+/// refused under any allowlist, and Warren's binary started from a sandboxed shell of an
+/// unrestricted agent with `allowed_commands = ["*"]` cannot read the config, list approvals
+/// or create an agent. The same commands outside any tool call work (the positive control).
+#[test]
+fn an_agent_cannot_drive_warren_from_its_shell() {
+    let config = r#"schema_version = 1
+
+[risk_profiles.ll]
+level = "full"
+allowed_commands = ["*"]
+block_high_risk_commands = false
+workspace_only = false
+sandbox = "landlock"
+
+[risk_profiles.bw]
+level = "full"
+allowed_commands = ["*"]
+block_high_risk_commands = false
+workspace_only = false
+sandbox = "bubblewrap"
+
+[agents.mal_ll]
+risk_profile = "ll"
+[agents.mal_bw]
+risk_profile = "bw"
+[agents.bob]
+risk_profile = "ll"
+"#;
+    let t = TestInstall::with_config(config).unwrap();
+    let root = std::fs::canonicalize(t.root()).unwrap();
+    // The inbox folder exists, as it does once a turn has waited for an answer.
+    std::fs::create_dir_all(root.join("data/approvals")).unwrap();
+    let bin = env!("CARGO_BIN_EXE_warren");
+    let lines = [
+        format!("{bin} --home {} --json config validate", root.display()),
+        format!("{bin} --home {} --json approvals list", root.display()),
+        format!(
+            "{bin} --home {} --json agents create --risk-profile ll intruder",
+            root.display()
+        ),
+    ];
+    // Positive control: outside any tool call the first two work.
+    for line in &lines[..2] {
+        let o = std::process::Command::new("sh")
+            .args(["-c", line])
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "control `{line}`: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let before = std::fs::read(root.join("config.toml")).unwrap();
+    for agent in ["mal_ll", "mal_bw"] {
+        let ws = ws(&root, agent);
+        std::fs::create_dir_all(ws.join("w")).unwrap();
+        // By name: refused before anything runs.
+        let r = warren(
+            &root,
+            &[
+                "--json",
+                "tool",
+                "--agent",
+                agent,
+                "shell",
+                r#"{"command": "warren approvals list"}"#,
+            ],
+        );
+        assert_eq!(
+            r.json()["error"]["code"],
+            "command_not_allowed",
+            "{}",
+            r.stdout
+        );
+        // Through a script the analyzer cannot see into: the sandbox keeps the install closed.
+        for line in &lines {
+            std::fs::write(ws.join("w/a.sh"), line).unwrap();
+            let r = warren(
+                &root,
+                &[
+                    "--json",
+                    "tool",
+                    "--agent",
+                    agent,
+                    "shell",
+                    r#"{"command": "sh w/a.sh"}"#,
+                ],
+            );
+            let v = r.json();
+            assert_eq!(v["ok"], false, "[{agent}] `{line}`: {v}");
+            // It ran, and the install's state could not be opened.
+            let said = v["output"]["stderr"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+                + v["output"]["stdout"].as_str().unwrap_or_default();
+            let closed = ["config.toml", "config.lock", "approvals"]
+                .iter()
+                .any(|f| said.contains(f));
+            let refused = ["Permission denied", "Read-only file system"]
+                .iter()
+                .any(|e| said.contains(e));
+            assert!(closed && refused, "[{agent}] `{line}`: {v}");
+            assert!(
+                !v.to_string().contains("mal_bw"),
+                "[{agent}] config leaked: {v}"
+            );
+        }
+    }
+    assert_eq!(std::fs::read(root.join("config.toml")).unwrap(), before);
+    assert!(!root.join("agents/intruder").exists());
+    // And the create itself works outside any tool call (the positive control of the last line).
+    let o = std::process::Command::new("sh")
+        .args(["-c", &lines[2]])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(std::fs::read_to_string(root.join("config.toml"))
+        .unwrap()
+        .contains("[agents.intruder]"));
+}

@@ -341,3 +341,29 @@ fn network_lines_are_high_risk() {
         assert_eq!(plan.risk, Risk::High, "{cmd}: {:?}", plan.reasons);
     }
 }
+
+/// Warren's own programs are never an agent's to run, even with `allowed_commands = ["*"]`:
+/// named directly, by path, or started through another program's options.
+#[test]
+fn warrens_own_programs_are_never_allowed() {
+    let fx = Fixture::new(FAMILY);
+    let p = fx.policy("alice");
+    assert!(p.allows_any_command(), "the profile allows every command");
+    // The control: another program of the same shape passes.
+    assert!(p.check_shell("ls -la").is_ok());
+    for cmd in [
+        "warren approvals list",
+        "warren --root . config validate",
+        "/usr/bin/warren cron list",
+        "./warren-desktop",
+        "echo x | warren tool --agent bob shell '{}'",
+        "find . -name x -exec warren approvals answer 1 --approve ;",
+    ] {
+        match p.check_shell(cmd) {
+            Err(ShellError::WarrenProgram { command }) => {
+                assert!(command.starts_with("warren"), "{cmd}: {command}")
+            }
+            other => panic!("{cmd}: {other:?}"),
+        }
+    }
+}

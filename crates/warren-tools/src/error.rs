@@ -216,9 +216,9 @@ impl ToolError {
             ToolError::Shell(e) => match e {
                 ShellError::Empty | ShellError::Parse(_) => C::InvalidArgument,
                 ShellError::Path { .. } | ShellError::DynamicPath { .. } => C::Denied,
-                ShellError::CommandNotAllowed { .. } | ShellError::UnknownProgram { .. } => {
-                    C::CommandNotAllowed
-                }
+                ShellError::CommandNotAllowed { .. }
+                | ShellError::UnknownProgram { .. }
+                | ShellError::WarrenProgram { .. } => C::CommandNotAllowed,
                 ShellError::SandboxRequired { .. } => C::SandboxRequired,
             },
             ToolError::Refused { rule, .. } => match rule {

@@ -87,6 +87,9 @@ impl ShellPlan {
     }
 }
 
+/// Warren's own programs: never run from an agent's shell, under any allowlist.
+pub const WARREN_PROGRAMS: &[&str] = &["warren", "warren-desktop"];
+
 /// Why a shell command line is refused before it runs.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ShellError {
@@ -111,6 +114,13 @@ pub enum ShellError {
     DynamicPath {
         /// The argument as written.
         word: String,
+    },
+    /// The program is Warren's own (the CLI or the desktop app): its control surface (config,
+    /// approvals, cron, lifecycle, other agents' tools) is never an agent's, under any allowlist.
+    #[error("command `{command}` is Warren's own program; no agent may run it, whatever allowed_commands says")]
+    WarrenProgram {
+        /// The program.
+        command: String,
     },
     /// The program is not in `allowed_commands`.
     #[error("command `{command}` is not in allowed_commands of risk profile `{profile}`")]
@@ -368,6 +378,11 @@ impl SecurityPolicy {
     }
 
     fn check_allowed(&self, name: &str) -> Result<(), ShellError> {
+        if WARREN_PROGRAMS.contains(&name) {
+            return Err(ShellError::WarrenProgram {
+                command: name.to_string(),
+            });
+        }
         let allowed = self.allows_any_command()
             || IMPLICIT_BUILTINS.contains(&name)
             || self.risk.allowed_commands.iter().any(|c| c == name);
