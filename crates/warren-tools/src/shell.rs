@@ -9,7 +9,9 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 use std::ffi::OsString;
 use std::io::Read;
+use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::process::CommandExt;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -109,16 +111,45 @@ pub fn base_env(ctx: &ToolContext) -> Vec<(String, String)> {
         .iter()
         .map(|s| s.to_string())
         .chain(ctx.policy.risk.shell_env_passthrough.iter().cloned())
-        .filter(|k| !warren_config::env_never_passed(k))
+        .filter(|k| !warren_config::env_never_passed(k) && !OWN_PLACES.contains(&k.as_str()))
         .filter_map(|k| ctx.host_env.get(&k).map(|v| (k.clone(), v.clone())))
         .collect();
     if !ctx.host_env.contains_key("PATH") {
         env.push(("PATH".into(), DEFAULT_PATH.into()));
     }
+    env.extend(own_places(&ctx.policy.workspace));
     // The user's global git config is in no sandbox (it can hold tokens); git is told there is
     // none, rather than failing on a file it may not read.
     env.push(("GIT_CONFIG_GLOBAL".into(), "/dev/null".into()));
     env
+}
+
+/// The variables that name where a program keeps its files: always the agent's own.
+pub const OWN_PLACES: &[&str] = &[
+    "HOME",
+    "TMPDIR",
+    "XDG_CONFIG_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_DATA_HOME",
+    "XDG_STATE_HOME",
+];
+
+/// `HOME` is the agent's workspace and the XDG folders and `TMPDIR` lie inside it, so that a
+/// program acting on implicit paths under `HOME` (Warren's own CLI among them) finds the
+/// agent's files, never the user's. `TMPDIR` (`.tmp` in the workspace) is made when missing;
+/// an entry already there, whatever it is, is left alone (the sandbox decides what it reaches).
+pub fn own_places(workspace: &Path) -> Vec<(String, String)> {
+    let tmp = workspace.join(".tmp");
+    let _ = std::fs::DirBuilder::new().mode(0o700).create(&tmp);
+    let at = |rel: &str| workspace.join(rel).display().to_string();
+    vec![
+        ("HOME".into(), workspace.display().to_string()),
+        ("TMPDIR".into(), tmp.display().to_string()),
+        ("XDG_CONFIG_HOME".into(), at(".config")),
+        ("XDG_CACHE_HOME".into(), at(".cache")),
+        ("XDG_DATA_HOME".into(), at(".local/share")),
+        ("XDG_STATE_HOME".into(), at(".local/state")),
+    ]
 }
 
 /// Analyses `command` and picks the sandbox it runs under (`None` for the container runtime).

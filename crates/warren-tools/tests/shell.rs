@@ -75,17 +75,29 @@ fn runs_in_the_sandbox_with_devices_working() {
 fn environment_is_cleared_except_the_passthrough() {
     let fx = Fixture::new(FAMILY);
     let ctx = fx.ctx("alice");
+    fx.write(
+        &fx.ws("alice").join("env.sh"),
+        "echo \"[$SECRET_TOKEN][$HOME][$TMPDIR][$XDG_CONFIG_HOME]\"\necho made > \"$TMPDIR/t\" && cat \"$TMPDIR/t\"\n",
+    );
     let v = call(
         &ctx,
         "shell",
-        json!({"command": "echo \"[$SECRET_TOKEN][$HOME]\"; env | wc -l"}),
+        json!({"command": "sh ./env.sh; env | wc -l"}),
     )
     .unwrap();
     let out = v["stdout"].as_str().unwrap();
+    // HOME, the temporary folder and the XDG folders are the agent's own, never the user's.
+    let ws = fx.ws("alice");
     assert!(
-        out.starts_with(&format!("[][{}]", fx.home.display())),
+        out.starts_with(&format!(
+            "[][{}][{}][{}]\nmade",
+            ws.display(),
+            ws.join(".tmp").display(),
+            ws.join(".config").display()
+        )),
         "{out}"
     );
+    assert!(!out.contains(&fx.home.display().to_string()), "{out}");
     let text = FAMILY.replace(
         "sandbox = \"bubblewrap\"",
         "sandbox = \"bubblewrap\"\nshell_env_passthrough = [\"SECRET_TOKEN\"]",

@@ -265,10 +265,13 @@ pub fn run_git(
         });
     }
     let (sandbox, _why) = choose(policy.risk.sandbox, policy.workspace_only, &ctx.sandbox)?;
+    // The agent's own HOME and temporary folder, made before the sandbox is planned.
+    let own = crate::shell::own_places(&policy.workspace);
     let mut confined = confine(policy, &sandbox, "git".as_ref(), args, &loc.workdir)?;
     let cmd = confined.command_mut();
     cmd.env_clear()
         .envs(git_env(&ctx.host_env))
+        .envs(own)
         .envs(extra_env)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
