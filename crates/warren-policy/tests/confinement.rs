@@ -571,3 +571,30 @@ fn the_logs_are_runtime_state() {
         assert!(logs.join("warren.2026-01-01.jsonl").exists());
     }
 }
+
+/// Nothing new is made directly in the install root, nor in a folder that would hold a
+/// protected path not made yet (here `logs/`, before Warren's first log line): under both
+/// backends an unrestricted agent cannot plant it, while its own workspace stays writable.
+#[test]
+fn missing_runtime_state_cannot_be_planted() {
+    let fx = Fixture::new(FAMILY);
+    let p = fx.policy("frank");
+    assert!(!fx.root.join("logs").exists());
+    for kind in [SandboxKind::Landlock, SandboxKind::Bubblewrap] {
+        let Some(sb) = sandbox(kind) else { continue };
+        fx.write(&fx.ws("frank").join("own/.keep"), "");
+        let o = run(&p, &sb, "echo x > own/made && cat own/made");
+        assert!(o.ok, "[{kind:?}] control: {}", o.stderr);
+        let r = fx.root.display();
+        for line in [
+            format!("mkdir {r}/logs"),
+            format!("ln -s /etc/hostname {r}/logs"),
+            format!("echo x > {r}/.config.toml.tmp-planted"),
+        ] {
+            let o = run(&p, &sb, &line);
+            assert!(!o.ok, "[{kind:?}] `{line}` succeeded");
+        }
+        assert!(std::fs::symlink_metadata(fx.root.join("logs")).is_err());
+        assert!(!fx.root.join(".config.toml.tmp-planted").exists());
+    }
+}

@@ -203,16 +203,92 @@ fn unix_sockets_the_policy_allows_still_work_under_bubblewrap() {
         return;
     };
     let fx = Fixture::new(FAMILY);
-    let p = fx.policy("alice");
-    let path = p.workspace.join("own.sock");
-    let listener = Listener::at(&path);
+    // dave: workspace_only and no read-only sibling, so every socket in his view is his own.
+    let p = fx.policy("dave");
+    let listener = Listener::at(&p.workspace.join("own.sock"));
     let o = python(&p, &sb, "unix.py", UNIX, "own.sock");
     assert!(o.stdout.contains("connected"), "{}{}", o.stdout, o.stderr);
     assert_eq!(listener.seen(), 1);
+    // A read-only mount does not stop connect(): with bob's workspace mounted read-only, alice
+    // gets no Unix socket at all, so bob's socket stays closed (the control: outside, it opens).
+    let bob_sock = fx.ws("bob").join("agent.sock");
+    let bob = Listener::at(&bob_sock);
+    let alice = fx.policy("alice");
+    let target = bob_sock.display().to_string();
+    let o = python(&alice, &EffectiveSandbox::None, "unix.py", UNIX, &target);
+    assert!(
+        o.stdout.contains("connected"),
+        "control: {}{}",
+        o.stdout,
+        o.stderr
+    );
+    assert_eq!(bob.seen(), 1);
+    for who in ["alice", "frank"] {
+        let q = fx.policy(who);
+        let o = python(&q, &sb, "unix.py", UNIX, &target);
+        assert!(
+            o.stdout.contains("refused 1"),
+            "[{who}] {}{}",
+            o.stdout,
+            o.stderr
+        );
+        assert_eq!(bob.seen(), 1, "[{who}] reached bob's socket");
+    }
     // Landlock cannot tell sockets apart: no Unix socket at all there (documented).
     if let Some(ll) = sandbox(SandboxKind::Landlock) {
         let o = python(&p, &ll, "unix.py", UNIX, "own.sock");
         assert!(o.stdout.contains("refused 1"), "{}{}", o.stdout, o.stderr);
+    }
+}
+
+const DGRAM_PAIR: &str = r#"
+import socket, sys
+try:
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    a.sendto(b"x", sys.argv[1])
+    print("sent")
+except OSError as e:
+    print("refused", e.errno)
+try:
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    a.sendall(b"x"); print("stream pair", b.recv(1))
+except OSError as e:
+    print("stream refused", e.errno)
+"#;
+
+/// Where Unix sockets are refused, a datagram socket pair is too (it could send anywhere
+/// afterwards); a stream pair, connected to itself only, still works.
+#[test]
+fn datagram_socket_pairs_follow_the_unix_socket_rule() {
+    let fx = Fixture::new(FAMILY);
+    let p = fx.policy("alice");
+    let target = fx.home.join("dgram.sock");
+    let _server = std::os::unix::net::UnixDatagram::bind(&target).unwrap();
+    let target = target.display().to_string();
+    let o = python(&p, &EffectiveSandbox::None, "pair.py", DGRAM_PAIR, &target);
+    assert!(
+        o.stdout.contains("sent"),
+        "control: {}{}",
+        o.stdout,
+        o.stderr
+    );
+    for kind in CONFINING {
+        let Some(sb) = sandbox(kind) else { continue };
+        let o = python(&p, &sb, "pair.py", DGRAM_PAIR, &target);
+        assert!(
+            o.stdout.contains("refused 1"),
+            "[{}] {}{}",
+            sb.name(),
+            o.stdout,
+            o.stderr
+        );
+        assert!(
+            o.stdout.contains("stream pair"),
+            "[{}] {}{}",
+            sb.name(),
+            o.stdout,
+            o.stderr
+        );
     }
 }
 
@@ -396,6 +472,7 @@ print("perf_event_open", call(NR["perf_event_open"], None, 0, -1, -1, 0))
 print("clone3", call(NR["clone3"], None, 0))
 print("process_vm_readv", call(NR["process_vm_readv"], os.getpid(), None, 0, None, 0, 0))
 print("unshare_user", call(NR["unshare"], 0x10000000))
+print("x32_getpid", call(0x40000000 + 39) if os.uname().machine == "x86_64" else 1)
 "#;
 
 fn results(out: &str) -> std::collections::BTreeMap<String, i32> {
@@ -414,7 +491,7 @@ fn every_confined_child_is_refused_the_dangerous_calls() {
     // Positive control: unconfined, none of these answers EPERM (or ENOSYS for clone3).
     let o = python(&p, &EffectiveSandbox::None, "calls.py", CALLS, "");
     let free = results(&o.stdout);
-    assert_eq!(free.len(), 7, "{}{}", o.stdout, o.stderr);
+    assert_eq!(free.len(), 8, "{}{}", o.stdout, o.stderr);
     for call in [
         "io_uring_setup",
         "keyctl",
@@ -425,11 +502,17 @@ fn every_confined_child_is_refused_the_dangerous_calls() {
         assert_ne!(free[call], libc::EPERM, "control {call}");
     }
     assert_ne!(free["clone3"], libc::ENOSYS);
+    #[cfg(target_arch = "x86_64")]
+    assert_ne!(
+        free["x32_getpid"],
+        libc::EPERM,
+        "control: the x32 table answers by itself"
+    );
     for kind in CONFINING {
         let Some(sb) = sandbox(kind) else { continue };
         let o = python(&p, &sb, "calls.py", CALLS, "");
         let r = results(&o.stdout);
-        assert_eq!(r.len(), 7, "[{}] {}{}", sb.name(), o.stdout, o.stderr);
+        assert_eq!(r.len(), 8, "[{}] {}{}", sb.name(), o.stdout, o.stderr);
         for (call, errno) in &r {
             let want = if call == "clone3" {
                 libc::ENOSYS

@@ -85,8 +85,12 @@ pub(crate) fn capture(
 /// even when listed ([`warren_config::env_never_passed`]). A line that runs `git` (or, under a
 /// restricted allowlist, any opaque line) gets git's forced environment and the configuration
 /// overrides of [`git_config`].
-fn child_env(ctx: &ToolContext, plan: &ShellPlan) -> Result<Vec<(String, String)>, ToolError> {
-    let mut env = base_env(ctx);
+fn child_env(
+    ctx: &ToolContext,
+    plan: &ShellPlan,
+    confined: bool,
+) -> Result<Vec<(String, String)>, ToolError> {
+    let mut env = base_env(ctx, confined);
     let restricted = !ctx.policy.allows_any_command();
     if plan.runs_git() || (restricted && !plan.opaque.is_empty()) {
         env.extend(
@@ -104,20 +108,27 @@ fn child_env(ctx: &ToolContext, plan: &ShellPlan) -> Result<Vec<(String, String)
 /// The base environment of an agent's child process: PATH, HOME, LANG, TERM, USER, TMPDIR and
 /// the profile's `shell_env_passthrough` from the host environment, minus the variables that are
 /// never passed ([`warren_config::env_never_passed`]); a default PATH when the host has none;
-/// and `GIT_CONFIG_GLOBAL=/dev/null`.
+/// inside a sandbox (`confined`) the agent's own places ([`own_places`]); and
+/// `GIT_CONFIG_GLOBAL=/dev/null`.
 /// Shell commands and MCP servers start from it.
-pub fn base_env(ctx: &ToolContext) -> Vec<(String, String)> {
+pub fn base_env(ctx: &ToolContext, confined: bool) -> Vec<(String, String)> {
     let mut env: Vec<(String, String)> = BASE_ENV
         .iter()
         .map(|s| s.to_string())
         .chain(ctx.policy.risk.shell_env_passthrough.iter().cloned())
-        .filter(|k| !warren_config::env_never_passed(k) && !OWN_PLACES.contains(&k.as_str()))
+        .filter(|k| !warren_config::env_never_passed(k))
+        .filter(|k| !confined || !OWN_PLACES.contains(&k.as_str()))
         .filter_map(|k| ctx.host_env.get(&k).map(|v| (k.clone(), v.clone())))
         .collect();
     if !ctx.host_env.contains_key("PATH") {
         env.push(("PATH".into(), DEFAULT_PATH.into()));
     }
-    env.extend(own_places(&ctx.policy.workspace));
+    // Inside a sandbox the agent's own places; under `none` the user's (the shell analyzer
+    // reads `~` as the user's home, and rc files an agent could write there would steer the
+    // allowed programs it runs unconfined).
+    if confined {
+        env.extend(own_places(&ctx.policy.workspace));
+    }
     // The user's global git config is in no sandbox (it can hold tokens); git is told there is
     // none, rather than failing on a file it may not read.
     env.push(("GIT_CONFIG_GLOBAL".into(), "/dev/null".into()));
@@ -234,7 +245,10 @@ impl Shell {
         let command = Self::command(args)?;
         let policy = &ctx.policy;
         let (plan, chosen) = plan_and_sandbox(command, ctx)?;
-        let env = child_env(ctx, &plan)?;
+        let confined = chosen
+            .as_ref()
+            .is_some_and(|s| !matches!(s, EffectiveSandbox::None));
+        let env = child_env(ctx, &plan, confined)?;
         let (mut child, label, container) = match &policy.container {
             None => {
                 let sandbox = match chosen {

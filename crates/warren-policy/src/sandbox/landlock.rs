@@ -134,6 +134,7 @@ pub fn apply(plan: &[FsGrant], network: bool, cmd: &mut Command) -> Result<Owned
     // descriptor open until after spawn.
     unsafe {
         cmd.pre_exec(move || {
+            drop_capabilities();
             if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
@@ -144,4 +145,48 @@ pub fn apply(plan: &[FsGrant], network: bool, cmd: &mut Command) -> Result<Owned
         });
     }
     Ok(fd)
+}
+
+/// Empties the bounding, ambient, effective, permitted and inheritable capability sets of the
+/// calling process (a child of a Warren running as root would otherwise keep root's
+/// capabilities across `exec`). Errors are ignored: an unprivileged process has none to drop.
+///
+/// # Safety
+/// Raw system calls only (it runs between `fork` and `exec`).
+unsafe fn drop_capabilities() {
+    // SAFETY: prctl and capset with plain values and stack memory.
+    unsafe {
+        for cap in 0..64 {
+            libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0);
+        }
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL,
+            0,
+            0,
+            0,
+        );
+        #[repr(C)]
+        struct Header {
+            version: u32,
+            pid: i32,
+        }
+        #[repr(C)]
+        #[derive(Clone, Copy)]
+        struct Data {
+            effective: u32,
+            permitted: u32,
+            inheritable: u32,
+        }
+        let header = Header {
+            version: 0x2008_0522, // _LINUX_CAPABILITY_VERSION_3
+            pid: 0,
+        };
+        let data = [Data {
+            effective: 0,
+            permitted: 0,
+            inheritable: 0,
+        }; 2];
+        libc::syscall(libc::SYS_capset, &header as *const Header, data.as_ptr());
+    }
 }

@@ -238,6 +238,17 @@ pub fn choose(
     }
 }
 
+/// Whether every Unix socket a bubblewrap child can see is one the agent may connect to: only
+/// with `workspace_only` (the host tree is not bound whole) and no read-only sibling root
+/// mounted (a read-only mount does not stop `connect()`).
+fn unix_sockets_in_view_are_allowed(policy: &SecurityPolicy) -> bool {
+    policy.workspace_only
+        && !policy.roots.iter().any(|r| {
+            r.tier == crate::policy::Tier::ReadOnly
+                && matches!(r.source, crate::policy::RootSource::Sibling(_))
+        })
+}
+
 /// What holds a child under one sandbox for one policy, layer by layer (`warren doctor`, the
 /// window), and what that sandbox cannot enforce.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -254,7 +265,10 @@ impl EffectiveSandbox {
         let network = policy.risk.network;
         match self {
             EffectiveSandbox::Landlock { .. } => Some(seccomp::SyscallRules::landlock(network)),
-            EffectiveSandbox::Bubblewrap { .. } => Some(seccomp::SyscallRules::bubblewrap(network)),
+            EffectiveSandbox::Bubblewrap { .. } => Some(seccomp::SyscallRules::bubblewrap(
+                network,
+                unix_sockets_in_view_are_allowed(policy),
+            )),
             EffectiveSandbox::None => None,
         }
     }
@@ -286,6 +300,10 @@ impl EffectiveSandbox {
                     not_enforced.push(
                         "with network on, the host's network namespace is shared: no Unix sockets at all (the desktop's abstract sockets live there)".into(),
                     );
+                } else if !unix_sockets_in_view_are_allowed(policy) {
+                    not_enforced.push(
+                        "no Unix sockets: the view holds sockets the agent may not connect to (the host tree bound whole, or a read-only sibling)".into(),
+                    );
                 }
             }
             EffectiveSandbox::Landlock { abi } => {
@@ -298,6 +316,11 @@ impl EffectiveSandbox {
                 not_enforced.push(
                     "Landlock has no right for metadata: chmod, chown, utime and setxattr are refused everywhere, also where writing is allowed".into(),
                 );
+                if *abi < 3 {
+                    not_enforced.push(format!(
+                        "landlock ABI {abi} < 3 does not check truncation: the child can truncate a file it may only read"
+                    ));
+                }
                 if *abi < 6 {
                     not_enforced.push(format!(
                         "landlock ABI {abi} < 6 does not scope signals: the child can signal other processes of the same user, its own reaper included"
@@ -305,7 +328,7 @@ impl EffectiveSandbox {
                 }
                 if *abi < 4 && !policy.risk.network {
                     not_enforced.push(format!(
-                        "landlock ABI {abi} < 4 cannot refuse TCP; seccomp refuses every socket but AF_UNIX"
+                        "landlock ABI {abi} < 4 cannot refuse TCP; seccomp refuses every socket"
                     ));
                 }
             }

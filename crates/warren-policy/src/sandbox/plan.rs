@@ -131,6 +131,20 @@ pub fn mount_plan(policy: &SecurityPolicy) -> Vec<FsGrant> {
             out.push(planner.rights(&a, true));
         }
     }
+    // Nothing new is made directly in the install root (Warren's own temporary files live
+    // there a moment) nor in a folder that would hold a protected path not made yet (a
+    // database's `-wal` or `-journal` file): those folders are mounted without writing. Their
+    // existing entries keep their own mounts or the rights beneath.
+    let missing_parents: Vec<PathBuf> = policy
+        .protected_targets()
+        .filter(|t| std::fs::symlink_metadata(t).is_err())
+        .filter_map(|t| t.parent().map(Path::to_path_buf))
+        .collect();
+    for g in &mut out {
+        if g.is_dir && (g.path == policy.install_root || missing_parents.contains(&g.path)) {
+            g.write = false;
+        }
+    }
     sorted(out)
 }
 

@@ -79,9 +79,10 @@ unsafe fn reap(control: RawFd, child: libc::pid_t) -> ! {
         close_all_but(control);
         let mut code: libc::c_int = 128 + libc::SIGKILL;
         // A pidfd becomes readable when the grandchild exits, so one poll waits for either
-        // event; without pidfds (Linux < 5.3) the wait wakes every 20 ms to look.
+        // event; it still wakes every second to reap orphans that exited meanwhile (they would
+        // pile up as zombies). Without pidfds (Linux < 5.3) the wait wakes every 20 ms to look.
         let pidfd = libc::syscall(libc::SYS_pidfd_open, child, 0u32) as libc::c_int;
-        let timeout = if pidfd >= 0 { -1 } else { 20 };
+        let timeout = if pidfd >= 0 { 1000 } else { 20 };
         'wait: loop {
             loop {
                 let mut status: libc::c_int = 0;

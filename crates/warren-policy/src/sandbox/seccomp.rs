@@ -22,9 +22,9 @@
 //! Landlock alone every call that changes them is refused; under bubblewrap read-only mounts
 //! refuse them where the policy does (`EROFS`).
 //!
-//! A refused call fails with `EPERM` (`ENOSYS` for `clone3`); the process goes on. A call made
-//! through the 32-bit or x32 system-call tables is refused too (the filter checks the
-//! architecture and the x32 bit).
+//! A refused call fails with `EPERM` (`ENOSYS` for `clone3`); the process goes on. Every call
+//! through the x32 table fails with `EPERM`; a call through the 32-bit table (`int 0x80`) kills
+//! the process (the filter checks the architecture).
 
 use super::SandboxError;
 use seccompiler::{
@@ -61,12 +61,15 @@ impl SyscallRules {
     }
 
     /// The rules under bubblewrap: metadata decided by the mounts; without network only
-    /// `AF_UNIX` (the sandbox has its own network namespace), with network every family but
-    /// `AF_UNIX` (the host's abstract sockets share that namespace).
-    pub fn bubblewrap(network: bool) -> Self {
+    /// `AF_UNIX` (the sandbox has its own network namespace), and that only when `unix_view`:
+    /// the view holds no socket the agent may not connect to (a read-only mount does not stop
+    /// `connect()`, so the host tree bound whole or a read-only sibling's workspace rules it out).
+    /// With network every family but `AF_UNIX` (the host's abstract sockets share that
+    /// namespace).
+    pub fn bubblewrap(network: bool, unix_view: bool) -> Self {
         SyscallRules {
             network,
-            unix_sockets: !network,
+            unix_sockets: !network && unix_view,
             metadata: true,
         }
     }
@@ -101,6 +104,11 @@ const ARCH: TargetArch = TargetArch::riscv64;
 const SYS_FCHMODAT2: i64 = 452;
 const SYS_SETXATTRAT: i64 = 463;
 const SYS_REMOVEXATTRAT: i64 = 466;
+
+/// `FS_IOC_SETFLAGS` and `FS_IOC_FSSETXATTR` (`_IOW('f', 2, long)`, `_IOW('X', 32, struct
+/// fsxattr)`).
+const FS_IOC_SETFLAGS: u64 = 0x4008_6602;
+const FS_IOC_FSSETXATTR: u64 = 0x401c_5820;
 
 /// The x32 bit: the same syscall numbers offset by it reach the x32 table on x86_64.
 #[cfg(target_arch = "x86_64")]
@@ -145,7 +153,27 @@ fn always_denied() -> Vec<i64> {
         libc::SYS_userfaultfd,
         libc::SYS_unshare,
         libc::SYS_setns,
+        // What only root could do, in case Warren runs as root.
+        libc::SYS_init_module,
+        libc::SYS_finit_module,
+        libc::SYS_delete_module,
+        libc::SYS_reboot,
+        libc::SYS_swapon,
+        libc::SYS_swapoff,
+        libc::SYS_settimeofday,
+        libc::SYS_clock_settime,
+        libc::SYS_clock_adjtime,
+        libc::SYS_adjtimex,
+        libc::SYS_chroot,
+        libc::SYS_open_by_handle_at,
+        libc::SYS_name_to_handle_at,
+        libc::SYS_acct,
+        libc::SYS_quotactl,
+        libc::SYS_syslog,
+        libc::SYS_vhangup,
     ];
+    #[cfg(target_arch = "x86_64")]
+    v.extend([libc::SYS_iopl, libc::SYS_ioperm]);
     v.sort_unstable();
     v
 }
@@ -213,6 +241,17 @@ fn main_rules(rules: &SyscallRules) -> Result<BTreeMap<i64, Vec<SeccompRule>>, S
             rule(vec![cond(1, SeccompCmpOp::Eq, libc::TIOCLINUX)?])?,
         ],
     );
+    if !rules.unix_sockets {
+        // A datagram pair may connect or send elsewhere afterwards; stream pairs may not.
+        map.insert(
+            libc::SYS_socketpair,
+            vec![rule(vec![cond(
+                1,
+                SeccompCmpOp::MaskedEq(0xf),
+                libc::SOCK_DGRAM as u64,
+            )?])?],
+        );
+    }
     let unix = libc::AF_UNIX as u64;
     let socket = libc::SYS_socket;
     match (rules.network, rules.unix_sockets) {
@@ -231,14 +270,11 @@ fn main_rules(rules: &SyscallRules) -> Result<BTreeMap<i64, Vec<SeccompRule>>, S
         for nr in metadata_calls() {
             map.insert(nr, Vec::new());
         }
-    }
-    #[cfg(target_arch = "x86_64")]
-    {
-        // The x32 table reaches the same calls under other numbers: refuse every one of them
-        // outright (Warren's children are x86_64 programs).
-        let x32: Vec<i64> = map.keys().map(|nr| nr | X32_BIT).collect();
-        for nr in x32 {
-            map.insert(nr, Vec::new());
+        // File flags (`chattr`) and project attributes are set through ioctls on any open file.
+        if let Some(ioctl) = map.get_mut(&libc::SYS_ioctl) {
+            for req in [FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR] {
+                ioctl.push(rule(vec![cond(1, SeccompCmpOp::Eq, req)?])?);
+            }
         }
     }
     Ok(map)
@@ -256,8 +292,6 @@ pub fn programs(rules: &SyscallRules) -> Result<Vec<BpfProgram>, SandboxError> {
     .map_err(filter_error)?;
     let mut clone3 = BTreeMap::new();
     clone3.insert(libc::SYS_clone3, Vec::new());
-    #[cfg(target_arch = "x86_64")]
-    clone3.insert(libc::SYS_clone3 | X32_BIT, Vec::new());
     let clone3 = SeccompFilter::new(
         clone3,
         SeccompAction::Allow,
@@ -265,10 +299,37 @@ pub fn programs(rules: &SyscallRules) -> Result<Vec<BpfProgram>, SandboxError> {
         ARCH,
     )
     .map_err(filter_error)?;
-    Ok(vec![
+    let mut out: Vec<BpfProgram> = vec![
         main.try_into().map_err(filter_error)?,
         clone3.try_into().map_err(filter_error)?,
-    ])
+    ];
+    #[cfg(target_arch = "x86_64")]
+    out.push(x32_program());
+    Ok(out)
+}
+
+/// Every call through the x32 table (numbers with the x32 bit, which have their own numbering)
+/// fails with `EPERM`: Warren's children are x86_64 programs. Written by hand, since a range is
+/// not a rule of seccompiler's.
+#[cfg(target_arch = "x86_64")]
+fn x32_program() -> BpfProgram {
+    use seccompiler::sock_filter;
+    const LD_W_ABS: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS
+    const JEQ_K: u16 = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
+    const JSET_K: u16 = 0x45; // BPF_JMP | BPF_JSET | BPF_K
+    const RET_K: u16 = 0x06; // BPF_RET | BPF_K
+    const AUDIT_ARCH_X86_64: u32 = 0xc000_003e;
+    let ins = |code, jt, jf, k| sock_filter { code, jt, jf, k };
+    vec![
+        // seccomp_data.arch: not x86_64 -> allow here (the main filter kills other arches).
+        ins(LD_W_ABS, 0, 0, 4),
+        ins(JEQ_K, 0, 3, AUDIT_ARCH_X86_64),
+        // seccomp_data.nr
+        ins(LD_W_ABS, 0, 0, 0),
+        ins(JSET_K, 0, 1, X32_BIT as u32),
+        ins(RET_K, 0, 0, libc::SECCOMP_RET_ERRNO | libc::EPERM as u32),
+        ins(RET_K, 0, 0, libc::SECCOMP_RET_ALLOW),
+    ]
 }
 
 /// Arms `cmd` to install `programs` in the child just before `exec` (after every hook

@@ -129,7 +129,9 @@ impl McpServer {
                     .into(),
             );
         }
-        let mut env = warren_tools::shell::base_env(ctx);
+        let confined = choose(policy.risk.sandbox, policy.workspace_only, &ctx.sandbox)
+            .is_ok_and(|(s, _)| !matches!(s, warren_policy::sandbox::EffectiveSandbox::None));
+        let mut env = warren_tools::shell::base_env(ctx, confined);
         let path_var = env
             .iter()
             .find(|(k, _)| k == "PATH")

@@ -202,7 +202,11 @@ impl GitOperations {
                         .and_then(|c| c.get_string(k).ok())
                         .is_some_and(|v| !v.is_empty())
                 };
-                Ok((has("user.name"), has("user.email")))
+                // The repository's own identity, in any of the keys git reads for it.
+                Ok((
+                    has("user.name") || has("author.name") || has("committer.name"),
+                    has("user.email") || has("author.email") || has("committer.email"),
+                ))
             })?;
             write::identity_env(&ctx.host_env, sets)
         } else {

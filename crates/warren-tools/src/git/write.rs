@@ -266,7 +266,11 @@ pub fn run_git(
     }
     let (sandbox, _why) = choose(policy.risk.sandbox, policy.workspace_only, &ctx.sandbox)?;
     // The agent's own HOME and temporary folder, made before the sandbox is planned.
-    let own = crate::shell::own_places(&policy.workspace);
+    let own = if matches!(sandbox, warren_policy::EffectiveSandbox::None) {
+        Vec::new()
+    } else {
+        crate::shell::own_places(&policy.workspace)
+    };
     let mut confined = confine(policy, &sandbox, "git".as_ref(), args, &loc.workdir)?;
     let cmd = confined.command_mut();
     cmd.env_clear()
