@@ -764,3 +764,63 @@ async fn memory_tools_store_recall_and_reject_bad_arguments_and_recall_is_inject
         "{system}"
     );
 }
+
+/// The model chooses call ids, and they key approvals, events and announcements: a repeated id
+/// (in one round or a later one) is renamed before the call goes anywhere, every call runs
+/// under its own id, and the provider sees each result paired with its renamed call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repeated_call_ids_are_renamed_before_anything_sees_them() {
+    use warren_testkit::fake_llm::ScriptedCall;
+    let call = |id: &str, path: &str| ScriptedCall {
+        id: Some(id.to_string()),
+        name: "file_write".into(),
+        arguments: json!({"path": path, "content": path}),
+    };
+    let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+    fake.script([
+        Reply::scripted_calls("", vec![call("dup", "a.txt"), call("dup", "b.txt")]),
+        Reply::scripted_calls("", vec![call("dup", "c.txt")]),
+        Reply::text("done"),
+    ]);
+    let s = setup(&config(
+        "yolo",
+        "max_tool_iterations = 5",
+        "openai.main",
+        &fake.config_block("main"),
+    ))
+    .await;
+    let mut rx = s.host.subscribe();
+    let out = s
+        .host
+        .run("alice", None, "write", TurnTrigger::User, None)
+        .await
+        .unwrap();
+    assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
+    let events = drain(&mut rx);
+    let ids: Vec<String> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::ToolCall { id, .. } => Some(id.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ids, ["dup", "dup~2", "dup~3"]);
+    for f in ["a.txt", "b.txt", "c.txt"] {
+        assert_eq!(std::fs::read_to_string(s.ws.join(f)).unwrap(), f);
+    }
+    // The next request pairs each result with its call under the renamed id.
+    let body = &fake.requests()[1].body;
+    let msgs = body["messages"].as_array().unwrap();
+    let asked: Vec<&str> = msgs
+        .iter()
+        .filter_map(|m| m["tool_calls"].as_array())
+        .flatten()
+        .filter_map(|c| c["id"].as_str())
+        .collect();
+    let answered: Vec<&str> = msgs
+        .iter()
+        .filter_map(|m| m["tool_call_id"].as_str())
+        .collect();
+    assert_eq!(asked, ["dup", "dup~2"], "{body}");
+    assert_eq!(answered, ["dup", "dup~2"], "{body}");
+}

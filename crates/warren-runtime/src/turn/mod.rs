@@ -217,6 +217,7 @@ async fn turn_body(
     let mut specs = tool_specs(env, &ctx);
     let limits = Limits::of(env, em);
     let mut approved_for_session = env.sessions.session_approvals(session);
+    let mut call_ids = std::collections::HashSet::new();
     for iteration in 1..=limits.max_iter + 1 {
         let at_cap = limits.at_cap(iteration);
         limits.check_spend(env).await?;
@@ -225,7 +226,8 @@ async fn turn_body(
             return Ok(None);
         };
         record::usage(env, em, session, turn_id, &response).await?;
-        let (text, calls) = round::answer(response, &specs, turn_id, iteration, at_cap);
+        let (text, mut calls) = round::answer(response, &specs, turn_id, iteration, at_cap);
+        round::unique_ids(&mut calls, &mut call_ids);
         if at_cap || calls.is_empty() {
             let final_text = if at_cap { limits.capped(&text) } else { text };
             record::persist(

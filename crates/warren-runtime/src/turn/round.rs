@@ -98,3 +98,24 @@ pub(super) fn answer(
     }
     (text, calls)
 }
+
+/// Makes every call id of the turn unique: a model chooses the ids that key approvals, events
+/// and ACP announcements, so a repeated (or empty) id is renamed (`<id>~2`, ...) before the call
+/// goes anywhere. The renamed id is the one the model sees in the round's history, so its
+/// results still pair with its calls.
+pub(super) fn unique_ids(calls: &mut [ToolCall], seen: &mut std::collections::HashSet<String>) {
+    for c in calls {
+        if c.id.is_empty() {
+            c.id = "call".to_string();
+        }
+        if seen.contains(&c.id) {
+            let base = c.id.clone();
+            let mut n = 2u32;
+            while seen.contains(&format!("{base}~{n}")) {
+                n += 1;
+            }
+            c.id = format!("{base}~{n}");
+        }
+        seen.insert(c.id.clone());
+    }
+}
