@@ -22,6 +22,13 @@ model_provider = "openai.main"
 [risk_profiles.sup]
 level = "supervised"
 
+[agents.zed]
+risk_profile = "fallback"
+model_provider = "openai.main"
+
+[risk_profiles.fallback]
+sandbox = "landlock"
+
 [providers.models.openai.main]
 model = "gpt-test"
 uri = "http://127.0.0.1:9/v1"
@@ -194,6 +201,17 @@ fn a_key_set_in_settings_goes_to_the_keyring_and_start_settings_persist() {
             .await
             .unwrap();
         d.screenshot("settings-sandbox").await;
+        // An agent on the Landlock fallback lists what that backend does not enforce.
+        let notes = d
+            .wait_text(
+                "[data-testid=sandbox-row][data-agent=zed] [data-testid=sandbox-not-enforced]",
+                |t| t.contains("Limit:"),
+            )
+            .await;
+        assert!(
+            notes.contains("Unix socket") && notes.contains("chmod"),
+            "{notes}"
+        );
 
         // Start on login: the autostart entry appears with this binary, then disappears.
         let entry = d.xdg_config_home().join("autostart/warren.desktop");

@@ -373,7 +373,7 @@ fn doctor_reports_each_agents_sandbox() {
     let r = warren(t.root(), &["doctor"]);
     assert!(r.stdout.contains("landlock:    ABI"), "{}", r.stdout);
     assert!(r.stdout.contains("      layer: seccomp"), "{}", r.stdout);
-    assert!(r.stdout.contains("      not enforced: "), "{}", r.stdout);
+    assert!(r.stdout.contains("      limit: "), "{}", r.stdout);
 }
 
 /// Warren's control surface is never reachable from an agent's tool call: `warren` by name is

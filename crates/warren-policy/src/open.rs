@@ -671,6 +671,16 @@ mod tests {
     }
 }
 
+/// Opens the directory `path` as an `O_PATH` descriptor without following any symbolic link on
+/// the way (`openat2(RESOLVE_NO_SYMLINKS)`, the component walk where the kernel lacks it).
+pub fn open_dir_nofollow(path: &Path) -> Result<OwnedFd, Errno> {
+    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    match rustix::fs::openat2(CWD, path, flags, Mode::empty(), ResolveFlags::NO_SYMLINKS) {
+        Err(Errno::NOSYS) => walk_open(CWD, path, flags, Mode::empty()),
+        r => r,
+    }
+}
+
 /// A folder of Warren's own state (the logs, say), held open so that files in it are made and
 /// found relative to it, never through a link an agent could have planted.
 #[derive(Debug)]
@@ -689,12 +699,7 @@ impl StateDir {
                 .mode(0o700)
                 .create(path)?;
         }
-        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
-        let fd =
-            match rustix::fs::openat2(CWD, path, flags, Mode::empty(), ResolveFlags::NO_SYMLINKS) {
-                Err(Errno::NOSYS) => walk_open(CWD, path, flags, Mode::empty()),
-                r => r,
-            }
+        let fd = open_dir_nofollow(path)
             .map_err(|e| std::io::Error::from_raw_os_error(e.raw_os_error()))?;
         Ok(StateDir {
             fd,

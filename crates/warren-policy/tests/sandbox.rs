@@ -325,3 +325,36 @@ fn unavailable_sandbox_is_an_error_not_a_fallback() {
     );
     let _ = Path::new("/");
 }
+
+/// A forbidden path that does not exist yet is made empty beneath a descriptor: a link the
+/// agent planted on the way is never followed, so nothing is made where it points.
+#[test]
+fn closed_paths_are_made_without_following_a_planted_link() {
+    let text = r#"
+[risk_profiles.default]
+forbidden_paths = ["a/b/c", "plain"]
+[agents.alice]
+risk_profile = "default"
+"#;
+    let fx = Fixture::new(text);
+    let ws = fx.ws("alice");
+    let elsewhere = fx.root.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, ws.join("a")).unwrap();
+    let p = fx.policy("alice");
+    let made = warren_policy::sandbox::prepare_closed_paths(&p);
+    // The control: the plain one is made, as an empty folder of mode 0700.
+    assert!(made.contains(&ws.join("plain")), "{made:?}");
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(ws.join("plain")).unwrap().permissions(),
+    );
+    assert_eq!(mode & 0o777, 0o700);
+    assert!(
+        std::fs::read_dir(elsewhere).unwrap().next().is_none(),
+        "made through the link"
+    );
+    assert!(
+        !made.iter().any(|m| m.starts_with(ws.join("a"))),
+        "{made:?}"
+    );
+}

@@ -511,6 +511,57 @@ fn identity_comes_from_global_config_when_the_repository_has_none() {
     );
 }
 
+/// `~/.gitconfig` replaced by a link (an unrestricted agent may write in the user's home) is
+/// not followed: a sibling's file shaped like a git config gives no identity.
+#[test]
+fn a_linked_global_config_gives_no_identity() {
+    let fx = Fixture::new(FAMILY);
+    let ctx = fx.ctx("alice");
+    let erin = fx.ws("erin").join("notes");
+    std::fs::write(
+        &erin,
+        "[user]\n\tname = erin-secret-token\n\temail = e@x.test\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&erin, fx.home.join(".gitconfig")).unwrap();
+    let repo = fx.ws("alice").join("g");
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    git(&repo, &["config", "user.email", "own@x.test"]);
+    std::fs::write(repo.join("f"), "x").unwrap();
+    ok(
+        &ctx,
+        json!({"operation": "add", "path": "g", "paths": ["f"]}),
+    );
+    let r = call(
+        &ctx,
+        "git_operations",
+        json!({"operation": "commit", "path": "g", "message": "first"}),
+    );
+    // Whatever name git falls back to, erin's text is in no commit.
+    let log = Command::new("git")
+        .args(["log", "--all", "--format=%an %cn"])
+        .current_dir(&repo)
+        .output()
+        .unwrap();
+    let text = format!("{r:?}{}", String::from_utf8_lossy(&log.stdout));
+    assert!(!text.contains("erin-secret-token"), "{text}");
+    // The control: the same file by its own name is read.
+    std::fs::remove_file(fx.home.join(".gitconfig")).unwrap();
+    std::fs::copy(&erin, fx.home.join(".gitconfig")).unwrap();
+    std::fs::write(repo.join("f2"), "y").unwrap();
+    ok(
+        &ctx,
+        json!({"operation": "add", "path": "g", "paths": ["f2"]}),
+    );
+    ok(
+        &ctx,
+        json!({"operation": "commit", "path": "g", "message": "second"}),
+    );
+    let who = git(&repo, &["log", "-1", "--format=%an"]);
+    assert_eq!(who.trim(), "erin-secret-token");
+}
+
 #[test]
 fn the_repositorys_own_identity_wins_over_the_global_one_key_by_key() {
     let fx = Fixture::new(FAMILY);

@@ -30,7 +30,7 @@ pub fn run(ctx: &Ctx) -> ExitCode {
                 t.push_str(&format!("      layer: {l}\n"));
             }
             for n in &s.notes {
-                t.push_str(&format!("      not enforced: {n}\n"));
+                t.push_str(&format!("      limit: {n}\n"));
             }
         }
         t

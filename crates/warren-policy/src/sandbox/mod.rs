@@ -508,7 +508,7 @@ impl Drop for ConfinedChild {
 /// without following links, so a link planted on the way is never followed. Returns the
 /// folders made.
 pub fn prepare_closed_paths(policy: &SecurityPolicy) -> Vec<PathBuf> {
-    use rustix::fs::{Mode, OFlags, ResolveFlags, CWD};
+    use rustix::fs::{Mode, OFlags};
     let mut made = Vec::new();
     for target in &policy.forbidden {
         if std::fs::symlink_metadata(target).is_ok() {
@@ -529,13 +529,8 @@ pub fn prepare_closed_paths(policy: &SecurityPolicy) -> Vec<PathBuf> {
             continue;
         }
         let dir_flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
-        let Ok(mut fd) = rustix::fs::openat2(
-            CWD,
-            base,
-            dir_flags,
-            Mode::empty(),
-            ResolveFlags::NO_SYMLINKS,
-        ) else {
+        // Also without openat2 (the component walk): a closed path is never left unmade.
+        let Ok(mut fd) = crate::open::open_dir_nofollow(base) else {
             continue;
         };
         let Ok(rest) = target.strip_prefix(base) else {

@@ -70,7 +70,9 @@ pub fn identity_env(
     };
     let (mut name, mut email) = (None, None);
     for file in [home.join(".config/git/config"), home.join(".gitconfig")] {
-        let Ok(text) = std::fs::read_to_string(&file) else {
+        // An unrestricted agent may write in the user's home: a link put at either name is
+        // not followed (it could point at a sibling's file), nor one on the way to it.
+        let Some(text) = read_no_links(&file) else {
             continue;
         };
         let (n, e) = user_section(&text);
@@ -87,6 +89,30 @@ pub fn identity_env(
         env.push(("GIT_COMMITTER_EMAIL".to_string(), e));
     }
     env
+}
+
+/// The text of `path`, opened without following any symbolic link on the way; at most 1 MiB.
+fn read_no_links(path: &Path) -> Option<String> {
+    use rustix::fs::{Mode, OFlags};
+    use std::io::Read;
+    let dir = warren_policy::open::open_dir_nofollow(path.parent()?).ok()?;
+    let fd = rustix::fs::openat(
+        &dir,
+        path.file_name()?,
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()?;
+    let st = rustix::fs::fstat(&fd).ok()?;
+    if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile {
+        return None;
+    }
+    let mut text = String::new();
+    std::fs::File::from(fd)
+        .take(1 << 20)
+        .read_to_string(&mut text)
+        .ok()?;
+    Some(text)
 }
 
 /// `user.name` and `user.email` of a git config text (the last of each wins).
