@@ -67,6 +67,7 @@ echo "== contents"
 dpkg-deb -c "$DEB" | awk '{print $NF}' | sed 's|^\./||' > "$WORK/files"
 check "carries usr/bin/warren-desktop" grep -qx 'usr/bin/warren-desktop' "$WORK/files"
 check "carries usr/bin/warren (the CLI)" grep -qx 'usr/bin/warren' "$WORK/files"
+check "carries usr/bin/warren-confine (Landlock inside bubblewrap)" grep -qx 'usr/bin/warren-confine' "$WORK/files"
 check "carries a .desktop entry" grep -Eq '^usr/share/applications/[^/]+\.desktop$' "$WORK/files"
 ICONS=$(grep -Ec '^usr/share/icons/hicolor/[^/]+/apps/[^/]+\.png$' "$WORK/files" || true)
 [ "$ICONS" -ge 3 ] && pass "carries $ICONS hicolor PNG icons" || fail "only $ICONS hicolor icons"
@@ -91,7 +92,7 @@ if [ -n "$DESKTOP" ]; then
 else
   fail "no .desktop file after extraction"
 fi
-for bin in warren warren-desktop; do
+for bin in warren warren-desktop warren-confine; do
   if [ -x "$ROOTFS/usr/bin/$bin" ]; then
     missing=$(ldd "$ROOTFS/usr/bin/$bin" | grep 'not found' || true)
     [ -z "$missing" ] && pass "$bin: every shared library resolves" || fail "$bin: $missing"

@@ -32,20 +32,25 @@ echo "== ui: install and build (ui/dist is embedded in the binary)" >&2
 ) >&2
 
 # The CLI first, on its own (its feature set, no desktop features): the bundler maps it to
-# /usr/bin/warren. The bundler's own cargo run below builds warren-desktop.
-echo "== cargo: release build of warren" >&2
+# /usr/bin/warren, and the sandbox helper (Landlock inside bubblewrap) to /usr/bin/warren-confine.
+# The bundler's own cargo run below builds warren-desktop.
+echo "== cargo: release build of warren and warren-confine" >&2
 cargo build --release --locked -p warren-cli >&2
+cargo build --release --locked -p warren-policy --bin warren-confine >&2
 
 TARGET_DIR=$(cargo metadata --format-version 1 --no-deps --locked |
   python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
 CLI="$TARGET_DIR/release/warren"
 [ -x "$CLI" ] || { echo "package: $CLI was not built" >&2; exit 1; }
+CONFINE="$TARGET_DIR/release/warren-confine"
+[ -x "$CONFINE" ] || { echo "package: $CONFINE was not built" >&2; exit 1; }
 
-# The config maps /usr/bin/warren to target/release/warren; point it at the real target dir.
+# The config maps /usr/bin/warren{,-confine} to target/release; point them at the real target dir.
 # The UI was built above, so the bundler's beforeBuildCommand is dropped (null removes it).
 OVERRIDE=$(python3 -c 'import json, sys; print(json.dumps({
   "build": {"beforeBuildCommand": None},
-  "bundle": {"linux": {"deb": {"files": {"/usr/bin/warren": sys.argv[1]}}}}}))' "$CLI")
+  "bundle": {"linux": {"deb": {"files": {"/usr/bin/warren": sys.argv[1],
+                                          "/usr/bin/warren-confine": sys.argv[2]}}}}}))' "$CLI" "$CONFINE")
 
 echo "== tauri: bundle the .deb" >&2
 # The workspace's default member is the CLI: name the desktop package for the bundler's cargo run.

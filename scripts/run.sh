@@ -13,4 +13,6 @@ bash scripts/setup.sh
   npm run --silent build
 )
 cargo build --locked -p warren-desktop -p warren-cli
+# The sandbox helper that enters Landlock inside bubblewrap, found next to warren-desktop.
+cargo build --locked -p warren-policy --bin warren-confine
 exec ./target/debug/warren-desktop "$@"

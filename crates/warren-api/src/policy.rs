@@ -500,6 +500,7 @@ mod tests {
             landlock_abi: 0,
             bwrap: None,
             bwrap_problem: Some("bwrap not found on PATH".into()),
+            confine_helper: None,
         };
         let a = SecurityPolicy::for_agent(&cfg, "a", &env).unwrap();
         let view = sandbox_view(&a, &nothing);

@@ -1,6 +1,7 @@
 //! Start-up cost of one confined shell call, under each backend in the same run: `confine` +
 //! spawn + wait of `/bin/sh -c true`, interleaved (none, landlock + seccomp, bubblewrap +
-//! seccomp) so load changes hit all three alike. Target: ≤ 15 ms over `none` (median). Run:
+//! seccomp + Landlock inside, and bubblewrap + seccomp without the Landlock layer) so load
+//! changes hit all alike. Target: ≤ 15 ms over `none` (median). Run:
 //! `cargo bench -p warren-policy --bench sandbox_start` (`WARREN_BENCH_ROUNDS` sets the rounds).
 //! Prints figures; asserts nothing about time.
 
@@ -9,7 +10,7 @@
 use std::ffi::OsString;
 use std::time::{Duration, Instant};
 use warren_config::InstallLayout;
-use warren_policy::sandbox::{choose, confine, EffectiveSandbox, SandboxSupport};
+use warren_policy::sandbox::{choose, confine, EffectiveSandbox, SandboxSupport, SecondLayer};
 use warren_policy::{PolicyEnv, SecurityPolicy};
 use warren_types::SandboxKind;
 
@@ -69,6 +70,18 @@ fn main() {
             Err(e) => println!("skipped: {kind:?}: {e}"),
         }
     }
+    // bubblewrap without its Landlock layer: what the helper costs.
+    if let Some(EffectiveSandbox::Bubblewrap { program, landlock }) = backends.last().cloned() {
+        if matches!(landlock, SecondLayer::Missing { .. }) {
+            println!("note: no Landlock layer inside bubblewrap: {landlock:?}");
+        }
+        backends.push(EffectiveSandbox::Bubblewrap {
+            program,
+            landlock: SecondLayer::Missing {
+                reason: "measured without it".into(),
+            },
+        });
+    }
     let rounds: usize = std::env::var("WARREN_BENCH_ROUNDS")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -97,9 +110,16 @@ fn main() {
             EffectiveSandbox::None => "reaper only".to_string(),
             _ => sb.enforcement(&policy).layers.len().to_string() + " layers",
         };
+        let name = match sb {
+            EffectiveSandbox::Bubblewrap {
+                landlock: SecondLayer::Missing { .. },
+                ..
+            } => "bwrap only",
+            _ => sb.name(),
+        };
         println!(
             "  {:<10} median {:>7.2} ms  p90 {:>7.2} ms  over none {:>+7.2} ms  ({layers})",
-            sb.name(),
+            name,
             m.as_secs_f64() * 1e3,
             p.as_secs_f64() * 1e3,
             (m.as_secs_f64() - base.as_secs_f64()) * 1e3,

@@ -531,3 +531,97 @@ fn every_confined_child_is_refused_the_dangerous_calls() {
         );
     }
 }
+
+const PTMX: &str = r#"
+import os
+try:
+    os.close(os.open("/dev/ptmx", os.O_RDWR | os.O_NOCTTY))
+    print("opened")
+except OSError as e:
+    print("refused", e.errno)
+"#;
+
+/// Landlock as the second layer inside bubblewrap: what the view alone lets through and
+/// `authorize()` denies (a new pseudo-terminal from bwrap's own devpts) is refused by the rules,
+/// while the sandbox's own `/proc` stays readable (the layer is not stricter than the view).
+#[test]
+fn landlock_holds_inside_bubblewrap() {
+    use warren_policy::sandbox::SecondLayer;
+    let fx = Fixture::new(FAMILY);
+    let Some(sb) = sandbox(SandboxKind::Bubblewrap) else {
+        return;
+    };
+    let EffectiveSandbox::Bubblewrap { program, landlock } = &sb else {
+        unreachable!()
+    };
+    assert!(
+        matches!(landlock, SecondLayer::InForce { .. }),
+        "the helper is built with this crate's tests: {landlock:?}"
+    );
+    let view_only = EffectiveSandbox::Bubblewrap {
+        program: program.clone(),
+        landlock: SecondLayer::Missing {
+            reason: "test".into(),
+        },
+    };
+    for alias in ["alice", "frank"] {
+        let p = fx.policy(alias);
+        // alice (workspace_only) may not open a new terminal; frank (unrestricted) may, like
+        // any path the ordinary rules allow: the layer agrees with authorize() both ways.
+        let allowed = p
+            .check(Path::new("/dev/ptmx"), warren_policy::Access::Write)
+            .allowed;
+        assert_eq!(allowed, alias == "frank");
+        // Positive control: the view alone opens it.
+        let o = python(&p, &view_only, "ptmx.py", PTMX, "");
+        assert!(
+            o.stdout.contains("opened"),
+            "[{alias}] {}{}",
+            o.stdout,
+            o.stderr
+        );
+        let o = python(&p, &sb, "ptmx.py", PTMX, "");
+        let want = if allowed { "opened" } else { "refused 13" };
+        assert!(
+            o.stdout.contains(want),
+            "[{alias}] Landlock inside bubblewrap: {want}: {}{}",
+            o.stdout,
+            o.stderr
+        );
+        // The program runs as itself (the helper executed it), in its own pid namespace, and
+        // reads its own /proc.
+        let o = run(
+            &p,
+            &sb,
+            "grep -c . /proc/self/status && echo pid $$ && ls /proc/self/fd",
+        );
+        assert!(o.ok, "[{alias}] {}{}", o.stdout, o.stderr);
+        // Nothing Warren passed (the ruleset, the helper) reaches the program.
+        let fds: Vec<&str> = o
+            .stdout
+            .lines()
+            .skip_while(|l| !l.starts_with("pid "))
+            .skip(1)
+            .collect();
+        assert!(
+            fds.iter().all(|f| ["0", "1", "2", "3"].contains(f)),
+            "[{alias}] inherited descriptors: {fds:?}"
+        );
+        assert!(
+            sb.enforcement(&p)
+                .layers
+                .iter()
+                .any(|l| l.starts_with("landlock ABI")),
+            "{:?}",
+            sb.enforcement(&p)
+        );
+        let missing = view_only.enforcement(&p);
+        assert!(
+            missing
+                .not_enforced
+                .iter()
+                .any(|l| l.contains("no Landlock layer inside bubblewrap")),
+            "{missing:?}"
+        );
+    }
+}

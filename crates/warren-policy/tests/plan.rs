@@ -3,7 +3,7 @@
 use crate::fixture::{Fixture, FAMILY};
 use std::ffi::OsString;
 use std::path::Path;
-use warren_policy::sandbox::{bwrap, fs_plan, layered_plan, FsGrant};
+use warren_policy::sandbox::{bwrap, fs_plan, layer_plan, layered_plan, mount_plan, FsGrant};
 use warren_policy::{under, Access};
 
 fn find<'a>(plan: &'a [FsGrant], p: &Path) -> Option<&'a FsGrant> {
@@ -136,4 +136,39 @@ fn kernel_interfaces_and_protected_ancestors_get_no_wholesale_rule() {
     assert!(joined.contains("--ro-bind /sys /sys"), "{joined}");
     let with_net = bwrap::args(&mounts, false, true, &fx.ws("frank"), Vec::new()).unwrap();
     assert!(!with_net.args.iter().any(|a| a == "--unshare-net"));
+}
+
+/// The Landlock layer inside bubblewrap: where a mount already decides (a forbidden folder
+/// inside the workspace, hidden by a mask), the folder above it keeps its own rule, so the layer
+/// is not stricter than the view; `/dev` is carved (bubblewrap makes its own), and nothing of
+/// what the policy closes gets a right.
+#[test]
+fn the_layer_inside_bubblewrap_rules_what_no_mount_decides() {
+    let fx = Fixture::new(FAMILY);
+    let ws = fx.ws("alice");
+    fx.write(&ws.join("secrets/key"), "k");
+    fx.write(&ws.join("top.txt"), "t");
+    let p = fx.policy("alice");
+    let mounts = mount_plan(&p);
+    let plan = layer_plan(&p, &mounts);
+    // The Landlock backend cannot give the workspace a rule (a boundary beneath); the layer can,
+    // because the forbidden folder is a mount of the view.
+    assert!(find(&fs_plan(&p), &ws).is_none());
+    let w = find(&plan, &ws).unwrap();
+    assert!(w.read && w.write && w.exec, "{w:?}");
+    assert!(mounts
+        .iter()
+        .any(|g| g.path == ws.join("secrets") && g.is_hidden()));
+    // Every rule with rights agrees with the policy at its own path.
+    for g in plan.iter().filter(|g| !g.is_hidden()) {
+        if g.path.starts_with("/usr") || g.path.starts_with("/etc") || g.path.starts_with("/proc") {
+            continue;
+        }
+        assert!(!g.write || p.decide(&g.path, Access::Write).0, "{g:?}");
+        assert!(!g.read || p.decide(&g.path, Access::Read).0, "{g:?}");
+        assert!(!g.path.starts_with(fx.ws("erin")), "{g:?}");
+    }
+    // /dev: the five devices, no rule on /dev itself (bubblewrap's own /dev is a new folder).
+    assert!(find(&plan, Path::new("/dev")).is_none_or(|g| g.is_hidden()));
+    assert!(find(&plan, Path::new("/dev/urandom")).is_some_and(|g| g.read && g.write));
 }

@@ -276,6 +276,7 @@ fn unavailable_sandbox_is_an_error_not_a_fallback() {
         landlock_abi: 0,
         bwrap: None,
         bwrap_problem: Some("bwrap not found on PATH".into()),
+        confine_helper: None,
     };
     let err = choose(SandboxKind::Landlock, true, &none).unwrap_err();
     assert_eq!(
@@ -316,6 +317,7 @@ fn unavailable_sandbox_is_an_error_not_a_fallback() {
         landlock_abi: 6,
         bwrap: None,
         bwrap_problem: Some("bwrap: setting up uid map: Permission denied".into()),
+        confine_helper: None,
     };
     let (sb, why) = choose(SandboxKind::Auto, true, &landlock_only).unwrap();
     assert_eq!(sb, EffectiveSandbox::Landlock { abi: 6 });

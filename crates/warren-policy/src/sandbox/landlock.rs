@@ -89,9 +89,10 @@ pub fn open_rule_path(path: &Path, is_dir: bool) -> Option<OwnedFd> {
     }
 }
 
-/// Builds the ruleset for `plan` and arms `cmd` to enter it in the child. TCP is denied unless
-/// `network`. Returns the ruleset descriptor, which must stay open until the command is spawned.
-pub fn apply(plan: &[FsGrant], network: bool, cmd: &mut Command) -> Result<OwnedFd, SandboxError> {
+/// Builds the ruleset for `plan` in Warren (rule paths opened without following links). TCP is
+/// denied unless `network`. The descriptor is close-on-exec; it is entered by [`apply`]'s hook
+/// or, inside bubblewrap, by the `warren-confine` helper (see [`super::layer`]).
+pub fn ruleset(plan: &[FsGrant], network: bool) -> Result<OwnedFd, SandboxError> {
     let unavailable = |reason: String| SandboxError::Unavailable {
         sandbox: "landlock",
         reason,
@@ -127,9 +128,15 @@ pub fn apply(plan: &[FsGrant], network: bool, cmd: &mut Command) -> Result<Owned
             })?;
     }
     let fd: Option<OwnedFd> = ruleset.into();
-    let fd = fd.ok_or_else(|| unavailable("landlock not supported by this kernel".into()))?;
+    fd.ok_or_else(|| unavailable("landlock not supported by this kernel".into()))
+}
+
+/// Builds the ruleset for `plan` and arms `cmd` to enter it in the child. TCP is denied unless
+/// `network`. Returns the ruleset descriptor, which must stay open until the command is spawned.
+pub fn apply(plan: &[FsGrant], network: bool, cmd: &mut Command) -> Result<OwnedFd, SandboxError> {
+    let fd = ruleset(plan, network)?;
     let raw = fd.as_raw_fd();
-    // SAFETY: the closure runs in the forked child before exec and only makes two raw system
+    // SAFETY: the closure runs in the forked child before exec and only makes raw system
     // calls (async-signal-safe, no allocation). `raw` stays valid because the caller keeps the
     // descriptor open until after spawn.
     unsafe {

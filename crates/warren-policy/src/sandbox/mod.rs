@@ -7,6 +7,7 @@
 pub mod bwrap;
 pub mod docker;
 pub mod landlock;
+pub mod layer;
 pub mod plan;
 mod reaper;
 pub mod seccomp;
@@ -22,7 +23,7 @@ use std::sync::Once;
 use std::time::{Duration, Instant};
 use warren_types::SandboxKind;
 
-pub use plan::{fs_plan, layered_plan, mount_plan, FsGrant};
+pub use plan::{fs_plan, layer_plan, layered_plan, mount_plan, FsGrant};
 
 /// Why a command cannot be confined.
 #[derive(Debug, thiserror::Error)]
@@ -78,6 +79,8 @@ pub struct SandboxSupport {
     pub bwrap: Option<PathBuf>,
     /// Why bubblewrap is not usable, when it is not.
     pub bwrap_problem: Option<String>,
+    /// The `warren-confine` helper that enters Landlock inside bubblewrap, when found.
+    pub confine_helper: Option<PathBuf>,
 }
 
 impl SandboxSupport {
@@ -132,6 +135,7 @@ impl SandboxSupport {
             landlock_abi,
             bwrap,
             bwrap_problem,
+            confine_helper: layer::find_helper(),
         }
     }
 }
@@ -149,6 +153,8 @@ pub enum EffectiveSandbox {
     Bubblewrap {
         /// The `bwrap` program.
         program: PathBuf,
+        /// Landlock inside it, or why there is none.
+        landlock: SecondLayer,
     },
     /// No OS confinement.
     None,
@@ -161,6 +167,44 @@ impl EffectiveSandbox {
             EffectiveSandbox::Landlock { .. } => "landlock",
             EffectiveSandbox::Bubblewrap { .. } => "bubblewrap",
             EffectiveSandbox::None => "none",
+        }
+    }
+}
+
+/// Landlock as a second layer inside bubblewrap ([`layer`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum SecondLayer {
+    /// Entered by the helper before the program runs.
+    InForce {
+        /// The kernel's Landlock ABI version.
+        abi: i32,
+        /// The `warren-confine` helper.
+        helper: PathBuf,
+    },
+    /// Not in force, and why.
+    Missing {
+        /// Why (no Landlock in the kernel, no helper).
+        reason: String,
+    },
+}
+
+impl SecondLayer {
+    fn from_support(support: &SandboxSupport) -> Self {
+        match (&support.confine_helper, support.landlock_abi) {
+            (_, 0) => SecondLayer::Missing {
+                reason: "the kernel has no Landlock".into(),
+            },
+            (None, _) => SecondLayer::Missing {
+                reason: format!(
+                    "the helper {} was not found next to this program",
+                    layer::HELPER
+                ),
+            },
+            (Some(helper), abi) => SecondLayer::InForce {
+                abi,
+                helper: helper.clone(),
+            },
         }
     }
 }
@@ -183,7 +227,10 @@ pub fn choose(
         support
             .bwrap
             .as_ref()
-            .map(|p| EffectiveSandbox::Bubblewrap { program: p.clone() })
+            .map(|p| EffectiveSandbox::Bubblewrap {
+                program: p.clone(),
+                landlock: SecondLayer::from_support(support),
+            })
     };
     let bwrap_problem = || {
         support
@@ -278,7 +325,7 @@ impl EffectiveSandbox {
         let mut layers = Vec::new();
         let mut not_enforced = Vec::new();
         match self {
-            EffectiveSandbox::Bubblewrap { .. } => {
+            EffectiveSandbox::Bubblewrap { landlock, .. } => {
                 let mut ns = vec!["mount", "pid", "ipc", "uts"];
                 if !policy.risk.network {
                     ns.push("network");
@@ -287,6 +334,14 @@ impl EffectiveSandbox {
                     "namespaces: {}; the file view is built from the policy (read-only tiers mounted read-only, closed paths hidden)",
                     ns.join(", ")
                 ));
+                match landlock {
+                    SecondLayer::InForce { abi, .. } => layers.push(format!(
+                        "landlock ABI {abi} inside the namespaces: rules on the mounted roots and the devices the policy allows, a second layer under the view"
+                    )),
+                    SecondLayer::Missing { reason } => not_enforced.push(format!(
+                        "no Landlock layer inside bubblewrap ({reason}): the view and seccomp hold alone"
+                    )),
+                }
                 if policy
                     .roots_of(crate::policy::Tier::WriteOnly)
                     .next()
@@ -591,22 +646,47 @@ pub fn confine(
             seccomp::arm(&mut c, filters);
             (c, vec![fd], Some(control))
         }
-        EffectiveSandbox::Bubblewrap { program: bw } => {
+        EffectiveSandbox::Bubblewrap {
+            program: bw,
+            landlock: second,
+        } => {
             let plan = plan::mount_plan(policy);
             let files = seccomp::program_files(&filters)?;
             let built = bwrap::args(&plan, policy.workspace_only, network, cwd, files)?;
+            let mut fds = built.fds;
             let mut c = Command::new(bw);
-            c.args(&built.args)
-                .arg("--")
-                .arg(program)
-                .args(args)
-                .current_dir(cwd);
+            c.args(&built.args).arg("--").current_dir(cwd);
+            match second {
+                SecondLayer::InForce { helper, .. } => {
+                    let ruleset = landlock::ruleset(&plan::layer_plan(policy, &plan), network)?;
+                    let helper = layer::open_helper(helper).map_err(|e| SandboxError::Rule {
+                        path: helper.clone(),
+                        reason: e.to_string(),
+                    })?;
+                    // New terminals only where the policy lets the agent open one.
+                    let terminals = policy
+                        .check(Path::new("/dev/ptmx"), crate::access::Access::Write)
+                        .allowed;
+                    c.args(layer::wrap(
+                        std::os::fd::AsRawFd::as_raw_fd(&helper),
+                        std::os::fd::AsRawFd::as_raw_fd(&ruleset),
+                        terminals,
+                        program,
+                        args,
+                    ));
+                    fds.push(ruleset);
+                    fds.push(helper);
+                }
+                SecondLayer::Missing { .. } => {
+                    c.arg(program).args(args);
+                }
+            }
             bwrap::verify(&plan)?;
             // bwrap's outer process exits as soon as the program does, while its pid 1 may
             // still be waiting for daemons; the reaper kills that pid 1 (ending the namespace).
             let control = reaper::arm(&mut c).map_err(SandboxError::Reaper)?;
-            seccomp::inherit(&mut c, seccomp::raw(&built.fds));
-            (c, built.fds, Some(control))
+            seccomp::inherit(&mut c, seccomp::raw(&fds));
+            (c, fds, Some(control))
         }
     };
     command.process_group(0);

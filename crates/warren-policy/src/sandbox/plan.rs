@@ -62,6 +62,9 @@ struct Planner<'a> {
     /// Whether the protected-ancestor rule applies (Landlock: yes; mounts protect ancestors
     /// with mount points instead).
     ancestors: bool,
+    /// Boundaries a mount of the view already enforces (Landlock inside bubblewrap): they
+    /// split nothing, because the mount holds whatever they decide beneath a coarser rule.
+    mounted: Vec<PathBuf>,
     out: Vec<FsGrant>,
 }
 
@@ -69,26 +72,37 @@ struct Planner<'a> {
 /// do not exist (a sibling workspace not created yet) are skipped.
 pub fn fs_plan(policy: &SecurityPolicy) -> Vec<FsGrant> {
     let mut planner = Planner::new(policy, true);
-    let starts: Vec<PathBuf> = if policy.workspace_only {
-        planner.boundaries.clone()
-    } else {
-        vec![PathBuf::from("/")]
-    };
-    for s in starts {
-        planner.carve(&s);
+    planner.carve_all();
+    planner.finish()
+}
+
+/// The plan of the Landlock layer inside bubblewrap (see [`super::layer`]): every mounted entry
+/// of [`mount_plan`] with its own rights, and the tree carved as for [`fs_plan`] except that a
+/// boundary a mount enforces splits nothing (and ancestors are pinned by mounts, not by a
+/// missing write right). What bubblewrap makes itself (`/dev`, `/proc`) is carved exactly, so a
+/// device node the policy does not allow gets no right even though the view shows it.
+/// `mounts` is the view's [`mount_plan`] for the same policy.
+pub fn layer_plan(policy: &SecurityPolicy, mounts: &[FsGrant]) -> Vec<FsGrant> {
+    let mut planner = Planner::new(policy, false);
+    let own = |p: &Path| under(p, Path::new("/dev")) || under(p, Path::new("/proc"));
+    planner.mounted = mounts
+        .iter()
+        .filter(|g| !own(&g.path))
+        .map(|g| g.path.clone())
+        .collect();
+    let dev = PathBuf::from("/dev");
+    if !planner.boundaries.contains(&dev) && std::fs::symlink_metadata(&dev).is_ok() {
+        planner.boundaries.push(dev);
     }
-    let proc = Path::new("/proc");
-    planner.out.retain(|g| !under(&g.path, proc));
-    for f in PROC_FILES {
-        let path = Path::new(f);
-        if let Ok(meta) = std::fs::symlink_metadata(path) {
-            let g = planner.rights(path, meta.is_dir());
-            if g.read {
-                planner.out.push(g);
-            }
-        }
-    }
-    sorted(planner.out)
+    // The mounted entries first: where the carve repeats one, the mount's rights are kept.
+    planner.out.extend(
+        mounts
+            .iter()
+            .filter(|g| !own(&g.path) && !g.is_hidden())
+            .cloned(),
+    );
+    planner.carve_all();
+    planner.finish()
 }
 
 /// The layered form of the plan, for mount-based sandboxes where a deeper mount overrides a
@@ -177,12 +191,42 @@ impl<'a> Planner<'a> {
             boundaries,
             system,
             ancestors,
+            mounted: Vec::new(),
             out: Vec::new(),
         }
     }
 }
 
 impl Planner<'_> {
+    /// Carves from every boundary (`workspace_only`) or from `/`.
+    fn carve_all(&mut self) {
+        let starts: Vec<PathBuf> = if self.policy.workspace_only {
+            self.boundaries.clone()
+        } else {
+            vec![PathBuf::from("/")]
+        };
+        for s in starts {
+            self.carve(&s);
+        }
+    }
+
+    /// The carved rules without `/proc` (never granted wholesale), plus the system-wide
+    /// `/proc` files the policy lets the agent read.
+    fn finish(mut self) -> Vec<FsGrant> {
+        let proc = Path::new("/proc");
+        self.out.retain(|g| !under(&g.path, proc));
+        for f in PROC_FILES {
+            let path = Path::new(f);
+            if let Ok(meta) = std::fs::symlink_metadata(path) {
+                let g = self.rights(path, meta.is_dir());
+                if g.read {
+                    self.out.push(g);
+                }
+            }
+        }
+        sorted(self.out)
+    }
+
     fn carve(&mut self, path: &Path) {
         let Ok(meta) = std::fs::symlink_metadata(path) else {
             return;
@@ -195,7 +239,7 @@ impl Planner<'_> {
         // Split only where a boundary beneath decides differently: rights are inherited.
         let split = is_dir
             && self.boundaries.iter().any(|b| {
-                b.as_path() != path && under(b, path) && {
+                b.as_path() != path && under(b, path) && !self.mounted.contains(b) && {
                     let inner = self.rights(b, true);
                     (inner.read, inner.write, inner.exec) != (grant.read, grant.write, grant.exec)
                 }

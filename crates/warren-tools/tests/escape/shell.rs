@@ -440,6 +440,7 @@ fn auto_never_falls_back_to_none_for_workspace_only() {
             landlock_abi: 0,
             bwrap: None,
             bwrap_problem: Some("bwrap not found on PATH".into()),
+            confine_helper: None,
         };
         let ctx = ToolContext::new(Arc::new(fx.policy("mallory")), nothing, base.host_env);
         let r = call(&ctx, "shell", json!({"command": "touch pwned"}));
