@@ -142,7 +142,13 @@ impl DailyLog {
 impl Write for DailyLog {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         match self.file() {
-            Some(f) => f.write(buf),
+            // No secret the process holds reaches the log (whatever logged it).
+            Some(f) => match std::str::from_utf8(buf).map(warren_types::redact::redact) {
+                Ok(std::borrow::Cow::Owned(clean)) => {
+                    f.write_all(clean.as_bytes()).map(|()| buf.len())
+                }
+                _ => f.write(buf),
+            },
             // A refused day file swallows the day's lines (said once on stderr).
             None => Ok(buf.len()),
         }
@@ -186,6 +192,26 @@ mod tests {
         left.sort();
         assert_eq!(left.len(), KEPT_DAYS + 1, "{left:?}");
         assert_eq!(left[0], "warren.2020-01-03.jsonl");
+    }
+
+    #[test]
+    fn no_secret_the_process_holds_reaches_a_log_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let logs = dir.path().join("logs");
+        std::fs::create_dir_all(&logs).unwrap();
+        let mut log = DailyLog::open(&logs).unwrap();
+        // Positive control: before it is known, the value is written as it came.
+        log.write_all(b"{\"message\":\"before sk-log-LEAK-0123456789\"}\n")
+            .unwrap();
+        warren_types::redact::register("sk-log-LEAK-0123456789");
+        log.write_all(b"{\"message\":\"HTTP 401: bad key sk-log-LEAK-0123456789\"}\n")
+            .unwrap();
+        log.flush().unwrap();
+        let text = std::fs::read_to_string(logs.join(today())).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert!(lines[0].contains("sk-log-LEAK-0123456789"));
+        assert_eq!(lines[1], "{\"message\":\"HTTP 401: bad key [redacted]\"}");
     }
 
     #[test]

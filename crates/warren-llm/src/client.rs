@@ -67,6 +67,17 @@ impl ProviderClient {
         req: &ChatRequest,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<ChatResponse, LlmError> {
+        // No error leaves with a secret in its text (the key this client sent, echoed back).
+        self.chat_once(req, on_event)
+            .await
+            .map_err(LlmError::redacted)
+    }
+
+    async fn chat_once(
+        &self,
+        req: &ChatRequest,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<ChatResponse, LlmError> {
         let key = self.api_key()?;
         let body = match self.entry.family {
             ProviderFamily::Openai => wire::openai::body(&self.entry, req),
@@ -134,6 +145,8 @@ impl ProviderClient {
         }
         for source in &self.entry.key_sources {
             if let Some(k) = self.keys.resolve(source).filter(|k| !k.trim().is_empty()) {
+                // Known to the process from now on, so that no text carries it out.
+                warren_types::redact::register(&k);
                 return Ok(Some(k));
             }
         }

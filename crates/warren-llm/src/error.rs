@@ -159,6 +159,67 @@ impl LlmError {
         }
     }
 
+    /// The error with every registered secret removed from its text (a vendor that echoes the
+    /// key it was sent, a URL carrying one). Every field is named, so a new one is not missed.
+    pub fn redacted(mut self) -> Self {
+        use warren_types::redact::redact_string as r;
+        match &mut self {
+            LlmError::Unreachable { entry, url, detail }
+            | LlmError::MalformedResponse { entry, url, detail }
+            | LlmError::StreamInterrupted { entry, url, detail } => {
+                r(entry);
+                r(url);
+                r(detail);
+            }
+            LlmError::Timeout {
+                entry,
+                url,
+                after: _,
+                phase: _,
+            } => {
+                r(entry);
+                r(url);
+            }
+            LlmError::Http {
+                entry,
+                url,
+                status: _,
+                body,
+            } => {
+                r(entry);
+                r(url);
+                r(body);
+            }
+            LlmError::ProviderError {
+                entry,
+                url,
+                kind,
+                message,
+            } => {
+                r(entry);
+                r(url);
+                r(kind);
+                r(message);
+            }
+            LlmError::NoApiKey { entry, detail } | LlmError::InvalidRequest { entry, detail } => {
+                r(entry);
+                r(detail);
+            }
+            LlmError::UnknownProvider {
+                reference,
+                referenced_by,
+                detail,
+            } => {
+                r(reference);
+                if let Some(b) = referenced_by {
+                    r(b);
+                }
+                r(detail);
+            }
+        }
+        self
+    }
+
     /// The HTTP status, for `provider_http`.
     pub fn http_status(&self) -> Option<u16> {
         match self {

@@ -112,6 +112,41 @@ impl MemoryError {
     }
 }
 
+/// Registers the password of a connection URL as a secret of the process
+/// ([`warren_types::redact`]), so that no error text, event or log line carries it.
+pub fn register_url_password(url: &str) {
+    let Some((_, rest)) = url.split_once("://") else {
+        return;
+    };
+    let authority = rest.split('/').next().unwrap_or("");
+    if let Some((userinfo, _)) = authority.rsplit_once('@') {
+        if let Some((_, password)) = userinfo.split_once(':') {
+            warren_types::redact::register(password);
+            // The URL holds it percent-encoded; the decoded form is what a server may echo.
+            warren_types::redact::register(&percent_decode(password));
+        }
+    }
+}
+
+fn percent_decode(s: &str) -> String {
+    let hex = |b: u8| (b as char).to_digit(16);
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            if let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// Hides the password of a connection URL so it can appear in error messages and logs.
 pub fn redact_url(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {

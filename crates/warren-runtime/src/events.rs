@@ -219,7 +219,9 @@ impl Emitter {
     }
 
     /// Emits one event.
-    pub fn emit(&mut self, kind: EventKind) {
+    pub fn emit(&mut self, mut kind: EventKind) {
+        // No secret Warren holds leaves in an event (shown, stored, sent over ACP).
+        kind.redact_secrets();
         self.seq += 1;
         let now: chrono::DateTime<chrono::Utc> = self.clock.now().into();
         let ev = TurnEvent {

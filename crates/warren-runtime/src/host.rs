@@ -99,6 +99,16 @@ struct SecretKeys {
 
 impl KeyResolver for SecretKeys {
     fn resolve(&self, source: &KeySource) -> Option<String> {
+        let key = self.lookup(source);
+        if let Some(k) = &key {
+            warren_types::redact::register(k);
+        }
+        key
+    }
+}
+
+impl SecretKeys {
+    fn lookup(&self, source: &KeySource) -> Option<String> {
         match source {
             KeySource::Env(name) => self.vars.get(name).cloned(),
             KeySource::Secret(reference) => {

@@ -270,3 +270,85 @@ model_provider = "openai.main"
     );
     assert!(events.iter().any(|e| e.agent == "bob"));
 }
+
+/// A SubAgent's provider answers 401 with the SubAgent's own key in the error body (vendors
+/// echo what they were sent). The key reaches neither the parent model's next request, nor
+/// any event, nor the session store on disk: every secret the process holds is redacted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subagents_key_echoed_in_its_provider_error_reaches_no_model_event_or_store() {
+    const KEY: &str = "sk-bob-ECHOED-9f8e7d6c5b4a3210";
+    let parent = FakeLlm::start(ProviderFamily::Openai).unwrap();
+    parent.script([
+        Reply::tool_call("delegate", json!({"agent": "bob", "prompt": "summarise"})),
+        Reply::text("bob failed."),
+    ]);
+    let child = FakeLlm::start(ProviderFamily::Openai).unwrap();
+    child.script([Reply::raw(
+        401,
+        "application/json",
+        &format!(
+            r#"{{"error":{{"message":"Incorrect API key provided: {KEY}. You can find your key at the dashboard.","type":"invalid_request_error","code":"invalid_api_key"}}}}"#
+        ),
+    )]);
+    let install = warren_testkit::TestInstall::with_config(&format!(
+        r#"{PROFILES}
+[agents.alice]
+risk_profile = "lead"
+model_provider = "openai.main"
+delegates = ["bob"]
+[agents.alice.workspace.access]
+bob = "read_write"
+
+[agents.bob]
+risk_profile = "plain"
+model_provider = "openai.sub"
+
+{}
+{}api_key_env = "BOB_KEY"
+"#,
+        parent.config_block("main"),
+        child.config_block("sub")
+    ))
+    .unwrap();
+    let h = TurnHarness::over_with_vars(install, &[("BOB_KEY", KEY)]).await;
+    let TurnRun { outcome, events } = h.turn("alice", "go").await;
+    assert_eq!(outcome.status, TurnStatus::Completed, "{outcome:?}");
+    // Positive control: bob's provider was sent the key and answered with it.
+    let sent = child.requests();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(
+        sent[0].header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
+    // The parent model saw the failure, without the key.
+    let asked = parent.requests();
+    assert_eq!(asked.len(), 2);
+    let second = asked[1].body.to_string();
+    assert!(second.contains("Incorrect API key provided"), "{second}");
+    assert!(second.contains("[redacted]"), "{second}");
+    assert!(
+        !second.contains(KEY),
+        "the parent model got the key: {second}"
+    );
+    // No event (the parent's, bob's nested ones) carries it.
+    let all = serde_json::to_string(&events).unwrap();
+    assert!(all.contains("[redacted]"), "{all}");
+    assert!(!all.contains(KEY), "an event carries the key");
+    // Nor the session store on disk (events, history, turns), once the host is closed.
+    let (install, host) = h.into_parts();
+    drop(host);
+    let db = install.layout().sessions_db();
+    let mut stored = Vec::new();
+    for suffix in ["", "-wal"] {
+        let mut p = db.clone().into_os_string();
+        p.push(suffix);
+        if let Ok(bytes) = std::fs::read(&p) {
+            stored.extend(bytes);
+        }
+    }
+    assert!(!stored.is_empty());
+    assert!(
+        !stored.windows(KEY.len()).any(|w| w == KEY.as_bytes()),
+        "the session store holds the key"
+    );
+}

@@ -74,6 +74,19 @@ impl TurnHarness {
         }
     }
 
+    /// A host opened over `install` with `extra` variables added to [`host_env`] (provider
+    /// keys named by `api_key_env`). Panics when it does not open.
+    pub async fn over_with_vars(install: TestInstall, extra: &[(&str, &str)]) -> Self {
+        let mut env = host_env(&install);
+        for (k, v) in extra {
+            env.vars.insert((*k).to_string(), (*v).to_string());
+        }
+        match Host::open(install.layout(), env).await {
+            Ok(host) => TurnHarness { host, install },
+            Err(e) => panic!("opening the host: {e}"),
+        }
+    }
+
     /// A [`FakeLlm`] of `family` scripted with `replies`, and a harness over the config text
     /// `config` makes from the fake's provider block (the entry is named `main`, so agents use
     /// `model_provider = "<family>.main"`). Keep the fake: dropping it stops the server.

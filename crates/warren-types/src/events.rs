@@ -233,6 +233,73 @@ impl EventKind {
         }
     }
 
+    /// Replaces every registered secret in the event's text ([`crate::redact`]). Every field
+    /// is named, so a new text field cannot be forgotten.
+    pub fn redact_secrets(&mut self) {
+        use crate::redact::redact_string as r;
+        match self {
+            EventKind::TurnStarted {
+                session_id: _,
+                trigger: _,
+                prompt,
+            } => r(prompt),
+            EventKind::ModelRequest {
+                route_entry: _,
+                attempt: _,
+                iteration: _,
+            } => {}
+            EventKind::TextDelta { text } => r(text),
+            EventKind::ToolCall {
+                id,
+                name: _,
+                arguments,
+            } => {
+                r(id);
+                r(arguments);
+            }
+            EventKind::ApprovalRequested {
+                id,
+                tool: _,
+                arguments,
+                reason,
+            } => {
+                r(id);
+                r(arguments);
+                r(reason);
+            }
+            EventKind::ApprovalResolved {
+                id,
+                decision: _,
+                message,
+            } => {
+                r(id);
+                if let Some(m) = message {
+                    r(m);
+                }
+            }
+            EventKind::ToolResult {
+                id,
+                ok: _,
+                output,
+                duration_ms: _,
+                receipt_id: _,
+                sub_turn_id: _,
+            } => {
+                r(id);
+                r(output);
+            }
+            EventKind::Usage {
+                input_tokens: _,
+                output_tokens: _,
+                cost_usd: _,
+            } => {}
+            EventKind::Notice { code: _, message } => r(message),
+            EventKind::TurnCompleted { text } => r(text),
+            EventKind::TurnFailed { code: _, message } => r(message),
+            EventKind::TurnCancelled {} => {}
+        }
+    }
+
     /// True for the three events that end a turn.
     pub fn is_terminal(&self) -> bool {
         matches!(

@@ -8,6 +8,7 @@ pub mod config;
 pub mod dto;
 pub mod error;
 pub mod events;
+pub mod redact;
 
 pub use alias::{validate_alias, AliasError};
 pub use approval::{ApprovalAnswer, ApprovalWait, AsyncApprover, FixedApprover, PendingApproval};

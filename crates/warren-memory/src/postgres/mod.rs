@@ -79,6 +79,7 @@ impl PostgresStore {
     /// Connects (5 s timeout), creates the schema if needed and runs the migrations. An
     /// unreachable server is reported as `Unavailable`, naming the redacted URL and schema.
     pub async fn open(url: &str, schema: &str) -> Result<Self, MemoryError> {
+        crate::error::register_url_password(url);
         let location = format!("{} (schema {schema})", redact_url(url));
         if !schema::valid_schema_name(schema) {
             return Err(MemoryError::Config {

@@ -73,6 +73,10 @@ impl QdrantStore {
         api_key: Option<String>,
         embedder: Arc<dyn Embedder>,
     ) -> Result<Self, MemoryError> {
+        if let Some(k) = &api_key {
+            warren_types::redact::register(k);
+        }
+        crate::error::register_url_password(url);
         let location = format!("{} (collection {collection})", redact_url(url));
         let unavailable = |reason: String| MemoryError::Unavailable {
             backend: BACKEND,

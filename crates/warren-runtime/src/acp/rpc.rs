@@ -154,11 +154,13 @@ impl Peer {
 
     /// Answers a request with an error.
     pub fn respond_error(&self, id: Value, code: i64, message: &str) {
+        let message = warren_types::redact::redact(message);
         self.send(json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}));
     }
 
     /// Answers a request with an error carrying `data` (a stable `code` and details).
     pub fn respond_error_data(&self, id: Value, code: i64, message: &str, data: Value) {
+        let message = warren_types::redact::redact(message);
         self.send(json!({"jsonrpc": "2.0", "id": id,
             "error": {"code": code, "message": message, "data": data}}));
     }

@@ -155,6 +155,25 @@ impl McpServer {
             &ctx.cwd,
         )
         .map_err(|e| e.to_string())?;
+        for (k, v) in &self.spec.config.env {
+            // A credential handed to the server is a secret of the process: the server's
+            // errors and results that echo it reach no model, event or log.
+            let name = k.to_ascii_uppercase();
+            if [
+                "KEY",
+                "TOKEN",
+                "SECRET",
+                "PASSWORD",
+                "PASSWD",
+                "AUTH",
+                "CREDENTIAL",
+            ]
+            .iter()
+            .any(|w| name.contains(w))
+            {
+                warren_types::redact::register(v);
+            }
+        }
         env.extend(
             self.spec
                 .config

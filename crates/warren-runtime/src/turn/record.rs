@@ -109,7 +109,7 @@ pub(super) async fn tool_round(
         tool_calls: calls.to_vec(),
     }];
     for (call, r) in calls.iter().zip(results) {
-        let (ok, content, receipt, duration_ms, sub_turn) = match r {
+        let (ok, mut content, receipt, duration_ms, sub_turn) = match r {
             Ok(r) => (r.ok, r.content, r.receipt, r.duration_ms, r.sub_turn),
             Err(sub_turn) => (
                 false,
@@ -119,6 +119,9 @@ pub(super) async fn tool_round(
                 sub_turn,
             ),
         };
+        // What a tool returned enters the model's history without any secret Warren holds
+        // (a SubAgent's provider error echoing its key, a command printing one).
+        warren_types::redact::redact_string(&mut content);
         em.emit(EventKind::ToolResult {
             id: call.id.clone(),
             ok,
