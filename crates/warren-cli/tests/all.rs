@@ -3,6 +3,7 @@
 
 mod approvals_cli;
 mod authority_cli;
+mod bounds_cli;
 mod common;
 mod config_cli;
 mod cron_cli;

@@ -24,9 +24,17 @@ struct PartialCall {
     complete: Option<Value>,
 }
 
+/// The most answer text and tool-call arguments one reply may hold, counted as it arrives
+/// (docs/security.md, "Limits"): a reply that says more is refused before it is all read.
+pub const MAX_REPLY_BYTES: usize = 8 * 1024 * 1024;
+
 /// Accumulates a response.
 #[derive(Debug, Default)]
 pub(crate) struct Assembler {
+    /// Bytes of text and arguments held so far.
+    held: usize,
+    /// Set once the reply went over [`MAX_REPLY_BYTES`]: nothing more is kept.
+    over: bool,
     text: String,
     calls: Vec<PartialCall>,
     usage: Usage,
@@ -38,13 +46,29 @@ pub(crate) struct Assembler {
 impl Assembler {
     /// Appends answer text.
     pub(crate) fn text(&mut self, delta: &str) {
-        if delta.is_empty() {
+        if delta.is_empty() || !self.admit(delta.len()) {
             return;
         }
         self.text.push_str(delta);
         self.events.push(StreamEvent::TextDelta {
             text: delta.to_string(),
         });
+    }
+
+    /// Counts `n` more bytes against [`MAX_REPLY_BYTES`]; false (and nothing more is kept)
+    /// once the reply is over it.
+    fn admit(&mut self, n: usize) -> bool {
+        if self.over || self.held.saturating_add(n) > MAX_REPLY_BYTES {
+            self.over = true;
+            return false;
+        }
+        self.held += n;
+        true
+    }
+
+    /// True once the reply went over [`MAX_REPLY_BYTES`].
+    pub(crate) fn overflowed(&self) -> bool {
+        self.over
     }
 
     /// Position of the call the vendor numbers `key`, if started.
@@ -96,7 +120,7 @@ impl Assembler {
                 "arguments for tool call #{key}, which was never started"
             )));
         };
-        if delta.is_empty() {
+        if delta.is_empty() || !self.admit(delta.len()) {
             return Ok(());
         }
         self.calls[pos].args.push_str(delta);
@@ -117,6 +141,9 @@ impl Assembler {
         let key = u64::MAX - self.calls.len() as u64;
         self.start_call(key, id, name)?;
         let text = arguments.to_string();
+        if !self.admit(text.len()) {
+            return Ok(());
+        }
         let pos = self.calls.len() - 1;
         self.events.push(StreamEvent::ToolCallArgsDelta {
             index: pos,

@@ -124,6 +124,9 @@ impl ProviderClient {
                 ProviderFamily::Ollama => wire::ollama::parse_full(&body, &mut asm),
             };
             parsed.map_err(|e| self.decode_error(e))?;
+            if asm.overflowed() {
+                return Err(self.too_large());
+            }
             asm.drain_events().for_each(&mut *on_event);
         }
         let mut resp = asm
@@ -257,6 +260,17 @@ impl ProviderClient {
         }
     }
 
+    fn too_large(&self) -> LlmError {
+        LlmError::MalformedResponse {
+            entry: self.entry.reference.clone(),
+            url: self.url.clone(),
+            detail: format!(
+                "the reply holds more than {} MiB of text and tool arguments; the rest was not read",
+                crate::assemble::MAX_REPLY_BYTES / (1024 * 1024)
+            ),
+        }
+    }
+
     /// Reads a whole body up to `limit` bytes. For error bodies (`lenient`), a failure to read
     /// keeps what arrived instead of failing.
     async fn read_limited(
@@ -322,6 +336,10 @@ impl ProviderClient {
             let fed = decoder.feed(&chunk, asm);
             asm.drain_events().for_each(&mut *on_event);
             fed.map_err(|e| self.decode_error(e))?;
+            if asm.overflowed() {
+                // Dropping the response closes the connection: the rest is never read.
+                return Err(self.too_large());
+            }
         }
         decoder.finish(asm).map_err(|e| self.decode_error(e))?;
         asm.drain_events().for_each(&mut *on_event);

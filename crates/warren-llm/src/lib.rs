@@ -25,6 +25,7 @@ pub mod sse;
 mod types;
 mod wire;
 
+pub use assemble::MAX_REPLY_BYTES;
 pub use client::ProviderClient;
 pub use entry::{family_supports_single_tool, ProviderEntry};
 pub use error::{LlmError, TimeoutPhase};

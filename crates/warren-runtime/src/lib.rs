@@ -5,6 +5,7 @@ pub mod acp;
 pub mod agent_lock;
 pub mod approval;
 pub mod approval_inbox;
+pub mod bounded;
 pub mod cron;
 pub mod db;
 pub mod delegate;

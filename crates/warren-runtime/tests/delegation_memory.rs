@@ -227,3 +227,39 @@ async fn a_category_grant_of_the_parent_bounds_what_the_child_reads() {
     assert!(!r[1].0 && !r[2].0, "writes refused: {r:?}");
     assert_eq!(keys(&t, &h, "bob").await, vec!["bob_core", "bob_shared"]);
 }
+
+/// A grantee's turn recalls a sibling's 8 MiB row into its system prompt: the row enters the
+/// prompt bounded (with what was left out said), never whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_huge_granted_row_enters_the_prompt_bounded() {
+    let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+    fake.script([Reply::text("ok")]);
+    let (t, h) = host(&config(r#"read_memory_from = ["bob"]"#, &fake)).await;
+    let config = load_config(&t.layout()).unwrap().config;
+    let bob = h.memory().handle_for(&config, "bob").await.unwrap();
+    let huge = format!("canary {BOB_CORE} {}", "z".repeat(8 * 1024 * 1024));
+    bob.store(NewMemory::new("bob_core", huge).category("core"))
+        .await
+        .unwrap();
+    let out = h
+        .run("alice", None, "canary", TurnTrigger::User, None)
+        .await
+        .unwrap();
+    assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
+    let system = fake.requests()[0].body["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Positive control: the row was recalled into the prompt.
+    assert!(
+        system.contains(BOB_CORE),
+        "{}",
+        &system[..system.len().min(500)]
+    );
+    assert!(
+        system.len() < 64 * 1024,
+        "the prompt holds {} bytes",
+        system.len()
+    );
+    assert!(system.contains("[cut: "), "the cut is said");
+}

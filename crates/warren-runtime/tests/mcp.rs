@@ -823,3 +823,75 @@ open("probe-result.txt", "w").write("\n".join(out) + "\n")
         );
     }
 }
+
+/// A stdio MCP server whose answer is one 64 MiB line: the transport fails at the 16 MiB bound
+/// (never holding the line), the call fails, the server is reported and withdrawn, and the turn
+/// completes. Its first answer, an ordinary one, is the positive control.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_message_over_the_bound_fails_the_call_and_the_turn_goes_on() {
+    let outside = tempfile::tempdir().unwrap();
+    let script = outside.path().join("flood.py");
+    std::fs::write(
+        &script,
+        r#"
+import json, sys
+def send(v):
+    sys.stdout.write(json.dumps(v) + "\n"); sys.stdout.flush()
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" not in m:
+        continue
+    i, method = m["id"], m.get("method")
+    if method == "initialize":
+        send({"jsonrpc": "2.0", "id": i, "result": {"protocolVersion": m["params"]["protocolVersion"],
+              "capabilities": {"tools": {}}, "serverInfo": {"name": "flood", "version": "1"}}})
+    elif method == "tools/list":
+        tool = lambda n: {"name": n, "description": n, "inputSchema": {"type": "object", "properties": {}}}
+        send({"jsonrpc": "2.0", "id": i, "result": {"tools": [tool("small"), tool("flood")]}})
+    elif method == "tools/call" and m["params"]["name"] == "small":
+        send({"jsonrpc": "2.0", "id": i, "result": {"content": [{"type": "text", "text": "small answer"}]}})
+    elif method == "tools/call":
+        sys.stdout.write('{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"' % json.dumps(i))
+        chunk = "a" * (1 << 20)
+        for _ in range(64):
+            sys.stdout.write(chunk)
+        sys.stdout.write('"}]}}\n'); sys.stdout.flush()
+    else:
+        send({"jsonrpc": "2.0", "id": i, "result": {}})
+"#,
+    )
+    .unwrap();
+    let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+    fake.script([
+        Reply::tool_call("flood__small", json!({})),
+        Reply::tool_call("flood__flood", json!({})),
+        Reply::text("the server said too much"),
+    ]);
+    let s = setup(&format!(
+        "[risk_profiles.yolo]\nlevel = \"full\"\nallowed_commands = [\"*\"]\n\n[agents.alice]\nrisk_profile = \"yolo\"\nmodel_provider = \"openai.main\"\nmcp_servers = [\"flood\"]\n\n[mcp_servers.flood]\ncommand = \"/usr/bin/python3\"\nargs = [{}]\n\n{}",
+        toml_str(&script),
+        fake.config_block("main")
+    ))
+    .await;
+    let mut rx = s.host.subscribe();
+    let out = s
+        .host
+        .run("alice", None, "go", TurnTrigger::User, None)
+        .await
+        .unwrap();
+    assert_eq!(out.status, TurnStatus::Completed, "{out:?}");
+    assert_eq!(out.text, "the server said too much");
+    let seen = drain(&mut rx);
+    let r = results(&seen);
+    assert_eq!(r.len(), 2, "{r:?}");
+    assert!(r[0].0 && r[0].1.contains("small answer"), "{r:?}");
+    assert!(!r[1].0, "{r:?}");
+    assert!(r[1].1.len() < 64 * 1024, "the flood is not in the result");
+    let failed = notices(&seen, NoticeCode::McpServerFailed);
+    assert_eq!(failed.len(), 1, "{seen:#?}");
+    assert!(failed[0].contains("`flood`"), "{failed:?}");
+    // The model's third request holds neither the flood nor the withdrawn tools.
+    let third = fake.requests()[2].body.to_string();
+    assert!(third.len() < 1024 * 1024, "{} bytes", third.len());
+    assert!(!offered(&fake, 2).iter().any(|t| t.starts_with("flood__")));
+}

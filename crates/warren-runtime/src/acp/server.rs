@@ -7,6 +7,7 @@ use super::liveness::{process_alive, AcpSessions, HEARTBEAT_INTERVAL, HEARTBEAT_
 use super::params::{check_initialize, session_cwd, session_mcp_servers, Refusal};
 use super::rpc::{codes, parse_line, Incoming, Peer};
 use super::AcpError;
+use crate::bounded::{Line, MAX_MESSAGE_BYTES};
 use crate::host::{Host, HostError};
 use crate::mcp::ServerSpec;
 use crate::turn::TurnStatus;
@@ -15,7 +16,7 @@ use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -314,10 +315,22 @@ where
         })
     };
     let mut handlers = JoinSet::new();
-    let mut lines = BufReader::new(reader).lines();
+    let mut lines = BufReader::new(reader);
     let read_error = loop {
-        let line = match lines.next_line().await {
-            Ok(Some(l)) => l,
+        let line = match crate::bounded::next_line(&mut lines, MAX_MESSAGE_BYTES).await {
+            Ok(Some(Line::Text(l))) => l,
+            Ok(Some(Line::TooLong(n))) => {
+                // Never held whole; the client hears why and the connection goes on.
+                peer.respond_error(
+                    Value::Null,
+                    codes::INVALID_REQUEST,
+                    &format!(
+                        "a message of {n} bytes is longer than the {} MiB limit; it was not read",
+                        MAX_MESSAGE_BYTES / (1024 * 1024)
+                    ),
+                );
+                continue;
+            }
             Ok(None) => break None,
             Err(e) => break Some(e),
         };

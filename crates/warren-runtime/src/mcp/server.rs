@@ -213,6 +213,8 @@ impl McpServer {
             return Err("its standard input and output could not be connected".into());
         };
         let r = tokio::process::ChildStdout::from_std(stdout).map_err(|e| e.to_string())?;
+        // A server's message is never held past the bound (the transport buffers whole lines).
+        let r = crate::bounded::LineBound::new(r, crate::bounded::MAX_MESSAGE_BYTES);
         let w = tokio::process::ChildStdin::from_std(stdin).map_err(|e| e.to_string())?;
         let (client, tools) = handshake(().serve((r, w))).await?;
         Ok(Started {

@@ -269,6 +269,12 @@ async fn turn_body(
     ))
 }
 
+/// The most of one memory row's content that enters the system prompt (docs/security.md,
+/// "Limits").
+pub const MAX_PROMPT_MEMORY_ROW: usize = 4096;
+/// The most of a memory key that enters the system prompt.
+const MAX_PROMPT_MEMORY_KEY: usize = 256;
+
 async fn system_prompt(env: &TurnEnv, prompt: &str, em: &mut Emitter) -> String {
     let mut system = env.system_prompt.clone();
     let Some(memory) = &env.memory else {
@@ -291,7 +297,11 @@ async fn system_prompt(env: &TurnEnv, prompt: &str, em: &mut Emitter) -> String 
                 } else {
                     format!("[{}] ", r.agent)
                 };
-                system.push_str(&format!("- {who}{}: {}\n", r.key, r.content));
+                // A row enters the prompt bounded (a grantee's 8 MiB row would otherwise go in
+                // whole); `memory_recall` shows it in full, within the tool-result bound.
+                let key = record::bounded(r.key, MAX_PROMPT_MEMORY_KEY);
+                let content = record::bounded(r.content, MAX_PROMPT_MEMORY_ROW);
+                system.push_str(&format!("- {who}{key}: {content}\n"));
             }
         }
         Ok(_) => {}

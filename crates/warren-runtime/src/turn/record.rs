@@ -11,6 +11,27 @@ use warren_types::{EventKind, TurnFailure};
 /// Largest tool output excerpt put in a `tool_result` event.
 const EVENT_EXCERPT: usize = 2000;
 
+/// The most of one tool result that enters a model's history (docs/security.md, "Limits");
+/// the built-in tools cap their own output lower, this bounds every tool (MCP servers too).
+pub const MAX_TOOL_RESULT_BYTES: usize = 1024 * 1024;
+
+/// `s` cut to at most `max` bytes (at a character boundary), saying how much was left out.
+pub(super) fn bounded(s: String, max: usize) -> String {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!(
+        "{}\n[cut: {} more bytes of {} not shown]",
+        &s[..end],
+        s.len() - end,
+        s.len()
+    )
+}
+
 fn excerpt(s: &str, max: usize) -> String {
     if s.len() <= max {
         return s.to_string();
@@ -121,6 +142,7 @@ pub(super) async fn tool_round(
         };
         // What a tool returned enters the model's history without any secret Warren holds
         // (a SubAgent's provider error echoing its key, a command printing one).
+        content = bounded(content, MAX_TOOL_RESULT_BYTES);
         warren_types::redact::redact_string(&mut content);
         em.emit(EventKind::ToolResult {
             id: call.id.clone(),
@@ -166,5 +188,29 @@ pub(super) async fn end(
     }
     if let Err(e) = em.flush().await {
         tracing::error!(agent = %agent, "storing the events of turn {turn_id} failed: {e}");
+    }
+}
+
+#[cfg(test)]
+mod bound_tests {
+    use super::*;
+
+    #[test]
+    fn a_tool_result_is_cut_at_a_character_boundary_and_says_so() {
+        assert_eq!(bounded("short".into(), 10), "short");
+        let s = "é".repeat(10); // 20 bytes
+        let cut = bounded(s, 5);
+        assert!(
+            cut.starts_with("éé\n[cut: 16 more bytes of 20 not shown]"),
+            "{cut}"
+        );
+        let big = "x".repeat(MAX_TOOL_RESULT_BYTES + 7);
+        let cut = bounded(big, MAX_TOOL_RESULT_BYTES);
+        assert!(cut.len() < MAX_TOOL_RESULT_BYTES + 64);
+        assert!(
+            cut.ends_with("[cut: 7 more bytes of 1048583 not shown]"),
+            "{}",
+            &cut[cut.len() - 60..]
+        );
     }
 }
