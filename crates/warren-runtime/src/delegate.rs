@@ -113,6 +113,10 @@ impl DelegateTool {
     }
 }
 
+/// How long a SubAgent turn waits for its target's lock (a turn or a lifecycle operation of
+/// the target in progress) before the delegation is refused.
+const SUBAGENT_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 fn arg(field: &str, message: &str) -> ToolError {
     ToolError::InvalidArgument {
         field: field.to_string(),
@@ -216,6 +220,34 @@ impl Tool for DelegateTool {
         let parent = ctx.policy.clone();
         let target = agent.unwrap_or_else(|| parent.alias.clone());
         let policy = self.child_policy(&parent, &target)?;
+        // A SubAgent turn is a turn of the target: it holds the target's lock as any turn does
+        // (so no turn of the target, and no rename, delete or restore of it, runs meanwhile),
+        // and a paused or pending target runs none. Delegating to oneself runs under the lock
+        // the parent's turn already holds.
+        let layout = self.kit.policy_env().layout.clone();
+        let _target_lock = if target == parent.alias {
+            None
+        } else {
+            let wait = crate::agent_lock::acquire(&layout, &target, Some(SUBAGENT_LOCK_WAIT));
+            let lock = tokio::select! {
+                r = wait => r.map_err(|e| refused(format!("the lock of `{target}`: {e}")))?,
+                () = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
+            };
+            Some(lock.ok_or_else(|| {
+                refused(format!(
+                    "`{target}` is busy with another turn or a lifecycle operation (waited {} s); delegate again when it is done",
+                    SUBAGENT_LOCK_WAIT.as_secs()
+                ))
+            })?)
+        };
+        crate::lifecycle::refuse_if_pending(&layout, &target)
+            .map_err(|e| refused(e.to_string()))?;
+        let paused = crate::pause::paused_agents(&layout).map_err(|e| refused(e.to_string()))?;
+        if paused.contains(&target) {
+            return Err(refused(format!(
+                "`{target}` is paused; it runs no turns, SubAgent turns included, until resumed"
+            )));
+        }
         let memory = self.memory.for_child(&self.config, &target).map_err(|e| {
             refused(format!(
                 "the memory of the SubAgent `{target}` cannot be bounded: {e}"

@@ -352,3 +352,76 @@ model_provider = "openai.sub"
         "the session store holds the key"
     );
 }
+
+const PAIR: &str = r#"
+[agents.alice]
+risk_profile = "lead"
+model_provider = "openai.main"
+delegates = ["bob"]
+[agents.alice.workspace.access]
+bob = "read_write"
+
+[agents.bob]
+risk_profile = "plain"
+model_provider = "openai.main"
+"#;
+
+/// A paused agent runs no SubAgent turn either; resumed, the same delegation runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_target_runs_no_subagent_turn() {
+    let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+    let h = TurnHarness::open(&format!("{PROFILES}{PAIR}\n{}", fake.config_block("main"))).await;
+    h.host().set_paused(&["bob".to_string()], true).unwrap();
+    fake.script([
+        Reply::tool_call("delegate", json!({"agent": "bob", "prompt": "work"})),
+        Reply::text("bob is paused"),
+    ]);
+    let TurnRun { outcome, events } = h.turn("alice", "go").await;
+    assert_eq!(outcome.status, TurnStatus::Completed, "{outcome:?}");
+    let r = results(&events);
+    assert!(!r[0].1 && r[0].2.contains("`bob` is paused"), "{r:?}");
+    assert_eq!(fake.request_count(), 2, "bob's model was never asked");
+    // Positive control: resumed, bob works as a SubAgent.
+    h.host().set_paused(&["bob".to_string()], false).unwrap();
+    fake.script([
+        Reply::tool_call("delegate", json!({"agent": "bob", "prompt": "work"})),
+        Reply::text("bob's answer"),
+        Reply::text("done"),
+    ]);
+    let TurnRun { outcome, events } = h.turn("alice", "go").await;
+    assert_eq!(outcome.status, TurnStatus::Completed, "{outcome:?}");
+    let r = results(&events);
+    assert!(r[0].1 && r[0].2.contains("bob's answer"), "{r:?}");
+}
+
+/// While a SubAgent turn of bob runs it holds bob's lock: the lifecycle service cannot
+/// quiesce bob (so no delete or rename of bob finishes under it); afterwards it can.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subagent_turn_holds_its_targets_lock() {
+    let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+    fake.script([
+        Reply::tool_call("delegate", json!({"agent": "bob", "prompt": "work"})),
+        Reply::text("bob, slowly").delay(std::time::Duration::from_secs(2)),
+        Reply::text("done"),
+    ]);
+    let h = std::sync::Arc::new(
+        TurnHarness::open(&format!("{PROFILES}{PAIR}\n{}", fake.config_block("main"))).await,
+    );
+    let runner = h.clone();
+    let turn = tokio::spawn(async move { runner.turn("alice", "go").await });
+    assert!(
+        fake.wait_for_requests(2, std::time::Duration::from_secs(30))
+            .await,
+        "bob's SubAgent turn asked its model"
+    );
+    let short = std::time::Duration::from_millis(300);
+    assert!(
+        h.host().quiesce("bob", short, false).await.is_none(),
+        "bob was quiesced while its SubAgent turn ran"
+    );
+    let TurnRun { outcome, events } = turn.await.unwrap();
+    assert_eq!(outcome.status, TurnStatus::Completed, "{outcome:?}");
+    assert!(results(&events)[0].1, "{events:?}");
+    // Positive control: with the SubAgent turn over, bob quiesces at once.
+    assert!(h.host().quiesce("bob", short, false).await.is_some());
+}
