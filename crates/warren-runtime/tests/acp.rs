@@ -179,3 +179,104 @@ async fn a_session_ends_when_its_process_is_gone_or_its_heartbeat_is_stale() {
     let s = h.sessions().session(&live.id).await.unwrap().unwrap();
     assert_eq!(s.ended_at.as_deref(), Some("2026-03-01T12:00:10.000000Z"));
 }
+
+/// The model repeats a call id in one round: the editor is shown each call under its own id,
+/// asked about each one with its own arguments, and told how each one ended; both ran.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repeated_model_call_id_is_two_calls_for_the_editor() {
+    use warren_testkit::fake_llm::ScriptedCall;
+    let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+    let call = |path: &str| ScriptedCall {
+        id: Some("dup".into()),
+        name: "file_write".into(),
+        arguments: json!({"path": path, "content": path}),
+    };
+    fake.script([
+        Reply::scripted_calls("", vec![call("one.txt"), call("two.txt")]),
+        Reply::text("both written"),
+    ]);
+    let (t, h) = host(&fake).await;
+    let ws = t.root().join("agents/alice/workspace");
+    std::fs::create_dir_all(&ws).unwrap();
+    let (client, server) = tokio::io::duplex(1 << 16);
+    let (server_r, server_w) = tokio::io::split(server);
+    let agent = tokio::spawn(serve(
+        h.clone(),
+        "alice",
+        std::process::id(),
+        server_r,
+        server_w,
+    ));
+    let (client_r, mut client_w) = tokio::io::split(client);
+    let mut lines = BufReader::new(client_r).lines();
+    let send = |v: Value| format!("{v}\n");
+    client_w
+        .write_all(
+            send(json!({"jsonrpc": "2.0", "id": 1, "method": "session/new",
+                "params": {"cwd": ws.to_str().unwrap(), "mcpServers": []}}))
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+    let session = next(&mut lines).await["result"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    client_w
+        .write_all(
+            send(
+                json!({"jsonrpc": "2.0", "id": 2, "method": "session/prompt",
+                "params": {"sessionId": session, "prompt": [{"type": "text", "text": "write"}]}}),
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+    let (mut announced, mut asked, mut ended) = (Vec::new(), Vec::new(), Vec::new());
+    let done = loop {
+        let m = next(&mut lines).await;
+        if m["id"] == json!(2) && m.get("method").is_none() {
+            break m;
+        }
+        let update = &m["params"]["update"];
+        if m["method"] == "session/request_permission" {
+            let c = &m["params"]["toolCall"];
+            asked.push((c["toolCallId"].clone(), c["rawInput"]["path"].clone()));
+            let answer = json!({"jsonrpc": "2.0", "id": m["id"],
+                "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}}});
+            client_w.write_all(send(answer).as_bytes()).await.unwrap();
+        } else if update["sessionUpdate"] == "tool_call" {
+            announced.push((
+                update["toolCallId"].clone(),
+                update["rawInput"]["path"].clone(),
+            ));
+        } else if update["sessionUpdate"] == "tool_call_update" && update["status"] == "completed" {
+            ended.push(update["toolCallId"].clone());
+        }
+    };
+    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    assert_eq!(announced.len(), 2, "{announced:?}");
+    assert_ne!(announced[0].0, announced[1].0, "two ids: {announced:?}");
+    assert_eq!(announced[0].1, "one.txt");
+    assert_eq!(announced[1].1, "two.txt");
+    // Each permission request names its own call and its own arguments.
+    assert_eq!(asked, announced, "asked about exactly the announced calls");
+    ended.sort_by_key(|v| v.to_string());
+    let mut ids: Vec<Value> = announced.iter().map(|a| a.0.clone()).collect();
+    ids.sort_by_key(|v| v.to_string());
+    assert_eq!(ended, ids, "each call's end is reported under its own id");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("one.txt")).unwrap(),
+        "one.txt"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("two.txt")).unwrap(),
+        "two.txt"
+    );
+    client_w.shutdown().await.unwrap();
+    tokio::time::timeout(Duration::from_secs(30), agent)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+}
