@@ -36,6 +36,7 @@ const TAKE_WAIT: Duration = Duration::from_secs(10);
 fn inbox_error(e: InboxError) -> ApiError {
     match e {
         InboxError::NotWaiting { .. } => ApiError::new(ErrorCode::NotFound, e.to_string()),
+        InboxError::Refused { .. } => ApiError::new(ErrorCode::Denied, e.to_string()),
         InboxError::Io { .. } => ApiError::new(ErrorCode::Io, e.to_string()),
     }
 }
@@ -73,6 +74,7 @@ impl Warren {
         let inbox = Inbox::for_install(self.layout());
         inbox
             .answer(turn_id, call_id, &InboxAnswer { decision, message })
+            .await
             .map_err(inbox_error)?;
         let start = Instant::now();
         while inbox.is_waiting(turn_id, call_id) {

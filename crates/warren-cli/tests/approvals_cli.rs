@@ -176,3 +176,98 @@ fn answers_to_nothing_and_bad_decisions_are_refused() {
         r.stderr
     );
 }
+
+/// An unrestricted agent under `sandbox = "none"` runs a renamed copy of Warren's binary in its
+/// shell to approve alice's waiting request: the waiting process sees (from the kernel) that
+/// the answer comes from inside a tool call and refuses it; alice's call does not run. The
+/// user's own answer, from this test process, is then taken.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_from_inside_a_tool_call_is_refused() {
+    let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+    tokio::task::spawn_blocking(move || an_answer_from_inside_a_tool_call_is_refused_with(fake))
+        .await
+        .unwrap();
+}
+
+fn an_answer_from_inside_a_tool_call_is_refused_with(fake: FakeLlm) {
+    fake.script([
+        Reply::tool_call("file_write", json!({"path": "evil.txt", "content": "x"})),
+        Reply::text("not written"),
+    ]);
+    let t = TestInstall::with_config(&format!(
+        r#"[risk_profiles.sup]
+level = "supervised"
+
+[risk_profiles.open]
+level = "full"
+allowed_commands = ["*"]
+block_high_risk_commands = false
+workspace_only = false
+sandbox = "none"
+
+[agents.alice]
+risk_profile = "sup"
+model_provider = "openai.main"
+
+[agents.mal]
+risk_profile = "open"
+
+{}"#,
+        fake.config_block("main")
+    ))
+    .unwrap();
+    let root = std::fs::canonicalize(t.root()).unwrap();
+    std::fs::create_dir_all(root.join("agents/mal/workspace/w")).unwrap();
+    let child = spawn_run(&t, "write evil");
+    let req = waiting_request(&t);
+    let turn = req["turn_id"].as_str().unwrap().to_string();
+    let call = req["call_id"].as_str().unwrap().to_string();
+    // The copy finds the install the way Warren's CLI does with no path given: under `none`
+    // the child keeps the user's HOME, where the default install lives.
+    let data_home = root.join("fake-home/.local/share");
+    std::fs::create_dir_all(&data_home).unwrap();
+    std::os::unix::fs::symlink(&root, data_home.join("warren")).unwrap();
+    // A renamed copy of Warren's binary in the agent's workspace (however it got there).
+    std::fs::copy(
+        env!("CARGO_BIN_EXE_warren"),
+        root.join("agents/mal/workspace/w/helper"),
+    )
+    .unwrap();
+    let command = format!("w/helper --json approvals answer {turn} {call} approve");
+    let r = warren(
+        &root,
+        &[
+            "--json",
+            "tool",
+            "--agent",
+            "mal",
+            "shell",
+            &json!({ "command": command }).to_string(),
+        ],
+    );
+    let v = r.json();
+    // It ran (the copy started and reached the waiting process), and was refused.
+    let out = v["output"]["stdout"].as_str().unwrap_or_default();
+    assert!(
+        out.contains("denied") && out.contains("inside an agent's tool call"),
+        "{v}"
+    );
+    assert_eq!(v["ok"], false, "{v}");
+    // Still waiting; nothing was written.
+    let again = waiting_request(&t);
+    assert_eq!(again["call_id"], json!(call));
+    let ws = root.join("agents/alice/workspace");
+    assert!(!ws.join("evil.txt").exists());
+    // The user's own answer is taken.
+    let r = warren(
+        &root,
+        &["--json", "approvals", "answer", &turn, &call, "deny"],
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let out: Run = child.wait_with_output().unwrap().into();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(events(&out)
+        .iter()
+        .any(|e| e["type"] == "approval_resolved" && e["decision"] == "deny"));
+    assert!(!ws.join("evil.txt").exists());
+}

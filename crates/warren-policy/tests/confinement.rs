@@ -598,3 +598,52 @@ fn missing_runtime_state_cannot_be_planted() {
         assert!(!fx.root.join(".config.toml.tmp-planted").exists());
     }
 }
+
+/// Every process of a tool call, a `setsid` daemon included, descends from its reaper while the
+/// call runs, under every backend; this test process does not (the approvals inbox refuses
+/// answers on that difference).
+#[test]
+fn every_process_of_a_call_is_known_to_be_inside_it() {
+    use warren_policy::sandbox::inside_a_tool_call;
+    assert!(
+        !inside_a_tool_call(std::process::id()),
+        "the test process is outside"
+    );
+    let fx = Fixture::new(FAMILY);
+    let p = fx.policy("frank");
+    for kind in [
+        SandboxKind::None,
+        SandboxKind::Landlock,
+        SandboxKind::Bubblewrap,
+    ] {
+        let Some(sb) = sandbox(kind) else { continue };
+        let mark = marker(7);
+        let script = format!("setsid sleep {mark} & sleep {mark}");
+        let args: Vec<OsString> = vec!["-c".into(), script.into()];
+        let mut cmd = confine(&p, &sb, "/bin/sh".as_ref(), &args, &p.workspace).unwrap();
+        cmd.command_mut()
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        let mut child = cmd.spawn().unwrap();
+        let start = Instant::now();
+        let mut pids = processes_with(&mark);
+        while pids.len() < 2 && start.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(20));
+            pids = processes_with(&mark);
+        }
+        assert!(pids.len() >= 2, "[{}] {pids:?}", sb.name());
+        for pid in &pids {
+            assert!(
+                inside_a_tool_call(*pid),
+                "[{}] pid {pid} looks outside",
+                sb.name()
+            );
+        }
+        child.terminate().unwrap();
+    }
+    // A process that is gone counts as inside (fails closed).
+    assert!(inside_a_tool_call(u32::MAX - 1));
+}

@@ -1,9 +1,9 @@
 //! Who answers approval requests during a turn: a fixed answer for non-interactive runs, or a
 //! broker that parks each request until a front-end (UI, terminal, ACP client) answers it.
 
-use crate::approval_inbox::Inbox;
+use crate::approval_inbox::{request_digest, AnswerMessage, AnswerReply, Inbox, MAX_ANSWER_LINE};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use tokio::sync::oneshot;
 pub use warren_types::approval::{
     ApprovalAnswer, ApprovalWait, AsyncApprover, FixedApprover, PendingApproval,
@@ -20,6 +20,18 @@ type Parked = HashMap<Key, (PendingApproval, oneshot::Sender<ApprovalAnswer>)>;
 pub struct ApprovalBroker {
     pending: Arc<Mutex<Parked>>,
     inbox: Option<Arc<Inbox>>,
+    /// Set once this process's answer socket is listening; removes it when the last clone of
+    /// the broker goes.
+    listening: Arc<OnceLock<SocketFile>>,
+}
+
+/// The answer socket's file, removed when dropped.
+struct SocketFile(std::path::PathBuf);
+
+impl Drop for SocketFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
 }
 
 /// Takes a parked request out when its wait ends, answered or dropped (a cancelled turn).
@@ -41,9 +53,6 @@ impl Drop for Unpark {
     }
 }
 
-/// How often a parked request looks for an answer left in the inbox by another process.
-const INBOX_POLL: std::time::Duration = std::time::Duration::from_millis(200);
-
 impl ApprovalBroker {
     /// A broker with nothing pending, answered in this process only.
     pub fn new() -> Self {
@@ -56,6 +65,7 @@ impl ApprovalBroker {
         ApprovalBroker {
             pending: Arc::default(),
             inbox: Some(Arc::new(inbox)),
+            listening: Arc::default(),
         }
     }
 
@@ -82,17 +92,116 @@ impl ApprovalBroker {
     }
 }
 
+impl ApprovalBroker {
+    /// Starts this process's answer socket once (inside a tokio runtime): other processes of
+    /// the install answer its parked requests there.
+    fn listen(&self, inbox: &Inbox) {
+        if self.listening.get().is_some() {
+            return;
+        }
+        let Ok(handle) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let listener = match inbox.listen() {
+            Ok(l) => l,
+            Err(e) => {
+                tracing::warn!(error = %e, "approvals from other processes cannot reach this one");
+                return;
+            }
+        };
+        let path = inbox.socket_path(std::process::id());
+        if self.listening.set(SocketFile(path)).is_err() {
+            return;
+        }
+        let pending = self.pending.clone();
+        handle.spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                    continue;
+                };
+                tokio::spawn(answer_connection(stream, pending.clone()));
+            }
+        });
+    }
+}
+
+/// One answering connection: who is asking comes from the kernel, not from the message.
+async fn answer_connection(stream: tokio::net::UnixStream, pending: Arc<Mutex<Parked>>) {
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
+    let peer = stream.peer_cred().ok().and_then(|c| c.pid());
+    let (read, mut write) = stream.into_split();
+    let mut reader = tokio::io::BufReader::new(read).take(MAX_ANSWER_LINE as u64);
+    let mut line = String::new();
+    let read = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        reader.read_line(&mut line),
+    )
+    .await;
+    let outcome = match (read, serde_json::from_str::<AnswerMessage>(&line)) {
+        (Ok(Ok(_)), Ok(m)) => decide(peer, m, &pending),
+        _ => Err("not an answer message".to_string()),
+    };
+    let reply = AnswerReply {
+        ok: outcome.is_ok(),
+        reason: outcome.err(),
+    };
+    if let Ok(mut bytes) = serde_json::to_vec(&reply) {
+        bytes.push(b'\n');
+        let _ = write.write_all(&bytes).await;
+    }
+}
+
+/// Takes an answer from process `peer` for the request it names, or says why not.
+fn decide(peer: Option<i32>, m: AnswerMessage, pending: &Mutex<Parked>) -> Result<(), String> {
+    let pid = peer
+        .and_then(|p| u32::try_from(p).ok())
+        .ok_or("the answering process could not be identified")?;
+    if warren_policy::sandbox::inside_a_tool_call(pid) {
+        tracing::warn!(pid, turn = %m.turn_id, "an approval answer from inside a tool call was refused");
+        return Err("an approval cannot be answered from inside an agent's tool call; answer it in the window or with `warren approvals` in your own terminal".into());
+    }
+    let key = (m.turn_id.clone(), m.call_id.clone());
+    let mut map = pending.lock().unwrap_or_else(|p| p.into_inner());
+    let Some((request, _)) = map.get(&key) else {
+        return Err(format!(
+            "no approval request waits for call `{}` of turn `{}`",
+            m.call_id, m.turn_id
+        ));
+    };
+    let digest = request_digest(
+        &request.agent,
+        &request.turn_id,
+        &request.call_id,
+        &request.tool,
+        &request.arguments,
+    );
+    if digest != m.request {
+        return Err("the answer is for another request than the one waiting under this call; list the approvals again".into());
+    }
+    let Some((_, tx)) = map.remove(&key) else {
+        return Err("the request was answered meanwhile".into());
+    };
+    tx.send(ApprovalAnswer {
+        decision: m.decision,
+        message: m.message.filter(|t| !t.trim().is_empty()),
+        no_one_to_ask: false,
+    })
+    .map_err(|_| "the turn stopped waiting".to_string())
+}
+
 impl AsyncApprover for ApprovalBroker {
     fn ask(&self, request: PendingApproval) -> ApprovalWait<'_> {
         self.register(request)
     }
 
     fn register(&self, request: PendingApproval) -> ApprovalWait<'_> {
-        let (tx, mut rx) = oneshot::channel();
+        let (tx, rx) = oneshot::channel();
         let key = (request.turn_id.clone(), request.call_id.clone());
         if let Some(inbox) = &self.inbox {
             // Without the inbox the request is still answerable here; another process just
             // cannot see it.
+            self.listen(inbox);
             if let Err(e) = inbox.publish(&request) {
                 tracing::warn!(error = %e, "approval request not published to the inbox");
             }
@@ -106,25 +215,8 @@ impl AsyncApprover for ApprovalBroker {
             inbox: self.inbox.clone(),
             key: key.clone(),
         };
-        let inbox = self.inbox.clone();
         Box::pin(async move {
-            let answer = match inbox {
-                None => rx.await.unwrap_or_else(|_| ApprovalAnswer::no_one()),
-                Some(inbox) => {
-                    let mut tick = tokio::time::interval(INBOX_POLL);
-                    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-                    loop {
-                        tokio::select! {
-                            a = &mut rx => break a.unwrap_or_else(|_| ApprovalAnswer::no_one()),
-                            _ = tick.tick() => {
-                                if let Some(a) = inbox.take_answer(&key.0, &key.1) {
-                                    break a;
-                                }
-                            }
-                        }
-                    }
-                }
-            };
+            let answer = rx.await.unwrap_or_else(|_| ApprovalAnswer::no_one());
             drop(unpark);
             answer
         })

@@ -1,12 +1,16 @@
 //! The install's approvals inbox: every request a process parks in its broker is also written
 //! to `data/approvals/<id>.request.json`, so another process of the same install (`warren
-//! approvals list | answer`, while the desktop app or `warren serve` runs the turn) can see it
-//! and answer it by writing `<id>.answer.json`. The waiting turn picks the answer up within a
-//! fraction of a second and removes both files; a request whose process is gone is stale and
-//! is neither listed nor answerable. `data/` is runtime state no agent may write (rules §2.1),
-//! so only the user's own processes answer here.
+//! approvals list | answer`, while the desktop app or `warren serve` runs the turn) can see it.
+//! An answer is not a file: the answering process connects to the socket of the process whose
+//! turn waits (`data/approvals/<pid>.sock`) and sends it there. That process learns who is
+//! answering from the kernel (`SO_PEERCRED`), refuses an answer from inside any agent's tool
+//! call (the answerer or an ancestor is a call's reaper, see
+//! [`warren_policy::sandbox::inside_a_tool_call`]), and takes it only for the exact request the
+//! answerer read (agent, turn, call, tool and arguments, by digest). A request whose process is
+//! gone is stale and is neither listed nor answerable. `data/` is runtime state no agent may
+//! open (rules §2.1).
 
-use crate::approval::{ApprovalAnswer, PendingApproval};
+use crate::approval::PendingApproval;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::io;
@@ -38,13 +42,50 @@ pub struct InboxRequest {
     pub since: String,
 }
 
-/// An answer written by another process.
+/// An answer, as a front-end gives it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InboxAnswer {
     /// The decision.
     pub decision: ApprovalDecision,
     /// A message for the model (with a denial).
     pub message: Option<String>,
+}
+
+/// What an answering process sends over the waiting process's socket (one line of JSON).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct AnswerMessage {
+    pub(crate) turn_id: String,
+    pub(crate) call_id: String,
+    /// The digest of the request the answerer read ([`request_digest`]).
+    pub(crate) request: String,
+    pub(crate) decision: ApprovalDecision,
+    pub(crate) message: Option<String>,
+}
+
+/// The waiting process's reply (one line of JSON).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct AnswerReply {
+    pub(crate) ok: bool,
+    pub(crate) reason: Option<String>,
+}
+
+/// The longest message either side reads.
+pub(crate) const MAX_ANSWER_LINE: usize = 64 * 1024;
+
+/// The digest binding an answer to one request: its agent, turn, call, tool and arguments.
+pub fn request_digest(
+    agent: &str,
+    turn_id: &str,
+    call_id: &str,
+    tool: &str,
+    arguments: &str,
+) -> String {
+    let mut h = Sha256::new();
+    for part in [agent, turn_id, call_id, tool, arguments] {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part.as_bytes());
+    }
+    hex::encode(h.finalize())
 }
 
 /// Why an answer could not be delivered.
@@ -57,6 +98,12 @@ pub enum InboxError {
         turn_id: String,
         /// The call.
         call_id: String,
+    },
+    /// The waiting process refused the answer, saying why.
+    #[error("approval_refused: {reason}")]
+    Refused {
+        /// Why.
+        reason: String,
     },
     /// Reading or writing the inbox failed.
     #[error("approvals inbox {path}: {source}")]
@@ -117,9 +164,22 @@ impl Inbox {
             .join(format!("{}.request.json", Self::id(turn_id, call_id)))
     }
 
-    fn answer_path(&self, turn_id: &str, call_id: &str) -> PathBuf {
-        self.dir
-            .join(format!("{}.answer.json", Self::id(turn_id, call_id)))
+    /// The socket of the process `pid` whose turns wait.
+    pub fn socket_path(&self, pid: u32) -> PathBuf {
+        self.dir.join(format!("{pid}.sock"))
+    }
+
+    /// Binds this process's answer socket (a stale one of a process that had the same pid is
+    /// replaced), readable and writable by the user only.
+    pub(crate) fn listen(&self) -> Result<tokio::net::UnixListener, InboxError> {
+        use std::os::unix::fs::PermissionsExt;
+        self.ensure_dir()?;
+        let path = self.socket_path(std::process::id());
+        let _ = std::fs::remove_file(&path);
+        let listener = tokio::net::UnixListener::bind(&path).map_err(io_err(&path))?;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
+            .map_err(io_err(&path))?;
+        Ok(listener)
     }
 
     fn ensure_dir(&self) -> Result<(), InboxError> {
@@ -154,35 +214,12 @@ impl Inbox {
         warren_config::write_atomic(&path, &bytes).map_err(io_err(&path))
     }
 
-    /// Removes the request and any answer of a (turn, call) pair: it was answered, or its
-    /// wait ended.
+    /// Removes the request of a (turn, call) pair: it was answered, or its wait ended.
     pub fn withdraw(&self, turn_id: &str, call_id: &str) {
-        for p in [
-            self.request_path(turn_id, call_id),
-            self.answer_path(turn_id, call_id),
-        ] {
-            if let Err(e) = std::fs::remove_file(&p) {
-                if e.kind() != io::ErrorKind::NotFound {
-                    tracing::warn!(path = %p.display(), error = %e, "cannot remove an approvals inbox file");
-                }
-            }
-        }
-    }
-
-    /// The answer another process wrote for a (turn, call) pair, taken out of the inbox.
-    pub fn take_answer(&self, turn_id: &str, call_id: &str) -> Option<ApprovalAnswer> {
-        let path = self.answer_path(turn_id, call_id);
-        let bytes = std::fs::read(&path).ok()?;
-        let _ = std::fs::remove_file(&path);
-        match serde_json::from_slice::<InboxAnswer>(&bytes) {
-            Ok(a) => Some(ApprovalAnswer {
-                decision: a.decision,
-                message: a.message.filter(|m| !m.trim().is_empty()),
-                no_one_to_ask: false,
-            }),
-            Err(e) => {
-                tracing::warn!(path = %path.display(), error = %e, "ignoring an unreadable approval answer");
-                None
+        let p = self.request_path(turn_id, call_id);
+        if let Err(e) = std::fs::remove_file(&p) {
+            if e.kind() != io::ErrorKind::NotFound {
+                tracing::warn!(path = %p.display(), error = %e, "cannot remove an approvals inbox file");
             }
         }
     }
@@ -206,11 +243,18 @@ impl Inbox {
         let mut out = Vec::new();
         for entry in entries.flatten() {
             let path = entry.path();
-            let is_request = path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.ends_with(".request.json"));
-            if !is_request {
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            // The answer socket of a process that is gone.
+            if let Some(pid) = name
+                .strip_suffix(".sock")
+                .and_then(|p| p.parse::<u32>().ok())
+            {
+                if start_ticks(pid).is_none() {
+                    let _ = std::fs::remove_file(&path);
+                }
+                continue;
+            }
+            if !name.ends_with(".request.json") {
                 continue;
             }
             match Self::read_request(&path) {
@@ -231,31 +275,68 @@ impl Inbox {
             .is_some_and(|r| r.turn_id == turn_id && r.call_id == call_id && Self::live(&r))
     }
 
-    /// Leaves `answer` for the process waiting on a (turn, call) pair.
-    pub fn answer(
+    /// Sends `answer` to the process waiting on a (turn, call) pair, bound to the request as
+    /// read now; returns once that process took it (or refused it, saying why).
+    pub async fn answer(
         &self,
         turn_id: &str,
         call_id: &str,
         answer: &InboxAnswer,
     ) -> Result<(), InboxError> {
-        if !self.is_waiting(turn_id, call_id) {
-            return Err(InboxError::NotWaiting {
-                turn_id: turn_id.to_string(),
-                call_id: call_id.to_string(),
-            });
+        use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
+        let not_waiting = || InboxError::NotWaiting {
+            turn_id: turn_id.to_string(),
+            call_id: call_id.to_string(),
+        };
+        let request = Self::read_request(&self.request_path(turn_id, call_id))
+            .filter(|r| r.turn_id == turn_id && r.call_id == call_id && Self::live(r))
+            .ok_or_else(not_waiting)?;
+        let message = AnswerMessage {
+            turn_id: turn_id.to_string(),
+            call_id: call_id.to_string(),
+            request: request_digest(
+                &request.agent,
+                &request.turn_id,
+                &request.call_id,
+                &request.tool,
+                &request.arguments,
+            ),
+            decision: answer.decision,
+            message: answer.message.clone(),
+        };
+        let path = self.socket_path(request.pid);
+        let exchange = async {
+            let mut stream = tokio::net::UnixStream::connect(&path).await?;
+            let mut line = serde_json::to_vec(&message).map_err(io::Error::other)?;
+            line.push(b'\n');
+            stream.write_all(&line).await?;
+            let mut reader = tokio::io::BufReader::new(stream).take(MAX_ANSWER_LINE as u64);
+            let mut reply = String::new();
+            reader.read_line(&mut reply).await?;
+            serde_json::from_str::<AnswerReply>(&reply).map_err(io::Error::other)
+        };
+        let reply = tokio::time::timeout(std::time::Duration::from_secs(10), exchange)
+            .await
+            .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, "no reply within 10 s"))
+            .and_then(|r| r)
+            .map_err(io_err(&path))?;
+        if reply.ok {
+            Ok(())
+        } else {
+            Err(InboxError::Refused {
+                reason: reply
+                    .reason
+                    .unwrap_or_else(|| "the waiting process refused the answer".into()),
+            })
         }
-        let path = self.answer_path(turn_id, call_id);
-        let bytes = serde_json::to_vec(answer).map_err(|e| InboxError::Io {
-            path: path.clone(),
-            source: io::Error::other(e),
-        })?;
-        warren_config::write_atomic(&path, &bytes).map_err(io_err(&path))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::approval::ApprovalBroker;
+    use warren_types::AsyncApprover;
 
     fn request(call: &str) -> PendingApproval {
         PendingApproval {
@@ -268,12 +349,14 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_published_request_is_listed_answered_and_withdrawn() {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_parked_request_is_listed_answered_over_the_socket_and_withdrawn() {
         let dir = tempfile::tempdir().unwrap();
-        let inbox = Inbox::for_install(&InstallLayout::new(dir.path()));
+        let layout = InstallLayout::new(dir.path());
+        let inbox = Inbox::for_install(&layout);
         assert!(inbox.list().unwrap().is_empty());
-        inbox.publish(&request("../../etc/passwd")).unwrap();
+        let broker = ApprovalBroker::with_inbox(Inbox::for_install(&layout));
+        let wait = broker.ask(request("../../etc/passwd"));
         let listed = inbox.list().unwrap();
         assert_eq!(listed.len(), 1);
         assert_eq!(listed[0].call_id, "../../etc/passwd");
@@ -283,25 +366,48 @@ mod tests {
             let name = e.unwrap().file_name().into_string().unwrap();
             assert!(!name.contains(".."), "{name}");
         }
-        assert!(inbox.take_answer("t1", "../../etc/passwd").is_none());
         let a = InboxAnswer {
             decision: ApprovalDecision::Deny,
             message: Some("not now".into()),
         };
         assert!(matches!(
-            inbox.answer("t1", "other", &a),
+            inbox.answer("t1", "other", &a).await,
             Err(InboxError::NotWaiting { .. })
         ));
-        inbox.answer("t1", "../../etc/passwd", &a).unwrap();
-        let got = inbox.take_answer("t1", "../../etc/passwd").unwrap();
+        // This test process is outside every tool call: its answer is taken.
+        inbox.answer("t1", "../../etc/passwd", &a).await.unwrap();
+        let got = wait.await;
         assert_eq!(got.decision, ApprovalDecision::Deny);
         assert_eq!(got.message.as_deref(), Some("not now"));
+        assert!(inbox.list().unwrap().is_empty(), "withdrawn once answered");
+        assert!(matches!(
+            inbox.answer("t1", "../../etc/passwd", &a).await,
+            Err(InboxError::NotWaiting { .. })
+        ));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_answer_for_other_arguments_is_refused_and_the_request_still_waits() {
+        let dir = tempfile::tempdir().unwrap();
+        let layout = InstallLayout::new(dir.path());
+        let inbox = Inbox::for_install(&layout);
+        let broker = ApprovalBroker::with_inbox(Inbox::for_install(&layout));
+        let _wait = broker.ask(request("c1"));
+        // The record the answerer reads shows other arguments than the call that waits.
+        let path = inbox.request_path("t1", "c1");
+        let mut r: InboxRequest = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        r.arguments = "{\"command\":\"touch harmless.txt\"}".into();
+        std::fs::write(&path, serde_json::to_vec(&r).unwrap()).unwrap();
+        let a = InboxAnswer {
+            decision: ApprovalDecision::ApproveOnce,
+            message: None,
+        };
+        let e = inbox.answer("t1", "c1", &a).await.unwrap_err();
         assert!(
-            inbox.take_answer("t1", "../../etc/passwd").is_none(),
-            "taken once"
+            matches!(&e, InboxError::Refused { reason } if reason.contains("another request")),
+            "{e}"
         );
-        inbox.withdraw("t1", "../../etc/passwd");
-        assert!(inbox.list().unwrap().is_empty());
+        assert_eq!(broker.pending().len(), 1, "still waiting");
     }
 
     #[test]
@@ -315,11 +421,15 @@ mod tests {
         r.started += 1;
         std::fs::write(&path, serde_json::to_vec(&r).unwrap()).unwrap();
         assert!(!inbox.is_waiting("t1", "c1"));
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
         let a = InboxAnswer {
             decision: ApprovalDecision::ApproveOnce,
             message: None,
         };
-        assert!(inbox.answer("t1", "c1", &a).is_err());
+        assert!(rt.block_on(inbox.answer("t1", "c1", &a)).is_err());
         assert!(inbox.list().unwrap().is_empty());
         assert!(!path.exists(), "stale request removed");
     }

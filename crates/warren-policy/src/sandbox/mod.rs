@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 use warren_types::SandboxKind;
 
 pub use plan::{fs_plan, layer_plan, layered_plan, mount_plan, FsGrant};
+pub use reaper::{inside_a_tool_call, REAPER_NAME};
 
 /// Why a command cannot be confined.
 #[derive(Debug, thiserror::Error)]

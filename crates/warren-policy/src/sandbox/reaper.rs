@@ -22,6 +22,43 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 
+/// The reaper's process name (`comm`): every process of a tool call descends from one while
+/// the call runs (orphans are reparented to it), and no process but the reaper itself can set
+/// it (a `comm` is written by its own threads only).
+pub const REAPER_NAME: &str = "warren-reaper";
+const REAPER_NAME_C: &[u8; 14] = b"warren-reaper\0";
+
+/// Whether process `pid` runs inside an agent's tool call of any Warren process: it or one of
+/// its ancestors is a call's reaper. Fails closed: a process (or ancestor) that cannot be read
+/// counts as inside. Used to refuse an approval answered from an agent's own command.
+pub fn inside_a_tool_call(pid: u32) -> bool {
+    let mut p = pid;
+    for _ in 0..4096 {
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
+            return true;
+        };
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            return true;
+        };
+        if stat[open + 1..close] == *REAPER_NAME {
+            return true;
+        }
+        // After the name: state, then the parent's pid.
+        let Some(parent) = stat[close + 1..]
+            .split_whitespace()
+            .nth(1)
+            .and_then(|v| v.parse::<u32>().ok())
+        else {
+            return true;
+        };
+        if parent <= 1 {
+            return false;
+        }
+        p = parent;
+    }
+    true
+}
+
 /// Arms `cmd` with the reaper. Returns the control pipe: the read end must stay open until the
 /// command is spawned (then dropped), the write end is held for the child's whole life.
 pub(crate) fn arm(cmd: &mut Command) -> io::Result<(OwnedFd, OwnedFd)> {
@@ -76,6 +113,7 @@ unsafe fn split(control: RawFd) -> io::Result<()> {
 unsafe fn reap(control: RawFd, child: libc::pid_t) -> ! {
     // SAFETY: see the function contract: a freshly forked child, raw system calls only.
     unsafe {
+        libc::prctl(libc::PR_SET_NAME, REAPER_NAME_C.as_ptr(), 0, 0, 0);
         close_all_but(control);
         let mut code: libc::c_int = 128 + libc::SIGKILL;
         // A pidfd becomes readable when the grandchild exits, so one poll waits for either
