@@ -219,3 +219,62 @@ async fn an_acp_line_over_the_bound_is_skipped_with_bounded_memory() {
         "the skipped line took {attack:.1} MiB against a floor of {floor:.1} MiB"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_message_over_the_bound_fails_its_call_with_bounded_memory() {
+    let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+    fake.script([
+        Reply::tool_call("flood__small", json!({})),
+        Reply::text("small done"),
+        Reply::tool_call("flood__flood", json!({})),
+        Reply::text("the server said too much"),
+    ]);
+    let scripts = tempfile::tempdir().unwrap();
+    let script = scripts.path().join("flood.py");
+    std::fs::write(&script, warren_testkit::mcp::FLOOD_SERVER).unwrap();
+    let t = TestInstall::with_config(&format!(
+        "[risk_profiles.p]\nlevel = \"full\"\n\n[agents.alice]\nrisk_profile = \"p\"\nmodel_provider = \"openai.main\"\nmcp_servers = [\"flood\"]\n\n[mcp_servers.flood]\ncommand = \"/usr/bin/python3\"\nargs = [{}]\n\n{}",
+        Value::from(script.to_str().unwrap()),
+        fake.config_block("main")
+    ))
+    .unwrap();
+    std::fs::create_dir_all(t.root().join("agents/alice/workspace")).unwrap();
+    let home = t.root().to_path_buf();
+    let (floor, small, attack, flood) = tokio::task::spawn_blocking(move || {
+        let mut acp = Acp::spawn(&home);
+        let session = acp.handshake(&home.join("agents/alice/workspace"));
+        let prompt =
+            |text: &str| json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]});
+        acp.request(3, "session/prompt", prompt("ask small"));
+        let small = acp.until(json!(3));
+        let floor = acp.peak_mib();
+        acp.request(4, "session/prompt", prompt("ask flood"));
+        let flood = acp.until(json!(4));
+        let attack = acp.peak_mib();
+        (floor, small, attack, flood)
+    })
+    .await
+    .unwrap();
+    let statuses = |msgs: &[Value]| -> Vec<String> {
+        msgs.iter()
+            .filter(|m| m["params"]["update"]["sessionUpdate"] == "tool_call_update")
+            .filter_map(|m| m["params"]["update"]["status"].as_str().map(String::from))
+            .collect()
+    };
+    // Positive control: the server's ordinary answer came back through the same transport.
+    assert_eq!(statuses(&small), vec!["completed"], "{small:?}");
+    assert_eq!(small.last().unwrap()["result"]["stopReason"], "end_turn");
+    // The flood failed its call; the turn went on to its answer.
+    assert_eq!(statuses(&flood), vec!["failed"]);
+    let said = serde_json::to_string(&flood).unwrap();
+    assert!(
+        said.contains("a message longer than the 16 MiB limit"),
+        "the failure names the limit: {said}"
+    );
+    assert_eq!(flood.last().unwrap()["result"]["stopReason"], "end_turn");
+    println!("peak RSS: after an ordinary MCP answer {floor:.1} MiB, after a 64 MiB MCP line {attack:.1} MiB");
+    assert!(
+        attack < floor + 48.0,
+        "the refused message took {attack:.1} MiB against a floor of {floor:.1} MiB"
+    );
+}

@@ -71,12 +71,25 @@ pub struct LineBound<R> {
     inner: R,
     max: usize,
     run: usize,
+    tripped: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl<R> LineBound<R> {
     /// Wraps `inner`.
     pub fn new(inner: R, max: usize) -> Self {
-        LineBound { inner, max, run: 0 }
+        LineBound {
+            inner,
+            max,
+            run: 0,
+            tripped: None,
+        }
+    }
+
+    /// Sets `flag` when the bound is reached (the transport reading this may not say why it
+    /// failed).
+    pub fn on_trip(mut self, flag: std::sync::Arc<std::sync::atomic::AtomicBool>) -> Self {
+        self.tripped = Some(flag);
+        self
     }
 }
 
@@ -100,6 +113,9 @@ impl<R: AsyncRead + Unpin> AsyncRead for LineBound<R> {
                 if this.run > this.max {
                     // A read that fails hands back nothing (the contract of `poll_read`).
                     buf.set_filled(before);
+                    if let Some(flag) = &this.tripped {
+                        flag.store(true, std::sync::atomic::Ordering::SeqCst);
+                    }
                     return Poll::Ready(Err(io::Error::new(
                         io::ErrorKind::InvalidData,
                         format!(

@@ -831,36 +831,7 @@ open("probe-result.txt", "w").write("\n".join(out) + "\n")
 async fn a_server_message_over_the_bound_fails_the_call_and_the_turn_goes_on() {
     let outside = tempfile::tempdir().unwrap();
     let script = outside.path().join("flood.py");
-    std::fs::write(
-        &script,
-        r#"
-import json, sys
-def send(v):
-    sys.stdout.write(json.dumps(v) + "\n"); sys.stdout.flush()
-for line in sys.stdin:
-    m = json.loads(line)
-    if "id" not in m:
-        continue
-    i, method = m["id"], m.get("method")
-    if method == "initialize":
-        send({"jsonrpc": "2.0", "id": i, "result": {"protocolVersion": m["params"]["protocolVersion"],
-              "capabilities": {"tools": {}}, "serverInfo": {"name": "flood", "version": "1"}}})
-    elif method == "tools/list":
-        tool = lambda n: {"name": n, "description": n, "inputSchema": {"type": "object", "properties": {}}}
-        send({"jsonrpc": "2.0", "id": i, "result": {"tools": [tool("small"), tool("flood")]}})
-    elif method == "tools/call" and m["params"]["name"] == "small":
-        send({"jsonrpc": "2.0", "id": i, "result": {"content": [{"type": "text", "text": "small answer"}]}})
-    elif method == "tools/call":
-        sys.stdout.write('{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"' % json.dumps(i))
-        chunk = "a" * (1 << 20)
-        for _ in range(64):
-            sys.stdout.write(chunk)
-        sys.stdout.write('"}]}}\n'); sys.stdout.flush()
-    else:
-        send({"jsonrpc": "2.0", "id": i, "result": {}})
-"#,
-    )
-    .unwrap();
+    std::fs::write(&script, warren_testkit::mcp::FLOOD_SERVER).unwrap();
     let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
     fake.script([
         Reply::tool_call("flood__small", json!({})),
@@ -887,6 +858,10 @@ for line in sys.stdin:
     assert!(r[0].0 && r[0].1.contains("small answer"), "{r:?}");
     assert!(!r[1].0, "{r:?}");
     assert!(r[1].1.len() < 64 * 1024, "the flood is not in the result");
+    assert!(
+        r[1].1.contains("a message longer than the 16 MiB limit"),
+        "{r:?}"
+    );
     let failed = notices(&seen, NoticeCode::McpServerFailed);
     assert_eq!(failed.len(), 1, "{seen:#?}");
     assert!(failed[0].contains("`flood`"), "{failed:?}");

@@ -7,6 +7,7 @@ pub mod agents;
 pub mod fake_llm;
 pub mod git;
 pub mod keyring;
+pub mod mcp;
 pub mod procs;
 #[cfg(feature = "runtime")]
 pub mod turn;

@@ -43,6 +43,8 @@ pub struct McpServer {
     stderr: Arc<Mutex<Vec<u8>>>,
     failure: Mutex<Option<String>>,
     reported: AtomicBool,
+    /// Set when the server sent a message longer than the bound (its transport then failed).
+    overlong: Arc<AtomicBool>,
 }
 
 /// What a successful start yields.
@@ -73,6 +75,7 @@ impl McpServer {
             stderr: Arc::new(Mutex::new(Vec::new())),
             failure: Mutex::new(None),
             reported: AtomicBool::new(false),
+            overlong: Arc::new(AtomicBool::new(false)),
         };
         let (command, url) = (
             server.spec.config.command.clone(),
@@ -214,7 +217,8 @@ impl McpServer {
         };
         let r = tokio::process::ChildStdout::from_std(stdout).map_err(|e| e.to_string())?;
         // A server's message is never held past the bound (the transport buffers whole lines).
-        let r = crate::bounded::LineBound::new(r, crate::bounded::MAX_MESSAGE_BYTES);
+        let r = crate::bounded::LineBound::new(r, crate::bounded::MAX_MESSAGE_BYTES)
+            .on_trip(self.overlong.clone());
         let w = tokio::process::ChildStdin::from_std(stdin).map_err(|e| e.to_string())?;
         let (client, tools) = handshake(().serve((r, w))).await?;
         Ok(Started {
@@ -288,6 +292,10 @@ impl McpServer {
             .as_ref()
             .is_some_and(|c| c.is_closed() || c.peer().is_transport_closed());
         let why = match (exited, closed) {
+            _ if self.overlong.load(Ordering::SeqCst) => format!(
+                "it sent a message longer than the {} MiB limit; the connection was closed without reading the rest",
+                crate::bounded::MAX_MESSAGE_BYTES / (1024 * 1024)
+            ),
             (Some(status), _) => format!("it stopped ({status})"),
             (None, true) => "its connection closed".to_string(),
             (None, false) => return,
