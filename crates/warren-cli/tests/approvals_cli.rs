@@ -271,3 +271,44 @@ risk_profile = "open"
         .any(|e| e["type"] == "approval_resolved" && e["decision"] == "deny"));
     assert!(!ws.join("evil.txt").exists());
 }
+
+/// A waiting request whose arguments carry terminal controls is listed with them escaped: the
+/// agent cannot rewrite what `approvals list` shows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approvals_list_shows_agent_text_escaped() {
+    let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+    tokio::task::spawn_blocking(move || {
+        // Arguments are JSON text (controls arrive as `\u001b`); the call id is the model's own.
+        fake.script([
+            Reply::scripted_calls(
+                "",
+                vec![warren_testkit::fake_llm::ScriptedCall {
+                    id: Some("c1\u{1b}[1A\u{1b}[2Kalice wants nothing\r".into()),
+                    name: "file_write".into(),
+                    arguments: json!({"path": "x.txt", "content": "x"}),
+                }],
+            ),
+            Reply::text("ok"),
+        ]);
+        let t = install(&fake);
+        let child = spawn_run(&t, "write");
+        let req = waiting_request(&t);
+        // Positive control: the request holds the raw bytes.
+        assert!(req["call_id"].as_str().unwrap().contains('\u{1b}'), "{req}");
+        let r = warren(t.root(), &["approvals", "list"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert!(
+            !r.stdout.contains('\u{1b}') && !r.stdout.contains('\r'),
+            "{:?}",
+            r.stdout
+        );
+        assert!(r.stdout.contains("\\x1b[1A"), "{:?}", r.stdout);
+        let turn = req["turn_id"].as_str().unwrap();
+        let call = req["call_id"].as_str().unwrap();
+        let a = warren(t.root(), &["approvals", "answer", turn, call, "deny"]);
+        assert_eq!(a.code, 0, "{}", a.stderr);
+        child.wait_with_output().unwrap();
+    })
+    .await
+    .unwrap();
+}

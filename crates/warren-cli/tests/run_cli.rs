@@ -201,3 +201,34 @@ async fn a_turn_in_another_process_holds_off_a_rename_until_it_ends() {
     assert!(t.read_config().unwrap().contains("[agents.ann]"));
     assert!(t.root().join("agents/ann/workspace").is_dir());
 }
+
+/// Terminal control bytes in what the model says and in a tool call's arguments reach the
+/// terminal as visible escapes, never as controls; the tool itself got the bytes as they were.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agent_text_reaches_the_terminal_escaped() {
+    let hostile = "\u{1b}]0;pwned\u{7}\u{1b}[2J\u{202e}";
+    let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+    fake.script([
+        Reply::tool_call("file_write", json!({"path": "a.txt", "content": hostile})),
+        Reply::text(&format!("done {hostile} red")),
+    ]);
+    let t = install(&fake);
+    let root = t.root().to_path_buf();
+    let r = tokio::task::spawn_blocking(move || {
+        warren(&root, &["run", "--agent", "alice", "--approve", "write"])
+    })
+    .await
+    .unwrap();
+    assert_eq!(r.code, 0, "stderr: {}\nstdout: {}", r.stderr, r.stdout);
+    // Positive control: the bytes were really there (the tool wrote them as given).
+    let written = std::fs::read_to_string(t.root().join("agents/alice/workspace/a.txt")).unwrap();
+    assert_eq!(written, hostile);
+    for (name, text) in [("stdout", &r.stdout), ("stderr", &r.stderr)] {
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{7}') && !text.contains('\u{202e}'),
+            "{name} carries a raw control: {text:?}"
+        );
+    }
+    assert!(r.stdout.contains("\\x1b]0;pwned\\x07"), "{:?}", r.stdout);
+    assert!(r.stdout.contains("\\u{202e}"), "{:?}", r.stdout);
+}

@@ -4,6 +4,7 @@
 //! took the answer, 1 with `not_found` when nothing waits under that turn and call.
 
 use super::Ctx;
+use crate::output::shown_line;
 use std::process::ExitCode;
 use warren_types::ApprovalDecision;
 
@@ -38,7 +39,12 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
             for a in list {
                 s.push_str(&format!(
                     "{} wants {} {} ({})\n  turn {} call {}\n",
-                    a.agent, a.tool, a.arguments, a.reason, a.turn_id, a.call_id
+                    a.agent,
+                    shown_line(&a.tool),
+                    shown_line(&a.arguments),
+                    shown_line(&a.reason),
+                    shown_line(&a.turn_id),
+                    shown_line(&a.call_id)
                 ));
             }
             s

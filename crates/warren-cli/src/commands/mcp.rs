@@ -1,6 +1,7 @@
 //! `warren mcp list`.
 
 use super::Ctx;
+use crate::output::shown_line;
 use std::process::ExitCode;
 
 /// `warren mcp ...` subcommands.
@@ -39,10 +40,14 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
                         s.status.as_str()
                     ));
                     if let Some(e) = &s.error {
-                        t.push_str(&format!("  error: {e}\n"));
+                        t.push_str(&format!("  error: {}\n", shown_line(e)));
                     }
                     for tool in &s.tools {
-                        t.push_str(&format!("  {}  {}\n", tool.name, tool.description));
+                        t.push_str(&format!(
+                            "  {}  {}\n",
+                            shown_line(&tool.name),
+                            shown_line(&tool.description)
+                        ));
                     }
                 }
                 t

@@ -2,6 +2,7 @@
 //! turn, streamed.
 
 use super::Ctx;
+use crate::output::{shown, shown_line};
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -43,7 +44,10 @@ impl AsyncApprover for TerminalApprover {
             tokio::task::spawn_blocking(move || {
                 eprint!(
                     "\n? {} wants to run {} {}\n  ({})\n  approve [y]es once, for the [s]ession, or [n]o (optionally: n <message>): ",
-                    p.agent, p.tool, p.arguments, p.reason
+                    p.agent,
+                    shown_line(&p.tool),
+                    shown_line(&p.arguments),
+                    shown_line(&p.reason)
                 );
                 let _ = std::io::stderr().flush();
                 let mut line = String::new();
@@ -68,10 +72,10 @@ impl AsyncApprover for TerminalApprover {
 
 fn render(e: &TurnEvent, out: &mut impl Write) {
     let _ = match &e.kind {
-        EventKind::TextDelta { text } => write!(out, "{text}"),
+        EventKind::TextDelta { text } => write!(out, "{}", shown(text)),
         EventKind::ToolCall {
             name, arguments, ..
-        } => writeln!(out, "\n→ {name} {arguments}"),
+        } => writeln!(out, "\n→ {} {}", shown_line(name), shown_line(arguments)),
         EventKind::ToolResult {
             ok,
             output,
@@ -87,8 +91,9 @@ fn render(e: &TurnEvent, out: &mut impl Write) {
                 .collect();
             writeln!(
                 out,
-                "{} {first} ({duration_ms} ms)",
-                if *ok { "✓" } else { "✗" }
+                "{} {} ({duration_ms} ms)",
+                if *ok { "✓" } else { "✗" },
+                shown_line(&first)
             )
         }
         EventKind::ApprovalResolved { decision, .. } => writeln!(out, "  approval: {decision:?}"),
@@ -102,9 +107,9 @@ fn render(e: &TurnEvent, out: &mut impl Write) {
                 "\n[usage: {input_tokens} in / {output_tokens} out, ${cost_usd:.4}]"
             )
         }
-        EventKind::Notice { message, .. } => writeln!(out, "\n! {message}"),
+        EventKind::Notice { message, .. } => writeln!(out, "\n! {}", shown(message)),
         EventKind::TurnFailed { code, message } => {
-            writeln!(out, "\n✗ turn failed ({code}): {message}")
+            writeln!(out, "\n✗ turn failed ({code}): {}", shown(message))
         }
         EventKind::TurnCancelled {} => writeln!(out, "\n✗ turn cancelled"),
         EventKind::TurnCompleted { .. } => writeln!(out),
@@ -153,8 +158,9 @@ pub fn run(ctx: &Ctx, args: Args) -> ExitCode {
                 if let (true, EventKind::ApprovalRequested { id, .. }) = (wait_approval, &e.kind) {
                     let _ = writeln!(
                         stdout,
-                        "  waiting for an answer: warren approvals answer {} {id} approve|session|deny",
-                        e.turn_id
+                        "  waiting for an answer: warren approvals answer {} {} approve|session|deny",
+                        e.turn_id,
+                        shown_line(id)
                     );
                 }
             }
@@ -182,7 +188,7 @@ pub fn run(ctx: &Ctx, args: Args) -> ExitCode {
                 eprintln!(
                     "error: turn {}: {}",
                     r.status,
-                    r.error_message.as_deref().unwrap_or("cancelled")
+                    shown(r.error_message.as_deref().unwrap_or("cancelled"))
                 );
             }
             ExitCode::from(1)
