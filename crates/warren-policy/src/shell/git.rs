@@ -142,6 +142,7 @@ pub fn key_runs_program(key: &str, value: &str) -> bool {
             | "gitproxy"
             | "alternaterefscommand",
         ) => !off,
+        ("tar", "command") => !off,
         ("diff", "external" | "textconv" | "command")
         | ("merge", "driver")
         | ("credential", "helper")
@@ -177,6 +178,14 @@ pub fn sub_runs_program(sub: &str, args: &[&str]) -> Option<String> {
         "fetch" | "pull" | "clone" | "ls-remote" | "push" | "archive" | "fetch-pack"
         | "send-pack" => opt(&["--upload-pack", "--receive-pack", "--exec", "-u"]),
         "help" => opt(&["-w", "--web", "-m", "--man"]),
+        // `git grep -O<cmd>` / `--open-files-in-pager[=<cmd>]` (also bare: the pager runs).
+        "grep" => args
+            .iter()
+            .find(|a| {
+                (a.starts_with("-O") && !a.starts_with("--"))
+                    || a.starts_with("--open-files-in-pager")
+            })
+            .map(|a| a.to_string()),
         _ => None,
     };
     if found.is_some() {

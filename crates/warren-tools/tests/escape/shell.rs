@@ -293,6 +293,11 @@ const PLANTED: &[(&str, &str, &str)] = &[
         "[core]\n\thooksPath = .git/myhooks\n",
         "git -C proj -c user.name=m -c user.email=m@x commit -qam two",
     ),
+    (
+        "tar",
+        "[tar \"tgz\"]\n\tcommand = EVIL\n",
+        "git -C proj archive --format=tgz -o out/a.tgz HEAD",
+    ),
 ];
 
 /// `proj/` in mallory's workspace as a repository whose configuration names `.git/evil.sh` as
