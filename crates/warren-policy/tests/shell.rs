@@ -196,6 +196,12 @@ fn opaque_lines_are_marked_with_a_reason() {
         ("tar xzf a.tgz", "unpacks"),
         ("unzip a.zip", "unpacks"),
         ("cp -s a b", "cp -s"),
+        ("dpkg-deb -x a.deb out && cat out/l/x", "unpacks"),
+        ("dpkg-deb --raw-extract a.deb out", "unpacks"),
+        ("dpkg -x a.deb out", "unpacks"),
+        ("patch -p1 -i x.diff && cat l/x", "`patch`"),
+        ("patch x < x.diff", "`patch`"),
+        ("git apply x.diff && cat l/x", "git"),
     ];
     for (cmd, needle) in opaque {
         let plan = p.check_shell(cmd).unwrap_or_else(|e| panic!("{cmd}: {e}"));
@@ -207,6 +213,7 @@ fn opaque_lines_are_marked_with_a_reason() {
     }
     for cmd in [
         "ls -la",
+        "dpkg-deb --info a.deb",
         "cat x | grep foo | wc -l",
         "sed 's/hello/world/g' x",
         "sed -n '1,5p' x",

@@ -243,6 +243,27 @@ pub(crate) fn analyse(name: &str, words: &[&Word]) -> Analysis {
             ));
             tar(&args, &mut op, &mut launches);
         }
+        "dpkg-deb" | "dpkg"
+            if args.iter().any(|a| {
+                matches!(
+                    *a,
+                    "-x" | "-X" | "-R" | "--extract" | "--vextract" | "--raw-extract"
+                ) || (name == "dpkg-deb"
+                    && a.starts_with('-')
+                    && !a.starts_with("--")
+                    && (a.contains('x') || a.contains('X') || a.contains('R')))
+            }) =>
+        {
+            op.push(format!(
+                "`{name}` unpacks entries (symbolic links included) the analyzer does not see"
+            ));
+        }
+        "patch" => {
+            op.push(
+                "`patch` creates, renames and replaces files (symbolic links included) named inside the patch"
+                    .into(),
+            );
+        }
         "unzip" | "cpio" | "pax" | "7z" | "7za" | "7zr" | "ar" | "unsquashfs" | "rpm2cpio" => {
             op.push(format!(
                 "`{name}` unpacks entries (symbolic links included) the analyzer does not see"

@@ -48,6 +48,7 @@ const OPAQUE_ESCAPES: &[(&str, &str, &str)] = &[
     ("link-dotdot-write", "touch out/ran; echo x > link/../pwned.txt", REQ),
     ("glob-link", "touch out/ran; cat l*/secret.txt", REQ),
     ("git-alias", "touch out/ran; git -c alias.x='!cat ../../erin/workspace/secret.txt' x", REQ),
+    ("patch-link", "touch out/ran; patch -p1 -i evil.diff && cat pl/secret.txt", REQ),
 ];
 
 /// Refused because the line is opaque and there is no sandbox.
@@ -77,6 +78,15 @@ fn plant_links(lab: &Lab) {
         .status()
         .unwrap();
     assert!(tar.success());
+    // `evil.diff` creates `pl` -> erin's workspace (a git-style patch of a symbolic link).
+    std::fs::write(
+        ws.join("evil.diff"),
+        format!(
+            "diff --git a/pl b/pl\nnew file mode 120000\n--- /dev/null\n+++ b/pl\n@@ -0,0 +1 @@\n+{}\n\\ No newline at end of file\n",
+            erin.display()
+        ),
+    )
+    .unwrap();
 }
 
 #[test]
