@@ -611,7 +611,7 @@ fn landlock_holds_inside_bubblewrap() {
             sb.enforcement(&p)
                 .layers
                 .iter()
-                .any(|l| l.starts_with("landlock ABI")),
+                .any(|l| l.starts_with("Landlock ABI") && l.contains("inside bubblewrap")),
             "{:?}",
             sb.enforcement(&p)
         );
@@ -623,5 +623,38 @@ fn landlock_holds_inside_bubblewrap() {
                 .any(|l| l.contains("no Landlock layer inside bubblewrap")),
             "{missing:?}"
         );
+    }
+}
+
+/// The helper runs nothing when it cannot enter the ruleset it is given (a descriptor that is
+/// no ruleset), nor when it is called wrongly: exit 125, the program never started.
+#[test]
+fn the_helper_runs_nothing_when_it_cannot_confine() {
+    let dir = tempfile::tempdir().unwrap();
+    let mark = dir.path().join("ran");
+    let helper = env!("CARGO_BIN_EXE_warren-confine");
+    // Positive control: the same program with the same arguments does run.
+    let ok = std::process::Command::new("/bin/touch")
+        .arg(&mark)
+        .status()
+        .unwrap();
+    assert!(ok.success() && mark.exists());
+    std::fs::remove_file(&mark).unwrap();
+    for args in [
+        vec!["0", "--", "/bin/touch"],
+        vec!["999", "--", "/bin/touch"],
+        vec!["x", "--", "/bin/touch"],
+        vec!["0", "/bin/touch"],
+    ] {
+        let o = std::process::Command::new(helper)
+            .args(&args)
+            .arg(&mark)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(125), "{args:?}");
+        assert!(!mark.exists(), "{args:?}: the program ran");
+        let said = String::from_utf8_lossy(&o.stderr);
+        assert!(said.contains("warren-confine"), "{args:?}: {said}");
     }
 }

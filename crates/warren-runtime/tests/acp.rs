@@ -23,6 +23,24 @@ async fn next(lines: &mut Lines) -> Value {
     serde_json::from_str::<Value>(&l).unwrap()
 }
 
+type Agent = tokio::task::JoinHandle<Result<(), warren_runtime::acp::AcpError>>;
+
+/// `alice` served over an in-memory pipe: the server task, the client's reading lines and its
+/// writing half.
+fn connect(h: &Arc<Host>) -> (Agent, Lines, tokio::io::WriteHalf<tokio::io::DuplexStream>) {
+    let (client, server) = tokio::io::duplex(1 << 16);
+    let (server_r, server_w) = tokio::io::split(server);
+    let agent = tokio::spawn(serve(
+        h.clone(),
+        "alice",
+        std::process::id(),
+        server_r,
+        server_w,
+    ));
+    let (client_r, client_w) = tokio::io::split(client);
+    (agent, BufReader::new(client_r).lines(), client_w)
+}
+
 async fn host(fake: &FakeLlm) -> (TestInstall, Arc<Host>) {
     let t = TestInstall::with_config(&format!(
         "[risk_profiles.sup]\nlevel = \"supervised\"\n\n[agents.alice]\nrisk_profile = \"sup\"\nmodel_provider = \"openai.main\"\n\n{}",
@@ -47,17 +65,7 @@ async fn protocol_errors_are_named_and_a_rejected_permission_reaches_the_model()
     let (t, h) = host(&fake).await;
     let ws = t.root().join("agents/alice/workspace");
     std::fs::create_dir_all(&ws).unwrap();
-    let (client, server) = tokio::io::duplex(1 << 16);
-    let (server_r, server_w) = tokio::io::split(server);
-    let agent = tokio::spawn(serve(
-        h.clone(),
-        "alice",
-        std::process::id(),
-        server_r,
-        server_w,
-    ));
-    let (client_r, mut client_w) = tokio::io::split(client);
-    let mut lines = BufReader::new(client_r).lines();
+    let (agent, mut lines, mut client_w) = connect(&h);
 
     for line in [
         "this is not json".to_string(),
@@ -198,17 +206,7 @@ async fn a_repeated_model_call_id_is_two_calls_for_the_editor() {
     let (t, h) = host(&fake).await;
     let ws = t.root().join("agents/alice/workspace");
     std::fs::create_dir_all(&ws).unwrap();
-    let (client, server) = tokio::io::duplex(1 << 16);
-    let (server_r, server_w) = tokio::io::split(server);
-    let agent = tokio::spawn(serve(
-        h.clone(),
-        "alice",
-        std::process::id(),
-        server_r,
-        server_w,
-    ));
-    let (client_r, mut client_w) = tokio::io::split(client);
-    let mut lines = BufReader::new(client_r).lines();
+    let (agent, mut lines, mut client_w) = connect(&h);
     let send = |v: Value| format!("{v}\n");
     client_w
         .write_all(

@@ -337,7 +337,7 @@ impl EffectiveSandbox {
                 ));
                 match landlock {
                     SecondLayer::InForce { abi, .. } => layers.push(format!(
-                        "landlock ABI {abi} inside the namespaces: rules on the mounted roots and the devices the policy allows, a second layer under the view"
+                        "Landlock ABI {abi} inside bubblewrap: a second check on every file the child opens (only the granted roots and the allowed devices)"
                     )),
                     SecondLayer::Missing { reason } => not_enforced.push(format!(
                         "no Landlock layer inside bubblewrap ({reason}): the view and seccomp hold alone"
