@@ -62,6 +62,16 @@ fn every_screen_reflows_at_200_percent_zoom() {
             }
             d.screenshot(&format!("zoom200-{}", screen.replace('/', "-")))
                 .await;
+            if screen == "settings" {
+                // The sandbox table (its layers and limits) at this width too.
+                d.wait_for("[data-testid=sandbox-row]").await;
+                eval(
+                    &d,
+                    "document.querySelector('[data-testid=sandbox-row]').scrollIntoView(); return true;",
+                )
+                .await;
+                d.screenshot("zoom200-settings-sandbox").await;
+            }
         }
         assert!(
             overflowing.is_empty(),
