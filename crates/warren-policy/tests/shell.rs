@@ -142,6 +142,73 @@ fn allowed_commands_is_enforced() {
     }
 }
 
+/// What /bin/sh (dash on Debian) and bash read differently is refused, and commands hidden
+/// where only one of them runs them are found: inside `${...}`, in arithmetic that names a
+/// variable (bash evaluates its value, and `a[$(cmd)]` runs `cmd`). Each refusal has its
+/// control: the same line with nothing hidden passes.
+#[test]
+fn what_sh_and_bash_read_differently_is_refused() {
+    let text = FAMILY.replace(
+        "allowed_commands = [\"*\"]",
+        "allowed_commands = [\"ls\", \"cat\"]",
+    );
+    let fx = Fixture::new(&text);
+    let p = fx.policy("alice");
+    let not_allowed = |cmd: &str, control: &str, bad: &str| {
+        assert!(p.check_shell(control).is_ok(), "control {control:?}");
+        match p.check_shell(cmd) {
+            Err(ShellError::CommandNotAllowed { command, .. }) => assert_eq!(command, bad, "{cmd}"),
+            other => panic!("{cmd}: expected command_not_allowed, got {other:?}"),
+        }
+    };
+    not_allowed("cat ${X:-$(rm x)}", "cat ${X:-$(ls)}", "rm");
+    not_allowed("cat \"${X:-`rm x`}\"", "cat \"${X:-`ls`}\"", "rm");
+    not_allowed("cat ${X:+\"$(rm x)\"}", "cat ${X:+\"$(ls)\"}", "rm");
+    not_allowed("cat ${X:-${Y:-$(rm x)}}", "cat ${X:-${Y:-$(ls)}}", "rm");
+    not_allowed("cat $(echo `rm x`)", "cat $(ls `ls`)", "echo");
+    let unknown = |cmd: &str, control: &str| {
+        assert!(p.check_shell(control).is_ok(), "control {control:?}");
+        match p.check_shell(cmd) {
+            Err(ShellError::UnknownProgram { why, .. }) => {
+                assert!(why.contains("a[$(cmd)]"), "{cmd}: {why}")
+            }
+            other => panic!("{cmd}: expected unknown_program, got {other:?}"),
+        }
+    };
+    unknown("X='a[$(rm x)]'; cat $((X))", "cat $((1+2))");
+    unknown("cat \"$((X + 1))\"", "cat \"$((1 + 1))\"");
+    unknown("cat ${a[X]}", "cat ${a}");
+    unknown("[[ X -eq 1 ]] && cat x", "[[ -f x ]] && cat x");
+    unknown("[[ -v a[X] ]] && cat x", "[[ -n x ]] && cat x");
+    // Under `["*"]` any program may run anyway: nothing to hide from.
+    let any = Fixture::new(FAMILY).policy("alice");
+    assert!(any.check_shell("X='a[$(rm x)]'; cat $((X))").is_ok());
+    // `$'...'`: dash ends it at the first quote, bash decodes escapes and goes on past `\'`;
+    // on dash the second line below runs `rm`.
+    for cmd in ["cat $'a\\'\nrm x\n'", "cat $'x'", "cat ${X:-$'a'}"] {
+        assert!(
+            matches!(p.check_shell(cmd), Err(ShellError::Parse(_))),
+            "{cmd:?}: {:?}",
+            p.check_shell(cmd)
+        );
+    }
+    assert!(p.check_shell("cat 'a\\'").is_ok());
+    // `$"..."`: dash keeps the `$`, bash translates; the word is known only at run time.
+    assert!(matches!(
+        p.check_shell("cat $\"/etc/passwd\""),
+        Err(ShellError::DynamicPath { .. })
+    ));
+    assert!(!p.check_shell("cat $\"x\"").unwrap().opaque.is_empty());
+    // A brace inside `${...}`: bash counts it, dash does not.
+    assert!(matches!(
+        p.check_shell("cat ${X:-{}"),
+        Err(ShellError::Parse(_))
+    ));
+    // A backslash ending the line is itself.
+    let s = parse("cat x\\").unwrap();
+    assert_eq!(s.segments[0].words[1].text, "x\\");
+}
+
 /// Lines whose paths cannot be known before they run are accepted by the analyzer but marked
 /// opaque (they then run only inside a real sandbox); literal lines are not.
 #[test]

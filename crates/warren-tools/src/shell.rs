@@ -171,7 +171,13 @@ fn plan_and_sandbox(
     ctx: &ToolContext,
 ) -> Result<(ShellPlan, Option<EffectiveSandbox>), ToolError> {
     let policy = &ctx.policy;
-    let plan = policy.check_shell_from(&ctx.cwd, command)?;
+    let plan = policy
+        .check_shell_from(&ctx.cwd, command)
+        .map_err(|e| match e {
+            // Unreadable text is the argument's fault: say which argument.
+            ShellError::Empty | ShellError::Parse(_) => ToolError::arg("command", e.to_string()),
+            e => e.into(),
+        })?;
     if policy.container.is_some() {
         return Ok((plan, None));
     }

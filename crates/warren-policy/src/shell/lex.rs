@@ -65,6 +65,9 @@ pub struct Script {
     pub segments: Vec<Segment>,
     /// A segment was sent to the background with `&`.
     pub background: bool,
+    /// An arithmetic context names a variable (`$((n))`, `${a[i]}`): bash evaluates the
+    /// variable's value as an expression, and a value like `a[$(cmd)]` runs `cmd`.
+    pub arithmetic: bool,
 }
 
 /// A command line that cannot be split safely.
@@ -278,6 +281,8 @@ impl Lexer<'_> {
 
     fn push_nested(&mut self, inner: &str) -> Result<(), LexError> {
         let sub = parse_nested(inner, self.depth + 1)?;
+        self.script.background |= sub.background;
+        self.script.arithmetic |= sub.arithmetic;
         for mut seg in sub.segments {
             seg.nested = true;
             self.nested_out.push(seg);
@@ -294,6 +299,9 @@ impl Lexer<'_> {
         while let Some(c) = self.peek(0) {
             match c {
                 '\\' => self.pos += 2,
+                '`' => {
+                    self.read_backticks()?;
+                }
                 '\'' => {
                     self.pos += 1;
                     while self.peek(0).is_some_and(|c| c != '\'') {
@@ -368,11 +376,14 @@ impl Lexer<'_> {
     }
 
     /// Handles `$...` at the current position (which is at `$`), appending to `w`.
-    fn dollar(&mut self, w: &mut Word) -> Result<(), LexError> {
+    fn dollar(&mut self, w: &mut Word, in_dquote: bool) -> Result<(), LexError> {
         match self.peek(1) {
             Some('(') if self.peek(2) == Some('(') => {
                 self.pos += 1;
                 let inner = self.read_balanced_parens()?;
+                if inner.chars().any(|c| c.is_ascii_alphabetic() || c == '_') {
+                    self.script.arithmetic = true;
+                }
                 // Arithmetic may itself contain substitutions.
                 if inner.contains("$(") || inner.contains('`') {
                     self.push_nested(inner.trim_start_matches('(').trim_end_matches(')'))?;
@@ -389,13 +400,8 @@ impl Lexer<'_> {
             }
             Some('{') => {
                 let start = self.pos;
-                while self.peek(0).is_some_and(|c| c != '}') {
-                    self.pos += 1;
-                }
-                if self.peek(0).is_none() {
-                    return self.err("unterminated `${`");
-                }
-                self.pos += 1;
+                self.pos += 2;
+                self.param_expansion(in_dquote)?;
                 let text: String = self.chars[start..self.pos].iter().collect();
                 w.text.push_str(&text);
                 w.dynamic = true;
@@ -423,6 +429,75 @@ impl Lexer<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Reads the rest of a `${...}` (the position is just after `${`) up to its `}`, as
+    /// both shells find its end: backslashes, quotes, nested `${...}`, and the command
+    /// substitutions inside, which run when the expansion does and are parsed as commands.
+    /// What the two shells read differently (a bare brace, single quotes inside a
+    /// double-quoted `${...}`) is refused.
+    fn param_expansion(&mut self, in_dquote: bool) -> Result<(), LexError> {
+        while let Some(c) = self.peek(0) {
+            match c {
+                '}' => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                '\\' => self.pos += 2,
+                '{' => return self.err("a `{` inside `${...}` is read differently by /bin/sh (dash) and bash"),
+                '[' => {
+                    self.script.arithmetic = true;
+                    self.pos += 1;
+                }
+                '\'' if in_dquote => {
+                    return self.err("a single quote inside a double-quoted `${...}` is read differently by /bin/sh (dash) and bash")
+                }
+                '\'' => {
+                    self.pos += 1;
+                    while self.peek(0).is_some_and(|c| c != '\'') {
+                        self.pos += 1;
+                    }
+                    if self.peek(0).is_none() {
+                        return self.err("unterminated single quote");
+                    }
+                    self.pos += 1;
+                }
+                '"' => {
+                    self.pos += 1;
+                    loop {
+                        match self.peek(0) {
+                            None => return self.err("unterminated double quote"),
+                            Some('"') => {
+                                self.pos += 1;
+                                break;
+                            }
+                            Some('\\') => self.pos += 2,
+                            Some('$' | '`') => self.substitution_in(true)?,
+                            Some(_) => self.pos += 1,
+                        }
+                    }
+                }
+                '$' | '`' => self.substitution_in(in_dquote)?,
+                _ => self.pos += 1,
+            }
+        }
+        self.err("unterminated `${`")
+    }
+
+    /// A `$...` or backquote met while scanning: its commands are parsed as nested segments.
+    fn substitution_in(&mut self, in_dquote: bool) -> Result<(), LexError> {
+        let mut scratch = Word::default();
+        if self.peek(0) == Some('`') {
+            let inner = self.read_backticks()?;
+            self.push_nested(&inner)
+        } else if self.peek(1) == Some('\'') {
+            self.err("`$'...'` quoting is read differently by /bin/sh (dash) and bash")
+        } else if self.peek(1) == Some('"') {
+            self.pos += 1;
+            Ok(())
+        } else {
+            self.dollar(&mut scratch, in_dquote)
+        }
     }
 
     fn read_word(&mut self) -> Result<Word, LexError> {
@@ -454,7 +529,8 @@ impl Lexer<'_> {
                             w.text.push(n);
                             w.quoted = true;
                         }
-                        None => {}
+                        // A backslash ending the line stays itself (bash and dash agree).
+                        None => w.text.push('\\'),
                     }
                     self.pos += 2;
                 }
@@ -476,28 +552,18 @@ impl Lexer<'_> {
                     }
                 }
                 '$' if self.peek(1) == Some('\'') => {
-                    // ANSI-C quoting: `\'` does not end it.
-                    self.pos += 2;
-                    w.quoted = true;
-                    loop {
-                        match self.peek(0) {
-                            None => return self.err("unterminated $'...' quote"),
-                            Some('\\') => {
-                                if let Some(n) = self.peek(1) {
-                                    w.text.push(n);
-                                }
-                                self.pos += 2;
-                            }
-                            Some('\'') => {
-                                self.pos += 1;
-                                break;
-                            }
-                            Some(c) => {
-                                w.text.push(c);
-                                self.pos += 1;
-                            }
-                        }
-                    }
+                    // dash (Debian's /bin/sh) reads `$'a\'` as `$` and a quoted `a\`; bash
+                    // decodes escapes and lets `\'` go on. Words and even commands differ.
+                    return self.err(
+                        "`$'...'` quoting is read differently by /bin/sh (dash) and bash; quote with '...' or \"...\" instead",
+                    );
+                }
+                '$' if self.peek(1) == Some('"') => {
+                    // `$"..."`: dash keeps the `$`, bash translates the string. Either way
+                    // the word is only known when the shell runs.
+                    w.text.push('$');
+                    w.dynamic = true;
+                    self.pos += 1;
                 }
                 '"' => {
                     self.pos += 1;
@@ -521,7 +587,7 @@ impl Lexer<'_> {
                                 }
                                 self.pos += 2;
                             }
-                            Some('$') => self.dollar(&mut w)?,
+                            Some('$') => self.dollar(&mut w, true)?,
                             Some('`') => {
                                 let inner = self.read_backticks()?;
                                 self.push_nested(&inner)?;
@@ -535,7 +601,7 @@ impl Lexer<'_> {
                         }
                     }
                 }
-                '$' => self.dollar(&mut w)?,
+                '$' => self.dollar(&mut w, false)?,
                 '`' => {
                     let inner = self.read_backticks()?;
                     self.push_nested(&inner)?;
@@ -608,7 +674,7 @@ impl Lexer<'_> {
         while let Some(c) = inner.peek(0) {
             match c {
                 '\\' => inner.pos += 2,
-                '$' => inner.dollar(&mut scratch)?,
+                '$' => inner.dollar(&mut scratch, true)?,
                 '`' => {
                     let text = inner.read_backticks()?;
                     inner.push_nested(&text)?;
@@ -617,6 +683,8 @@ impl Lexer<'_> {
             }
         }
         self.nested_out.append(&mut inner.nested_out);
+        self.script.background |= inner.script.background;
+        self.script.arithmetic |= inner.script.arithmetic;
         Ok(())
     }
 }

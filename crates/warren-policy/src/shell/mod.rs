@@ -179,6 +179,13 @@ impl SecurityPolicy {
             return Err(ShellError::Empty);
         }
         let script = lex::parse(command)?;
+        if script.arithmetic && !self.allows_any_command() {
+            return Err(ShellError::UnknownProgram {
+                command: "$((...))".into(),
+                why: "an arithmetic expansion or array subscript names a variable, and bash runs a command hidden in its value (`a[$(cmd)]`)".into(),
+                profile: self.risk_profile_name.clone(),
+            });
+        }
         let mut plan = ShellPlan {
             commands: Vec::new(),
             risk: Risk::Low,

@@ -137,6 +137,14 @@ pub(crate) fn analyse(name: &str, words: &[&Word]) -> Analysis {
         return an;
     }
     match name {
+        "[[" if args
+            .iter()
+            .any(|a| matches!(*a, "-eq" | "-ne" | "-lt" | "-le" | "-gt" | "-ge" | "-v")) =>
+        {
+            launches.push(unknown(
+                "`[[` evaluates its operands as arithmetic, and bash runs a command hidden in a variable's value (`a[$(cmd)]`)",
+            ));
+        }
         "cd" | "pushd" | "popd" => {
             op.push(format!(
                 "`{name}` changes the directory relative paths are resolved against"
