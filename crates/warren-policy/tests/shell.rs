@@ -142,6 +142,92 @@ fn allowed_commands_is_enforced() {
     }
 }
 
+/// One table of the options by which an allowlisted program starts another program, or reads
+/// the names of the files it opens from a file: each refused (or opaque) with its control, the
+/// same program without that option, accepted (and literal).
+#[test]
+fn every_option_that_starts_a_program_or_names_files_elsewhere() {
+    let text = FAMILY.replace(
+        "allowed_commands = [\"*\"]",
+        "allowed_commands = [\"ls\", \"cat\", \"find\", \"tar\", \"zip\", \"man\", \"less\", \"more\", \"rsync\", \"sort\", \"file\", \"wc\", \"du\", \"xargs\", \"awk\", \"sed\", \"git\", \"env\", \"nice\", \"timeout\", \"grep\"]",
+    );
+    let fx = Fixture::new(&text);
+    let p = fx.policy("alice");
+    let starts = [
+        ("find . -exec rm {} ;", "find . -name x"),
+        ("find . -execdir rm {} +", "find . -type f"),
+        ("find . -ok rm {} ;", "find . -print"),
+        ("find . -okdir rm {} ;", "find . -maxdepth 1"),
+        ("tar --to-command=rm -xf a.tar", "tar -tf a.tar"),
+        ("tar -I rm -cf a.tar x", "tar -czf a.tar x"),
+        ("tar --use-compress-program=rm -cf a.tar x", "tar -cJf a.tar x"),
+        ("tar --checkpoint-action=exec=rm -cf a.tar x", "tar --checkpoint=10 -cf a.tar x"),
+        ("tar -F rm -cf a.tar x", "tar -cvf a.tar x"),
+        ("tar --info-script=rm -cf a.tar x", "tar -rf a.tar x"),
+        ("tar --new-volume-script=rm -cf a.tar x", "tar -uf a.tar x"),
+        ("tar --rsh-command=rm -cf host:a.tar x", "tar -cf a.tar x"),
+        ("zip -TT rm a.zip x", "zip a.zip x"),
+        ("zip --unzip-command=rm a.zip x", "zip -r a.zip x"),
+        ("man -P rm ls", "man ls"),
+        ("man --pager=rm ls", "man -k ls"),
+        ("man -H rm ls", "man 5 passwd"),
+        ("less '+!rm x' a", "less a"),
+        ("more '+!rm x' a", "more a"),
+        ("rsync -e rm a b", "rsync -a a b"),
+        ("rsync --rsh=rm a b", "rsync -r a b"),
+        ("sort --compress-program=rm x", "sort -u x"),
+        ("ls | xargs rm", "ls | xargs cat"),
+        ("awk 'BEGIN{system(\"rm y\")}'", "awk '{print $1}' x"),
+        ("awk '{print | \"rm y\"}' x", "awk '{print > \"out\"}' x"),
+        ("sed 's/a/rm/e' x", "sed 's/a/b/g' x"),
+        ("sed '1e rm' x", "sed '1d' x"),
+        ("env rm x", "env ls"),
+        ("nice rm x", "nice ls"),
+        ("timeout 5 rm x", "timeout 5 ls"),
+        ("LESSOPEN='|rm %s' less a", "LANG=C less a"),
+        ("MANPAGER=rm man ls", "LC_ALL=C man ls"),
+        ("TAR_OPTIONS=--to-command=rm tar -xf a.tar", "TZ=UTC tar -xf a.tar"),
+        ("RSYNC_RSH=rm rsync a b", "TZ=UTC rsync a b"),
+    ];
+    let mut failures = Vec::new();
+    for (cmd, control) in starts {
+        if let Err(e) = p.check_shell(control) {
+            failures.push(format!("control {control:?} refused: {e}"));
+        }
+        match p.check_shell(cmd) {
+            Err(ShellError::UnknownProgram { .. } | ShellError::CommandNotAllowed { .. }) => {}
+            other => failures.push(format!("{cmd:?}: expected a refusal, got {other:?}")),
+        }
+    }
+    // Names of the files to open come from a file (or standard input): the paths are unknown
+    // before the line runs, so the line is opaque (refused without a sandbox).
+    let lists = [
+        ("file -f list", "file x"),
+        ("sort --files0-from=list", "sort x"),
+        ("wc --files0-from=list", "wc x"),
+        ("du --files0-from=list", "du x"),
+        ("find -files0-from list", "find ."),
+        ("tar -cf a.tar -T list", "tar -cf a.tar x"),
+        ("tar -cf a.tar --files-from=list", "tar -cf a.tar y"),
+        ("ls | tar -cf a.tar -T -", "ls | cat"),
+        ("rsync -a --files-from=list . dst", "rsync -a x dst"),
+        ("ls | xargs cat", "ls | cat"),
+        ("ls | zip a.zip -@", "zip a.zip x"),
+        ("tar cTf list a.tar", "tar cf a.tar x"),
+    ];
+    for (cmd, control) in lists {
+        match p.check_shell(control) {
+            Ok(plan) if plan.opaque.is_empty() => {}
+            other => failures.push(format!("control {control:?}: {other:?}")),
+        }
+        match p.check_shell(cmd) {
+            Ok(plan) if !plan.opaque.is_empty() => {}
+            other => failures.push(format!("{cmd:?}: expected an opaque line, got {other:?}")),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 /// What /bin/sh (dash on Debian) and bash read differently is refused, and commands hidden
 /// where only one of them runs them are found: inside `${...}`, in arithmetic that names a
 /// variable (bash evaluates its value, and `a[$(cmd)]` runs `cmd`). Each refusal has its

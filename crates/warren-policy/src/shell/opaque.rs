@@ -136,6 +136,16 @@ pub(crate) fn analyse(name: &str, words: &[&Word]) -> Analysis {
         an.launches = launches;
         return an;
     }
+    if let Some(opt) = args
+        .iter()
+        .enumerate()
+        .find(|(i, a)| names_files_elsewhere(name, *i, a))
+        .map(|(_, a)| *a)
+    {
+        op.push(format!(
+            "`{name} {opt}` reads the names of the files it opens from a file or its input"
+        ));
+    }
     match name {
         "[[" if args
             .iter()
@@ -392,6 +402,24 @@ pub(crate) fn analyse(name: &str, words: &[&Word]) -> Analysis {
     an.opaque = op;
     an.launches = launches;
     an
+}
+
+/// An option by which a program takes the names of the files it opens from a file or its
+/// standard input (`tar -T list`, `--files0-from=list`): those paths are unknown statically.
+fn names_files_elsewhere(name: &str, index: usize, a: &str) -> bool {
+    let long = |o: &str| a == o || a.strip_prefix(o).is_some_and(|r| r.starts_with('='));
+    if long("--files0-from") || long("--files-from") || a == "-files0-from" {
+        return true;
+    }
+    match name {
+        "tar" | "bsdtar" => {
+            is_short_cluster_with(a, 'T')
+                || (index == 0 && !a.starts_with('-') && a.contains('T'))
+        }
+        "file" => is_short_cluster_with(a, 'f'),
+        "zip" => a == "-@" || is_short_cluster_with(a, '@'),
+        _ => false,
+    }
 }
 
 fn is_short_cluster_with(a: &str, c: char) -> bool {

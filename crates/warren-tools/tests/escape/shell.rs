@@ -49,6 +49,8 @@ const OPAQUE_ESCAPES: &[(&str, &str, &str)] = &[
     ("glob-link", "touch out/ran; cat l*/secret.txt", REQ),
     ("git-alias", "touch out/ran; git -c alias.x='!cat ../../erin/workspace/secret.txt' x", REQ),
     ("patch-link", "touch out/ran; patch -p1 -i evil.diff && cat pl/secret.txt", REQ),
+    ("tar-names", "touch out/ran; printf '..\\057..\\057erin\\057workspace\\057secret.txt\\n' > list; tar -cf out/a.tar -T list; cat out/a.tar", REQ),
+    ("sort-files0", "touch out/ran; printf '..\\057..\\057erin\\057workspace\\057secret.txt\\000' > list; sort --files0-from=list", REQ),
 ];
 
 /// Refused because the line is opaque and there is no sandbox.
