@@ -160,8 +160,14 @@ fn every_option_that_starts_a_program_or_names_files_elsewhere() {
         ("find . -okdir rm {} ;", "find . -maxdepth 1"),
         ("tar --to-command=rm -xf a.tar", "tar -tf a.tar"),
         ("tar -I rm -cf a.tar x", "tar -czf a.tar x"),
-        ("tar --use-compress-program=rm -cf a.tar x", "tar -cJf a.tar x"),
-        ("tar --checkpoint-action=exec=rm -cf a.tar x", "tar --checkpoint=10 -cf a.tar x"),
+        (
+            "tar --use-compress-program=rm -cf a.tar x",
+            "tar -cJf a.tar x",
+        ),
+        (
+            "tar --checkpoint-action=exec=rm -cf a.tar x",
+            "tar --checkpoint=10 -cf a.tar x",
+        ),
         ("tar -F rm -cf a.tar x", "tar -cvf a.tar x"),
         ("tar --info-script=rm -cf a.tar x", "tar -rf a.tar x"),
         ("tar --new-volume-script=rm -cf a.tar x", "tar -uf a.tar x"),
@@ -186,7 +192,10 @@ fn every_option_that_starts_a_program_or_names_files_elsewhere() {
         ("timeout 5 rm x", "timeout 5 ls"),
         ("LESSOPEN='|rm %s' less a", "LANG=C less a"),
         ("MANPAGER=rm man ls", "LC_ALL=C man ls"),
-        ("TAR_OPTIONS=--to-command=rm tar -xf a.tar", "TZ=UTC tar -xf a.tar"),
+        (
+            "TAR_OPTIONS=--to-command=rm tar -xf a.tar",
+            "TZ=UTC tar -xf a.tar",
+        ),
         ("RSYNC_RSH=rm rsync a b", "TZ=UTC rsync a b"),
     ];
     let mut failures = Vec::new();

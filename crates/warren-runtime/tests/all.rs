@@ -11,6 +11,7 @@ mod events;
 mod host;
 mod lifecycle;
 mod mcp;
+mod memory_args;
 mod receipts;
 mod route_secrets;
 mod secrets;

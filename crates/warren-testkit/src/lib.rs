@@ -9,6 +9,7 @@ pub mod git;
 pub mod keyring;
 pub mod mcp;
 pub mod procs;
+pub mod props;
 #[cfg(feature = "runtime")]
 pub mod turn;
 pub mod zeroclaw;

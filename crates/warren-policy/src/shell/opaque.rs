@@ -413,8 +413,7 @@ fn names_files_elsewhere(name: &str, index: usize, a: &str) -> bool {
     }
     match name {
         "tar" | "bsdtar" => {
-            is_short_cluster_with(a, 'T')
-                || (index == 0 && !a.starts_with('-') && a.contains('T'))
+            is_short_cluster_with(a, 'T') || (index == 0 && !a.starts_with('-') && a.contains('T'))
         }
         "file" => is_short_cluster_with(a, 'f'),
         "zip" => a == "-@" || is_short_cluster_with(a, '@'),
