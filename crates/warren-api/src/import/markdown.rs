@@ -25,12 +25,13 @@ pub struct MdFile {
     pub time: DateTime<Utc>,
 }
 
-/// The memory files of a workspace, in a stable order.
+/// The memory files of a workspace, in a stable order. Links are not followed: a `MEMORY.md`
+/// or a `memory/` that is a link is not a memory file here (the plan refuses such a source).
 pub fn memory_files(workspace: &Path) -> Vec<MdFile> {
     let mut out = Vec::new();
     let core = workspace.join(CORE_FILE);
-    if core.is_file() {
-        let time = std::fs::metadata(&core)
+    if std::fs::symlink_metadata(&core).is_ok_and(|m| m.is_file()) {
+        let time = std::fs::symlink_metadata(&core)
             .and_then(|m| m.modified())
             .map(DateTime::<Utc>::from)
             .unwrap_or_else(|_| Utc::now());
@@ -41,7 +42,12 @@ pub fn memory_files(workspace: &Path) -> Vec<MdFile> {
         });
     }
     let mut days = Vec::new();
-    if let Ok(rd) = std::fs::read_dir(workspace.join(DAILY_DIR)) {
+    let daily = workspace.join(DAILY_DIR);
+    let daily_is_dir = std::fs::symlink_metadata(&daily).is_ok_and(|m| m.is_dir());
+    if let Some(rd) = daily_is_dir
+        .then(|| std::fs::read_dir(&daily).ok())
+        .flatten()
+    {
         for e in rd.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
             let Some(stem) = name.strip_suffix(".md") else {
@@ -118,12 +124,16 @@ fn parse(text: &str, file: &MdFile) -> Vec<Piece> {
 }
 
 /// The entries of a workspace's memory files, in file order; a key stored again later wins.
-pub fn entries(workspace: &Path) -> Result<Vec<MdEntry>, (PathBuf, std::io::Error)> {
+/// Each file is read through `src`, never through a link.
+pub fn entries(
+    src: &super::source::Source,
+    workspace: &Path,
+) -> Result<Vec<MdEntry>, (PathBuf, std::io::Error)> {
     let mut by_key: BTreeMap<String, usize> = BTreeMap::new();
     let mut out: Vec<MdEntry> = Vec::new();
     for f in memory_files(workspace) {
         let path = workspace.join(&f.rel);
-        let text = std::fs::read_to_string(&path).map_err(|e| (path.clone(), e))?;
+        let text = src.read_to_string(&path).map_err(|e| (path.clone(), e))?;
         for p in parse(&text, &f) {
             if let Piece::Entry(e) = p {
                 match by_key.get(&e.key) {

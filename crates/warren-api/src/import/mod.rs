@@ -359,6 +359,22 @@ impl Warren {
 
     async fn prepare(&self, root: &Path, prefix: &str) -> Result<Prepared, ApiError> {
         let src = Source::open(root)?;
+        let aliases: Vec<String> = src
+            .table("agents")
+            .map(|t| t.keys().cloned().collect())
+            .unwrap_or_default();
+        let links = src.links(&aliases);
+        if !links.is_empty() {
+            let list: Vec<String> = links.iter().map(|l| l.display().to_string()).collect();
+            return Err(ApiError::new(
+                ErrorCode::InvalidArgument,
+                format!(
+                    "the ZeroClaw install at {} has symbolic links where the import reads ({}); a source is read without following links: replace each link with what it points at, or remove it. Nothing was imported",
+                    src.root.display(),
+                    list.join(", ")
+                ),
+            ));
+        }
         let brain = src.brain().await?;
         let (brain_agents, counts) = match &brain {
             Some(b) => (b.agents().await?, b.counts().await?),
@@ -570,6 +586,7 @@ impl Warren {
             }
             let backend = MemoryBackendKind::from_name(&a.memory_backend);
             let (files, bytes) = copy_workspace(
+                &prep.src,
                 Path::new(&a.source_workspace),
                 Path::new(&a.workspace),
                 backend == Some(MemoryBackendKind::Markdown),
@@ -816,8 +833,8 @@ impl Warren {
                 Some(MemoryBackendKind::Markdown) => {
                     let ws = self.layout().default_workspace(alias);
                     let src_ws = Path::new(&a.source_workspace);
-                    let entries =
-                        markdown::entries(src_ws).map_err(|(p, e)| io_err("reading", &p, e))?;
+                    let entries = markdown::entries(&prep.src, src_ws)
+                        .map_err(|(p, e)| io_err("reading", &p, e))?;
                     let rows: Vec<MemoryEntry> = entries
                         .into_iter()
                         .map(|e| MemoryEntry {
@@ -892,7 +909,12 @@ impl Warren {
 /// Copies `from` to `to` (which must not exist): into a temporary sibling first, renamed into
 /// place when complete, so a crash never leaves a half-copied workspace under the real name.
 /// For a Markdown agent the memory files are converted to Warren's entry lines on the way.
-fn copy_workspace(from: &Path, to: &Path, markdown_agent: bool) -> Result<(u64, u64), ApiError> {
+fn copy_workspace(
+    src: &Source,
+    from: &Path,
+    to: &Path,
+    markdown_agent: bool,
+) -> Result<(u64, u64), ApiError> {
     if to.exists() {
         // Renamed into place by an attempt whose step was not journaled: complete.
         let mut ctx_files = 0u64;
@@ -909,21 +931,21 @@ fn copy_workspace(from: &Path, to: &Path, markdown_agent: bool) -> Result<(u64, 
         std::fs::remove_dir_all(&tmp).map_err(|e| io_err("removing", &tmp, e))?;
     }
     let (mut files, mut bytes) = (0u64, 0u64);
-    if from.is_dir() {
-        copy_dir(from, &tmp, &mut files, &mut bytes)?;
+    let from_is_dir = std::fs::symlink_metadata(from).is_ok_and(|m| m.is_dir());
+    if from_is_dir {
+        copy_dir(src, from, &tmp, &mut files, &mut bytes)?;
     } else {
         std::fs::create_dir_all(&tmp).map_err(|e| io_err("creating", &tmp, e))?;
     }
-    if markdown_agent && from.is_dir() {
+    if markdown_agent && from_is_dir {
         let finals: BTreeMap<String, (chrono::DateTime<chrono::Utc>, String)> =
-            markdown::entries(from)
+            markdown::entries(src, from)
                 .map_err(|(p, e)| io_err("reading", &p, e))?
                 .into_iter()
                 .map(|e| (e.key, (e.created_at, e.content)))
                 .collect();
         for f in markdown::memory_files(from) {
-            let src = from.join(&f.rel);
-            let text = std::fs::read_to_string(&src).map_err(|e| io_err("reading", &src, e))?;
+            let text = src_file_text(src, &from.join(&f.rel))?;
             let keep = |e: &warren_memory::markdown::format::MdEntry| {
                 finals
                     .get(&e.key)
@@ -957,31 +979,52 @@ fn count_tree(dir: &Path, files: &mut u64, bytes: &mut u64) {
     }
 }
 
-fn copy_dir(from: &Path, to: &Path, files: &mut u64, bytes: &mut u64) -> Result<(), ApiError> {
+fn src_file_text(src: &Source, path: &Path) -> Result<String, ApiError> {
+    src.read_to_string(path)
+        .map_err(|e| io_err("reading", path, e))
+}
+
+/// Copies the regular files and folders of `from` (under the source) into `to`; links and
+/// special files are left out (the plan lists them), and every file is opened without
+/// following links.
+fn copy_dir(
+    src: &Source,
+    from: &Path,
+    to: &Path,
+    files: &mut u64,
+    bytes: &mut u64,
+) -> Result<(), ApiError> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::create_dir_all(to).map_err(|e| io_err("creating", to, e))?;
     let rd = std::fs::read_dir(from).map_err(|e| io_err("reading", from, e))?;
     for e in rd {
         let e = e.map_err(|e| io_err("reading", from, e))?;
-        let src = e.path();
+        let path = e.path();
         let dst = to.join(e.file_name());
-        let ty = e.file_type().map_err(|err| io_err("reading", &src, err))?;
+        let ty = e.file_type().map_err(|err| io_err("reading", &path, err))?;
         if ty.is_dir() {
-            copy_dir(&src, &dst, files, bytes)?;
+            copy_dir(src, &path, &dst, files, bytes)?;
         } else if ty.is_file() {
-            let n = std::fs::copy(&src, &dst).map_err(|err| io_err("copying", &src, err))?;
-            let mode = e
+            let mut input = src
+                .open_file(&path)
+                .map_err(|err| io_err("reading", &path, err))?;
+            let mode = input
                 .metadata()
-                .map_err(|err| io_err("reading", &src, err))?
+                .map_err(|err| io_err("reading", &path, err))?
                 .permissions()
                 .mode()
                 & 0o777;
+            let mut out = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&dst)
+                .map_err(|err| io_err("creating", &dst, err))?;
+            let n =
+                std::io::copy(&mut input, &mut out).map_err(|err| io_err("copying", &path, err))?;
             // The copy is the user's own file in Warren: keep the execute bits, make it writable.
-            std::fs::set_permissions(&dst, std::fs::Permissions::from_mode(mode | 0o600))
+            out.set_permissions(std::fs::Permissions::from_mode(mode | 0o600))
                 .map_err(|err| io_err("setting the mode of", &dst, err))?;
-            std::fs::File::open(&dst)
-                .and_then(|f| f.sync_all())
-                .map_err(|err| io_err("syncing", &dst, err))?;
+            out.sync_all().map_err(|err| io_err("syncing", &dst, err))?;
             *files += 1;
             *bytes += n;
         }

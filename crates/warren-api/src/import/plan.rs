@@ -1075,7 +1075,7 @@ pub fn build(
         let mut sessions = 0;
         let mut rows = 0;
         if backend == MemoryBackendKind::Markdown {
-            match markdown::entries(&src_ws) {
+            match markdown::entries(src, &src_ws) {
                 Ok(entries) => {
                     for e in &entries {
                         *memory.entry(e.category.clone()).or_insert(0u64) += 1;

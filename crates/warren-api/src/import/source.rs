@@ -3,6 +3,7 @@
 //! appears next to it), the Markdown memory files and the workspaces.
 
 use std::collections::BTreeMap;
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
@@ -18,10 +19,15 @@ use warren_types::{ApiError, ErrorCode};
 /// The only config schema this importer reads.
 pub const SUPPORTED_SCHEMA: i64 = 3;
 
-/// A ZeroClaw install opened for reading.
+/// A ZeroClaw install opened for reading. Everything under its folder is foreign data: it is
+/// read relative to the folder's descriptor without following any symbolic link (a link
+/// anywhere below the folder is refused, never read through), and the plan refuses an install
+/// whose config, key, memory database, workspaces or memory files are links.
 pub struct Source {
-    /// The install folder.
+    /// The install folder (resolved once: the user chose it).
     pub root: PathBuf,
+    /// The folder, held open.
+    root_fd: OwnedFd,
     /// `<root>/config.toml`.
     pub config_path: PathBuf,
     /// The parsed config.
@@ -56,8 +62,10 @@ impl Source {
         let root = root
             .canonicalize()
             .map_err(|e| io_error("resolving", root, e))?;
+        let root_fd = warren_policy::open::open_dir_nofollow(&root)
+            .map_err(|e| io_error("opening", &root, std::io::Error::from(e)))?;
         let config_path = root.join("config.toml");
-        let text = match std::fs::read_to_string(&config_path) {
+        let text = match read_beneath(&root, &root_fd, &config_path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(ApiError::new(
@@ -92,7 +100,7 @@ impl Source {
             }
         }
         let key_path = root.join(".secret_key");
-        let key = match std::fs::read_to_string(&key_path) {
+        let key = match read_beneath(&root, &root_fd, &key_path) {
             Ok(t) => Some(
                 hex::decode(t.trim())
                     .ok()
@@ -106,10 +114,59 @@ impl Source {
         };
         Ok(Source {
             root,
+            root_fd,
             config_path,
             config,
             key,
         })
+    }
+
+    /// Opens the regular file `path` (under the install folder) for reading without following
+    /// any link on the way.
+    pub fn open_file(&self, path: &Path) -> std::io::Result<std::fs::File> {
+        open_beneath_root(&self.root, &self.root_fd, path)
+    }
+
+    /// Reads the text file `path` (under the install folder) without following any link.
+    pub fn read_to_string(&self, path: &Path) -> std::io::Result<String> {
+        read_beneath(&self.root, &self.root_fd, path)
+    }
+
+    /// Every path the import reads that is a symbolic link (or lies under one), relative to the
+    /// folder: the config, the key, the memory database, each agent's workspace, `MEMORY.md`,
+    /// `memory/` and the files in it. Links elsewhere in a workspace are not copied (the plan
+    /// lists them); these would be read, so they make the plan refuse.
+    pub fn links(&self, aliases: &[String]) -> Vec<PathBuf> {
+        let mut wanted: Vec<PathBuf> = [
+            "config.toml",
+            ".secret_key",
+            "data/memory/brain.db",
+            "data/memory/brain.db-wal",
+        ]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+        for a in aliases {
+            let ws = Path::new("agents").join(a).join("workspace");
+            wanted.push(ws.join(crate::import::markdown::CORE_FILE));
+            let daily = ws.join(crate::import::markdown::DAILY_DIR);
+            if let Ok(rd) = std::fs::read_dir(self.root.join(&daily)) {
+                if !is_link_on_way(&self.root, &daily) {
+                    for e in rd.flatten() {
+                        wanted.push(daily.join(e.file_name()));
+                    }
+                }
+            }
+            wanted.push(daily);
+            wanted.push(ws);
+        }
+        let mut out: Vec<PathBuf> = wanted
+            .into_iter()
+            .filter(|rel| is_link_on_way(&self.root, rel))
+            .collect();
+        out.sort();
+        out.dedup();
+        out
     }
 
     /// A table of the config by its dotted path (`agents`, `providers.models`).
@@ -168,10 +225,15 @@ impl Source {
     /// Opens `brain.db` read-only and immutable, or `None` when the install has none.
     pub async fn brain(&self) -> Result<Option<Brain>, ApiError> {
         let path = self.brain_path();
-        if !path.exists() {
+        if std::fs::symlink_metadata(&path).is_err() {
             return Ok(None);
         }
-        Brain::open(&path).await.map(Some)
+        // SQLite opens by name: the file is held open without following links, and SQLite is
+        // given that very file through `/proc/self/fd`.
+        let file = self
+            .open_file(&path)
+            .map_err(|e| io_error("opening", &path, e))?;
+        Brain::open(&path, file).await.map(Some)
     }
 }
 
@@ -188,6 +250,8 @@ pub struct SourceRow {
 pub struct Brain {
     path: PathBuf,
     pool: SqlitePool,
+    /// The file SQLite reads, held open for as long as the pool is.
+    _file: std::fs::File,
 }
 
 /// Counts of one agent's rows in the source store.
@@ -208,10 +272,11 @@ pub struct BrainCounts {
 }
 
 impl Brain {
-    async fn open(path: &Path) -> Result<Self, ApiError> {
-        let url = format!("sqlite://{}", path.display());
-        let opts = SqliteConnectOptions::from_str(&url)
+    async fn open(path: &Path, file: std::fs::File) -> Result<Self, ApiError> {
+        use std::os::fd::AsRawFd;
+        let opts = SqliteConnectOptions::from_str("sqlite://")
             .map_err(|e| bad_source(path, e))?
+            .filename(format!("/proc/self/fd/{}", file.as_raw_fd()))
             .read_only(true)
             .immutable(true)
             .create_if_missing(false);
@@ -225,6 +290,7 @@ impl Brain {
         let brain = Brain {
             path: path.to_path_buf(),
             pool,
+            _file: file,
         };
         // A damaged file opens lazily: check it now, naming the file.
         let check: String = sqlx::query_scalar("PRAGMA quick_check")
@@ -260,10 +326,14 @@ impl Brain {
             .fetch_all(&self.pool)
             .await
             .map_err(|e| corrupt(&self.path, e))?;
-        Ok(rows
-            .iter()
-            .map(|r| (r.get::<String, _>(0), r.get::<String, _>(1)))
-            .collect())
+        rows.iter()
+            .map(|r| {
+                Ok((
+                    col(r, 0, "agents.alias", &self.path)?,
+                    col(r, 1, "agents.id", &self.path)?,
+                ))
+            })
+            .collect()
     }
 
     /// Per alias: the counts of its rows.
@@ -281,13 +351,25 @@ impl Brain {
         .map_err(|e| corrupt(&self.path, e))?;
         let mut out: BTreeMap<String, BrainCounts> = BTreeMap::new();
         for r in rows {
-            let c = out.entry(r.get::<String, _>(0)).or_default();
-            c.categories
-                .insert(r.get::<String, _>(1), r.get::<i64, _>(2) as u64);
-            c.pinned += r.get::<i64, _>(4) as u64;
-            c.other_namespace += r.get::<i64, _>(5) as u64;
-            c.superseded += r.get::<i64, _>(6) as u64;
-            c.embedded += r.get::<i64, _>(7) as u64;
+            let alias: String = col(&r, 0, "agents.alias", &self.path)?;
+            let category: String = col(&r, 1, "memories.category", &self.path)?;
+            let n = |i: usize, what: &str| -> Result<u64, ApiError> {
+                let v: Option<i64> = col(&r, i, what, &self.path)?;
+                Ok(v.unwrap_or(0).max(0) as u64)
+            };
+            let (rows, pinned, other, superseded, embedded) = (
+                n(2, "memories (row count)")?,
+                n(4, "memories.pinned")?,
+                n(5, "memories.namespace")?,
+                n(6, "memories.superseded_by")?,
+                n(7, "memories.embedding")?,
+            );
+            let c = out.entry(alias).or_default();
+            c.categories.insert(category, rows);
+            c.pinned += pinned;
+            c.other_namespace += other;
+            c.superseded += superseded;
+            c.embedded += embedded;
         }
         let sessions = sqlx::query(
             "SELECT a.alias, COUNT(DISTINCT m.session_id) FROM memories m JOIN agents a ON a.id = m.agent_id GROUP BY a.alias",
@@ -296,8 +378,10 @@ impl Brain {
         .await
         .map_err(|e| corrupt(&self.path, e))?;
         for r in sessions {
-            if let Some(c) = out.get_mut(&r.get::<String, _>(0)) {
-                c.sessions = r.get::<i64, _>(1) as u64;
+            let alias: String = col(&r, 0, "agents.alias", &self.path)?;
+            let n: i64 = col(&r, 1, "memories.session_id", &self.path)?;
+            if let Some(c) = out.get_mut(&alias) {
+                c.sessions = n.max(0) as u64;
             }
         }
         // Rows whose agent id has no `agents` row cannot be attributed to anyone.
@@ -338,12 +422,21 @@ impl Brain {
         let mut out = Vec::with_capacity(rows.len());
         let mut problems = Vec::new();
         let owner = Uuid::parse_str(agent_id).unwrap_or_else(|_| Uuid::new_v4());
+        let p = &self.path;
         for r in rows {
-            last = r.get::<i64, _>(0);
-            let key: String = r.get(2);
-            let id_text: String = r.get(1);
-            let created: String = r.get(7);
-            let updated: String = r.get(8);
+            last = col(&r, 0, "memories.rowid", p)?;
+            let key: String = col(&r, 2, "memories.key", p)?;
+            let id_text: String = col(&r, 1, "memories.id", p)?;
+            let created: String = col(&r, 7, "memories.created_at", p)?;
+            let updated: String = col(&r, 8, "memories.updated_at", p)?;
+            let content: String = col(&r, 3, "memories.content", p)?;
+            let category: String = col(&r, 4, "memories.category", p)?;
+            let session_id: Option<String> = col(&r, 5, "memories.session_id", p)?;
+            // `importance` is a REAL in ZeroClaw's schema; an INTEGER there is read as one.
+            let importance: Option<f64> = match r.try_get::<Option<f64>, _>(6) {
+                Ok(v) => v,
+                Err(_) => col::<Option<i64>>(&r, 6, "memories.importance", p)?.map(|v| v as f64),
+            };
             let (Some(created_at), Some(updated_at)) = (parse_time(&created), parse_time(&updated))
             else {
                 problems.push(format!(
@@ -358,10 +451,10 @@ impl Brain {
                     agent_id: owner,
                     agent: alias.to_string(),
                     key,
-                    content: r.get(3),
-                    category: r.get(4),
-                    session_id: r.get(5),
-                    importance: r.get::<Option<f64>, _>(6).unwrap_or(0.5).clamp(0.0, 1.0),
+                    content,
+                    category,
+                    session_id,
+                    importance: importance.unwrap_or(0.5).clamp(0.0, 1.0),
                     created_at,
                     updated_at,
                     score: None,
@@ -375,6 +468,79 @@ impl Brain {
     pub async fn close(&self) {
         self.pool.close().await;
     }
+}
+
+/// Column `i` of a row, decoded as `T`; a value of another type is an error naming the table
+/// and column (a damaged or foreign database never panics the importer).
+fn col<'r, T>(
+    r: &'r sqlx::sqlite::SqliteRow,
+    i: usize,
+    column: &str,
+    path: &Path,
+) -> Result<T, ApiError>
+where
+    T: sqlx::Decode<'r, sqlx::Sqlite> + sqlx::Type<sqlx::Sqlite>,
+{
+    r.try_get(i).map_err(|e| {
+        corrupt(
+            path,
+            format!("column `{column}` holds a value of an unexpected type ({e})"),
+        )
+    })
+}
+
+/// Whether `rel` (under `root`) is a symbolic link or lies under one.
+fn is_link_on_way(root: &Path, rel: &Path) -> bool {
+    let mut p = root.to_path_buf();
+    for c in rel.components() {
+        p.push(c);
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => return true,
+            Ok(_) => {}
+            Err(_) => return false,
+        }
+    }
+    false
+}
+
+fn open_beneath_root(root: &Path, fd: &OwnedFd, path: &Path) -> std::io::Result<std::fs::File> {
+    use warren_policy::rustix::fs::{fstat, FileType, Mode, OFlags};
+    let rel = path.strip_prefix(root).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{} is outside the install folder", path.display()),
+        )
+    })?;
+    let opened = warren_policy::open::open_beneath(
+        fd.as_fd(),
+        rel,
+        OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOCTTY | OFlags::NONBLOCK,
+        Mode::empty(),
+    )
+    .map_err(|e| {
+        if e == warren_policy::rustix::io::Errno::LOOP {
+            std::io::Error::other(
+                "it is a symbolic link or lies under one, and a ZeroClaw install is read without following links",
+            )
+        } else {
+            std::io::Error::from(e)
+        }
+    })?;
+    let st = fstat(&opened).map_err(std::io::Error::from)?;
+    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    Ok(std::fs::File::from(opened))
+}
+
+fn read_beneath(root: &Path, fd: &OwnedFd, path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    open_beneath_root(root, fd, path)?.read_to_string(&mut text)?;
+    Ok(text)
 }
 
 /// An RFC 3339 time with any offset, as an instant.

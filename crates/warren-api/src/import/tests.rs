@@ -985,3 +985,199 @@ fn a_bulk_import_with_colliding_ids_and_an_update_gives_the_exact_rows() {
         }
     });
 }
+
+/// The outside file a planted link points at: its text must never reach Warren.
+const OUTSIDE: &str = "- **stolen**: OUTSIDE-SECRET-4711\n";
+
+/// Whether `OUTSIDE`'s marker is anywhere in Warren's install (files and memory rows).
+fn leaked(home: &Path) -> bool {
+    fn walk(d: &Path) -> bool {
+        std::fs::read_dir(d)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| {
+                let p = e.path();
+                match e.file_type() {
+                    Ok(t) if t.is_dir() => walk(&p),
+                    Ok(t) if t.is_file() => std::fs::read(&p)
+                        .map(|b| b.windows(14).any(|w| w == b"OUTSIDE-SECRET"))
+                        .unwrap_or(false),
+                    _ => false,
+                }
+            })
+    }
+    walk(home)
+}
+
+#[test]
+fn links_in_the_source_are_never_followed() {
+    let rt = runtime();
+    let q = quiet();
+    let journal = |fx: &Fx| fx.src.join("agents/journal/workspace");
+    let outside_dir = |fx: &Fx| {
+        let d = fx.src.parent().unwrap().join("elsewhere");
+        std::fs::create_dir_all(d.join("memory")).unwrap();
+        std::fs::write(d.join("outside.md"), OUTSIDE).unwrap();
+        std::fs::write(d.join("memory/2026-08-20.md"), OUTSIDE).unwrap();
+        std::fs::write(d.join("MEMORY.md"), OUTSIDE).unwrap();
+        d
+    };
+    type Plant = Box<dyn Fn(&Fx) -> &'static str>;
+    let cases: Vec<(&str, Plant)> = vec![
+        (
+            "file",
+            Box::new(move |fx: &Fx| {
+                let d = outside_dir(fx);
+                let m = journal(fx).join("MEMORY.md");
+                std::fs::remove_file(&m).unwrap();
+                std::os::unix::fs::symlink(d.join("outside.md"), &m).unwrap();
+                "agents/journal/workspace/MEMORY.md"
+            }),
+        ),
+        (
+            "folder",
+            Box::new(move |fx: &Fx| {
+                let d = outside_dir(fx);
+                let m = journal(fx).join("memory");
+                std::fs::remove_dir_all(&m).unwrap();
+                std::os::unix::fs::symlink(d.join("memory"), &m).unwrap();
+                "agents/journal/workspace/memory"
+            }),
+        ),
+        (
+            "chain",
+            Box::new(move |fx: &Fx| {
+                let d = outside_dir(fx);
+                let ws = journal(fx);
+                std::fs::remove_file(ws.join("MEMORY.md")).unwrap();
+                std::os::unix::fs::symlink(d.join("outside.md"), ws.join("hop.md")).unwrap();
+                std::os::unix::fs::symlink("hop.md", ws.join("MEMORY.md")).unwrap();
+                "agents/journal/workspace/MEMORY.md"
+            }),
+        ),
+        (
+            "loop",
+            Box::new(move |fx: &Fx| {
+                let m = journal(fx).join("memory");
+                std::os::unix::fs::symlink("2026-01-02.md", m.join("2026-01-01.md")).unwrap();
+                std::os::unix::fs::symlink("2026-01-01.md", m.join("2026-01-02.md")).unwrap();
+                "agents/journal/workspace/memory/2026-01-01.md"
+            }),
+        ),
+        (
+            "workspace",
+            Box::new(move |fx: &Fx| {
+                let d = outside_dir(fx);
+                let ws = journal(fx);
+                std::fs::remove_dir_all(&ws).unwrap();
+                std::os::unix::fs::symlink(&d, &ws).unwrap();
+                "agents/journal/workspace"
+            }),
+        ),
+        (
+            "database",
+            Box::new(move |fx: &Fx| {
+                let db = fx.src.join("data/memory/brain.db");
+                let copy = fx.src.parent().unwrap().join("brain-elsewhere.db");
+                std::fs::rename(&db, &copy).unwrap();
+                std::os::unix::fs::symlink(&copy, &db).unwrap();
+                "data/memory/brain.db"
+            }),
+        ),
+    ];
+    for (name, plant) in &cases {
+        let fx = fixture();
+        let link = plant(&fx);
+        std::fs::write(fx.home.join("config.toml"), BASE).unwrap();
+        let before = tree_snapshot(&fx.home).unwrap();
+        let w = open(&fx.home);
+        for dry_run in [true, false] {
+            let mut o = opts(&fx.src);
+            o.dry_run = dry_run;
+            let err = rt.block_on(w.import_zeroclaw(&o, &q)).unwrap_err();
+            assert_eq!(err.code, ErrorCode::InvalidArgument, "{name}: {err:?}");
+            assert!(
+                err.message.contains(link),
+                "{name}: {link} not in {}",
+                err.message
+            );
+            assert!(
+                err.message.contains("without following links"),
+                "{name}: {}",
+                err.message
+            );
+        }
+        assert_eq!(
+            tree_snapshot(&fx.home).unwrap(),
+            before,
+            "{name}: Warren's install changed"
+        );
+        assert!(!leaked(&fx.home), "{name}: the outside text reached Warren");
+        assert!(
+            pending_jobs(w.layout()).is_empty(),
+            "{name}: a journal was left"
+        );
+    }
+    // Control: a link elsewhere in a workspace does not stop the import; it is not copied,
+    // and nothing it points at is read.
+    let fx = fixture();
+    let d = outside_dir(&fx);
+    std::os::unix::fs::symlink(d.join("outside.md"), journal(&fx).join("notes-link.md")).unwrap();
+    std::fs::write(fx.home.join("config.toml"), BASE).unwrap();
+    let w = open(&fx.home);
+    let report = rt.block_on(w.import_zeroclaw(&opts(&fx.src), &q)).unwrap();
+    assert!(
+        report
+            .plan
+            .unmapped
+            .iter()
+            .any(|u| u.setting.ends_with("journal/workspace/notes-link.md")),
+        "{:?}",
+        report.plan.unmapped
+    );
+    let ws = w.layout().default_workspace("journal");
+    assert!(ws.join("MEMORY.md").is_file(), "the import ran");
+    assert!(std::fs::symlink_metadata(ws.join("notes-link.md")).is_err());
+    assert!(!leaked(&fx.home), "the outside text reached Warren");
+}
+
+#[test]
+fn a_database_value_of_an_unexpected_type_is_an_error_naming_its_column() {
+    let rt = runtime();
+    let q = quiet();
+    for (column, set) in [
+        ("memories.content", "content = x'00ff'"),
+        ("memories.created_at", "created_at = x'01'"),
+        ("memories.session_id", "session_id = x'02'"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("zc");
+        generated_source(&src, &[("ana", 5)]);
+        rt.block_on(async {
+            let pool = brain_pool(&src).await;
+            sqlx::query(&format!(
+                "UPDATE memories SET {set} WHERE key = 'note_00002'"
+            ))
+            .execute(&pool)
+            .await
+            .unwrap();
+            sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+                .execute(&pool)
+                .await
+                .unwrap();
+            pool.close().await;
+        });
+        let home = dir.path().join("warren");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::write(home.join("config.toml"), "schema_version = 1\n").unwrap();
+        let w = open(&home);
+        let err = rt.block_on(w.import_zeroclaw(&opts(&src), &q)).unwrap_err();
+        assert_eq!(err.code, ErrorCode::Storage, "{column}: {err:?}");
+        assert!(
+            err.message.contains(&format!("`{column}`")),
+            "{column}: {}",
+            err.message
+        );
+    }
+}
