@@ -396,7 +396,18 @@ impl Warren {
             workspace_of: &workspace_of,
             memory_taken: &taken,
         };
-        let (plan, mapped) = plan::build(&src, &sid, prefix, &counts, &target);
+        let (mut plan, mapped) = plan::build(&src, &sid, prefix, &counts, &target);
+        // An alias an unfinished rename, delete or restore holds is not free.
+        for a in &plan.agents {
+            if let Some(e) = warren_runtime::lifecycle::pending_for(self.layout(), &a.alias) {
+                plan.problems.push(format!(
+                    "agent `{}` is held by an unfinished operation ({}): {}",
+                    a.alias,
+                    e.op.describe(),
+                    e.op.resume_hint()
+                ));
+            }
+        }
         Ok(Prepared {
             src,
             brain,

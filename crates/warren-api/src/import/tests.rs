@@ -1181,3 +1181,69 @@ fn a_database_value_of_an_unexpected_type_is_an_error_naming_its_column() {
         );
     }
 }
+
+#[test]
+fn an_alias_an_unfinished_operation_holds_is_not_imported() {
+    use warren_runtime::lifecycle::journal::{DeleteJob, Journal, JournalEntry, Operation};
+    let rt = runtime();
+    let q = quiet();
+    let fx = fixture();
+    std::fs::write(fx.home.join("config.toml"), "schema_version = 1\n").unwrap();
+    let w = open(&fx.home);
+    // A delete of `writer` that stopped half-way (its journal is all that is left).
+    let journal = Journal::new(w.layout().journal_dir());
+    journal
+        .save(&JournalEntry {
+            id: "20261203T000000Z-delete-writer".into(),
+            started_at: "2026-12-03T00:00:00Z".into(),
+            op: Operation::Delete(DeleteJob {
+                alias: "writer".into(),
+                archive: w
+                    .layout()
+                    .root()
+                    .join("data/agents/_deleted/writer-20261203T000000Z"),
+                workspace: w.layout().default_workspace("writer"),
+                custom_workspace: false,
+                memory_backend: MemoryBackendKind::Sqlite,
+                memory_agent_id: None,
+                sessions_agent_id: None,
+                time: "20261203T000000Z".into(),
+                exported: BTreeMap::new(),
+                purged: BTreeMap::new(),
+                failed: BTreeMap::new(),
+                cron_jobs: Vec::new(),
+            }),
+            steps: vec!["config_saved".into()],
+            warnings: Vec::new(),
+        })
+        .unwrap();
+    let before = tree_snapshot(&fx.home).unwrap();
+    for dry_run in [true, false] {
+        let mut o = opts(&fx.src);
+        o.dry_run = dry_run;
+        let out = rt.block_on(w.import_zeroclaw(&o, &q));
+        let text = match &out {
+            Ok(r) => r.plan.problems.join("\n"),
+            Err(e) => format!("{} {}", e.message, e.details.join("\n")),
+        };
+        assert!(
+            text.contains("agent `writer` is held by an unfinished operation (delete writer)"),
+            "{text}"
+        );
+        assert!(text.contains("warren agents delete writer"), "{text}");
+        if !dry_run {
+            assert!(out.is_err(), "the import ran");
+        }
+    }
+    assert_eq!(
+        tree_snapshot(&fx.home).unwrap(),
+        before,
+        "Warren's install changed"
+    );
+    // Control: under a prefix the aliases are free and the import runs.
+    let mut o = opts(&fx.src);
+    o.prefix = "zc_".into();
+    let r = rt.block_on(w.import_zeroclaw(&o, &q)).unwrap();
+    assert!(r.plan.problems.is_empty(), "{:?}", r.plan.problems);
+    assert!(w.layout().default_workspace("zc_writer").is_dir());
+}
