@@ -271,6 +271,11 @@ impl Lifecycle {
             let kind = p.kind();
             let export_step = format!("export:{kind}");
             let (count_step, purge_step) = (format!("count:{kind}"), format!("purge:{kind}"));
+            // A journal from a version that parked data whose export failed: export again.
+            if job.failed.remove(kind).is_some() && !entry.done(&purge_step) {
+                entry.steps.retain(|s| s != &export_step);
+                entry.op = Operation::Delete(job.clone());
+            }
             if !entry.done(&export_step) {
                 let state = self.delete_state(&job, &cfg);
                 let result = match self.hook.export_fault(kind) {
@@ -285,58 +290,29 @@ impl Lifecycle {
                 match written {
                     Ok(n) => {
                         job.exported.insert(kind.to_string(), n);
-                        job.failed.remove(kind);
                     }
-                    // The data is parked instead of purged (next step).
+                    // Nothing is purged without its export: the data stays where it is (the
+                    // alias stays blocked) and the next run exports it again.
                     Err(reason) => {
-                        job.failed.insert(kind.to_string(), reason);
+                        problems.push(format!(
+                            "{kind}: export failed ({reason}); nothing was purged, the data is still under `{}`",
+                            job.alias
+                        ));
+                        continue;
                     }
                 }
                 entry.op = Operation::Delete(job.clone());
                 self.step_done(&mut entry, &export_step)?;
             }
             if !entry.done(&purge_step) {
-                let state = self.delete_state(&job, &cfg);
-                if let Some(reason) = job.failed.get(kind).cloned() {
-                    match p.park(&state, &tomb).await {
-                        Ok(()) => entry.warnings.push(format!(
-                            "{kind}: export failed, the data was kept (parked as `{tomb}`): {reason}"
-                        )),
-                        Err(e) => {
-                            problems.push(format!(
-                                "{kind}: export failed ({reason}) and parking the data failed ({e}); it is still under `{}`",
-                                job.alias
-                            ));
-                            // Nothing was exported or parked: the next run tries the export
-                            // again first.
-                            entry.steps.retain(|s| s != &export_step);
-                            job.failed.remove(kind);
-                            entry.op = Operation::Delete(job.clone());
-                            continue;
-                        }
-                    }
-                } else {
-                    // The count is durable before the purge: a rerun after a crash right after
-                    // the purge finds nothing left and keeps the journaled count.
-                    if !entry.done(&count_step) {
-                        match p.purge_count(&self.delete_state(&job, &cfg)).await {
-                            Ok(n) => {
-                                job.purged.insert(kind.to_string(), n);
-                                entry.op = Operation::Delete(job.clone());
-                                self.step_done(&mut entry, &count_step)?;
-                            }
-                            Err(e) => {
-                                problems.push(format!(
-                                    "{e}; the data is still in place (its export is in the archive)"
-                                ));
-                                continue;
-                            }
-                        }
-                    }
-                    match p.purge(&self.delete_state(&job, &cfg)).await {
+                // The count is durable before the purge: a rerun after a crash right after
+                // the purge finds nothing left and keeps the journaled count.
+                if !entry.done(&count_step) {
+                    match p.purge_count(&self.delete_state(&job, &cfg)).await {
                         Ok(n) => {
-                            let counted = job.purged.get(kind).copied().unwrap_or(0);
-                            job.purged.insert(kind.to_string(), counted.max(n));
+                            job.purged.insert(kind.to_string(), n);
+                            entry.op = Operation::Delete(job.clone());
+                            self.step_done(&mut entry, &count_step)?;
                         }
                         Err(e) => {
                             problems.push(format!(
@@ -344,6 +320,18 @@ impl Lifecycle {
                             ));
                             continue;
                         }
+                    }
+                }
+                match p.purge(&self.delete_state(&job, &cfg)).await {
+                    Ok(n) => {
+                        let counted = job.purged.get(kind).copied().unwrap_or(0);
+                        job.purged.insert(kind.to_string(), counted.max(n));
+                    }
+                    Err(e) => {
+                        problems.push(format!(
+                            "{e}; the data is still in place (its export is in the archive)"
+                        ));
+                        continue;
                     }
                 }
                 entry.op = Operation::Delete(job.clone());

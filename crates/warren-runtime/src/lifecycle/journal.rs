@@ -49,7 +49,7 @@ pub struct DeleteJob {
     pub exported: BTreeMap<String, u64>,
     /// Rows purged per kind: counted and journaled before the purge (step `count:<kind>`).
     pub purged: BTreeMap<String, u64>,
-    /// Kinds whose export failed (their data was kept), with the reason.
+    /// Kinds whose export failed, in journals of earlier versions (a rerun exports them again).
     pub failed: BTreeMap<String, String>,
     /// Ids of the agent's `[cron.<id>]` jobs (their scheduler cursors are owned state).
     #[serde(default)]

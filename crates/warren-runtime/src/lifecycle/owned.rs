@@ -78,10 +78,6 @@ pub trait OwnedState: Send + Sync {
     async fn purge_count(&self, agent: &AgentState<'_>) -> Result<u64, OwnedStateError> {
         self.count(agent).await
     }
-    /// Keeps data whose export failed, but away from the alias (under `tombstone`).
-    async fn park(&self, _agent: &AgentState<'_>, _tombstone: &str) -> Result<(), OwnedStateError> {
-        Ok(())
-    }
     /// Brings data back under `agent.alias`: from an export, and/or from what was parked under
     /// `tombstone`. Returns the items restored.
     async fn restore(
@@ -208,21 +204,6 @@ impl OwnedState for MemoryState {
             MemoryBackendKind::Markdown | MemoryBackendKind::None => Ok(0),
             _ => self.count(a).await,
         }
-    }
-    async fn park(&self, a: &AgentState<'_>, tombstone: &str) -> Result<(), OwnedStateError> {
-        if matches!(
-            a.memory_backend,
-            MemoryBackendKind::Markdown | MemoryBackendKind::None
-        ) {
-            return Ok(());
-        }
-        let admin = self.admin(a, a.alias).await?;
-        let err = |e| OwnedStateError::new("memory", "park", e);
-        if admin.agent_id().await.map_err(err)?.is_none() {
-            // Nothing under the alias (never used, or parked by an earlier run).
-            return Ok(());
-        }
-        admin.rename_to(tombstone).await.map(|_| ()).map_err(err)
     }
     async fn restore(
         &self,

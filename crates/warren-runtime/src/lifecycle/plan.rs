@@ -186,7 +186,8 @@ pub struct Manifest {
     pub exported: BTreeMap<String, u64>,
     /// Items purged per kind.
     pub purged: BTreeMap<String, u64>,
-    /// Kinds whose export failed: the data was kept in place under `tombstone`.
+    /// Kinds whose export failed, in archives of earlier versions (their data was parked under
+    /// `tombstone`); a delete now stays unfinished until every export is written.
     pub failed: BTreeMap<String, String>,
     /// The name kept data is parked under (never a valid alias).
     pub tombstone: String,

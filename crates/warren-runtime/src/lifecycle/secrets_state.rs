@@ -138,33 +138,6 @@ impl OwnedState for SecretsState {
         Ok(n)
     }
 
-    async fn park(&self, a: &AgentState<'_>, tombstone: &str) -> Result<(), OwnedStateError> {
-        let mut kept = Vec::new();
-        for name in self.names(a.alias, "park")? {
-            let from = Self::agent_ref(a.alias, &name, "park")?;
-            match Self::parked_ref(tombstone, &name) {
-                Some(to) => {
-                    self.move_secret(&from, &to, "park")?;
-                }
-                // The parked name would be too long: the secret stays where it is, and the
-                // delete says so rather than leave it silently to a later agent of this alias.
-                None => kept.push(from.to_string()),
-            }
-        }
-        if kept.is_empty() {
-            Ok(())
-        } else {
-            Err(OwnedStateError::new(
-                KIND,
-                "park",
-                format!(
-                    "{} could not be parked (name too long) and stay in place; remove them with `warren secrets rm`",
-                    kept.join(", ")
-                ),
-            ))
-        }
-    }
-
     async fn restore(
         &self,
         a: &AgentState<'_>,
@@ -219,17 +192,16 @@ mod tests {
     use warren_config::InstallLayout;
     use warren_types::{Config, MemoryBackendKind};
 
+    /// Archives made when a failed export parked the data (earlier versions) still restore it.
     #[tokio::test]
-    async fn park_moves_what_it_can_and_names_a_secret_it_cannot() {
+    async fn a_parked_secret_comes_back_with_the_restore() {
         let dir = tempfile::tempdir().unwrap();
         let layout = InstallLayout::new(dir.path());
         let store: Arc<dyn SecretStore> = Arc::new(FileSecretStore::for_install(&layout));
         let state = SecretsState::new(store.clone(), FileSecretStore::for_install(&layout));
-        let long = "K".repeat(120);
-        let short = SecretRef::agent("alice", "SHORT").unwrap();
-        let too_long = SecretRef::agent("alice", &long).unwrap();
-        store.set(&short, "s").unwrap();
-        store.set(&too_long, "l").unwrap();
+        let tomb = "~deleted:alice-20260301T000000Z";
+        let parked = SecretsState::parked_ref(tomb, "SHORT").unwrap();
+        store.set(&parked, "s").unwrap();
         let config = Config::default();
         let a = AgentState {
             alias: "alice",
@@ -239,15 +211,9 @@ mod tests {
             sessions_agent_id: None,
             cron_jobs: &[],
         };
-        let tomb = "~deleted:alice-20260301T000000Z";
-        let err = state.park(&a, tomb).await.unwrap_err().to_string();
-        assert!(err.contains(&too_long.to_string()), "{err}");
-        assert!(!err.contains("SHORT"), "{err}");
-        // The short one is parked away from the alias; the long one stayed.
-        assert_eq!(store.get(&short).unwrap(), None);
-        assert_eq!(store.get(&too_long).unwrap().as_deref(), Some("l"));
-        // A restore brings the parked one back.
         assert_eq!(state.restore(&a, None, tomb).await.unwrap(), 1);
+        let short = SecretRef::agent("alice", "SHORT").unwrap();
         assert_eq!(store.get(&short).unwrap().as_deref(), Some("s"));
+        assert_eq!(store.get(&parked).unwrap(), None);
     }
 }

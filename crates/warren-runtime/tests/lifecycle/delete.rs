@@ -170,38 +170,49 @@ async fn delete_refuses_hard_references_and_live_acp_sessions_listing_each() {
 }
 
 #[tokio::test]
-async fn a_failing_memory_export_keeps_the_rows_and_reports_it() {
+async fn a_delete_whose_export_fails_stays_unfinished_until_the_export_is_complete() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     build(root).await;
+    let layout = warren_config::InstallLayout::new(root);
     let lc = lifecycle(root)
         .await
         .with_hook(std::sync::Arc::new(FailExport("memory")));
     let r = lc.delete("carol", GO).await.unwrap();
     assert!(!r.ok);
-    assert!(
-        r.warnings
-            .iter()
-            .any(|w| w.contains("memory: export failed")),
-        "{:?}",
-        r.warnings
-    );
+    let all = r.warnings.join("\n");
+    assert!(all.contains("memory: export failed"), "{all}");
+    assert!(all.contains("nothing was purged"), "{all}");
+    assert!(all.contains("the delete is unfinished"), "{all}");
     let archive = r.archive.unwrap();
-    let m = json(&archive.join("manifest.json"));
-    assert!(
-        m["failed"]["memory"].as_str().unwrap().contains("injected"),
-        "{m}"
-    );
-    assert!(m["purged"].get("memory").is_none(), "{m}");
-    assert_eq!(m["purged"]["sessions"], 1);
+    // Nothing purged without its export: the rows are still carol's, no manifest yet, and the
+    // alias is held.
+    assert!(!archive.join("manifest.json").exists());
     assert!(!archive.join("cascade/memory.json").exists());
-    // The rows are still there, parked away from the alias.
-    let parked = memory_rows(root, m["tombstone"].as_str().unwrap()).await;
-    assert_eq!(parked.len(), 3, "{parked:?}");
+    assert_eq!(memory_rows(root, "carol").await.len(), 3);
+    assert!(matches!(
+        warren_runtime::lifecycle::refuse_if_pending(&layout, "carol"),
+        Err(LifecycleError::Pending { .. })
+    ));
+    // Rerun with the fault still there: still unfinished, still nothing lost.
+    let again = lc.delete("carol", GO).await.unwrap();
+    assert!(!again.ok);
+    assert_eq!(memory_rows(root, "carol").await.len(), 3);
+    // The fault removed, one resume finishes it: every row exported, then purged.
+    let outcomes = lifecycle(root).await.resume_pending().await;
+    assert_eq!(outcomes.len(), 1);
+    assert!(outcomes[0].error.is_none(), "{outcomes:?}");
+    let m = json(&archive.join("manifest.json"));
+    assert!(m["failed"].as_object().is_none_or(|f| f.is_empty()), "{m}");
+    assert_eq!(m["exported"]["memory"], 3, "{m}");
+    assert_eq!(m["purged"]["memory"], 3, "{m}");
+    let export = std::fs::read_to_string(archive.join("cascade/memory.json")).unwrap();
+    assert_eq!(export.matches("\"key\"").count(), 3, "{export}");
     assert!(memory_rows(root, "carol").await.is_empty());
-    // A restore brings them back.
-    let lc = lifecycle(root).await;
-    let back = lc
+    assert!(warren_runtime::lifecycle::refuse_if_pending(&layout, "carol").is_ok());
+    // A restore brings the rows back from the export.
+    let back = lifecycle(root)
+        .await
         .restore("carol-20260302T093000Z", None, false)
         .await
         .unwrap();
