@@ -301,6 +301,9 @@ impl Lifecycle {
             .map(|b| b.name)
             .collect();
         let cfg = self.store.load()?.config;
+        // Imports that could not complete in this run: never journaled as done, so the restore
+        // stays open (the alias held, the archive kept) and the next run imports them again.
+        let mut problems: Vec<String> = Vec::new();
         for p in self.participants() {
             let kind = p.kind();
             let step = format!("import:{kind}");
@@ -329,8 +332,8 @@ impl Lifecycle {
                     job.imported.insert(kind.to_string(), n);
                 }
                 Err(e) => {
-                    job.failed.push(step.clone());
-                    entry.warnings.push(e.to_string());
+                    problems.push(format!("{kind} not restored yet: {e}"));
+                    continue;
                 }
             }
             entry.op = Operation::Restore(job.clone());
@@ -419,6 +422,27 @@ impl Lifecycle {
             }
             entry.warnings.extend(notes);
             self.step_done(&mut entry, "config")?;
+        }
+        if !problems.is_empty() {
+            self.journal().save(&entry)?;
+            let mut warnings = entry.warnings.clone();
+            warnings.extend(problems);
+            warnings.push(format!(
+                "the restore is unfinished (journal {}): `{}` stays blocked and the archive is kept until it is; {}",
+                self.journal().path(&entry.id).display(),
+                job.alias,
+                entry.op.resume_hint()
+            ));
+            for w in &warnings {
+                tracing::warn!(agent = %job.alias, "restore: {w}");
+            }
+            return Ok(LifecycleReport {
+                ok: false,
+                dry_run: false,
+                plan,
+                warnings,
+                archive: Some(job.archive.clone()),
+            });
         }
         let failed = !job.failed.is_empty();
         let mut archive = None;

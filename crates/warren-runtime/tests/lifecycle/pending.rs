@@ -410,3 +410,66 @@ async fn an_unfinished_rename_on_postgres_memory_converges_once_the_server_is_ba
     assert_eq!(count("alice").await, 0);
     mem.close().await;
 }
+
+/// A restore whose memory import fails is not done: it stays journaled (the alias held, the
+/// archive kept), a second restore of the same archive resumes it instead of calling the alias
+/// taken, and once the store is back one resume brings every row home and removes the archive.
+#[tokio::test]
+async fn a_restore_whose_memory_import_fails_stays_pending_until_the_rows_are_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    build(root).await;
+    let layout = InstallLayout::new(root);
+    let deleted = lifecycle(root).await.delete("carol", GO).await.unwrap();
+    assert!(deleted.ok, "{deleted:?}");
+    let archive = deleted.archive.unwrap();
+    let name = archive.file_name().unwrap().to_string_lossy().into_owned();
+    let broken = BrokenMemory::break_it(root);
+    let r = lifecycle(root)
+        .await
+        .restore(&name, None, false)
+        .await
+        .unwrap();
+    assert!(!r.ok, "{r:?}");
+    let all = r.warnings.join("\n");
+    assert!(all.contains("memory not restored yet"), "{all}");
+    assert!(all.contains("the restore is unfinished"), "{all}");
+    assert!(
+        archive.join("manifest.json").exists(),
+        "the archive was removed"
+    );
+    assert_eq!(journal_entries(root).len(), 1);
+    // Using the agent meanwhile: its turns are refused, naming the restore.
+    assert!(matches!(
+        refuse_if_pending(&layout, "carol"),
+        Err(LifecycleError::Pending { .. })
+    ));
+    let h = host(root).await;
+    let turn = h.run("carol", None, "hi", TurnTrigger::User, None).await;
+    assert!(
+        matches!(&turn, Err(HostError::LifecyclePending(m)) if m.contains("restore")),
+        "{:?}",
+        turn.err()
+    );
+    drop(h);
+    // The same restore again, fault still there: resumed (not "exists"), still unfinished.
+    let again = lifecycle(root)
+        .await
+        .restore(&name, None, false)
+        .await
+        .unwrap();
+    assert!(!again.ok, "{again:?}");
+    assert_eq!(journal_entries(root).len(), 1);
+    // The fault removed: one resume finishes it.
+    broken.repair();
+    let outcomes = lifecycle(root).await.resume_pending().await;
+    assert_eq!(outcomes.len(), 1, "{outcomes:?}");
+    assert!(outcomes[0].error.is_none(), "{outcomes:?}");
+    assert!(journal_entries(root).is_empty());
+    assert_eq!(memory_rows(root, "carol").await.len(), 3);
+    assert!(
+        !archive.exists(),
+        "the archive is kept after everything came back"
+    );
+    assert!(refuse_if_pending(&layout, "carol").is_ok());
+}
