@@ -168,6 +168,22 @@ fn rename_delete_and_restore_from_the_agents_screen() {
         );
         let row = "[data-testid=archive-row][data-alias=writer]";
         d.wait_for(row).await;
+        // The grants bob held on writer are listed with the archive (folded), to come back.
+        d.click(&format!("{row} [data-testid=archive-grants] summary"))
+            .await;
+        let grants = d
+            .wait_text(&format!("{row} [data-testid=archive-grants]"), |t| {
+                t.contains("agents.bob")
+            })
+            .await;
+        assert!(
+            grants.contains("agents.bob.delegates includes `writer`"),
+            "{grants}"
+        );
+        assert!(
+            grants.contains("agents.bob.workspace.access.writer"),
+            "{grants}"
+        );
         d.screenshot("lifecycle-deleted").await;
 
         // Restore under a new alias.
@@ -180,6 +196,9 @@ fn rename_delete_and_restore_from_the_agents_screen() {
         wait_listed(&d, &["bob", "restored"]).await;
         let text = std::fs::read_to_string(&config).unwrap();
         assert!(text.contains("[agents.restored]"), "{text}");
+        // bob's grants came back, on the agent's new name.
+        assert!(text.contains("delegates = [\"restored\"]"), "{text}");
+        assert!(text.contains("restored = \"read\""), "{text}");
         assert_eq!(
             std::fs::read_to_string(d.home.join("agents/restored/workspace/draft.md")).unwrap(),
             "first draft"

@@ -445,6 +445,11 @@ export type ArchiveView = {
 	warnings: string[],
 	/**  Kinds whose export failed, so their data was kept in place. */
 	kept_in_place: string[],
+	/**
+	 *  The grants other agents held on the agent, as config lines: a restore puts back those
+	 *  whose holder still exists.
+	 */
+	grants: string[],
 	/**  Why the manifest could not be read. */
 	problem: string | null,
 };
@@ -1672,7 +1677,9 @@ export type ReferenceAction =
 /**  A delete removes it. */
 "remove" | 
 /**  It stops the delete. */
-"blocks";
+"blocks" | 
+/**  A restore puts it back (a grant another agent held on the deleted agent). */
+"restore";
 
 /**  Where a config reference to an agent sits. */
 export type ReferenceKind = 

@@ -109,6 +109,8 @@ pub enum ReferenceAction {
     Remove,
     /// It stops the delete.
     Blocks,
+    /// A restore puts it back (a grant another agent held on the deleted agent).
+    Restore,
 }
 
 impl ReferenceAction {
@@ -118,6 +120,7 @@ impl ReferenceAction {
             ReferenceAction::Rewrite => "rewrite",
             ReferenceAction::Remove => "remove",
             ReferenceAction::Blocks => "blocks",
+            ReferenceAction::Restore => "restore",
         }
     }
 }
@@ -128,6 +131,7 @@ impl From<RefAction> for ReferenceAction {
             RefAction::Rewrite => ReferenceAction::Rewrite,
             RefAction::Remove => ReferenceAction::Remove,
             RefAction::Blocks => ReferenceAction::Blocks,
+            RefAction::Restore => ReferenceAction::Restore,
         }
     }
 }
@@ -265,6 +269,9 @@ pub struct ArchiveView {
     pub warnings: Vec<String>,
     /// Kinds whose export failed, so their data was kept in place.
     pub kept_in_place: Vec<String>,
+    /// The grants other agents held on the agent, as config lines: a restore puts back those
+    /// whose holder still exists.
+    pub grants: Vec<String>,
     /// Why the manifest could not be read.
     pub problem: Option<String>,
 }
@@ -335,6 +342,9 @@ impl From<ArchiveInfo> for ArchiveView {
             warnings: m.map(|m| m.warnings.clone()).unwrap_or_default(),
             kept_in_place: m
                 .map(|m| m.failed.keys().cloned().collect())
+                .unwrap_or_default(),
+            grants: m
+                .map(|m| m.references.iter().map(|r| r.describe(&m.alias)).collect())
                 .unwrap_or_default(),
             problem: a.problem,
         }
@@ -521,7 +531,12 @@ mod tests {
                 serde_json::to_value(ReferenceStrength::from(s)).unwrap(),
             );
         }
-        for a in [RefAction::Rewrite, RefAction::Remove, RefAction::Blocks] {
+        for a in [
+            RefAction::Rewrite,
+            RefAction::Remove,
+            RefAction::Blocks,
+            RefAction::Restore,
+        ] {
             same(
                 serde_json::to_value(a).unwrap(),
                 serde_json::to_value(ReferenceAction::from(a)).unwrap(),

@@ -1212,6 +1212,7 @@ fn an_alias_an_unfinished_operation_holds_is_not_imported() {
                 purged: BTreeMap::new(),
                 failed: BTreeMap::new(),
                 cron_jobs: Vec::new(),
+                references: Vec::new(),
             }),
             steps: vec!["config_saved".into()],
             warnings: Vec::new(),

@@ -164,6 +164,9 @@ pub fn archives(ctx: &Ctx) -> ExitCode {
                             time,
                             counts.join(" ")
                         ));
+                        for g in &a.grants {
+                            s.push_str(&format!("    grant put back on restore: {g}\n"));
+                        }
                     }
                     _ => s.push_str(&format!(
                         "{:<40} {}\n",

@@ -95,6 +95,7 @@ impl Lifecycle {
             exported: Default::default(),
             purged: Default::default(),
             failed: Default::default(),
+            references: warren_config::held_references(&cfg, alias),
             cron_jobs: cfg
                 .cron
                 .iter()
@@ -378,6 +379,7 @@ impl Lifecycle {
                 purged: job.purged.clone(),
                 failed: job.failed.clone(),
                 tombstone: tomb.clone(),
+                references: job.references.clone(),
                 warnings: entry.warnings.clone(),
             };
             write_json(&job.archive.join("manifest.json"), &manifest)?;

@@ -54,6 +54,10 @@ pub struct DeleteJob {
     /// Ids of the agent's `[cron.<id>]` jobs (their scheduler cursors are owned state).
     #[serde(default)]
     pub cron_jobs: Vec<String>,
+    /// The grants other agents held on the agent when the delete started (the config edit
+    /// removes them; the manifest keeps them for a restore).
+    #[serde(default)]
+    pub references: Vec<warren_config::HeldReference>,
 }
 
 /// A restore in flight.

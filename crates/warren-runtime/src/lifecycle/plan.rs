@@ -47,6 +47,8 @@ pub enum RefAction {
     Remove,
     /// It stops a delete (a hard reference).
     Blocks,
+    /// A restore puts it back (a grant another agent held on the deleted agent).
+    Restore,
 }
 
 impl RefAction {
@@ -56,6 +58,7 @@ impl RefAction {
             RefAction::Rewrite => "rewrite",
             RefAction::Remove => "remove",
             RefAction::Blocks => "blocks",
+            RefAction::Restore => "restore",
         }
     }
 }
@@ -191,6 +194,10 @@ pub struct Manifest {
     pub failed: BTreeMap<String, String>,
     /// The name kept data is parked under (never a valid alias).
     pub tombstone: String,
+    /// The grants other agents held on the agent (a restore puts back those whose holder
+    /// still exists).
+    #[serde(default)]
+    pub references: Vec<warren_config::HeldReference>,
     /// Every warning of the delete.
     pub warnings: Vec<String>,
 }

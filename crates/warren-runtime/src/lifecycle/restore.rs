@@ -5,7 +5,10 @@
 use super::files::{is_empty_dir, move_dir, read_json, verify_moved};
 use super::journal::{JournalEntry, Operation, RestoreJob};
 use super::owned::AgentState;
-use super::plan::{ArchiveInfo, LifecycleReport, Manifest, OperationKind, Plan, PlannedMove};
+use super::plan::{
+    ArchiveInfo, LifecycleReport, Manifest, OperationKind, Plan, PlannedMove, PlannedReference,
+    RefAction,
+};
 use super::{Lifecycle, LifecycleError};
 use crate::owned_state as db;
 use std::path::{Path, PathBuf};
@@ -187,6 +190,18 @@ impl Lifecycle {
             .iter()
             .map(|d| format!("reference to `{d}` dropped from the restored entry: no such agent"))
             .collect();
+        for r in &manifest.references {
+            if prospective.agents.contains_key(r.holder()) {
+                plan.references.push(PlannedReference {
+                    path: r.path(&alias),
+                    kind: r.kind(),
+                    strength: warren_config::RefStrength::Soft,
+                    action: RefAction::Restore,
+                });
+            } else {
+                warnings.push(missing_holder(r, &alias));
+            }
+        }
         if dry_run {
             return Ok(LifecycleReport {
                 ok: true,
@@ -371,6 +386,10 @@ impl Lifecycle {
                 }
                 doc.insert_agent_block(&alias, &block)?;
                 doc.drop_dangling_references(&alias);
+                // The grants the others held on the agent, where the holder is still here.
+                for r in &manifest.references {
+                    doc.restore_reference(&alias, r)?;
+                }
                 for c in &crons {
                     if let Err(e) = doc.insert_cron_block(&c.name, &c.text, &alias) {
                         notes.push(format!("cron job `{}` not restored: {e}", c.name));
@@ -421,6 +440,12 @@ impl Lifecycle {
                 entry.op = Operation::Restore(job.clone());
             }
             entry.warnings.extend(notes);
+            let now = self.store.load()?.config;
+            for r in &manifest.references {
+                if !now.agents.contains_key(r.holder()) {
+                    entry.warnings.push(missing_holder(r, &job.alias));
+                }
+            }
             self.step_done(&mut entry, "config")?;
         }
         if !problems.is_empty() {
@@ -471,4 +496,13 @@ impl Lifecycle {
             archive,
         })
     }
+}
+
+/// Why a grant another agent held is not put back: that agent is gone.
+fn missing_holder(r: &warren_config::HeldReference, alias: &str) -> String {
+    format!(
+        "grant not restored: `{}` no longer exists ({} was removed by the delete)",
+        r.holder(),
+        r.describe(alias)
+    )
 }

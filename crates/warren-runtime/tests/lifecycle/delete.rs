@@ -412,3 +412,91 @@ async fn cron_cursors_are_archived_purged_and_restored_with_the_agent() {
     assert_eq!(cron.cursor(&job.id).await.unwrap(), None);
     assert_eq!(cron.jobs(None).await.unwrap().len(), 1);
 }
+
+/// The grants other agents held on the deleted agent (bob's `delegates`, `read_memory_from` and
+/// `workspace.access` entries naming carol) are recorded in the archive, shown in the restore
+/// plan, and put back by the restore, exactly; a holder deleted meanwhile is named instead.
+#[tokio::test]
+async fn restore_puts_back_the_grants_others_held_on_the_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    build(root).await;
+    let layout = InstallLayout::new(root);
+    let bob_before = warren_config::load_config(&layout).unwrap().config.agents["bob"].clone();
+    assert!(bob_before.delegates.contains(&"carol".to_string()));
+    let lc = lifecycle(root).await;
+    let r = lc.delete("carol", GO).await.unwrap();
+    assert!(r.ok, "{r:?}");
+    let name = r
+        .archive
+        .unwrap()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let bob_after_delete =
+        warren_config::load_config(&layout).unwrap().config.agents["bob"].clone();
+    assert!(!bob_after_delete.delegates.contains(&"carol".to_string()));
+    assert!(!bob_after_delete.workspace.access.contains_key("carol"));
+    // The archive lists them and the plan shows each one to put back.
+    let archives = warren_runtime::lifecycle::list_archives(&layout);
+    let m = archives[0].manifest.as_ref().unwrap();
+    assert_eq!(m.references.len(), 3, "{:?}", m.references);
+    let plan = lc.restore(&name, None, true).await.unwrap();
+    let restored: Vec<&str> = plan
+        .plan
+        .references
+        .iter()
+        .filter(|p| p.action == RefAction::Restore)
+        .map(|p| p.path.as_str())
+        .collect();
+    assert_eq!(
+        restored,
+        vec![
+            "agents.bob.delegates",
+            "agents.bob.workspace.access.carol",
+            "agents.bob.workspace.read_memory_from"
+        ]
+    );
+    let back = lc.restore(&name, None, false).await.unwrap();
+    assert!(back.ok, "{back:?}");
+    let bob_now = warren_config::load_config(&layout).unwrap().config.agents["bob"].clone();
+    assert_eq!(
+        bob_now, bob_before,
+        "bob's grants on carol came back exactly"
+    );
+
+    // Again, with bob deleted while carol was away: carol comes back, bob's grants are named.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    build(root).await;
+    let lc = lifecycle(root).await;
+    let r = lc.delete("carol", GO).await.unwrap();
+    let name = r
+        .archive
+        .unwrap()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let gone = lc.delete("bob", GO).await.unwrap();
+    assert!(gone.ok, "{gone:?}");
+    let plan = lc.restore(&name, None, true).await.unwrap();
+    assert!(plan
+        .plan
+        .references
+        .iter()
+        .all(|p| p.action != RefAction::Restore));
+    let all = plan.warnings.join("\n");
+    assert!(
+        all.contains("grant not restored: `bob` no longer exists"),
+        "{all}"
+    );
+    let back = lc.restore(&name, None, false).await.unwrap();
+    assert!(back.ok, "{back:?}");
+    assert!(back.warnings.join("\n").contains("`bob` no longer exists"));
+    let cfg = warren_config::load_config(&InstallLayout::new(root))
+        .unwrap()
+        .config;
+    assert!(cfg.agents.contains_key("carol") && !cfg.agents.contains_key("bob"));
+}
