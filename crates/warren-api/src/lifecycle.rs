@@ -243,8 +243,8 @@ impl Warren {
             .collect())
     }
 
-    /// Restores the agent of `archive` (a folder name under `data/agents/_deleted/` or an
-    /// absolute path), as `as_alias` when given.
+    /// Restores the agent of `archive` (a folder name under `data/agents/_deleted/`, an
+    /// absolute path, or an alias: its newest archive), as `as_alias` when given.
     pub async fn restore_agent(
         &self,
         archive: &str,
@@ -258,7 +258,9 @@ impl Warren {
                 Box::pin(async move { lc.restore(&archive, as_alias.as_deref(), dry_run).await })
             },
             dry_run,
-            move |op| matches!(op, Operation::Restore(j) if j.archive.ends_with(&name)),
+            move |op| {
+                matches!(op, Operation::Restore(j) if j.archive.ends_with(&name) || j.manifest.alias == name)
+            },
         )
         .await
     }

@@ -41,10 +41,11 @@ pub struct DeleteArgs {
     pub force: bool,
 }
 
-/// `warren agents restore ARCHIVE`.
+/// `warren agents restore ARCHIVE|ALIAS`.
 #[derive(clap::Args)]
 pub struct RestoreArgs {
-    /// Archive folder name (see `warren agents archives`) or path.
+    /// Archive folder name (see `warren agents archives`), path, or the deleted alias (its
+    /// newest archive; the plan names the one it takes).
     pub archive: String,
     /// Restore under another alias.
     #[arg(long = "as", value_name = "NEW")]

@@ -107,13 +107,24 @@ impl Lifecycle {
         }
     }
 
+    /// The archive folder `archive` names: an absolute path, a folder name under
+    /// `data/agents/_deleted/`, or an alias (its newest archive; archive names carry a time,
+    /// so they never read as an alias).
     fn archive_path(&self, archive: &str) -> PathBuf {
         let given = Path::new(archive);
         if given.is_absolute() {
-            given.to_path_buf()
-        } else {
-            self.layout.deleted_dir().join(given)
+            return given.to_path_buf();
         }
+        let direct = self.layout.deleted_dir().join(given);
+        if direct.exists() || validate_alias(archive).is_err() {
+            return direct;
+        }
+        list_archives(&self.layout)
+            .into_iter()
+            .rev()
+            .find(|a| a.manifest.as_ref().is_some_and(|m| m.alias == archive))
+            .map(|a| a.path)
+            .unwrap_or(direct)
     }
 
     /// Restores the agent of `archive` (as `as_alias` when given). Refuses a taken alias.

@@ -500,3 +500,33 @@ async fn restore_puts_back_the_grants_others_held_on_the_agent() {
         .config;
     assert!(cfg.agents.contains_key("carol") && !cfg.agents.contains_key("bob"));
 }
+
+/// `restore <alias>` takes the newest archive of that alias, and the plan names it.
+#[tokio::test]
+async fn restore_by_alias_takes_its_newest_archive() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    build(root).await;
+    let lc = lifecycle(root).await;
+    let first = lc.delete("carol", GO).await.unwrap().archive.unwrap();
+    let back = lc.restore("carol", None, false).await.unwrap();
+    assert!(back.ok, "{back:?}");
+    assert!(!first.exists(), "the only archive was used");
+    // Deleted again: the plan of `restore carol` names the archive it takes.
+    let _ = lc.delete("carol", GO).await.unwrap();
+    let plan = lc.restore("carol", None, true).await.unwrap();
+    let archive = plan.plan.archive.clone().unwrap();
+    assert!(
+        archive.join("manifest.json").is_file(),
+        "{}",
+        archive.display()
+    );
+    let restored = lc.restore("carol", None, false).await.unwrap();
+    assert!(restored.ok, "{restored:?}");
+    assert!(!archive.exists());
+    // An alias without an archive is an unknown archive, named.
+    assert!(matches!(
+        lc.restore("nobody", None, true).await,
+        Err(LifecycleError::UnknownArchive(_))
+    ));
+}
