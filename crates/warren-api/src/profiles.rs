@@ -409,6 +409,7 @@ impl Warren {
                     .map_err(ConfigError::Edit)
             })
             .map_err(config_error)?;
+        tracing::info!(profile = %name, section = kind.section(), "profile deleted");
         Ok(())
     }
 }

@@ -190,8 +190,22 @@ fn delete_archives_restore_round_trip() {
             .is_some_and(|e| !e.is_empty()),
         "{list}"
     );
+    assert!(
+        list[0]["grants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|g| g == "agents.alice.delegates includes `bob`"),
+        "{list}"
+    );
     let r = warren(t.root(), &["agents", "archives"]);
     assert!(r.stdout.contains(&name), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("grant put back on restore: agents.alice.delegates includes `bob`"),
+        "{}",
+        r.stdout
+    );
 
     let r = warren(
         t.root(),
@@ -214,6 +228,16 @@ fn delete_archives_restore_round_trip() {
     let text = t.read_config().unwrap();
     assert!(text.contains("[agents.bert]"), "{text}");
     assert!(text.contains("alice = \"read\" # research notes"), "{text}");
+    // alice's grant on bob came back, on bob's new name.
+    assert!(text.contains("delegates = [\"bert\"]"), "{text}");
+    // The delete and the restore are in the logs, under the agent.
+    let r = warren(t.root(), &["--json", "logs", "--agent", "bob"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let lines = r.json().to_string();
+    assert!(lines.contains("agent deleted"), "{lines}");
+    let r = warren(t.root(), &["--json", "logs", "--agent", "bert"]);
+    let lines = r.json().to_string();
+    assert!(lines.contains("agent restored"), "{lines}");
     assert!(
         !archive.exists(),
         "the archive is removed after a complete restore"

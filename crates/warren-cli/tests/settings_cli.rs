@@ -313,6 +313,13 @@ fn profiles_are_listed_shown_changed_created_and_removed() {
     let r = warren(t.root(), &["profiles", "rm", "runtime", "quick"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(!t.read_config().unwrap().contains("runtime_profiles.quick"));
+    // The removal is in the logs.
+    let r = warren(t.root(), &["--json", "logs"]);
+    let lines = r.json().to_string();
+    assert!(
+        lines.contains("profile deleted") && lines.contains("quick"),
+        "{lines}"
+    );
 
     let r = warren(t.root(), &["--json", "profiles", "rm", "risk", "full"]);
     assert_eq!(r.code, 1, "a profile in use stays");

@@ -389,6 +389,7 @@ impl Lifecycle {
         for w in &entry.warnings {
             tracing::warn!(agent = %job.alias, "delete: {w}");
         }
+        tracing::info!(agent = %job.alias, archive = %job.archive.display(), "agent deleted");
         if plan.counts.is_empty() {
             plan.counts = job.exported.clone();
         }

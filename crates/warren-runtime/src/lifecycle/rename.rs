@@ -214,6 +214,7 @@ impl Lifecycle {
         for w in &entry.warnings {
             tracing::warn!(agent = %job.new, "rename {} → {}: {w}", job.old, job.new);
         }
+        tracing::info!(agent = %job.new, from = %job.old, "agent renamed from {}", job.old);
         Ok(LifecycleReport {
             ok: entry.warnings.is_empty(),
             dry_run: false,

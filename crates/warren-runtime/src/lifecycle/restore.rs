@@ -499,6 +499,12 @@ impl Lifecycle {
             self.step_done(&mut entry, "archive_removed")?;
         }
         self.journal().remove(&entry.id)?;
+        tracing::info!(
+            agent = %job.alias,
+            archive = %job.archive.display(),
+            "agent restored{}",
+            if failed { " (not everything came back; the archive is kept)" } else { "" }
+        );
         Ok(LifecycleReport {
             ok: !failed,
             dry_run: false,
