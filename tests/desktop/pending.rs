@@ -197,7 +197,7 @@ fn a_rename_stopped_half_way_is_shown_and_finished_from_the_resume_button() {
         let step = d
             .wait_text("[data-testid=pending-step]", |t| !t.is_empty())
             .await;
-        assert!(step.contains("rename:memory"), "{step}");
+        assert!(step.contains("memory moved to the new name"), "{step}");
         let err = d
             .wait_text("[data-testid=pending-error]", |t| !t.is_empty())
             .await;

@@ -25,8 +25,8 @@ function renameAliceToAnn(lastError: string | null): PendingOperationView {
     description: "rename alice → ann",
     aliases: ["alice", "ann"],
     started_at: "2026-01-01T00:00:00Z",
-    steps_done: ["config", "workspace"],
-    stopped_at: "rename:memory",
+    steps_done: ["config entry changed", "workspace moved"],
+    stopped_at: "memory moved to the new name",
     last_error: lastError,
     hint: "finish it with `warren agents rename alice ann`",
   };
@@ -122,7 +122,7 @@ describe("unfinished lifecycle operations on the Agents screen", () => {
     const op = within(notice).getByTestId("pending-operation");
     expect(op.getAttribute("data-aliases")).toBe("alice ann");
     expect(within(op).getByTestId("pending-description").textContent).toBe("rename alice → ann");
-    expect(within(op).getByTestId("pending-step").textContent).toContain("rename:memory");
+    expect(within(op).getByTestId("pending-step").textContent).toContain("memory moved to the new name");
     expect(within(op).getByTestId("pending-error").textContent).toBe(MEMORY_ERROR);
 
     // The cause is still there: the notice stays, with the new error.

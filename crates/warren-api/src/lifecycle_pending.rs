@@ -1,7 +1,7 @@
 //! The unfinished lifecycle operations (journal entries) as a list a front-end shows, with the
 //! error of the last attempt to finish each one, and resuming them on request.
 
-use crate::lifecycle_view::{LifecycleKind, PendingOperationView};
+use crate::lifecycle_view::{step_label, LifecycleKind, PendingOperationView};
 use crate::Warren;
 use warren_runtime::lifecycle::journal::Journal;
 use warren_runtime::lifecycle::Operation;
@@ -70,12 +70,15 @@ impl Warren {
                     aliases: e.op.aliases().into_iter().map(String::from).collect(),
                     started_at: e.started_at.clone(),
                     stopped_at: match e.op {
-                        Operation::Rename(_) => rename_steps.iter().find(|s| !e.done(s)).cloned(),
+                        Operation::Rename(_) => rename_steps
+                            .iter()
+                            .find(|s| !e.done(s))
+                            .map(|s| step_label(s).unwrap_or_else(|| s.clone())),
                         _ => None,
                     },
                     last_error: errors.get(&e.id).cloned(),
                     hint: e.op.resume_hint(),
-                    steps_done: e.steps,
+                    steps_done: e.steps.iter().filter_map(|s| step_label(s)).collect(),
                     journal: e.id,
                 },
                 Err(err) => PendingOperationView {
@@ -125,10 +128,16 @@ mod tests {
         assert_eq!(p.kind, LifecycleKind::Rename);
         assert_eq!(p.description, "rename alice → ann");
         assert_eq!(p.aliases, vec!["alice".to_string(), "ann".to_string()]);
-        assert_eq!(p.stopped_at.as_deref(), Some("rename:memory"), "{p:?}");
-        assert!(p
-            .steps_done
-            .starts_with(&["config".into(), "workspace".into()]));
+        assert_eq!(
+            p.stopped_at.as_deref(),
+            Some("memory moved to the new name"),
+            "{p:?}"
+        );
+        assert!(
+            p.steps_done
+                .starts_with(&["config entry changed".into(), "workspace moved".into()]),
+            "{p:?}"
+        );
         let err = p.last_error.as_deref().unwrap_or_default();
         assert!(err.contains("memory"), "{err}");
         assert!(

@@ -224,7 +224,8 @@ impl PlanView {
                 m.from, m.to
             ));
         }
-        for c in &self.counts {
+        // Kinds with nothing in them say nothing to a reader.
+        for c in self.counts.iter().filter(|c| c.count > 0) {
             s.push_str(&format!("  {}: {}\n", c.kind, c.count));
         }
         if let Some(a) = &self.archive {
@@ -375,6 +376,43 @@ pub struct PendingOperationView {
     pub last_error: Option<String>,
     /// How to finish it from the command line.
     pub hint: String,
+}
+
+/// A journal step in a user's words (`memory exported`, `workspace moved`); `None` for the
+/// journal's own bookkeeping (counts taken before a purge, the config-save marker).
+pub fn step_label(step: &str) -> Option<String> {
+    let what = |kind: &str| -> String {
+        match kind {
+            "cron_runtime" => "cron run history".into(),
+            "paused" => "paused state".into(),
+            "cron" => "cron jobs".into(),
+            k => k.replace('_', " "),
+        }
+    };
+    if let Some((verb, kind)) = step.split_once(':') {
+        let kind = what(kind);
+        return match verb {
+            "export" => Some(format!("{kind} exported")),
+            "purge" => Some(format!("{kind} removed")),
+            "import" => Some(format!("{kind} restored")),
+            "rename" => Some(format!("{kind} moved to the new name")),
+            "config" => Some(format!("config {kind} restored")),
+            _ => None,
+        };
+    }
+    Some(
+        match step {
+            "config" => "config entry changed",
+            "workspace" => "workspace moved",
+            "archive_prepared" => "archive started",
+            "release" => "the agent's id released",
+            "manifest" => "archive manifest written",
+            "agent_row" => "the agent's id taken back",
+            "archive_removed" => "archive removed",
+            _ => return None,
+        }
+        .to_string(),
+    )
 }
 
 /// What resuming one unfinished operation gave.

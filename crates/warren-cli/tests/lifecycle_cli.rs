@@ -151,6 +151,20 @@ fn delete_needs_yes_without_a_terminal_and_lists_blockers() {
 #[test]
 fn delete_archives_restore_round_trip() {
     let t = install();
+    // The plan does not invent the archive's name: it is the time the delete runs.
+    let r = warren(
+        t.root(),
+        &["--json", "agents", "delete", "bob", "--dry-run"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let planned = r.json()["plan"]["archive"].as_str().unwrap().to_string();
+    assert!(planned.ends_with("bob-<time of the delete>"), "{planned}");
+    let r = warren(t.root(), &["agents", "delete", "bob", "--dry-run"]);
+    assert!(
+        !r.stdout.contains(": 0\n"),
+        "counts of nothing are not listed:\n{}",
+        r.stdout
+    );
     let r = warren(t.root(), &["--json", "agents", "delete", "bob", "--yes"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let v = r.json();

@@ -105,6 +105,16 @@ impl Lifecycle {
         };
         let mut plan = self.delete_plan(&job, &cfg).await?;
         if opts.dry_run {
+            // The archive is named by the time the delete runs, not the time of this plan:
+            // say so rather than name a folder the delete will not create.
+            let folder = self
+                .layout
+                .deleted_dir()
+                .join(format!("{alias}-<time of the delete>"));
+            if let Some(w) = plan.workspace.as_mut() {
+                w.to = folder.join("workspace");
+            }
+            plan.archive = Some(folder);
             return Ok(LifecycleReport {
                 ok: plan.blockers.is_empty(),
                 dry_run: true,
