@@ -23,6 +23,7 @@ fn options(path: String, prefix: String, dry_run: bool) -> ImportOptions {
         dry_run,
         prefix,
         update: false,
+        collision: None,
     }
 }
 

@@ -306,3 +306,32 @@ fn a_terminal_gets_a_progress_bar() {
     );
     assert!(text.contains("Imported: ZeroClaw install"), "{text:?}");
 }
+
+/// Into a first-start install: the differing `ollama.local` is refused without a choice, and
+/// `--collisions rename` imports it beside Warren's; `assistant` stays.
+#[test]
+fn collisions_with_the_default_install_take_a_choice() {
+    let t = TestInstall::with_config(&warren_config::default_config_text(
+        warren_config::Preset::Balanced,
+    ))
+    .unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let src = copy_zeroclaw_fixture(&scratch.path().join("zc")).unwrap();
+    let r = import(t.root(), &[&src.display().to_string()]);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("--collisions rename"), "{}", r.stderr);
+    let r = import(
+        t.root(),
+        &[&src.display().to_string(), "--collisions", "maybe"],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    let r = import(
+        t.root(),
+        &[&src.display().to_string(), "--collisions", "rename"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let text = t.read_config().unwrap();
+    assert!(text.contains("[agents.assistant]"), "{text}");
+    assert!(text.contains("[agents.journal]"), "{text}");
+    assert!(text.contains("ollama.local_zeroclaw"), "{text}");
+}

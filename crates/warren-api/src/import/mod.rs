@@ -18,8 +18,8 @@ mod source;
 
 pub use found::ZeroclawInstall;
 pub use plan::{
-    AgentPlan, Callout, CalloutDirection, CronPlan, ImportPlan, NamePlan, ProviderPlan, Totals,
-    Unmapped,
+    AgentPlan, Callout, CalloutDirection, Collision, CronPlan, ImportPlan, NamePlan, ProviderPlan,
+    Totals, Unmapped,
 };
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -99,6 +99,9 @@ pub struct ImportOptions {
     pub prefix: String,
     /// Add the memory rows not imported yet from a source imported before.
     pub update: bool,
+    /// What to do with profiles and provider entries whose names Warren already uses for other
+    /// settings (identical ones are always reused); `None` refuses and names the choices.
+    pub collision: Option<plan::Collision>,
 }
 
 /// What was written.
@@ -165,6 +168,9 @@ struct ImportJob {
     source: PathBuf,
     source_id: String,
     prefix: String,
+    /// The collision choice it started with (a resume plans the same names).
+    #[serde(default)]
+    collision: Option<plan::Collision>,
     steps: Vec<String>,
     #[serde(default)]
     counts: BTreeMap<String, u64>,
@@ -357,7 +363,12 @@ impl Warren {
             .map_err(crate::memory::memory_error)
     }
 
-    async fn prepare(&self, root: &Path, prefix: &str) -> Result<Prepared, ApiError> {
+    async fn prepare(
+        &self,
+        root: &Path,
+        prefix: &str,
+        collision: Option<plan::Collision>,
+    ) -> Result<Prepared, ApiError> {
         let src = Source::open(root)?;
         let aliases: Vec<String> = src
             .table("agents")
@@ -395,6 +406,7 @@ impl Warren {
             home: self.env.home.as_deref(),
             workspace_of: &workspace_of,
             memory_taken: &taken,
+            collision,
         };
         let (mut plan, mapped) = plan::build(&src, &sid, prefix, &counts, &target);
         // An alias an unfinished rename, delete or restore holds is not free.
@@ -437,7 +449,7 @@ impl Warren {
         hook: &dyn StepHook,
     ) -> Result<ImportReport, ApiError> {
         let root = self.import_source_path(opts.path.as_deref())?;
-        let prep = self.prepare(&root, &opts.prefix).await?;
+        let prep = self.prepare(&root, &opts.prefix, opts.collision).await?;
         let sid = prep.plan.source_id.clone();
         let record = read_records(self.layout())?
             .into_iter()
@@ -458,10 +470,10 @@ impl Warren {
                 ));
             }
             // Finish it under the names it started with.
-            let prep = if job.prefix == opts.prefix {
+            let prep = if job.prefix == opts.prefix && job.collision == opts.collision {
                 prep
             } else {
-                self.prepare(&root, &job.prefix).await?
+                self.prepare(&root, &job.prefix, job.collision).await?
             };
             return self.run_job(job, prep, progress, hook).await;
         }
@@ -525,6 +537,7 @@ impl Warren {
             source: prep.src.root.clone(),
             source_id: sid,
             prefix: opts.prefix.clone(),
+            collision: opts.collision,
             steps: Vec::new(),
             counts: BTreeMap::new(),
             warnings: Vec::new(),
@@ -536,7 +549,16 @@ impl Warren {
         let add = plan::config_text(&prep.mapped, &prep.src.root.display().to_string())
             .map_err(|e| ApiError::new(ErrorCode::Internal, e))?;
         let base = if prep.config_exists {
-            self.load()?.text
+            let text = self.load()?.text;
+            if prep.mapped.replaced.is_empty() {
+                text
+            } else {
+                let mut doc = ConfigDocument::parse(&text)
+                    .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
+                remove_replaced(&mut doc, &prep.mapped.replaced)
+                    .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
+                doc.to_string()
+            }
         } else {
             format!("schema_version = {}\n", warren_types::SCHEMA_VERSION)
         };
@@ -714,6 +736,7 @@ impl Warren {
                 if !aliases.is_empty() && aliases.iter().all(|a| cfg.agents.contains_key(a)) {
                     return Ok(());
                 }
+                remove_replaced(doc, &prep.mapped.replaced).map_err(ConfigError::from)?;
                 let text = format!("{}\n{add}", doc.to_string().trim_end_matches('\n'));
                 *doc = ConfigDocument::parse(&text).map_err(ConfigError::from)?;
                 Ok(())
@@ -904,7 +927,10 @@ impl Warren {
                 }
             };
             let id = job.id.clone();
-            let res = match self.prepare(&job.source.clone(), &job.prefix.clone()).await {
+            let res = match self
+                .prepare(&job.source.clone(), &job.prefix.clone(), job.collision)
+                .await
+            {
                 Ok(prep) => {
                     let quiet = |_: &ImportProgress| {};
                     self.run_job(job, prep, &quiet, &NoInterrupt).await
@@ -988,6 +1014,18 @@ fn count_tree(dir: &Path, files: &mut u64, bytes: &mut u64) {
             }
         }
     }
+}
+
+/// Removes the Warren entries an import with `--collisions replace` overwrites.
+fn remove_replaced(
+    doc: &mut ConfigDocument,
+    paths: &[Vec<String>],
+) -> Result<(), warren_config::DocumentError> {
+    for p in paths {
+        let parts: Vec<&str> = p.iter().map(String::as_str).collect();
+        doc.remove(&parts)?;
+    }
+    Ok(())
 }
 
 fn src_file_text(src: &Source, path: &Path) -> Result<String, ApiError> {

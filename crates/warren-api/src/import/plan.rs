@@ -229,6 +229,8 @@ pub struct Mapped {
     pub secrets: BTreeMap<String, String>,
     /// ZeroClaw alias → Warren alias.
     pub alias_map: BTreeMap<String, String>,
+    /// Warren entries the import overwrites (their config paths), removed before it appends.
+    pub replaced: Vec<Vec<String>>,
 }
 
 /// Context the mapping needs from the Warren side.
@@ -238,6 +240,110 @@ pub struct Target<'a> {
     pub home: Option<&'a Path>,
     pub workspace_of: &'a dyn Fn(&str) -> PathBuf,
     pub memory_taken: &'a BTreeSet<String>,
+    /// What to do with a profile or provider entry whose name Warren already uses for
+    /// different settings (`None`: the plan refuses and names the choices).
+    pub collision: Option<Collision>,
+}
+
+/// What the import does with an entry whose name Warren already uses for other settings. An
+/// identical entry is always reused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Collision {
+    /// Import it under a new name (`<name>_zeroclaw`); the imported agents use that one.
+    Rename,
+    /// Leave Warren's entry; the imported agents use it.
+    Skip,
+    /// Overwrite Warren's entry with the imported one.
+    Replace,
+}
+
+impl Collision {
+    /// Reads `rename`, `skip` or `replace`.
+    pub fn from_name(s: &str) -> Option<Self> {
+        match s {
+            "rename" => Some(Collision::Rename),
+            "skip" => Some(Collision::Skip),
+            "replace" => Some(Collision::Replace),
+            _ => None,
+        }
+    }
+}
+
+/// An imported entry whose name may already be Warren's.
+struct Clash<'a, T> {
+    /// What it is (`risk profile`), for messages.
+    what: &'a str,
+    /// Its Warren name.
+    name: &'a str,
+    /// Its config path.
+    path: &'a [&'a str],
+    /// The imported value.
+    new: &'a T,
+    /// Warren's entry of that name, if any.
+    existing: Option<&'a T>,
+    /// Whether Warren already uses a name (for `rename`).
+    taken: &'a dyn Fn(&str) -> bool,
+}
+
+/// What a name collision came to: the name the imported agents use, and whether the entry is
+/// written (under that name) at all.
+fn settle<T: PartialEq>(
+    c: Clash<'_, T>,
+    target: &Target<'_>,
+    ctx: &mut Ctx<'_>,
+    problems: &mut Vec<String>,
+    replaced: &mut Vec<Vec<String>>,
+) -> (String, bool) {
+    let Clash {
+        what,
+        name,
+        path,
+        new,
+        existing,
+        taken,
+    } = c;
+    let Some(existing) = existing else {
+        return (name.to_string(), true);
+    };
+    let setting = path.join(".");
+    if existing == new {
+        ctx.unmapped(
+            &setting,
+            "(the same as Warren's)".into(),
+            "Warren has an identical entry of this name; the imported agents use it",
+        );
+        return (name.to_string(), false);
+    }
+    match target.collision {
+        None => {
+            problems.push(format!(
+                "{what} `{name}` already exists in Warren with other settings: import with --collisions rename (as `{name}_zeroclaw`), skip (the imported agents use Warren's) or replace (Warren's is overwritten)"
+            ));
+            (name.to_string(), true)
+        }
+        Some(Collision::Skip) => {
+            ctx.unmapped(
+                &setting,
+                "(Warren's kept)".into(),
+                "Warren has an entry of this name with other settings; it is kept and the imported agents use it",
+            );
+            (name.to_string(), false)
+        }
+        Some(Collision::Replace) => {
+            replaced.push(path.iter().map(|s| s.to_string()).collect());
+            (name.to_string(), true)
+        }
+        Some(Collision::Rename) => {
+            let mut n = format!("{name}_zeroclaw");
+            let mut i = 2;
+            while taken(&n) {
+                n = format!("{name}_zeroclaw{i}");
+                i += 1;
+            }
+            (n, true)
+        }
+    }
 }
 
 fn show(v: &toml::Value) -> String {
@@ -613,15 +719,33 @@ pub fn build(
     }
 
     let mut risk_plans = Vec::new();
+    // ZeroClaw name → the Warren name the imported agents use (after collisions).
+    let mut risk_names: BTreeMap<String, String> = BTreeMap::new();
+    let mut runtime_names: BTreeMap<String, String> = BTreeMap::new();
     if let Some(rps) = src.table("risk_profiles") {
         for (name, v) in rps {
             let t = v.as_table().unwrap_or(&empty);
             let p = map_risk(name, t, &mut ctx, target);
             let n = ctx.name(name);
-            if target.config.risk_profiles.contains_key(&n) {
-                problems.push(format!("risk profile `{n}` already exists in Warren"));
+            let taken = |x: &str| target.config.risk_profiles.contains_key(x);
+            let (n, write) = settle(
+                Clash {
+                    what: "risk profile",
+                    name: &n,
+                    path: &["risk_profiles", &n],
+                    new: &p,
+                    existing: target.config.risk_profiles.get(&n),
+                    taken: &taken,
+                },
+                target,
+                &mut ctx,
+                &mut problems,
+                &mut mapped.replaced,
+            );
+            risk_names.insert(name.clone(), n.clone());
+            if write {
+                mapped.risk_profiles.insert(n.clone(), p);
             }
-            mapped.risk_profiles.insert(n.clone(), p);
             risk_plans.push(NamePlan {
                 source: name.clone(),
                 name: n,
@@ -634,10 +758,25 @@ pub fn build(
             let t = v.as_table().unwrap_or(&empty);
             let p = map_runtime(name, t, &mut ctx);
             let n = ctx.name(name);
-            if target.config.runtime_profiles.contains_key(&n) {
-                problems.push(format!("runtime profile `{n}` already exists in Warren"));
+            let taken = |x: &str| target.config.runtime_profiles.contains_key(x);
+            let (n, write) = settle(
+                Clash {
+                    what: "runtime profile",
+                    name: &n,
+                    path: &["runtime_profiles", &n],
+                    new: &p,
+                    existing: target.config.runtime_profiles.get(&n),
+                    taken: &taken,
+                },
+                target,
+                &mut ctx,
+                &mut problems,
+                &mut mapped.replaced,
+            );
+            runtime_names.insert(name.clone(), n.clone());
+            if write {
+                mapped.runtime_profiles.insert(n.clone(), p);
             }
-            mapped.runtime_profiles.insert(n.clone(), p);
             runtime_plans.push(NamePlan {
                 source: name.clone(),
                 name: n,
@@ -676,19 +815,6 @@ pub fn build(
                     continue;
                 }
                 let new_alias = ctx.name(alias);
-                let reference = format!("{family}.{new_alias}");
-                provider_map.insert(format!("{family}.{alias}"), reference.clone());
-                if target
-                    .config
-                    .providers
-                    .models
-                    .get(family)
-                    .is_some_and(|m| m.contains_key(&new_alias))
-                {
-                    problems.push(format!(
-                        "provider entry `{reference}` already exists in Warren"
-                    ));
-                }
                 let mut m = ProviderModel {
                     model: t
                         .get("model")
@@ -734,11 +860,38 @@ pub fn build(
                         _ => "Warren's provider entries have no such setting".into(),
                     },
                 );
-                mapped
-                    .providers
-                    .entry(family.clone())
-                    .or_default()
-                    .insert(new_alias, m.clone());
+                let warren_entries = target.config.providers.models.get(family);
+                let taken = |x: &str| warren_entries.is_some_and(|e| e.contains_key(x));
+                let (new_alias, write) = settle(
+                    Clash {
+                        what: "provider entry",
+                        name: &format!("{family}.{new_alias}"),
+                        path: &["providers", "models", family, &new_alias],
+                        new: &m,
+                        existing: warren_entries.and_then(|e| e.get(&new_alias)),
+                        taken: &|x: &str| taken(x.strip_prefix(&format!("{family}.")).unwrap_or(x)),
+                    },
+                    target,
+                    &mut ctx,
+                    &mut problems,
+                    &mut mapped.replaced,
+                );
+                let new_alias = new_alias
+                    .strip_prefix(&format!("{family}."))
+                    .unwrap_or(&new_alias)
+                    .to_string();
+                let reference = format!("{family}.{new_alias}");
+                provider_map.insert(format!("{family}.{alias}"), reference.clone());
+                if write {
+                    mapped
+                        .providers
+                        .entry(family.clone())
+                        .or_default()
+                        .insert(new_alias, m.clone());
+                } else if let Some(s) = &secret {
+                    // Warren's entry is used: the imported key has no entry to serve.
+                    mapped.secrets.remove(s);
+                }
                 provider_plans.push(ProviderPlan {
                     source: format!("{family}.{alias}"),
                     reference,
@@ -882,7 +1035,7 @@ pub fn build(
         };
         let mut handled = vec!["enabled"];
         if let Some(rp) = t.get("risk_profile").and_then(|v| v.as_str()) {
-            agent.risk_profile = ctx.name(rp);
+            agent.risk_profile = risk_names.get(rp).cloned().unwrap_or_else(|| ctx.name(rp));
             handled.push("risk_profile");
         }
         if let Some(rp) = t
@@ -890,7 +1043,12 @@ pub fn build(
             .and_then(|v| v.as_str())
             .filter(|s| !s.is_empty())
         {
-            agent.runtime_profile = Some(ctx.name(rp));
+            agent.runtime_profile = Some(
+                runtime_names
+                    .get(rp)
+                    .cloned()
+                    .unwrap_or_else(|| ctx.name(rp)),
+            );
             handled.push("runtime_profile");
         }
         if let Some(mp) = t

@@ -1248,3 +1248,107 @@ fn an_alias_an_unfinished_operation_holds_is_not_imported() {
     assert!(r.plan.problems.is_empty(), "{:?}", r.plan.problems);
     assert!(w.layout().default_workspace("zc_writer").is_dir());
 }
+
+/// Into the install a first start writes (agent `assistant`, provider `ollama.local`): the
+/// fixture's `ollama.local` has another model, so the plan names the collision and its choices;
+/// each choice does what it says; an identical entry is reused without asking. Imported agents
+/// keep their names and `assistant` stays.
+#[test]
+fn an_import_into_the_default_install_settles_each_collision_as_chosen() {
+    let rt = runtime();
+    let q = quiet();
+    let default = warren_config::default_config_text(warren_config::Preset::Balanced);
+    let provider = |w: &Warren, r: &str| -> Option<warren_types::ProviderModel> {
+        let (f, a) = r.split_once('.').unwrap();
+        w.load()
+            .unwrap()
+            .config
+            .providers
+            .models
+            .get(f)?
+            .get(a)
+            .cloned()
+    };
+    let agent_provider = |w: &Warren, a: &str| -> Option<String> {
+        w.load().unwrap().config.agents[a].model_provider.clone()
+    };
+    // No choice given: refused, naming the entry and the choices; nothing written.
+    let fx = fixture();
+    std::fs::write(fx.home.join("config.toml"), &default).unwrap();
+    let w = open(&fx.home);
+    let before = tree_snapshot(&fx.home).unwrap();
+    let err = rt
+        .block_on(w.import_zeroclaw(&opts(&fx.src), &q))
+        .unwrap_err();
+    let all = format!("{} {}", err.message, err.details.join("\n"));
+    assert!(
+        all.contains("provider entry `ollama.local` already exists in Warren with other settings"),
+        "{all}"
+    );
+    assert!(all.contains("--collisions rename"), "{all}");
+    assert_eq!(tree_snapshot(&fx.home).unwrap(), before);
+
+    for (choice, journal_uses, model_of_warrens) in [
+        (Collision::Rename, "ollama.local_zeroclaw", "llama3.2"),
+        (Collision::Skip, "ollama.local", "llama3.2"),
+        (Collision::Replace, "ollama.local", "llama3.1:8b"),
+    ] {
+        let fx = fixture();
+        std::fs::write(fx.home.join("config.toml"), &default).unwrap();
+        let w = open(&fx.home);
+        let mut o = opts(&fx.src);
+        o.collision = Some(choice);
+        let r = rt.block_on(w.import_zeroclaw(&o, &q)).unwrap();
+        assert!(
+            r.plan.problems.is_empty(),
+            "{choice:?}: {:?}",
+            r.plan.problems
+        );
+        let cfg = w.load().unwrap().config;
+        for a in ["assistant", "journal", "writer", "reviewer", "researcher"] {
+            assert!(cfg.agents.contains_key(a), "{choice:?}: `{a}` missing");
+        }
+        assert_eq!(
+            agent_provider(&w, "assistant").as_deref(),
+            Some("ollama.local")
+        );
+        assert_eq!(
+            agent_provider(&w, "journal").as_deref(),
+            Some(journal_uses),
+            "{choice:?}"
+        );
+        assert_eq!(
+            provider(&w, "ollama.local").unwrap().model,
+            model_of_warrens,
+            "{choice:?}"
+        );
+        assert_eq!(
+            provider(&w, "ollama.local_zeroclaw").map(|p| p.model),
+            (choice == Collision::Rename).then(|| "llama3.1:8b".to_string()),
+            "{choice:?}"
+        );
+    }
+
+    // An identical entry: reused, no choice needed, no second entry.
+    let fx = fixture();
+    let same = default.replace("model = \"llama3.2\"", "model = \"llama3.1:8b\"");
+    std::fs::write(fx.home.join("config.toml"), &same).unwrap();
+    let w = open(&fx.home);
+    let r = rt.block_on(w.import_zeroclaw(&opts(&fx.src), &q)).unwrap();
+    assert!(r.plan.problems.is_empty(), "{:?}", r.plan.problems);
+    assert!(r
+        .plan
+        .unmapped
+        .iter()
+        .any(|u| u.setting == "providers.models.ollama.local" && u.reason.contains("identical")));
+    let text = std::fs::read_to_string(fx.home.join("config.toml")).unwrap();
+    assert_eq!(
+        text.matches("[providers.models.ollama.local]").count(),
+        1,
+        "{text}"
+    );
+    assert_eq!(
+        agent_provider(&w, "journal").as_deref(),
+        Some("ollama.local")
+    );
+}

@@ -1,4 +1,4 @@
-//! `warren import zeroclaw [PATH] [--dry-run] [--prefix P] [--update]`.
+//! `warren import zeroclaw [PATH] [--dry-run] [--prefix P] [--collisions C] [--update]`.
 
 use super::Ctx;
 use std::io::{IsTerminal, Write};
@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-use warren_api::import::{ImportOptions, ImportProgress, ImportReport};
+use warren_api::import::{Collision, ImportOptions, ImportProgress, ImportReport};
 
 /// `warren import ...` subcommands.
 #[derive(clap::Subcommand)]
@@ -22,6 +22,12 @@ pub enum Cmd {
         /// Prefix every imported name (agents, profiles, provider entries, cron jobs).
         #[arg(long, value_name = "P", default_value = "")]
         prefix: String,
+        /// A profile or provider entry Warren already has under the same name but with other
+        /// settings (an identical one is always reused): `rename` imports it as
+        /// `<name>_zeroclaw`, `skip` keeps Warren's for the imported agents, `replace`
+        /// overwrites Warren's. Without it such an import is refused, naming each.
+        #[arg(long, value_name = "rename|skip|replace", value_parser = ["rename", "skip", "replace"])]
+        collisions: Option<String>,
         /// For a source imported before: add only the memory rows not imported yet.
         #[arg(long)]
         update: bool,
@@ -122,6 +128,7 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
         path,
         dry_run,
         prefix,
+        collisions,
         update,
     } = cmd;
     let opts = ImportOptions {
@@ -129,6 +136,7 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
         dry_run,
         prefix,
         update,
+        collision: collisions.as_deref().and_then(Collision::from_name),
     };
     let view = ProgressView::new(std::io::stderr().is_terminal());
     let progress = |p: &ImportProgress| view.show(p);
