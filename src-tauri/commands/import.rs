@@ -7,8 +7,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use tauri::ipc::Channel;
 use tauri::State;
-use warren_api::import::{ImportOptions, ImportProgress, ImportReport, ZeroclawInstall};
-use warren_types::ApiError;
+use warren_api::import::{Collision, ImportOptions, ImportProgress, ImportReport, ZeroclawInstall};
+use warren_types::{ApiError, ErrorCode};
 
 /// The ZeroClaw install at ZeroClaw's default place, if there is one.
 #[tauri::command]
@@ -17,14 +17,28 @@ pub async fn zeroclaw_install(core: State<'_, Core>) -> Result<Option<ZeroclawIn
     core.warren.zeroclaw_install()
 }
 
-fn options(path: String, prefix: String, dry_run: bool) -> ImportOptions {
-    ImportOptions {
+fn options(
+    path: String,
+    prefix: String,
+    collisions: Option<String>,
+    dry_run: bool,
+) -> Result<ImportOptions, ApiError> {
+    let collision = match collisions.as_deref() {
+        None | Some("") => None,
+        Some(c) => Some(Collision::from_name(c).ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::InvalidArgument,
+                format!("collisions `{c}`: expected rename, skip or replace"),
+            )
+        })?),
+    };
+    Ok(ImportOptions {
         path: Some(PathBuf::from(path)),
         dry_run,
         prefix,
         update: false,
-        collision: None,
-    }
+        collision,
+    })
 }
 
 async fn run_import(
@@ -36,14 +50,17 @@ async fn run_import(
 }
 
 /// The whole plan of importing the install at `path` with `prefix`; writes nothing.
+/// `collisions` (`rename`, `skip`, `replace`) settles entries whose names Warren already uses
+/// for other settings.
 #[tauri::command]
 #[specta::specta]
 pub async fn plan_zeroclaw_import(
     core: State<'_, Core>,
     path: String,
     prefix: String,
+    collisions: Option<String>,
 ) -> Result<ImportReport, ApiError> {
-    run_import(&core, options(path, prefix, true), |_| {}).await
+    run_import(&core, options(path, prefix, collisions, true)?, |_| {}).await
 }
 
 /// How often progress is sent to the window at most.
@@ -57,6 +74,7 @@ pub async fn import_zeroclaw(
     core: State<'_, Core>,
     path: String,
     prefix: String,
+    collisions: Option<String>,
     progress: Channel<ImportProgress>,
 ) -> Result<ImportReport, ApiError> {
     let last = Mutex::new(None::<Instant>);
@@ -70,5 +88,5 @@ pub async fn import_zeroclaw(
             }
         }
     };
-    run_import(&core, options(path, prefix, false), report).await
+    run_import(&core, options(path, prefix, collisions, false)?, report).await
 }

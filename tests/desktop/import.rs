@@ -109,3 +109,57 @@ fn a_zeroclaw_install_is_planned_then_imported_from_the_window() {
         d.close().await;
     });
 }
+
+/// Into the install a first start writes: the fixture's `ollama.local` differs from Warren's,
+/// the plan names it, and choosing "import it under a new name" in the window clears the plan;
+/// the import then keeps `assistant` and Warren's provider entry.
+#[test]
+fn a_name_collision_is_settled_by_a_choice_in_the_window() {
+    let _serial = serial();
+    block_on(async {
+        let scratch = tempfile::tempdir().unwrap();
+        let src = copy_zeroclaw_fixture(&scratch.path().join("zeroclaw")).unwrap();
+        let src_text = src.display().to_string();
+        let default = warren_config::default_config_text(warren_config::Preset::Balanced);
+        let d = launch_with_env(Bus::None, &[("ZEROCLAW_CONFIG_DIR", &src_text)], |home| {
+            std::fs::write(home.join("config.toml"), &default).unwrap()
+        })
+        .await;
+        d.click("[data-testid=import-review]").await;
+        let problems = d
+            .wait_text("[data-testid=import-problems]", |t| {
+                t.contains("ollama.local")
+            })
+            .await;
+        assert!(problems.contains("choose to rename it"), "{problems}");
+        d.click("[data-testid=import-collisions] option[value=rename]")
+            .await;
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while d
+            .client
+            .find(Locator::Css("[data-testid=import-problems]"))
+            .await
+            .is_ok()
+        {
+            assert!(
+                Instant::now() < deadline,
+                "the choice never cleared the plan"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        d.screenshot("import-collision-choice").await;
+        d.click("[data-testid=import-run]").await;
+        let done = d
+            .wait_text("[data-testid=import-done]", |t| !t.is_empty())
+            .await;
+        assert!(done.contains("Imported 4 agents"), "{done}");
+        let config = std::fs::read_to_string(d.home.join("config.toml")).unwrap();
+        assert!(config.contains("[agents.assistant]"), "{config}");
+        assert!(
+            config.contains("model = \"llama3.2\""),
+            "Warren's entry kept:\n{config}"
+        );
+        assert!(config.contains("ollama.local_zeroclaw"), "{config}");
+        d.close().await;
+    });
+}

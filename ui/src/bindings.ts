@@ -151,13 +151,17 @@ export const commands = {
 	mcpServers: (agent: string) => typedError<McpServerView[], ApiError>(__TAURI_INVOKE("mcp_servers", { agent })),
 	/**  The ZeroClaw install at ZeroClaw's default place, if there is one. */
 	zeroclawInstall: () => typedError<ZeroclawInstall | null, ApiError>(__TAURI_INVOKE("zeroclaw_install")),
-	/**  The whole plan of importing the install at `path` with `prefix`; writes nothing. */
-	planZeroclawImport: (path: string, prefix: string) => typedError<ImportReport, ApiError>(__TAURI_INVOKE("plan_zeroclaw_import", { path, prefix })),
+	/**
+	 *  The whole plan of importing the install at `path` with `prefix`; writes nothing.
+	 *  `collisions` (`rename`, `skip`, `replace`) settles entries whose names Warren already uses
+	 *  for other settings.
+	 */
+	planZeroclawImport: (path: string, prefix: string, collisions: string | null) => typedError<ImportReport, ApiError>(__TAURI_INVOKE("plan_zeroclaw_import", { path, prefix, collisions })),
 	/**
 	 *  Imports the install at `path` with `prefix` (one journaled operation, resumed at the next
 	 *  start if interrupted), sending progress on `progress`, and returns what was written.
 	 */
-	importZeroclaw: (path: string, prefix: string, progress: Channel<ImportProgress>) => typedError<ImportReport, ApiError>(__TAURI_INVOKE("import_zeroclaw", { path, prefix, progress })),
+	importZeroclaw: (path: string, prefix: string, collisions: string | null, progress: Channel<ImportProgress>) => typedError<ImportReport, ApiError>(__TAURI_INVOKE("import_zeroclaw", { path, prefix, collisions, progress })),
 	/**  What saving `input` would change in `config.toml`, with the validator's findings. */
 	previewProvider: (input: ProviderInput) => typedError<ProfilePreview, ApiError>(__TAURI_INVOKE("preview_provider", { input })),
 	/**

@@ -121,4 +121,29 @@ describe("import store", () => {
     await done.detect();
     expect(done.stage).toBe("hidden");
   });
+
+  it("plans and imports with the collision choice the user made", async () => {
+    const seen: (string | null)[] = [];
+    const s = new ImportStore(
+      api({
+        planZeroclawImport: (_p, _prefix, collisions) => {
+          seen.push(collisions);
+          return Promise.resolve({ status: "ok" as const, data: report(collisions ? [] : ["clash"]) });
+        },
+        importZeroclaw: (_p, _prefix, collisions) => {
+          seen.push(`import:${collisions}`);
+          return Promise.resolve({ status: "ok" as const, data: { ...report([]), dry_run: false } });
+        },
+      }),
+      () => ({}) as never,
+    );
+    await s.detect();
+    await s.review();
+    expect(s.ready).toBe(false);
+    s.collisions = "rename";
+    await s.review();
+    expect(s.ready).toBe(true);
+    await s.run();
+    expect(seen).toEqual([null, "rename", "import:rename"]);
+  });
 });

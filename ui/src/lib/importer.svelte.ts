@@ -25,6 +25,8 @@ export class ImportStore {
   found = $state<ZeroclawInstall | null>(null);
   stage = $state<ImportStage>("hidden");
   prefix = $state("");
+  /** What to do with a profile or provider entry Warren has under the same name but other settings. */
+  collisions = $state<"" | "rename" | "skip" | "replace">("");
   plan = $state<ImportReport | null>(null);
   result = $state<ImportReport | null>(null);
   error = $state<ApiError | null>(null);
@@ -60,7 +62,7 @@ export class ImportStore {
     this.stage = "planning";
     this.error = null;
     try {
-      const plan = unwrap(await this.#api.planZeroclawImport(this.found.path, this.prefix));
+      const plan = unwrap(await this.#api.planZeroclawImport(this.found.path, this.prefix, this.collisions || null));
       if (seq !== this.#seq) return;
       this.plan = plan;
     } catch (e) {
@@ -89,7 +91,9 @@ export class ImportStore {
     this.progress = { done: 0, total: this.plan?.plan.totals.memory_rows ?? 0, agent: "" };
     try {
       const progress = this.#channel((p) => this.onProgress(p));
-      this.result = unwrap(await this.#api.importZeroclaw(this.found.path, this.prefix, progress));
+      this.result = unwrap(
+        await this.#api.importZeroclaw(this.found.path, this.prefix, this.collisions || null, progress),
+      );
       this.found = { ...this.found, imported: true };
       this.stage = "done";
     } catch (e) {

@@ -318,7 +318,7 @@ fn settle<T: PartialEq>(
     match target.collision {
         None => {
             problems.push(format!(
-                "{what} `{name}` already exists in Warren with other settings: import with --collisions rename (as `{name}_zeroclaw`), skip (the imported agents use Warren's) or replace (Warren's is overwritten)"
+                "{what} `{name}` already exists in Warren with other settings: choose to rename it (imported as `{name}_zeroclaw`), skip it (the imported agents use Warren's) or replace Warren's (--collisions rename|skip|replace)"
             ));
             (name.to_string(), true)
         }
