@@ -276,6 +276,26 @@ fn editor_the_permission_map_shows_the_grants_and_explains_a_denial() {
             .wait_text("[data-testid=path-test-rule]", |t| !t.is_empty())
             .await;
         assert_eq!(rule, "read_only_grant");
+        // A relative `../bob/…` is not bob's workspace: denied, and the answer names the file
+        // in bob's workspace alice may read.
+        let name = bob_file(&d.home)
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let input = d.wait_for("[data-testid=path-test-path]").await;
+        input.clear().await.unwrap();
+        input.send_keys(&format!("../bob/{name}")).await.unwrap();
+        choose(&d, "[data-testid=path-test-access]", "false").await;
+        d.click("[data-testid=path-test-submit]").await;
+        let meant = d
+            .wait_text("[data-testid=path-test-meant]", |t| !t.is_empty())
+            .await;
+        assert!(
+            meant.contains(bob_file(&d.home).to_str().unwrap()),
+            "{meant}"
+        );
+        d.screenshot("permission-path-meant").await;
         d.close().await;
     });
 }

@@ -1534,6 +1534,12 @@ export type PolicyCheck = {
 	path: string,
 	/**  The deciding rule. */
 	rule: Rule,
+	/**
+	 *  For a denied relative path that names a sibling (`../bob/notes.md`): the path in that
+	 *  sibling's workspace the same access is allowed on, which is what was most likely meant
+	 *  (relative paths resolve against the agent's own workspace).
+	 */
+	meant?: string | null,
 };
 
 /**  An edit of one profile (a new name creates the profile). */

@@ -147,6 +147,49 @@ pub struct PolicyCheck {
     pub path: String,
     /// The deciding rule.
     pub rule: Rule,
+    /// For a denied relative path that names a sibling (`../bob/notes.md`): the path in that
+    /// sibling's workspace the same access is allowed on, which is what was most likely meant
+    /// (relative paths resolve against the agent's own workspace).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub meant: Option<String>,
+}
+
+/// The sibling-workspace path a denied relative `input` most likely meant: `..` steps, then a
+/// sibling's alias, then the rest, read inside that sibling's workspace; only when `policy`
+/// allows `access` there.
+fn sibling_meant(
+    cfg: &warren_types::Config,
+    layout: &warren_config::InstallLayout,
+    policy: &warren_policy::SecurityPolicy,
+    alias: &str,
+    input: &str,
+    access: Access,
+) -> Option<String> {
+    use std::path::Component;
+    let given = Path::new(input);
+    if given.is_absolute() || input.starts_with('~') {
+        return None;
+    }
+    let mut parts = given
+        .components()
+        .skip_while(|c| *c == Component::ParentDir);
+    if !input.starts_with("..") {
+        return None;
+    }
+    let Some(Component::Normal(sibling)) = parts.next() else {
+        return None;
+    };
+    let sibling = sibling.to_str()?;
+    if sibling == alias {
+        return None;
+    }
+    let agent = cfg.agents.get(sibling)?;
+    let mut candidate = layout.workspace_for(sibling, agent.workspace.path.as_deref());
+    for c in parts {
+        candidate.push(c);
+    }
+    let d = policy.check(&candidate, access);
+    d.allowed.then(|| d.path.display().to_string())
 }
 
 /// The error of a tool call.
@@ -313,11 +356,17 @@ impl Warren {
         let p = self.policy_for(&cfg, alias, host)?;
         let access = if write { Access::Write } else { Access::Read };
         let d = p.check(Path::new(path), access);
+        let meant = if d.allowed {
+            None
+        } else {
+            sibling_meant(&cfg, self.layout(), &p, alias, path, access)
+        };
         Ok(PolicyCheck {
             allowed: d.allowed,
             access,
             path: d.path.display().to_string(),
             rule: d.rule,
+            meant,
         })
     }
 

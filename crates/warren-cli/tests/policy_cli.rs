@@ -74,6 +74,66 @@ fn policy_check_prints_the_rule_and_exits_by_decision() {
     assert_eq!(r.code, 0);
     assert_eq!(r.json()["rule"], "read_only_grant");
 
+    // `../bob/notes.md` from alice's workspace is not bob's workspace: denied, and the answer
+    // names the path in bob's workspace that alice may read. No hint where that is denied too.
+    let r = warren(
+        root,
+        &[
+            "--json",
+            "policy",
+            "check",
+            "--agent",
+            "alice",
+            "--read",
+            "../bob/notes.md",
+        ],
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(r.json()["meant"], bob.as_str(), "{}", r.stdout);
+    let r = warren(
+        root,
+        &[
+            "policy",
+            "check",
+            "--agent",
+            "alice",
+            "--read",
+            "../bob/notes.md",
+        ],
+    );
+    assert!(
+        r.stdout.contains(&format!("the sibling's file is {bob}")),
+        "{}",
+        r.stdout
+    );
+    let r = warren(
+        root,
+        &[
+            "--json",
+            "policy",
+            "check",
+            "--agent",
+            "alice",
+            "--write",
+            "../bob/notes.md",
+        ],
+    );
+    assert_eq!(r.code, 1);
+    assert!(r.json().get("meant").is_none(), "{}", r.stdout);
+    let r = warren(
+        root,
+        &[
+            "--json",
+            "policy",
+            "check",
+            "--agent",
+            "alice",
+            "--read",
+            "../../bob/workspace/notes.md",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stdout);
+
     let r = warren(
         root,
         &["policy", "check", "--agent", "alice", "--read", "notes.txt"],

@@ -124,13 +124,19 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
         } => match ctx.warren.policy_check(&agent, write, &path) {
             Ok(c) => {
                 let code = ctx.out.ok(&c, || {
-                    format!(
+                    let mut s = format!(
                         "{} {} {} (rule {})",
                         if c.allowed { "allowed" } else { "denied" },
                         c.access,
                         c.path,
                         c.rule
-                    )
+                    );
+                    if let Some(m) = &c.meant {
+                        s.push_str(&format!(
+                            "\nrelative paths start in the agent's own workspace; the sibling's file is {m}, and that is allowed"
+                        ));
+                    }
+                    s
                 });
                 if c.allowed {
                     code
