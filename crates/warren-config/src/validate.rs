@@ -159,6 +159,23 @@ pub(crate) fn validate(cfg: &Config, out: &mut Vec<Issue>) {
                     "`timeout_secs` must be at least 1",
                 ));
             }
+            if let Some(u) = &m.uri {
+                let rest = u
+                    .strip_prefix("http://")
+                    .or_else(|| u.strip_prefix("https://"));
+                let host_ok = rest.is_some_and(|r| {
+                    let host = r.split(['/', '?', '#']).next().unwrap_or_default();
+                    !host.is_empty() && !r.contains(char::is_whitespace)
+                });
+                if !host_ok {
+                    out.push(Issue::new(
+                        join(&join(&join("providers.models", family), alias), "uri"),
+                        format!(
+                            "`{u}` is not an http:// or https:// address with a host; write it whole, for example http://127.0.0.1:11434"
+                        ),
+                    ));
+                }
+            }
         }
     }
 

@@ -401,3 +401,33 @@ fn mcp_servers_are_checked_and_referenced_by_name() {
         "unknown key",
     );
 }
+
+#[test]
+fn a_provider_address_needs_its_scheme_and_host() {
+    for bad in [
+        "127.0.0.1:11434",
+        "localhost",
+        "http://",
+        "ftp://host",
+        "http://a b",
+    ] {
+        expect_one(
+            &format!("[providers.models.anthropic.x]\nmodel = \"m\"\nuri = \"{bad}\"\n"),
+            "providers.models.anthropic.x.uri",
+            "is not an http:// or https:// address",
+        );
+    }
+    for good in [
+        "http://127.0.0.1:11434",
+        "https://api.example.com/v1",
+        "http://[::1]:8080",
+    ] {
+        assert!(
+            errors(&format!(
+                "[providers.models.anthropic.x]\nmodel = \"m\"\nuri = \"{good}\"\n"
+            ))
+            .is_empty(),
+            "{good}"
+        );
+    }
+}
