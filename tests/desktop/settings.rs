@@ -5,6 +5,7 @@
 
 use crate::harness::{launch_with, Bus, Desktop};
 use crate::{block_on, serial};
+use fantoccini::Locator;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -32,6 +33,10 @@ sandbox = "landlock"
 [providers.models.openai.main]
 model = "gpt-test"
 uri = "http://127.0.0.1:9/v1"
+
+[providers.models.ollama.local]
+model = "llama-test"
+uri = "http://127.0.0.1:9"
 "#;
 
 const KEY: &str = "sk-settings-test-0123456789abcdef";
@@ -80,6 +85,21 @@ fn files_containing(dir: &Path, needle: &str) -> Vec<String> {
 /// Types the key into the `openai.main` row, saves it, and checks that the window shows only
 /// "set" and the store, never the value.
 async fn set_key_in_window(d: &Desktop, store: &str) {
+    // Ollama takes no key: its row asks for none.
+    let ollama = "[data-testid=provider-row][data-reference='ollama.local']";
+    let none = d
+        .wait_text(&format!("{ollama} [data-testid=provider-key-none]"), |t| {
+            !t.is_empty()
+        })
+        .await;
+    assert!(none.contains("none needed"), "{none}");
+    assert!(d
+        .client
+        .find(Locator::Css(&format!(
+            "{ollama} [data-testid=provider-key-input]"
+        )))
+        .await
+        .is_err());
     let row = "[data-testid=provider-row][data-reference='openai.main']";
     d.wait_text(&format!("{row} [data-testid=provider-key-state]"), |t| {
         t == "not set"
