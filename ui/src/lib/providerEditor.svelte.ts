@@ -191,6 +191,9 @@ export class ProviderEditorStore {
       this.saved = unwrap(await this.#api.saveProvider(input, key));
       this.draft = { ...this.draft, existing: true };
       this.diff = [];
+      // A test of the route as it was says nothing about it now.
+      const { [this.reference]: _stale, ...rest } = this.tests;
+      this.tests = rest;
       return true;
     } catch (e) {
       this.error = toApiError(e);
