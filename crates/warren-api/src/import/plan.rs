@@ -284,6 +284,18 @@ struct Clash<'a, T> {
     existing: Option<&'a T>,
     /// Whether Warren already uses a name (for `rename`).
     taken: &'a dyn Fn(&str) -> bool,
+    /// Warren's agents that use Warren's entry (a `replace` changes what they get).
+    used_by: Vec<String>,
+}
+
+/// The aliases of `config`'s agents for which `uses` holds.
+fn users(config: &Config, uses: impl Fn(&AgentConfig) -> bool) -> Vec<String> {
+    config
+        .agents
+        .iter()
+        .filter(|(_, a)| uses(a))
+        .map(|(alias, _)| alias.clone())
+        .collect()
 }
 
 /// What a name collision came to: the name the imported agents use, and whether the entry is
@@ -302,6 +314,7 @@ fn settle<T: PartialEq>(
         new,
         existing,
         taken,
+        used_by,
     } = c;
     let Some(existing) = existing else {
         return (name.to_string(), true);
@@ -332,6 +345,19 @@ fn settle<T: PartialEq>(
         }
         Some(Collision::Replace) => {
             replaced.push(path.iter().map(|s| s.to_string()).collect());
+            let who = if used_by.is_empty() {
+                "no Warren agent uses it".to_string()
+            } else {
+                format!(
+                    "Warren's agents {} get the imported settings",
+                    used_by.join(", ")
+                )
+            };
+            ctx.unmapped(
+                &setting,
+                "(Warren's replaced)".into(),
+                &format!("Warren's entry of this name is overwritten by the imported one; {who}"),
+            );
             (name.to_string(), true)
         }
         Some(Collision::Rename) => {
@@ -736,6 +762,7 @@ pub fn build(
                     new: &p,
                     existing: target.config.risk_profiles.get(&n),
                     taken: &taken,
+                    used_by: users(target.config, |a| a.risk_profile == n),
                 },
                 target,
                 &mut ctx,
@@ -767,6 +794,7 @@ pub fn build(
                     new: &p,
                     existing: target.config.runtime_profiles.get(&n),
                     taken: &taken,
+                    used_by: users(target.config, |a| a.runtime_profile.as_deref() == Some(&n)),
                 },
                 target,
                 &mut ctx,
@@ -870,6 +898,10 @@ pub fn build(
                         new: &m,
                         existing: warren_entries.and_then(|e| e.get(&new_alias)),
                         taken: &|x: &str| taken(x.strip_prefix(&format!("{family}.")).unwrap_or(x)),
+                        used_by: {
+                            let r = format!("{family}.{new_alias}");
+                            users(target.config, |a| a.model_provider.as_deref() == Some(&r))
+                        },
                     },
                     target,
                     &mut ctx,

@@ -1327,6 +1327,19 @@ fn an_import_into_the_default_install_settles_each_collision_as_chosen() {
             (choice == Collision::Rename).then(|| "llama3.1:8b".to_string()),
             "{choice:?}"
         );
+        if choice == Collision::Replace {
+            // The plan says whose settings change.
+            assert!(
+                r.plan
+                    .unmapped
+                    .iter()
+                    .any(|u| u.setting == "providers.models.ollama.local"
+                        && u.reason
+                            .contains("Warren's agents assistant get the imported settings")),
+                "{:?}",
+                r.plan.unmapped
+            );
+        }
     }
 
     // An identical entry: reused, no choice needed, no second entry.

@@ -302,16 +302,7 @@ impl Lexer<'_> {
                 '`' => {
                     self.read_backticks()?;
                 }
-                '\'' => {
-                    self.pos += 1;
-                    while self.peek(0).is_some_and(|c| c != '\'') {
-                        self.pos += 1;
-                    }
-                    if self.peek(0).is_none() {
-                        return self.err("unterminated single quote");
-                    }
-                    self.pos += 1;
-                }
+                '\'' => self.skip_single_quoted()?,
                 '"' => {
                     self.pos += 1;
                     while let Some(c) = self.peek(0) {
@@ -431,6 +422,19 @@ impl Lexer<'_> {
         Ok(())
     }
 
+    /// Skips a `'...'` (the position is at its opening quote): nothing inside is special.
+    fn skip_single_quoted(&mut self) -> Result<(), LexError> {
+        self.pos += 1;
+        while self.peek(0).is_some_and(|c| c != '\'') {
+            self.pos += 1;
+        }
+        if self.peek(0).is_none() {
+            return self.err("unterminated single quote");
+        }
+        self.pos += 1;
+        Ok(())
+    }
+
     /// Reads the rest of a `${...}` (the position is just after `${`) up to its `}`, as
     /// both shells find its end: backslashes, quotes, nested `${...}`, and the command
     /// substitutions inside, which run when the expansion does and are parsed as commands.
@@ -452,16 +456,7 @@ impl Lexer<'_> {
                 '\'' if in_dquote => {
                     return self.err("a single quote inside a double-quoted `${...}` is read differently by /bin/sh (dash) and bash")
                 }
-                '\'' => {
-                    self.pos += 1;
-                    while self.peek(0).is_some_and(|c| c != '\'') {
-                        self.pos += 1;
-                    }
-                    if self.peek(0).is_none() {
-                        return self.err("unterminated single quote");
-                    }
-                    self.pos += 1;
-                }
+                '\'' => self.skip_single_quoted()?,
                 '"' => {
                     self.pos += 1;
                     loop {
