@@ -7,11 +7,17 @@ use serde::Serialize;
 use specta::Type;
 use tauri::{AppHandle, Manager, Runtime};
 use tauri_specta::Event;
-use warren_api::live::{AgentStatus, BudgetLevel, PendingApprovalView, StateChange};
+use warren_api::live::{
+    AgentLifecycleChange, AgentStatus, BudgetLevel, PendingApprovalView, StateChange,
+};
 
-/// `config.toml` changed (an agent or profile was added, renamed, removed or edited).
+/// `config.toml` changed (an agent or profile was added, renamed, removed or edited);
+/// `finished` lists the renames, deletes and restores that finished since the last one.
 #[derive(Debug, Clone, Serialize, Type, Event)]
-pub struct AgentsChanged {}
+pub struct AgentsChanged {
+    /// Oldest first.
+    pub finished: Vec<AgentLifecycleChange>,
+}
 
 /// An agent's status changed.
 #[derive(Debug, Clone, Serialize, Type, Event)]
@@ -54,14 +60,14 @@ fn emit<R: Runtime>(app: &AppHandle<R>, change: StateChange) {
     // A config change may have pruned the statuses of agents renamed or deleted.
     if matches!(
         change,
-        StateChange::Status(_) | StateChange::Approvals(_) | StateChange::AgentsChanged
+        StateChange::Status(_) | StateChange::Approvals(_) | StateChange::AgentsChanged { .. }
     ) {
         if let Some(core) = app.try_state::<Core>() {
             reflect_tray(app, &core);
         }
     }
     let sent = match change {
-        StateChange::AgentsChanged => AgentsChanged {}.emit(app),
+        StateChange::AgentsChanged { finished } => AgentsChanged { finished }.emit(app),
         StateChange::Status(s) => AgentStatusChanged {
             agent: s.agent,
             status: s.status,

@@ -665,3 +665,147 @@ fn a_delegated_child_turn_shows_nested_under_the_delegate_card_live_and_in_repla
         d.close().await;
     });
 }
+
+/// The value of the prompt box.
+async fn prompt_value(d: &Desktop) -> String {
+    d.wait_for("[data-testid=live-prompt]")
+        .await
+        .prop("value")
+        .await
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+}
+
+/// Live follows the agent it shows: renamed in the window's Agents screen, then from another
+/// process (the CLI's own API), it shows the new alias with its turns and the typed prompt
+/// kept, and Send runs a turn under the new alias; a prompt refused (the agent paused) is given
+/// back; deleted from another process, it says so and refuses to send.
+#[test]
+fn live_follows_renames_and_a_delete_of_the_agent_shown_and_keeps_the_prompt() {
+    let _serial = serial();
+    block_on_mt(async {
+        let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+        fake.script([
+            Reply::text("First answer."),
+            Reply::text("Answered as author."),
+            Reply::text("Answered as editor."),
+        ]);
+        let cfg = config(&fake, 500);
+        let d = launch(|home| std::fs::write(home.join("config.toml"), &cfg).unwrap()).await;
+        let other = warren_api::Warren::open(warren_config::InstallLayout::new(&d.home));
+        open_live(&d, "writer").await;
+        send(&d, "hello").await;
+        d.wait_text("[data-testid=text-item]", |t| t == "First answer.")
+            .await;
+        d.wait_text("[data-testid=live-status]", |t| t == "idle")
+            .await;
+
+        // Renamed on the Agents screen while a prompt is half typed.
+        d.wait_for("[data-testid=live-prompt]")
+            .await
+            .send_keys("a draft for later")
+            .await
+            .unwrap();
+        d.nav("agents").await;
+        d.click("[data-alias=writer] [data-testid=agent-rename]")
+            .await;
+        let input = d.wait_for("[data-testid=rename-input]").await;
+        input.clear().await.unwrap();
+        input.send_keys("author").await.unwrap();
+        d.wait_text("[data-testid=rename-plan-workspace]", |t| {
+            t.ends_with("agents/author/workspace")
+        })
+        .await;
+        d.click("[data-testid=rename-submit]").await;
+        d.wait_text("[data-testid=lifecycle-result][data-what=rename]", |t| {
+            t.contains("author")
+        })
+        .await;
+        d.nav("live").await;
+        d.wait_for("[data-testid=live-screen][data-agent=author]")
+            .await;
+        let picked = d
+            .wait_for("[data-testid=live-agent]")
+            .await
+            .prop("value")
+            .await
+            .unwrap()
+            .unwrap_or_default();
+        assert_eq!(picked, "author");
+        assert_eq!(prompt_value(&d).await, "a draft for later");
+        let placeholder = d
+            .wait_for("[data-testid=live-prompt]")
+            .await
+            .attr("placeholder")
+            .await
+            .unwrap()
+            .unwrap_or_default();
+        assert!(placeholder.starts_with("Ask author"), "{placeholder}");
+        // Its earlier turn came with it.
+        d.wait_for("[data-testid=history-turn][data-state=completed]")
+            .await;
+        let button = d.wait_for("[data-testid=live-send]").await;
+        button.click().await.unwrap();
+        d.wait_text("[data-testid=text-item]", |t| t == "Answered as author.")
+            .await;
+        assert!(d
+            .client
+            .find(Locator::Css("[data-testid=live-error]"))
+            .await
+            .is_err());
+
+        // Renamed by another process while Live shows it: the screen follows.
+        d.wait_text("[data-testid=live-status]", |t| t == "idle")
+            .await;
+        d.wait_for("[data-testid=live-prompt]")
+            .await
+            .send_keys("typed before the rename")
+            .await
+            .unwrap();
+        let renamed = other.rename_agent("author", "editor", false, false).await;
+        assert!(renamed.as_ref().is_ok_and(|o| o.ok), "{renamed:?}");
+        d.wait_for("[data-testid=live-screen][data-agent=editor]")
+            .await;
+        assert_eq!(prompt_value(&d).await, "typed before the rename");
+        d.screenshot("live-after-rename").await;
+
+        // Refused (paused elsewhere): the error is shown and the prompt given back.
+        other.set_agent_paused("editor", true).await.unwrap();
+        d.click("[data-testid=live-send]").await;
+        let err = d
+            .wait_text("[data-testid=live-error]", |t| !t.is_empty())
+            .await;
+        assert!(err.contains("paused"), "{err}");
+        assert_eq!(prompt_value(&d).await, "typed before the rename");
+        other.set_agent_paused("editor", false).await.unwrap();
+        d.click("[data-testid=live-send]").await;
+        d.wait_text("[data-testid=text-item]", |t| t == "Answered as editor.")
+            .await;
+        d.wait_text("[data-testid=live-status]", |t| t == "idle")
+            .await;
+        assert_eq!(fake.requests().len(), 3);
+        assert!(d.home.join("agents/editor/workspace").is_dir());
+
+        // Deleted by another process: the screen says so and sends nothing.
+        d.wait_for("[data-testid=live-prompt]")
+            .await
+            .send_keys("anyone there?")
+            .await
+            .unwrap();
+        let deleted = other.delete_agent("editor", false, false).await;
+        assert!(deleted.as_ref().is_ok_and(|o| o.ok), "{deleted:?}");
+        let gone = d
+            .wait_text("[data-testid=live-gone]", |t| !t.is_empty())
+            .await;
+        assert!(gone.contains("editor was deleted"), "{gone}");
+        let send = d.wait_for("[data-testid=live-send]").await;
+        assert!(!send.is_enabled().await.unwrap());
+        d.wait_text("[data-testid=live-status]", |t| t == "deleted")
+            .await;
+        assert_eq!(prompt_value(&d).await, "anyone there?");
+        d.screenshot("live-agent-deleted").await;
+        assert_eq!(fake.requests().len(), 3, "a turn ran after the delete");
+        d.close().await;
+    });
+}

@@ -278,6 +278,16 @@ export type AgentField =
 /**  `workspace.unrestricted_filesystem` (bool). */
 "unrestricted_filesystem";
 
+/**  A rename, delete or restore that finished. */
+export type AgentLifecycleChange = {
+	/**  `rename`, `delete` or `restore`. */
+	kind: LifecycleKind,
+	/**  The alias it was about: a rename's old alias, a restore's restored alias. */
+	alias: string,
+	/**  A rename's new alias. */
+	new_alias: string | null,
+};
+
 /**  An agent's budgets and what it used of them. */
 export type AgentMeters = {
 	/**  The agent. */
@@ -405,8 +415,14 @@ export type AgentSummary = {
 	workspace: string,
 };
 
-/**  `config.toml` changed (an agent or profile was added, renamed, removed or edited). */
-export type AgentsChanged = Record<string, never>;
+/**
+ *  `config.toml` changed (an agent or profile was added, renamed, removed or edited);
+ *  `finished` lists the renames, deletes and restores that finished since the last one.
+ */
+export type AgentsChanged = {
+	/**  Oldest first. */
+	finished: AgentLifecycleChange[],
+};
 
 /**  The error shape every `warren-api` function returns: `{code, message, details}`. */
 export type ApiError = {
@@ -1044,6 +1060,8 @@ export type LifecycleKind =
 "delete" | 
 /**  Restore an agent from an archive. */
 "restore" | 
+/**  Import agents from a ZeroClaw install (pending operations only). */
+"import" | 
 /**  A journal entry that cannot be read (pending operations only). */
 "unreadable";
 

@@ -208,6 +208,48 @@ describe("the live store's turn history", () => {
     expect(store.error?.code).toBe("not_found");
     expect(store.error?.message).toContain("alice");
   });
+
+  it("follows a rename of the agent shown, marks a delete, and gives back a prompt that failed", async () => {
+    let refuse = false;
+    const api = {
+      liveSubscribe: async (agent: string) =>
+        ok({ id: 1, snapshot: { agent, status: "idle", last_seq: 0, truncated: false, frames: [] } }),
+      liveUnsubscribe: async () => ok(null),
+      agentMeters: async () => ({ status: "error" as const, error: { code: "not_found", message: "gone" } }),
+      agentTurns: async () => ok([]),
+      turnEvents: async () => ok([]),
+      sendPrompt: async () =>
+        refuse
+          ? { status: "error" as const, error: { code: "paused", message: "agent `ann` is paused" } }
+          : ok({ turn_id: "t1", session: "s1", status: "completed", text: "", error_code: null, error_message: null }),
+    } as unknown as LiveApi;
+    const store = new LiveStore(api, () => ({}) as Channel<LiveFrame>);
+    await store.open("alice");
+    // Changes about other agents are ignored; a rename of the one shown names its new alias,
+    // also when a later change in the same batch is about that new alias.
+    expect(store.follow([{ kind: "delete", alias: "bob", new_alias: null }])).toBeNull();
+    expect(store.gone).toBeNull();
+    expect(
+      store.follow([
+        { kind: "rename", alias: "alice", new_alias: "ann" },
+        { kind: "rename", alias: "ann", new_alias: "anna" },
+      ]),
+    ).toBe("anna");
+    await store.open("ann");
+    expect(await store.send("hello")).toBe(true);
+    refuse = true;
+    expect(await store.send("hello again")).toBe(false);
+    expect(store.error?.code).toBe("paused");
+    // Deleted while shown: marked gone, and nothing is sent any more.
+    expect(store.follow([{ kind: "delete", alias: "ann", new_alias: null }])).toBeNull();
+    expect(store.gone).toEqual({ alias: "ann", kind: "delete" });
+    refuse = false;
+    expect(await store.send("still there?")).toBe(false);
+    // Restored: usable again.
+    store.follow([{ kind: "restore", alias: "ann", new_alias: null }]);
+    expect(store.gone).toBeNull();
+    expect(await store.send("welcome back")).toBe(true);
+  });
 });
 
 describe("the runtime store", () => {

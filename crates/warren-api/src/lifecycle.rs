@@ -97,11 +97,15 @@ impl Warren {
     /// starts (desktop app, `warren serve`, `run`, `acp`, `tool`). What could not be finished
     /// is logged; the aliases it involves keep refusing turns with `lifecycle_pending`.
     pub async fn resume_pending(&self) -> Vec<ResumeOutcomeView> {
-        for (journal, r) in self.resume_imports().await {
-            match r {
-                Ok(_) => tracing::info!(%journal, "finished an interrupted ZeroClaw import"),
-                Err(e) => {
-                    tracing::warn!(%journal, "an interrupted ZeroClaw import could not be finished: {}", e.message)
+        let imports = self.resume_import_views().await;
+        self.note_imports_resumed(&imports);
+        for o in &imports {
+            match &o.error {
+                None => {
+                    tracing::info!(journal = %o.journal, "finished an interrupted {}", o.operation)
+                }
+                Some(e) => {
+                    tracing::warn!(journal = %o.journal, "an interrupted {} could not be finished: {e}", o.operation)
                 }
             }
         }
@@ -135,21 +139,25 @@ impl Warren {
         }
     }
 
-    /// Refuses with `lifecycle_pending` while an unfinished rename, delete or restore involves
-    /// `alias`.
+    /// Refuses with `lifecycle_pending` while an unfinished rename, delete, restore or import
+    /// involves `alias`.
     pub fn refuse_if_lifecycle_pending(&self, alias: &str) -> Result<(), ApiError> {
         warren_runtime::lifecycle::refuse_if_pending(self.layout(), alias).map_err(lifecycle_error)
     }
 
-    /// Tries again to finish every unfinished rename, delete or restore (`warren agents
-    /// resume`, the window's Resume button) and says for each whether it finished.
+    /// Tries again to finish every unfinished rename, delete, restore and import (`warren agents
+    /// unfinished --finish`, the window's Resume button) and says for each whether it finished.
     pub async fn resume_lifecycle(&self) -> Result<Vec<ResumeOutcomeView>, ApiError> {
-        Ok(self
+        let mut done: Vec<ResumeOutcomeView> = self
             .resume_outcomes()
             .await?
             .into_iter()
             .map(Into::into)
-            .collect())
+            .collect();
+        let imports = self.resume_import_views().await;
+        self.note_imports_resumed(&imports);
+        done.extend(imports);
+        Ok(done)
     }
 
     pub(crate) async fn resume_outcomes(&self) -> Result<Vec<ResumeOutcome>, ApiError> {

@@ -51,17 +51,21 @@ impl Warren {
         }
     }
 
-    /// Every unfinished rename, delete or restore, oldest first: what it is, the aliases it
+    /// Every unfinished rename, delete or restore, oldest first, then every unfinished import: what it is, the aliases it
     /// blocks, the step it stopped at, and why the last attempt in this process failed.
     pub async fn pending_lifecycle(&self) -> Vec<PendingOperationView> {
+        let imports = {
+            let errors = self.lifecycle_errors();
+            self.pending_import_views(&errors)
+        };
         let journal = Journal::new(self.layout().journal_dir());
         let entries = journal.pending();
         if entries.is_empty() {
-            return Vec::new();
+            return imports;
         }
         let rename_steps = self.rename_steps().await;
         let errors = self.lifecycle_errors();
-        entries
+        let mut list: Vec<PendingOperationView> = entries
             .into_iter()
             .map(|item| match item {
                 Ok(e) => PendingOperationView {
@@ -96,7 +100,23 @@ impl Warren {
                     ),
                 },
             })
-            .collect()
+            .collect();
+        list.extend(imports);
+        list
+    }
+
+    /// Remembers what resuming the unfinished imports gave, like [`Warren::note_resumed`].
+    pub(crate) fn note_imports_resumed(
+        &self,
+        outcomes: &[crate::lifecycle_view::ResumeOutcomeView],
+    ) {
+        let mut errors = self.lifecycle_errors();
+        for o in outcomes {
+            match &o.error {
+                Some(e) => errors.insert(o.journal.clone(), e.clone()),
+                None => errors.remove(&o.journal),
+            };
+        }
     }
 }
 

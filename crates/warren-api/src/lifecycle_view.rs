@@ -20,6 +20,8 @@ pub enum LifecycleKind {
     Delete,
     /// Restore an agent from an archive.
     Restore,
+    /// Import agents from a ZeroClaw install (pending operations only).
+    Import,
     /// A journal entry that cannot be read (pending operations only).
     Unreadable,
 }
@@ -31,6 +33,7 @@ impl LifecycleKind {
             LifecycleKind::Rename => "rename",
             LifecycleKind::Delete => "delete",
             LifecycleKind::Restore => "restore",
+            LifecycleKind::Import => "import",
             LifecycleKind::Unreadable => "unreadable",
         }
     }

@@ -57,7 +57,7 @@ impl Notifier {
                     Vec::new()
                 }
             }
-            StateChange::AgentsChanged | StateChange::Budget { .. } => Vec::new(),
+            StateChange::AgentsChanged { .. } | StateChange::Budget { .. } => Vec::new(),
         }
     }
 }
@@ -106,6 +106,10 @@ mod tests {
         assert!(n.on_change(&status(AgentStatus::Error)).is_empty());
         assert!(n.on_change(&status(AgentStatus::Working)).is_empty());
         assert_eq!(n.on_change(&status(AgentStatus::Error)).len(), 1);
-        assert!(n.on_change(&StateChange::AgentsChanged).is_empty());
+        assert!(n
+            .on_change(&StateChange::AgentsChanged {
+                finished: Vec::new()
+            })
+            .is_empty());
     }
 }

@@ -168,6 +168,12 @@ impl InstallLayout {
     pub fn journal_dir(&self) -> PathBuf {
         self.data_dir().join("lifecycle").join("journal")
     }
+    /// `<install>/data/import/journal/`: unfinished imports. Each entry is a JSON object whose
+    /// `aliases` lists the agents the import writes; until it is finished those aliases refuse
+    /// turns, `agents create` and lifecycle commands, as an unfinished rename's do.
+    pub fn import_journal_dir(&self) -> PathBuf {
+        self.data_dir().join("import").join("journal")
+    }
     /// `<install>/data/agents/_deleted/`: deletion archives.
     pub fn deleted_dir(&self) -> PathBuf {
         self.data_dir().join("agents").join("_deleted")

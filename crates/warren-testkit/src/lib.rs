@@ -1,10 +1,12 @@
 //! Test support: hermetic installs in temp folders, with a config written from text; a
 //! multi-agent install ([`agents`]), real git repositories ([`git`]), fake provider servers
-//! ([`fake_llm`]), processes found by command line ([`procs`]) and, with the `runtime` feature, a
+//! ([`fake_llm`]), real file-system faults ([`faults`]), processes found by command line
+//! ([`procs`]) and, with the `runtime` feature, a
 //! turn harness ([`turn`]).
 
 pub mod agents;
 pub mod fake_llm;
+pub mod faults;
 pub mod git;
 pub mod keyring;
 pub mod mcp;

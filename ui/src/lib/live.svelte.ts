@@ -4,6 +4,7 @@
 import { Channel } from "@tauri-apps/api/core";
 import {
   commands,
+  type AgentLifecycleChange,
   type AgentMeters,
   type ApiError,
   type ApprovalDecision,
@@ -57,6 +58,10 @@ export class LiveStore {
   /** The chat session prompts continue (the agent's last own turn's). */
   session = $state<string | null>(null);
   sending = $state(false);
+  /** The prompt being typed: kept across screens and across a rename of the agent. */
+  draft = $state("");
+  /** Set when the agent shown was deleted while it was shown (sending is then refused). */
+  gone = $state<{ alias: string; kind: "delete" } | null>(null);
   error = $state<ApiError | null>(null);
 
   /** True while one of the agent's own turns runs (what aborting cancels), also when a SubAgent
@@ -82,6 +87,7 @@ export class LiveStore {
     this.replaying = null;
     this.session = null;
     this.error = null;
+    this.gone = null;
     const stream = this.stream;
     const channel = this.#channel((f) => {
       if (generation === this.#generation) {
@@ -153,22 +159,41 @@ export class LiveStore {
     }
   }
 
-  /** Runs `prompt` as a turn (continuing the current session); the stream shows it. */
-  async send(prompt: string): Promise<void> {
+  /** Runs `prompt` as a turn (continuing the current session); the stream shows it. False when
+   *  it could not be sent (the error says why; the caller keeps the prompt). */
+  async send(prompt: string): Promise<boolean> {
     const agent = this.agent;
-    if (!agent || prompt.trim() === "") return;
+    if (!agent || prompt.trim() === "" || this.gone) return false;
     this.sending = true;
     this.error = null;
     this.replaying = null;
+    let sent = false;
     try {
       const r = unwrap(await this.#api.sendPrompt({ agent, session: this.session, prompt }));
       if (this.agent === agent) this.session = r.session;
+      sent = true;
     } catch (e) {
       if (this.agent === agent) this.error = toApiError(e);
     } finally {
       this.sending = false;
     }
     await Promise.all([this.refreshMeters(), this.refreshHistory()]);
+    return sent;
+  }
+
+  /** Applies the renames, deletes and restores that finished: the alias a rename of the agent
+   *  shown gave it (the screen then follows it there), else `null`. A delete of the agent shown
+   *  marks it gone; a restore of it brings it back. */
+  follow(finished: AgentLifecycleChange[]): string | null {
+    let moved: string | null = null;
+    for (const f of finished) {
+      const shown = moved ?? this.agent;
+      if (shown === null || f.alias !== shown) continue;
+      if (f.kind === "rename" && f.new_alias) moved = f.new_alias;
+      else if (f.kind === "delete") this.gone = { alias: f.alias, kind: "delete" };
+      else if (f.kind === "restore") this.gone = null;
+    }
+    return moved;
   }
 
   /** Answers a pending approval of this agent: the request of call `callId` in turn `turnId`. */

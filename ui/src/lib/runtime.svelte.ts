@@ -4,6 +4,7 @@
 import {
   commands,
   events,
+  type AgentLifecycleChange,
   type AgentStatus,
   type ApiError,
   type ApprovalDecision,
@@ -45,8 +46,9 @@ export class RuntimeStore {
   #api: RuntimeApi;
   #events: RuntimeEvents;
   #unlisten: (() => void)[] = [];
-  /** Called when the config changed (the Agents screen reloads). */
-  onAgentsChanged: () => void = () => {};
+  /** Called when the config changed (the Agents screen reloads), with the renames, deletes and
+   *  restores that finished since the last change (screens showing one of them follow it). */
+  onAgentsChanged: (finished: AgentLifecycleChange[]) => void = () => {};
 
   constructor(api: RuntimeApi = commands, ev: RuntimeEvents = events) {
     this.#api = api;
@@ -73,8 +75,8 @@ export class RuntimeStore {
         this.alerts = [...this.alerts, e.payload];
         void this.refreshStrip();
       }),
-      this.#events.agentsChanged.listen(() => {
-        this.onAgentsChanged();
+      this.#events.agentsChanged.listen((e) => {
+        this.onAgentsChanged(e.payload.finished ?? []);
         void this.refreshStrip();
       }),
     ]);

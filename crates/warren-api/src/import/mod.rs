@@ -35,6 +35,7 @@ use warren_runtime::lifecycle::{NoInterrupt, StepHook};
 use warren_runtime::secrets::{SecretRef, SecretStore};
 use warren_types::{ApiError, Config, ErrorCode, MemoryBackendKind};
 
+use crate::lifecycle_view::{LifecycleKind, PendingOperationView, ResumeOutcomeView};
 use crate::{config_error, Warren};
 use source::Source;
 
@@ -171,6 +172,10 @@ struct ImportJob {
     /// The collision choice it started with (a resume plans the same names).
     #[serde(default)]
     collision: Option<plan::Collision>,
+    /// The Warren aliases it writes: until it is finished they refuse turns, `agents create`
+    /// and lifecycle commands (see `InstallLayout::import_journal_dir`).
+    #[serde(default)]
+    aliases: Vec<String>,
     steps: Vec<String>,
     #[serde(default)]
     counts: BTreeMap<String, u64>,
@@ -185,7 +190,7 @@ impl ImportJob {
 }
 
 fn journal_dir(layout: &InstallLayout) -> PathBuf {
-    layout.data_dir().join("import").join("journal")
+    layout.import_journal_dir()
 }
 
 fn records_path(layout: &InstallLayout) -> PathBuf {
@@ -510,6 +515,17 @@ impl Warren {
                     .map(|i| format!("the imported config would be invalid: {i}")),
             );
         }
+        // An alias another unfinished import writes is not free either.
+        for a in &prep.plan.agents {
+            if let Some(hold) = warren_runtime::lifecycle::import_holding(self.layout(), &a.alias) {
+                prep.plan.problems.push(format!(
+                    "agent `{}` is held by the unfinished import of {} ({}): finish it first with `warren agents unfinished --finish`",
+                    a.alias,
+                    hold.source.display(),
+                    hold.path.display()
+                ));
+            }
+        }
         if opts.dry_run {
             return Ok(ImportReport {
                 plan: prep.plan,
@@ -538,6 +554,7 @@ impl Warren {
             source_id: sid,
             prefix: opts.prefix.clone(),
             collision: opts.collision,
+            aliases: prep.plan.agents.iter().map(|a| a.alias.clone()).collect(),
             steps: Vec::new(),
             counts: BTreeMap::new(),
             warnings: Vec::new(),
@@ -915,6 +932,68 @@ impl Warren {
         })
     }
 
+    /// The unfinished imports as the list of unfinished operations shows them, with the error
+    /// of the last attempt to finish each (`errors`, by journal id).
+    pub(crate) fn pending_import_views(
+        &self,
+        errors: &BTreeMap<String, String>,
+    ) -> Vec<PendingOperationView> {
+        let hint = "warren agents unfinished --finish (or run the same import again)".to_string();
+        pending_jobs(self.layout())
+            .into_iter()
+            .map(|job| match job {
+                Ok(j) => PendingOperationView {
+                    kind: LifecycleKind::Import,
+                    description: import_description(&j.source),
+                    aliases: j.aliases.clone(),
+                    started_at: j.started_at.clone(),
+                    steps_done: j.steps.iter().map(|s| import_step_label(s)).collect(),
+                    stopped_at: None,
+                    last_error: errors.get(&j.id).cloned(),
+                    hint: hint.clone(),
+                    journal: j.id,
+                },
+                Err(e) => PendingOperationView {
+                    journal: String::new(),
+                    kind: LifecycleKind::Unreadable,
+                    description: "an unreadable import journal entry".into(),
+                    aliases: Vec::new(),
+                    started_at: String::new(),
+                    steps_done: Vec::new(),
+                    stopped_at: None,
+                    last_error: Some(e.message),
+                    hint: format!(
+                        "repair or remove the file under {}",
+                        journal_dir(self.layout()).display()
+                    ),
+                },
+            })
+            .collect()
+    }
+
+    /// [`Warren::resume_imports`] as resume outcomes: one per unfinished import, finished or
+    /// with the reason it is not.
+    pub(crate) async fn resume_import_views(&self) -> Vec<ResumeOutcomeView> {
+        let sources: BTreeMap<String, PathBuf> = pending_jobs(self.layout())
+            .into_iter()
+            .filter_map(Result::ok)
+            .map(|j| (j.id, j.source))
+            .collect();
+        self.resume_imports()
+            .await
+            .into_iter()
+            .map(|(id, r)| ResumeOutcomeView {
+                operation: sources
+                    .get(&id)
+                    .map(|s| import_description(s))
+                    .unwrap_or_else(|| "an unreadable import journal entry".into()),
+                journal: id,
+                ok: r.is_ok(),
+                error: r.err().map(|e| e.message),
+            })
+            .collect()
+    }
+
     /// Finishes every interrupted import (at start, like unfinished renames and deletes).
     pub async fn resume_imports(&self) -> Vec<(String, Result<ImportReport, ApiError>)> {
         let mut out = Vec::new();
@@ -940,6 +1019,24 @@ impl Warren {
             out.push((id, res));
         }
         out
+    }
+}
+
+fn import_description(source: &Path) -> String {
+    format!("import of the ZeroClaw install at {}", source.display())
+}
+
+/// An import step in a user's words.
+fn import_step_label(step: &str) -> String {
+    match step.split_once(':') {
+        Some(("workspace", a)) => format!("workspace of {a} copied"),
+        Some(("memory", a)) => format!("memory of {a} imported"),
+        _ => match step {
+            "secrets" => "secrets stored".into(),
+            "config" => "config entries added".into(),
+            "record" => "import recorded".into(),
+            s => s.replace('_', " "),
+        },
     }
 }
 

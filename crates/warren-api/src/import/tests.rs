@@ -518,6 +518,145 @@ fn an_import_interrupted_after_any_step_converges_on_the_next_start() {
     final_state_ok(&w, "rerun");
 }
 
+/// After the `n`-th journaled step the Warren install is made immutable (a real fault: every
+/// write after it fails with `EPERM`) until [`FreezeAfter::lift`].
+struct FreezeAfter {
+    n: usize,
+    seen: std::sync::atomic::AtomicUsize,
+    root: PathBuf,
+    frozen: std::sync::Mutex<Option<warren_testkit::faults::Frozen>>,
+}
+
+impl FreezeAfter {
+    fn new(n: usize, root: &Path) -> Self {
+        FreezeAfter {
+            n,
+            seen: Default::default(),
+            root: root.to_path_buf(),
+            frozen: Default::default(),
+        }
+    }
+    fn fired(&self) -> bool {
+        self.seen.load(std::sync::atomic::Ordering::SeqCst) >= self.n
+    }
+    fn lift(&self) {
+        if let Some(f) = self.frozen.lock().unwrap().take() {
+            f.thaw();
+        }
+    }
+}
+
+impl StepHook for FreezeAfter {
+    fn after_step(&self, _op: &str, _step: &str) -> Result<(), String> {
+        if self.seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1 == self.n {
+            *self.frozen.lock().unwrap() =
+                Some(warren_testkit::faults::Frozen::freeze(&[&self.root]));
+        }
+        Ok(())
+    }
+}
+
+/// A real fault (the install made immutable) after each step of the import in turn: the import
+/// fails with its own error; once the fault is lifted the unfinished import is listed, holds
+/// its aliases (a create of one and a turn of one are refused with `lifecycle_pending`), and
+/// one Resume finishes it to the fault-free end state. A fault already there before the import
+/// starts makes it write nothing.
+#[test]
+fn an_import_that_meets_a_real_fault_at_any_step_converges_after_one_resume() {
+    use crate::lifecycle_view::LifecycleKind;
+    use warren_types::{CreateAgentRequest, TurnTrigger};
+    if !warren_testkit::faults::available() {
+        return;
+    }
+    // secrets, 4 workspaces, 3 agents' rows, config, record.
+    const STEPS: usize = 10;
+    let rt = runtime();
+    let q = quiet();
+    let expected_rows = {
+        let fx = fixture();
+        let w = open(&fx.home);
+        rt.block_on(w.import_zeroclaw(&opts(&fx.src), &q)).unwrap();
+        warren_rows(&w, "")
+    };
+    {
+        let fx = fixture();
+        let w = open(&fx.home);
+        let before = tree_snapshot(&fx.home).unwrap();
+        let frozen = warren_testkit::faults::Frozen::freeze(&[&fx.home]);
+        let err = rt
+            .block_on(w.import_zeroclaw(&opts(&fx.src), &q))
+            .unwrap_err();
+        frozen.thaw();
+        assert_eq!(tree_snapshot(&fx.home).unwrap(), before, "{}", err.message);
+        assert!(rt.block_on(open(&fx.home).pending_lifecycle()).is_empty());
+    }
+    for n in 1..=STEPS {
+        let fx = fixture();
+        let src_before = tree_snapshot(&fx.src).unwrap();
+        let ctx = format!("a fault after step {n}");
+        let w = open(&fx.home);
+        let hook = FreezeAfter::new(n, &fx.home);
+        let out = rt.block_on(w.import_zeroclaw_with(&opts(&fx.src), &q, &hook));
+        hook.lift();
+        assert!(hook.fired(), "{ctx}");
+        let err = out.expect_err(&ctx);
+        assert!(
+            matches!(err.code, ErrorCode::Io | ErrorCode::Storage),
+            "{ctx}: {:?} {}",
+            err.code,
+            err.message
+        );
+        drop(w);
+
+        let next = open(&fx.home);
+        let pending = rt.block_on(next.pending_lifecycle());
+        assert_eq!(pending.len(), 1, "{ctx}: {pending:?}");
+        assert_eq!(pending[0].kind, LifecycleKind::Import, "{ctx}");
+        let mut held = pending[0].aliases.clone();
+        held.sort();
+        assert_eq!(
+            held,
+            ["journal", "researcher", "reviewer", "writer"],
+            "{ctx}"
+        );
+        assert!(pending[0].description.contains("ZeroClaw"), "{ctx}");
+        let create = next.create_agent(CreateAgentRequest {
+            alias: "writer".into(),
+            risk_profile: "p".into(),
+            ..Default::default()
+        });
+        assert_eq!(
+            create.map(|_| ()).unwrap_err().code,
+            ErrorCode::LifecyclePending,
+            "{ctx}"
+        );
+        let turn = rt.block_on(next.run_prompt(
+            crate::run::RunRequest {
+                agent: "researcher".into(),
+                session: None,
+                prompt: "hi".into(),
+            },
+            TurnTrigger::User,
+            None,
+        ));
+        let turn = turn.map(|_| ()).unwrap_err();
+        assert_eq!(
+            turn.code,
+            ErrorCode::LifecyclePending,
+            "{ctx}: {}",
+            turn.message
+        );
+        assert!(turn.message.contains("import"), "{ctx}: {}", turn.message);
+
+        let done = rt.block_on(next.resume_lifecycle()).unwrap();
+        assert!(done.len() == 1 && done[0].ok, "{ctx}: {done:?}");
+        final_state_ok(&next, &ctx);
+        assert_eq!(warren_rows(&next, ""), expected_rows, "{ctx}");
+        assert!(rt.block_on(next.pending_lifecycle()).is_empty(), "{ctx}");
+        assert_eq!(tree_snapshot(&fx.src).unwrap(), src_before, "{ctx}");
+    }
+}
+
 #[test]
 fn an_alias_taken_in_warren_stops_the_import_unless_a_prefix_renames_everything() {
     let fx = fixture();

@@ -1,7 +1,8 @@
 //! The bridge from the runtime to the live view: the host's events folded in, `config.toml`
-//! watched for agents added, renamed or removed.
+//! watched for agents added, renamed or removed, and the lifecycle history for the renames,
+//! deletes and restores that finished.
 
-use super::{Live, StateChange};
+use super::{AgentLifecycleChange, Live, StateChange};
 use crate::Warren;
 use std::time::{Duration, SystemTime};
 use warren_types::EventKind;
@@ -29,7 +30,13 @@ impl Live {
         };
         let mut events = host.subscribe();
         let config = warren.layout().config_path();
-        let mut stamp = config_stamp(&config);
+        let journal =
+            warren_runtime::lifecycle::journal::Journal::new(warren.layout().journal_dir());
+        let history = journal.history_path();
+        let mut stamp = (config_stamp(&config), config_stamp(&history));
+        // Operations finished before the window opened are not news.
+        let mut seen: std::collections::HashSet<String> =
+            journal.finished().into_iter().map(|f| f.id).collect();
         let mut tick = tokio::time::interval(CONFIG_POLL);
         loop {
             tokio::select! {
@@ -50,14 +57,24 @@ impl Live {
                     }
                 }
                 _ = tick.tick() => {
-                    let now = config_stamp(&config);
+                    let now = (config_stamp(&config), config_stamp(&history));
                     if now != stamp {
                         stamp = now;
                         // Agents renamed or deleted leave no status behind.
                         if let Ok(loaded) = warren.load() {
                             self.prune(|a| loaded.config.agents.contains_key(a));
                         }
-                        on_change(StateChange::AgentsChanged);
+                        let finished = journal
+                            .finished()
+                            .into_iter()
+                            .filter(|f| seen.insert(f.id.clone()))
+                            .map(|f| AgentLifecycleChange {
+                                kind: f.kind.into(),
+                                alias: f.alias,
+                                new_alias: f.new_alias,
+                            })
+                            .collect();
+                        on_change(StateChange::AgentsChanged { finished });
                     }
                 }
             }

@@ -104,11 +104,28 @@ pub struct AgentStatusEntry {
     pub status: AgentStatus,
 }
 
+/// A rename, delete or restore that finished.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct AgentLifecycleChange {
+    /// `rename`, `delete` or `restore`.
+    pub kind: crate::lifecycle_view::LifecycleKind,
+    /// The alias it was about: a rename's old alias, a restore's restored alias.
+    pub alias: String,
+    /// A rename's new alias.
+    pub new_alias: Option<String>,
+}
+
 /// A coarse change front-ends show without following a stream.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StateChange {
-    /// `config.toml` changed: the agent list (or a profile) may differ.
-    AgentsChanged,
+    /// `config.toml` changed: the agent list (or a profile) may differ. `finished` lists the
+    /// renames, deletes and restores that finished since the last change (by this process or
+    /// another), so a screen showing one of those agents can follow it.
+    AgentsChanged {
+        /// Oldest first.
+        finished: Vec<AgentLifecycleChange>,
+    },
     /// An agent's status changed.
     Status(AgentStatusEntry),
     /// The approvals waiting changed; this is the whole list now.

@@ -395,7 +395,7 @@ impl Lifecycle {
             write_json(&job.archive.join("manifest.json"), &manifest)?;
             self.step_done(&mut entry, "manifest")?;
         }
-        self.journal().remove(&entry.id)?;
+        self.journal().finish(&entry, self.clock.now())?;
         for w in &entry.warnings {
             tracing::warn!(agent = %job.alias, "delete: {w}");
         }

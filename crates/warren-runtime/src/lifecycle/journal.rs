@@ -277,6 +277,25 @@ impl StepHook for InterruptBeforeJournal {
     }
 }
 
+/// How many finished operations the history keeps.
+pub const HISTORY_KEPT: usize = 100;
+
+/// A finished rename, delete or restore, as the history records it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finished {
+    /// Its journal entry id (unique per operation).
+    pub id: String,
+    /// Which operation it was.
+    pub kind: super::OperationKind,
+    /// The alias it was about (a rename's old alias, a restore's restored alias).
+    pub alias: String,
+    /// A rename's new alias.
+    #[serde(default)]
+    pub new_alias: Option<String>,
+    /// When it finished (RFC 3339).
+    pub at: String,
+}
+
 /// The journal directory.
 #[derive(Debug, Clone)]
 pub struct Journal {
@@ -307,6 +326,71 @@ impl Journal {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
             Err(e) => Err(LifecycleError::io("removing", p, e)),
         }
+    }
+
+    /// Removes the entry of an operation that finished and records it in the history
+    /// ([`Journal::finished`]), which is how windows of other processes learn that an agent they
+    /// show was renamed, deleted or restored. The record is a notice, not a step: failing to
+    /// write it is logged and the operation stays finished.
+    pub fn finish(
+        &self,
+        entry: &JournalEntry,
+        at: chrono::DateTime<chrono::Utc>,
+    ) -> Result<(), LifecycleError> {
+        self.remove(&entry.id)?;
+        let (alias, new_alias) = match &entry.op {
+            Operation::Rename(j) => (j.old.clone(), Some(j.new.clone())),
+            Operation::Delete(j) => (j.alias.clone(), None),
+            Operation::Restore(j) => (j.alias.clone(), None),
+        };
+        let record = Finished {
+            id: entry.id.clone(),
+            kind: entry.op.kind(),
+            alias,
+            new_alias,
+            at: at.to_rfc3339(),
+        };
+        if let Err(e) = self.append_history(&record) {
+            tracing::warn!(journal = %entry.id, "recording the finished {} in the lifecycle history failed: {e}", entry.op.name());
+        }
+        Ok(())
+    }
+
+    /// `history.jsonl` beside the journal folder: one line per finished operation, the newest
+    /// [`HISTORY_KEPT`] kept.
+    pub fn history_path(&self) -> PathBuf {
+        self.dir.parent().unwrap_or(&self.dir).join("history.jsonl")
+    }
+
+    fn append_history(&self, record: &Finished) -> std::io::Result<()> {
+        use std::io::Write;
+        let path = self.history_path();
+        let mut lines: Vec<String> = match std::fs::read_to_string(&path) {
+            Ok(t) => t.lines().map(str::to_string).collect(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(e),
+        };
+        lines.push(serde_json::to_string(record).map_err(std::io::Error::other)?);
+        let keep = lines.len().saturating_sub(HISTORY_KEPT);
+        let mut text = lines[keep..].join("\n");
+        text.push('\n');
+        let tmp = path.with_extension("jsonl.tmp");
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, &path)
+    }
+
+    /// The finished operations the history holds, oldest first (lines that cannot be read are
+    /// skipped).
+    pub fn finished(&self) -> Vec<Finished> {
+        std::fs::read_to_string(self.history_path())
+            .map(|t| {
+                t.lines()
+                    .filter_map(|l| serde_json::from_str(l).ok())
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// Every unfinished entry, oldest first; unreadable files are returned as errors.

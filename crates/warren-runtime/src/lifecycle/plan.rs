@@ -9,7 +9,7 @@ use warren_config::{RefKind, RefStrength, Reference};
 use warren_types::MemoryBackendKind;
 
 /// Which lifecycle operation a plan is of.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OperationKind {
     /// Rename OLD → NEW.

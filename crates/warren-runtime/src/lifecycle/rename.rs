@@ -210,7 +210,7 @@ impl Lifecycle {
         if !problems.is_empty() {
             return self.unfinished_rename(entry, &job, plan, problems);
         }
-        self.journal().remove(&entry.id)?;
+        self.journal().finish(&entry, self.clock.now())?;
         for w in &entry.warnings {
             tracing::warn!(agent = %job.new, "rename {} → {}: {w}", job.old, job.new);
         }

@@ -498,7 +498,7 @@ impl Lifecycle {
             }
             self.step_done(&mut entry, "archive_removed")?;
         }
-        self.journal().remove(&entry.id)?;
+        self.journal().finish(&entry, self.clock.now())?;
         tracing::info!(
             agent = %job.alias,
             archive = %job.archive.display(),
