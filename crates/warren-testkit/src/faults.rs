@@ -1,7 +1,8 @@
 //! Real faults for convergence tests: a folder tree made immutable (`chattr +i`, so every
 //! write, create, rename and removal under it fails with `EPERM`, as on a read-only or failing
-//! disk) and lifted again. Needs the `CAP_LINUX_IMMUTABLE` capability (root) and a file system
-//! with inode flags (ext4, xfs, btrfs, tmpfs).
+//! disk) and lifted again; a PostgreSQL memory schema whose server refuses every write
+//! ([`refuse_pg_writes`]). Immutable trees need the `CAP_LINUX_IMMUTABLE` capability (root) and
+//! a file system with inode flags (ext4, xfs, btrfs, tmpfs).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -108,4 +109,35 @@ fn shm_files(dir: &Path) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+/// Makes the PostgreSQL server at `url` refuse every write to the memory tables of `schema`
+/// (a statement trigger that raises; tables not created yet are left alone), or with `on`
+/// false lifts that fault. Uses `psql`.
+pub fn refuse_pg_writes(url: &str, schema: &str, on: bool) {
+    let s = format!("\"{schema}\"");
+    let sql = if on {
+        format!(
+            "DO $do$ BEGIN \
+             IF to_regclass('{s}.memories') IS NULL THEN RETURN; END IF; \
+             CREATE FUNCTION {s}.injected_fault() RETURNS trigger LANGUAGE plpgsql AS \
+             $f$BEGIN RAISE EXCEPTION 'injected fault: the memory server refuses writes'; END$f$; \
+             CREATE TRIGGER injected_fault BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON {s}.memories \
+             FOR EACH STATEMENT EXECUTE FUNCTION {s}.injected_fault(); \
+             CREATE TRIGGER injected_fault BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON {s}.agents \
+             FOR EACH STATEMENT EXECUTE FUNCTION {s}.injected_fault(); \
+             END $do$;"
+        )
+    } else {
+        format!("DROP FUNCTION IF EXISTS {s}.injected_fault() CASCADE;")
+    };
+    let out = Command::new("psql")
+        .args(["-q", "-v", "ON_ERROR_STOP=1", url, "-c", &sql])
+        .output()
+        .unwrap_or_else(|e| panic!("running psql: {e}"));
+    assert!(
+        out.status.success(),
+        "psql: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -518,51 +518,101 @@ fn an_import_interrupted_after_any_step_converges_on_the_next_start() {
     final_state_ok(&w, "rerun");
 }
 
-/// After the `n`-th journaled step the Warren install is made immutable (a real fault: every
-/// write after it fails with `EPERM`) until [`FreezeAfter::lift`].
-struct FreezeAfter {
+/// After the `n`-th journaled step a real fault is put in place until [`FaultAfter::lift`]:
+/// the Warren install made immutable (every write after it fails with `EPERM`) and, on
+/// Postgres memory, the server refusing writes to the schema.
+struct FaultAfter {
     n: usize,
     seen: std::sync::atomic::AtomicUsize,
     root: PathBuf,
+    pg: Option<(String, String)>,
     frozen: std::sync::Mutex<Option<warren_testkit::faults::Frozen>>,
 }
 
-impl FreezeAfter {
-    fn new(n: usize, root: &Path) -> Self {
-        FreezeAfter {
+impl FaultAfter {
+    fn new(n: usize, root: &Path, pg: Option<&PgMemory>) -> Self {
+        FaultAfter {
             n,
             seen: Default::default(),
             root: root.to_path_buf(),
+            pg: pg.map(|p| (p.url.clone(), p.schema.clone())),
             frozen: Default::default(),
         }
     }
     fn fired(&self) -> bool {
         self.seen.load(std::sync::atomic::Ordering::SeqCst) >= self.n
     }
+    fn put(&self) {
+        if let Some((url, schema)) = &self.pg {
+            warren_testkit::faults::refuse_pg_writes(url, schema, true);
+        }
+        *self.frozen.lock().unwrap() = Some(warren_testkit::faults::Frozen::freeze(&[&self.root]));
+    }
     fn lift(&self) {
         if let Some(f) = self.frozen.lock().unwrap().take() {
             f.thaw();
+            if let Some((url, schema)) = &self.pg {
+                warren_testkit::faults::refuse_pg_writes(url, schema, false);
+            }
         }
     }
 }
 
-impl StepHook for FreezeAfter {
+impl StepHook for FaultAfter {
     fn after_step(&self, _op: &str, _step: &str) -> Result<(), String> {
         if self.seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1 == self.n {
-            *self.frozen.lock().unwrap() =
-                Some(warren_testkit::faults::Frozen::freeze(&[&self.root]));
+            self.put();
         }
         Ok(())
     }
 }
 
-/// A real fault (the install made immutable) after each step of the import in turn: the import
-/// fails with its own error; once the fault is lifted the unfinished import is listed, holds
-/// its aliases (a create of one and a turn of one are refused with `lifecycle_pending`), and
-/// one Resume finishes it to the fault-free end state. A fault already there before the import
-/// starts makes it write nothing.
-#[test]
-fn an_import_that_meets_a_real_fault_at_any_step_converges_after_one_resume() {
+/// Warren's memory in a fresh schema of a Postgres server, dropped afterwards.
+struct PgMemory {
+    url: String,
+    schema: String,
+}
+
+impl PgMemory {
+    fn fresh(url: &str) -> Self {
+        PgMemory {
+            url: url.to_string(),
+            schema: format!("wi_fault_{}", &Uuid::new_v4().simple().to_string()[..16]),
+        }
+    }
+    fn config(&self) -> String {
+        format!(
+            "schema_version = 1\n\n[memory]\nbackend = \"postgres\"\n\n[memory.postgres]\nurl = \"{}\"\nschema = \"{}\"\n",
+            self.url, self.schema
+        )
+    }
+}
+
+impl Drop for PgMemory {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("psql")
+            .args(["-q", &self.url, "-c"])
+            .arg(format!("DROP SCHEMA IF EXISTS \"{}\" CASCADE", self.schema))
+            .output();
+    }
+}
+
+/// A fixture whose Warren install keeps its memory in `pg` (a config with only that), or on
+/// SQLite without a config.
+fn fixture_on(pg: Option<&PgMemory>) -> Fx {
+    let fx = fixture();
+    if let Some(pg) = pg {
+        std::fs::write(fx.home.join("config.toml"), pg.config()).unwrap();
+    }
+    fx
+}
+
+/// A real fault (see [`FaultAfter`]) after each step of the import in turn: the import fails
+/// with its own error; once the fault is lifted the unfinished import is listed, holds its
+/// aliases (a create of one and a turn of one are refused with `lifecycle_pending`), and one
+/// Resume finishes it with the rows a fault-free import writes. A fault already there before
+/// the import starts makes it write nothing.
+fn import_converges_after_a_real_fault_at_every_step(pg_url: Option<&str>) {
     use crate::lifecycle_view::LifecycleKind;
     use warren_types::{CreateAgentRequest, TurnTrigger};
     if !warren_testkit::faults::available() {
@@ -572,30 +622,36 @@ fn an_import_that_meets_a_real_fault_at_any_step_converges_after_one_resume() {
     const STEPS: usize = 10;
     let rt = runtime();
     let q = quiet();
+    let memory = || pg_url.map(PgMemory::fresh);
     let expected_rows = {
-        let fx = fixture();
+        let pg = memory();
+        let fx = fixture_on(pg.as_ref());
         let w = open(&fx.home);
         rt.block_on(w.import_zeroclaw(&opts(&fx.src), &q)).unwrap();
         warren_rows(&w, "")
     };
+    assert_eq!(expected_rows.len(), 92);
     {
-        let fx = fixture();
+        let pg = memory();
+        let fx = fixture_on(pg.as_ref());
         let w = open(&fx.home);
         let before = tree_snapshot(&fx.home).unwrap();
-        let frozen = warren_testkit::faults::Frozen::freeze(&[&fx.home]);
+        let fault = FaultAfter::new(0, &fx.home, pg.as_ref());
+        fault.put();
         let err = rt
             .block_on(w.import_zeroclaw(&opts(&fx.src), &q))
             .unwrap_err();
-        frozen.thaw();
+        fault.lift();
         assert_eq!(tree_snapshot(&fx.home).unwrap(), before, "{}", err.message);
         assert!(rt.block_on(open(&fx.home).pending_lifecycle()).is_empty());
     }
     for n in 1..=STEPS {
-        let fx = fixture();
+        let pg = memory();
+        let fx = fixture_on(pg.as_ref());
         let src_before = tree_snapshot(&fx.src).unwrap();
         let ctx = format!("a fault after step {n}");
         let w = open(&fx.home);
-        let hook = FreezeAfter::new(n, &fx.home);
+        let hook = FaultAfter::new(n, &fx.home, pg.as_ref());
         let out = rt.block_on(w.import_zeroclaw_with(&opts(&fx.src), &q, &hook));
         hook.lift();
         assert!(hook.fired(), "{ctx}");
@@ -654,6 +710,19 @@ fn an_import_that_meets_a_real_fault_at_any_step_converges_after_one_resume() {
         assert_eq!(warren_rows(&next, ""), expected_rows, "{ctx}");
         assert!(rt.block_on(next.pending_lifecycle()).is_empty(), "{ctx}");
         assert_eq!(tree_snapshot(&fx.src).unwrap(), src_before, "{ctx}");
+    }
+}
+
+#[test]
+fn an_import_that_meets_a_real_fault_at_any_step_converges_after_one_resume() {
+    import_converges_after_a_real_fault_at_every_step(None);
+}
+
+#[test]
+fn an_import_on_postgres_memory_that_meets_a_real_fault_at_any_step_converges_after_one_resume() {
+    match std::env::var("WARREN_TEST_POSTGRES_URL") {
+        Ok(url) if !url.is_empty() => import_converges_after_a_real_fault_at_every_step(Some(&url)),
+        _ => println!("skipped: WARREN_TEST_POSTGRES_URL not set"),
     }
 }
 

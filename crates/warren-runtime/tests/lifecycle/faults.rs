@@ -4,7 +4,7 @@
 //! every alias involved refuses turns and other lifecycle commands. Each operation runs with
 //! memory on SQLite and again on Postgres (`WARREN_TEST_POSTGRES_URL`).
 
-use super::fixture::{lifecycle, lifecycle_parts, pg_fault, pg_url, snapshot, Install};
+use super::fixture::{lifecycle, lifecycle_parts, pg_url, snapshot, Install};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -14,7 +14,7 @@ use warren_runtime::lifecycle::{
     refuse_if_pending, InterruptAfter, InterruptBeforeJournal, Lifecycle, LifecycleError,
     RunOptions, StepHook,
 };
-use warren_testkit::faults::Frozen;
+use warren_testkit::faults::{refuse_pg_writes, Frozen};
 use warren_types::TurnTrigger;
 
 const GO: RunOptions = RunOptions {
@@ -88,7 +88,7 @@ impl RealFault {
 
     fn put(&self) {
         if let Some((url, schema)) = &self.pg {
-            pg_fault(url, schema, true);
+            refuse_pg_writes(url, schema, true);
         }
         *self.frozen.lock().unwrap() = Some(Frozen::freeze(&[&self.root]));
     }
@@ -97,7 +97,7 @@ impl RealFault {
         if let Some(f) = self.frozen.lock().unwrap().take() {
             f.thaw();
             if let Some((url, schema)) = &self.pg {
-                pg_fault(url, schema, false);
+                refuse_pg_writes(url, schema, false);
             }
         }
     }

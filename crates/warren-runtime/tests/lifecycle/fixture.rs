@@ -339,33 +339,6 @@ pub fn pg_url() -> Option<String> {
     }
 }
 
-/// Makes every write to the memory schema fail on the server (a trigger that raises), or lifts
-/// that fault again: the Postgres half of a real fault.
-pub fn pg_fault(url: &str, schema: &str, on: bool) {
-    let s = format!("\"{schema}\"");
-    let sql = if on {
-        format!(
-            "CREATE FUNCTION {s}.injected_fault() RETURNS trigger LANGUAGE plpgsql AS \
-             $$BEGIN RAISE EXCEPTION 'injected fault: the memory server refuses writes'; END$$; \
-             CREATE TRIGGER injected_fault BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON {s}.memories \
-             FOR EACH STATEMENT EXECUTE FUNCTION {s}.injected_fault(); \
-             CREATE TRIGGER injected_fault BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON {s}.agents \
-             FOR EACH STATEMENT EXECUTE FUNCTION {s}.injected_fault();"
-        )
-    } else {
-        format!("DROP FUNCTION IF EXISTS {s}.injected_fault() CASCADE;")
-    };
-    let out = std::process::Command::new("psql")
-        .args(["-q", "-v", "ON_ERROR_STOP=1", url, "-c", &sql])
-        .output()
-        .expect("psql");
-    assert!(
-        out.status.success(),
-        "psql: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// A fresh Postgres schema, dropped with everything in it when the guard goes away.
 pub struct PgSchema {
     url: String,
