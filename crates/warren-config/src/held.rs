@@ -50,6 +50,17 @@ impl HeldReference {
         }
     }
 
+    /// The same grant held by `holder` (the holder renamed since).
+    pub fn with_holder(&self, holder: &str) -> HeldReference {
+        let mut r = self.clone();
+        match &mut r {
+            HeldReference::Delegate { holder: h }
+            | HeldReference::Access { holder: h, .. }
+            | HeldReference::MemoryGrant { holder: h, .. } => *h = holder.to_string(),
+        }
+        r
+    }
+
     /// The dotted config path of the grant on `alias`.
     pub fn path(&self, alias: &str) -> String {
         match self {

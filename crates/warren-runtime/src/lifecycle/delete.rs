@@ -96,6 +96,7 @@ impl Lifecycle {
             purged: Default::default(),
             failed: Default::default(),
             references: warren_config::held_references(&cfg, alias),
+            holder_ids: Default::default(),
             cron_jobs: cfg
                 .cron
                 .iter()
@@ -142,6 +143,14 @@ impl Lifecycle {
         if job.memory_backend != warren_types::MemoryBackendKind::None {
             let state = self.delete_state(&job, &cfg);
             job.memory_agent_id = self.memory_agent_id(&state).await.map(|id| id.to_string());
+        }
+        // Who holds each grant, by identity: a restore gives it back to that agent only.
+        for r in &job.references {
+            let holder = r.holder().to_string();
+            if !job.holder_ids.contains_key(&holder) {
+                let id = crate::db::agent_id(&self.pool, &holder).await?;
+                job.holder_ids.insert(holder, id);
+            }
         }
         plan.resumed = false;
         let entry = self.new_entry(Operation::Delete(job), alias);
@@ -390,6 +399,7 @@ impl Lifecycle {
                 failed: job.failed.clone(),
                 tombstone: tomb.clone(),
                 references: job.references.clone(),
+                holder_ids: job.holder_ids.clone(),
                 warnings: entry.warnings.clone(),
             };
             write_json(&job.archive.join("manifest.json"), &manifest)?;

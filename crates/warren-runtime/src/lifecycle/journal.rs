@@ -58,6 +58,11 @@ pub struct DeleteJob {
     /// removes them; the manifest keeps them for a restore).
     #[serde(default)]
     pub references: Vec<warren_config::HeldReference>,
+    /// The stable `sessions.db` id of each holder of `references`, by its alias then: a
+    /// restore puts a grant back on the agent with that id (under its alias now), never on
+    /// another agent that took the alias since.
+    #[serde(default)]
+    pub holder_ids: BTreeMap<String, String>,
 }
 
 /// A restore in flight.

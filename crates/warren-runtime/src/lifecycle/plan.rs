@@ -198,6 +198,10 @@ pub struct Manifest {
     /// still exists).
     #[serde(default)]
     pub references: Vec<warren_config::HeldReference>,
+    /// The stable id of each holder of `references` (see `DeleteJob::holder_ids`); absent in
+    /// archives of earlier versions, whose grants go back by alias.
+    #[serde(default)]
+    pub holder_ids: BTreeMap<String, String>,
     /// Every warning of the delete.
     pub warnings: Vec<String>,
 }

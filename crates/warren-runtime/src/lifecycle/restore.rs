@@ -201,18 +201,16 @@ impl Lifecycle {
             .iter()
             .map(|d| format!("reference to `{d}` dropped from the restored entry: no such agent"))
             .collect();
-        for r in &manifest.references {
-            if prospective.agents.contains_key(r.holder()) {
-                plan.references.push(PlannedReference {
-                    path: r.path(&alias),
-                    kind: r.kind(),
-                    strength: warren_config::RefStrength::Soft,
-                    action: RefAction::Restore,
-                });
-            } else {
-                warnings.push(missing_holder(r, &alias));
-            }
+        let (grants, not_back) = self.grants_now(&manifest, &prospective, &alias).await?;
+        for r in &grants {
+            plan.references.push(PlannedReference {
+                path: r.path(&alias),
+                kind: r.kind(),
+                strength: warren_config::RefStrength::Soft,
+                action: RefAction::Restore,
+            });
         }
+        warnings.extend(not_back);
         if dry_run {
             return Ok(LifecycleReport {
                 ok: true,
@@ -366,6 +364,8 @@ impl Lifecycle {
             self.step_done(&mut entry, &step)?;
         }
         if !entry.done("config") {
+            let before = self.store.load()?.config;
+            let (grants, not_back) = self.grants_now(&manifest, &before, &job.alias).await?;
             let block_path = job.archive.join("config-entry.toml");
             let block = std::fs::read_to_string(&block_path)
                 .map_err(|e| LifecycleError::io("reading", &block_path, e))?;
@@ -398,7 +398,7 @@ impl Lifecycle {
                 doc.insert_agent_block(&alias, &block)?;
                 doc.drop_dangling_references(&alias);
                 // The grants the others held on the agent, where the holder is still here.
-                for r in &manifest.references {
+                for r in &grants {
                     doc.restore_reference(&alias, r)?;
                 }
                 for c in &crons {
@@ -452,7 +452,8 @@ impl Lifecycle {
             }
             entry.warnings.extend(notes);
             let now = self.store.load()?.config;
-            for r in &manifest.references {
+            entry.warnings.extend(not_back);
+            for r in &grants {
                 if !now.agents.contains_key(r.holder()) {
                     entry.warnings.push(missing_holder(r, &job.alias));
                 }
@@ -512,6 +513,48 @@ impl Lifecycle {
             warnings: entry.warnings,
             archive,
         })
+    }
+}
+
+impl Lifecycle {
+    /// The grants of `manifest` as they go back into `config` for `alias`: each on the agent
+    /// that held it when the delete ran, found by its stable `sessions.db` id under the alias
+    /// it has now (a holder renamed since gets it under its new alias). A holder that is gone,
+    /// or whose alias another agent has taken since, gets nothing: a warning says so. Archives
+    /// of earlier versions, without holder ids, go back by alias.
+    async fn grants_now(
+        &self,
+        manifest: &Manifest,
+        config: &warren_types::Config,
+        alias: &str,
+    ) -> Result<(Vec<warren_config::HeldReference>, Vec<String>), LifecycleError> {
+        let mut grants = Vec::new();
+        let mut warnings = Vec::new();
+        for r in &manifest.references {
+            let Some(id) = manifest.holder_ids.get(r.holder()) else {
+                if config.agents.contains_key(r.holder()) {
+                    grants.push(r.clone());
+                } else {
+                    warnings.push(missing_holder(r, alias));
+                }
+                continue;
+            };
+            let now: Option<String> = sqlx::query_scalar("SELECT alias FROM agents WHERE id = ?")
+                .bind(id)
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(crate::db::DbError::from)?;
+            match now {
+                Some(a) if config.agents.contains_key(&a) => grants.push(r.with_holder(&a)),
+                _ if config.agents.contains_key(r.holder()) => warnings.push(format!(
+                    "grant not restored: `{}` is not the agent that held it when `{alias}` was deleted (that one was deleted or renamed since); {} is not put back, add it by hand if this agent should have it",
+                    r.holder(),
+                    r.describe(alias)
+                )),
+                _ => warnings.push(missing_holder(r, alias)),
+            }
+        }
+        Ok((grants, warnings))
     }
 }
 

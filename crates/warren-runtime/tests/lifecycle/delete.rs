@@ -501,6 +501,95 @@ async fn restore_puts_back_the_grants_others_held_on_the_agent() {
     assert!(cfg.agents.contains_key("carol") && !cfg.agents.contains_key("bob"));
 }
 
+/// A grant goes back to the agent that held it, by identity: to its new alias when the holder
+/// was renamed while the agent was away, and to nobody when another agent took the holder's
+/// alias (a new `bob` gets nothing the deleted `bob` had; the warning says so).
+#[tokio::test]
+async fn restored_grants_follow_their_holder_not_its_alias() {
+    let archive_of = |r: warren_runtime::lifecycle::LifecycleReport| {
+        r.archive
+            .unwrap()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned()
+    };
+    // Renamed meanwhile: robert gets back what bob had.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    build(root).await;
+    let layout = InstallLayout::new(root);
+    let bob_before = warren_config::load_config(&layout).unwrap().config.agents["bob"].clone();
+    let lc = lifecycle(root).await;
+    let name = archive_of(lc.delete("carol", GO).await.unwrap());
+    assert!(lc.rename("bob", "robert", GO).await.unwrap().ok);
+    let plan = lc.restore(&name, None, true).await.unwrap();
+    let restored: Vec<&str> = plan
+        .plan
+        .references
+        .iter()
+        .filter(|p| p.action == RefAction::Restore)
+        .map(|p| p.path.as_str())
+        .collect();
+    assert_eq!(
+        restored,
+        vec![
+            "agents.robert.delegates",
+            "agents.robert.workspace.access.carol",
+            "agents.robert.workspace.read_memory_from"
+        ]
+    );
+    assert!(lc.restore(&name, None, false).await.unwrap().ok);
+    let robert = warren_config::load_config(&layout).unwrap().config.agents["robert"].clone();
+    assert_eq!(robert.delegates, bob_before.delegates);
+    assert_eq!(robert.workspace.access, bob_before.workspace.access);
+    assert_eq!(
+        robert.workspace.read_memory_from,
+        bob_before.workspace.read_memory_from
+    );
+
+    // Replaced meanwhile: bob deleted, a new bob added by hand; the new one gets nothing.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    build(root).await;
+    let layout = InstallLayout::new(root);
+    let lc = lifecycle(root).await;
+    let name = archive_of(lc.delete("carol", GO).await.unwrap());
+    assert!(lc.delete("bob", GO).await.unwrap().ok);
+    let cfg_path = root.join("config.toml");
+    let mut text = std::fs::read_to_string(&cfg_path).unwrap();
+    text.push_str("\n[agents.bob]\nrisk_profile = \"p\"\n");
+    std::fs::write(&cfg_path, text).unwrap();
+    let plan = lc.restore(&name, None, true).await.unwrap();
+    assert!(
+        plan.plan
+            .references
+            .iter()
+            .all(|p| p.action != RefAction::Restore),
+        "{:?}",
+        plan.plan.references
+    );
+    let all = plan.warnings.join("\n");
+    assert!(
+        all.contains("`bob` is not the agent that held it when `carol` was deleted"),
+        "{all}"
+    );
+    let back = lc.restore(&name, None, false).await.unwrap();
+    assert!(back.ok, "{back:?}");
+    assert!(back
+        .warnings
+        .join("\n")
+        .contains("is not the agent that held it"));
+    let bob = warren_config::load_config(&layout).unwrap().config.agents["bob"].clone();
+    assert!(bob.delegates.is_empty(), "{:?}", bob.delegates);
+    assert!(
+        bob.workspace.access.is_empty(),
+        "{:?}",
+        bob.workspace.access
+    );
+    assert!(bob.workspace.read_memory_from.is_empty());
+}
+
 /// `restore <alias>` takes the newest archive of that alias, and the plan names it.
 #[tokio::test]
 async fn restore_by_alias_takes_its_newest_archive() {
