@@ -147,9 +147,9 @@ impl Lifecycle {
         // Who holds each grant, by identity: a restore gives it back to that agent only.
         for r in &job.references {
             let holder = r.holder().to_string();
-            if !job.holder_ids.contains_key(&holder) {
-                let id = crate::db::agent_id(&self.pool, &holder).await?;
-                job.holder_ids.insert(holder, id);
+            if let std::collections::btree_map::Entry::Vacant(e) = job.holder_ids.entry(holder) {
+                let id = crate::db::agent_id(&self.pool, e.key()).await?;
+                e.insert(id);
             }
         }
         plan.resumed = false;
