@@ -1421,6 +1421,7 @@ fn an_alias_an_unfinished_operation_holds_is_not_imported() {
                 failed: BTreeMap::new(),
                 cron_jobs: Vec::new(),
                 references: Vec::new(),
+                holder_ids: BTreeMap::new(),
             }),
             steps: vec!["config_saved".into()],
             warnings: Vec::new(),
