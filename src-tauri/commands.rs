@@ -123,6 +123,7 @@ pub fn specta_builder<R: tauri::Runtime>() -> tauri_specta::Builder<R> {
             profiles::preview_profile_edit,
             profiles::save_profile_edit,
             profiles::delete_profile,
+            profiles::restore_profile,
             profiles::create_profile,
             activity::usage_by_day,
             activity::tail_logs,

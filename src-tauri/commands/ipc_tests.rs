@@ -69,6 +69,7 @@ impl Ipc {
                 lifecycle::resume_operations,
                 profiles::save_profile_edit,
                 profiles::delete_profile,
+                profiles::restore_profile,
                 profiles::list_profiles,
                 settings::provider_keys,
                 settings::set_provider_key,

@@ -1,9 +1,9 @@
-//! The Profiles screen's commands: list, preview (validator findings and a diff), save and
-//! delete risk and runtime profiles. Each calls one `warren-api` function.
+//! The Profiles screen's commands: list, preview (validator findings and a diff), save,
+//! delete and restore (Undo) risk and runtime profiles. Each calls one `warren-api` function.
 
 use super::Core;
 use tauri::State;
-use warren_api::profiles::{ProfileEdit, ProfileKind, ProfilePreview, ProfileView};
+use warren_api::profiles::{ProfileEdit, ProfileKind, ProfilePreview, ProfileView, RemovedProfile};
 use warren_types::ApiError;
 
 /// Every risk and runtime profile with the agents using it.
@@ -33,15 +33,25 @@ pub async fn save_profile_edit(
     core.warren.save_profile_edit(&edit)
 }
 
-/// Removes a profile that no agent uses.
+/// Removes a profile that no agent uses; returns it as it was, for Undo.
 #[tauri::command]
 #[specta::specta]
 pub async fn delete_profile(
     core: State<'_, Core>,
     kind: ProfileKind,
     name: String,
-) -> Result<(), ApiError> {
+) -> Result<RemovedProfile, ApiError> {
     core.warren.delete_profile(kind, &name)
+}
+
+/// Puts back a profile a delete removed, comments included (Undo).
+#[tauri::command]
+#[specta::specta]
+pub async fn restore_profile(
+    core: State<'_, Core>,
+    removed: RemovedProfile,
+) -> Result<ProfileView, ApiError> {
+    core.warren.restore_profile(&removed)
 }
 
 /// Adds a profile with default values.

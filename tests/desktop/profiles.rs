@@ -20,6 +20,7 @@ risk_profile = "balanced"
 [risk_profiles.balanced]
 level = "supervised"
 
+# Nothing but reading.
 [risk_profiles.spare]
 level = "readonly"
 
@@ -124,6 +125,8 @@ fn editing_a_runtime_profile_keeps_comments_and_invalid_values_save_nothing() {
             )
             .await;
         assert_eq!(used, "used by 0 agents");
+        // The invalid edit of `standard` is still unsaved: opening the new profile asks first.
+        d.click("[data-testid=profile-discard]").await;
         d.wait_for("[data-testid=profile-form][data-name=fast]")
             .await;
         let with_fast = std::fs::read_to_string(&config).unwrap();
@@ -144,25 +147,57 @@ fn editing_a_runtime_profile_keeps_comments_and_invalid_values_save_nothing() {
         .await;
         assert_eq!(std::fs::read_to_string(&config).unwrap(), with_fast);
 
-        // A profile in use cannot be deleted; an unused one can.
-        d.click("[data-testid=profile-item][data-kind=risk][data-name=balanced] [data-testid=profile-delete]")
+        // A profile in use cannot be deleted: the refusal shows beside it, not in the editor
+        // of the profile that is open.
+        let balanced = "[data-testid=profile-item][data-kind=risk][data-name=balanced]";
+        d.click(&format!("{balanced} [data-testid=profile-delete]"))
+            .await;
+        d.click(&format!("{balanced} [data-testid=profile-confirm-delete]"))
             .await;
         let err = d
-            .wait_text("[data-testid=profile-error]", |t| t.contains("used by"))
+            .wait_text(
+                &format!("{balanced} [data-testid=profile-delete-error]"),
+                |t| t.contains("used by"),
+            )
             .await;
         assert!(err.contains("alice, bob"), "{err}");
+        assert!(d
+            .client
+            .find(Locator::Css("[data-testid=profile-error]"))
+            .await
+            .is_err());
         assert!(std::fs::read_to_string(&config)
             .unwrap()
             .contains("[risk_profiles.balanced]"));
-        d.click("[data-testid=profile-item][data-kind=risk][data-name=spare] [data-testid=profile-delete]")
+
+        // An unused one asks first; Cancel keeps it, Delete removes it (comments and all),
+        // and Undo puts it back as it was.
+        let spare = "[data-testid=profile-item][data-kind=risk][data-name=spare]";
+        d.click(&format!("{spare} [data-testid=profile-delete]"))
             .await;
+        let ask = d
+            .wait_text(&format!("{spare} [data-testid=profile-confirm]"), |t| {
+                !t.is_empty()
+            })
+            .await;
+        assert!(ask.contains("Delete the risk profile spare?"), "{ask}");
+        d.click(&format!("{spare} [data-testid=profile-confirm-cancel]"))
+            .await;
+        assert_eq!(std::fs::read_to_string(&config).unwrap(), with_fast);
+        d.click(&format!("{spare} [data-testid=profile-delete]"))
+            .await;
+        d.screenshot("profiles-delete-confirm").await;
+        d.click(&format!("{spare} [data-testid=profile-confirm-delete]"))
+            .await;
+        let notice = d
+            .wait_text("[data-testid=profile-removed]", |t| t.contains("spare"))
+            .await;
+        assert!(
+            notice.contains("Deleted the risk profile spare"),
+            "{notice}"
+        );
         let deadline = std::time::Instant::now() + crate::harness::UI_TIMEOUT;
-        while d
-            .client
-            .find(Locator::Css("[data-testid=profile-item][data-name=spare]"))
-            .await
-            .is_ok()
-        {
+        while d.client.find(Locator::Css(spare)).await.is_ok() {
             assert!(
                 std::time::Instant::now() < deadline,
                 "spare is still listed"
@@ -171,10 +206,88 @@ fn editing_a_runtime_profile_keeps_comments_and_invalid_values_save_nothing() {
         }
         let after = std::fs::read_to_string(&config).unwrap();
         assert!(!after.contains("[risk_profiles.spare]"), "{after}");
+        assert!(!after.contains("# Nothing but reading."), "{after}");
         assert!(
             after.contains("# Ten rounds is plenty for chat."),
             "{after}"
         );
+        d.screenshot("profiles-deleted-undo").await;
+        d.click("[data-testid=profile-undo]").await;
+        d.wait_for("[data-testid=profile-form][data-name=spare]")
+            .await;
+        let back = std::fs::read_to_string(&config).unwrap();
+        assert!(
+            back.contains("# Nothing but reading.\n[risk_profiles.spare]\nlevel = \"readonly\""),
+            "{back}"
+        );
+        assert!(d
+            .client
+            .find(Locator::Css("[data-testid=profile-removed]"))
+            .await
+            .is_err());
+        d.close().await;
+    });
+}
+
+/// Every key a risk profile has is in its form (`network` too), and opening another profile
+/// with unsaved edits asks first: Keep editing keeps them, Discard opens the other one.
+#[test]
+fn the_risk_form_sets_network_and_switching_profiles_asks_before_dropping_edits() {
+    let _serial = serial();
+    block_on(async {
+        let d = launch(|home| std::fs::write(home.join("config.toml"), CONFIG).unwrap()).await;
+        let config = d.home.join("config.toml");
+        d.nav("profiles").await;
+        d.click("[data-testid=profile-item][data-kind=risk][data-name=spare] [data-testid=profile-open]")
+            .await;
+        d.click("[data-testid=field-network]").await;
+        d.wait_text("[data-testid=profile-diff]", |t| {
+            t.contains("+ network = true")
+        })
+        .await;
+        // Another profile while the edit is unsaved: asked, and the edit is still there.
+        d.click("[data-testid=profile-item][data-kind=risk][data-name=balanced] [data-testid=profile-open]")
+            .await;
+        let ask = d
+            .wait_text("[data-testid=profile-unsaved]", |t| !t.is_empty())
+            .await;
+        assert!(ask.contains("spare has 1 unsaved change"), "{ask}");
+        d.screenshot("profiles-unsaved").await;
+        d.click("[data-testid=profile-keep]").await;
+        d.wait_for("[data-testid=profile-form][data-name=spare]")
+            .await;
+        let checked = d
+            .wait_for("[data-testid=field-network]")
+            .await
+            .prop("checked")
+            .await
+            .unwrap();
+        assert_eq!(checked.as_deref(), Some("true"));
+        d.click("[data-testid=profile-save]").await;
+        d.wait_text("[data-testid=profile-saved]", |t| t.contains("spare"))
+            .await;
+        let saved = std::fs::read_to_string(&config).unwrap();
+        assert!(
+            saved.contains("[risk_profiles.spare]\nlevel = \"readonly\"\nnetwork = true"),
+            "{saved}"
+        );
+        // Saved: switching no longer asks. An unsaved edit dropped on purpose is not written.
+        d.click("[data-testid=field-network]").await;
+        d.click("[data-testid=profile-item][data-kind=risk][data-name=balanced] [data-testid=profile-open]")
+            .await;
+        d.click("[data-testid=profile-discard]").await;
+        d.wait_for("[data-testid=profile-form][data-name=balanced]")
+            .await;
+        assert_eq!(std::fs::read_to_string(&config).unwrap(), saved);
+        d.click("[data-testid=profile-item][data-kind=risk][data-name=spare] [data-testid=profile-open]")
+            .await;
+        d.wait_for("[data-testid=profile-form][data-name=spare]")
+            .await;
+        assert!(d
+            .client
+            .find(Locator::Css("[data-testid=profile-unsaved]"))
+            .await
+            .is_err());
         d.close().await;
     });
 }

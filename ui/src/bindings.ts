@@ -72,8 +72,10 @@ export const commands = {
 	previewProfileEdit: (edit: ProfileEdit) => typedError<ProfilePreview, ApiError>(__TAURI_INVOKE("preview_profile_edit", { edit })),
 	/**  Saves `edit` when the config still validates (comments are kept). */
 	saveProfileEdit: (edit: ProfileEdit) => typedError<ProfileView, ApiError>(__TAURI_INVOKE("save_profile_edit", { edit })),
-	/**  Removes a profile that no agent uses. */
-	deleteProfile: (kind: ProfileKind, name: string) => typedError<null, ApiError>(__TAURI_INVOKE("delete_profile", { kind, name })),
+	/**  Removes a profile that no agent uses; returns it as it was, for Undo. */
+	deleteProfile: (kind: ProfileKind, name: string) => typedError<RemovedProfile, ApiError>(__TAURI_INVOKE("delete_profile", { kind, name })),
+	/**  Puts back a profile a delete removed, comments included (Undo). */
+	restoreProfile: (removed: RemovedProfile) => typedError<ProfileView, ApiError>(__TAURI_INVOKE("restore_profile", { removed })),
 	/**  Adds a profile with default values. */
 	createProfile: (kind: ProfileKind, name: string) => typedError<ProfileView, ApiError>(__TAURI_INVOKE("create_profile", { kind, name })),
 	/**  Usage per agent and UTC day for the last `days` days, newest first. */
@@ -1737,6 +1739,16 @@ export type ReferenceView = {
 	strength: ReferenceStrength,
 	/**  What the operation does to it. */
 	action: ReferenceAction,
+};
+
+/**  A profile as a delete removed it: enough to put it back as it was. */
+export type RemovedProfile = {
+	/**  Risk or runtime. */
+	kind: ProfileKind,
+	/**  The profile's name. */
+	name: string,
+	/**  Its `[<section>.<name>]` table as TOML text, comments included. */
+	text: string,
 };
 
 /**  What resuming one unfinished operation gave. */

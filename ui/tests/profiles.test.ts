@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { ProfileView } from "../src/bindings";
-import { changesOf, draftOf, ProfilesStore, type ProfilesApi } from "../src/lib/profiles.svelte";
+import type { ProfileView, RemovedProfile, RiskProfile } from "../src/bindings";
+import { changesOf, draftOf, ProfilesStore, RISK_FIELDS, type ProfilesApi } from "../src/lib/profiles.svelte";
 
 const standard: ProfileView = {
   kind: "runtime",
@@ -77,6 +77,30 @@ describe("profile edits", () => {
   });
 });
 
+describe("the risk profile form", () => {
+  it("has a field for every key a risk profile has", () => {
+    // `Required` makes this fail to type-check when the backend adds a key the form lacks.
+    const every: Required<RiskProfile> = {
+      level: "supervised",
+      workspace_only: true,
+      allowed_commands: [],
+      forbidden_paths: [],
+      allowed_roots: [],
+      require_approval_for_medium_risk: true,
+      block_high_risk_commands: true,
+      auto_approve: [],
+      always_ask: [],
+      allowed_tools: [],
+      excluded_tools: [],
+      sandbox: "auto",
+      shell_env_passthrough: [],
+      delegation: "forbidden",
+      network: false,
+    };
+    expect(RISK_FIELDS.map((f) => f.key).sort()).toEqual(Object.keys(every).sort());
+  });
+});
+
 describe("profiles store", () => {
   const ok = <T>(data: T) => Promise.resolve({ status: "ok" as const, data });
   const fail = (code: "invalid_config" | "io", message: string) =>
@@ -106,5 +130,60 @@ describe("profiles store", () => {
     listFails = false;
     await s.load();
     expect(s.error).toBeNull();
+  });
+
+  it("asks before an open drops unsaved edits; a refused delete is shown beside its profile; Undo restores", async () => {
+    const careful: ProfileView = { ...standard, name: "careful", used_by: [] };
+    let listed = [standard, careful];
+    const removed: RemovedProfile = { kind: "runtime", name: "careful", text: "[runtime_profiles.careful]\n" };
+    const restored: RemovedProfile[] = [];
+    const api: ProfilesApi = {
+      listProfiles: () => ok(listed),
+      previewProfileEdit: () => ok({ diff: [], errors: [] }),
+      saveProfileEdit: () => ok(null),
+      deleteProfile: (_kind: string, name: string) => {
+        if (name === "standard")
+          return Promise.resolve({
+            status: "error" as const,
+            error: { code: "denied", message: "runtime_profiles `standard` is used by alice", details: ["alice"] },
+          });
+        listed = [standard];
+        return ok(removed);
+      },
+      restoreProfile: (r: RemovedProfile) => {
+        restored.push(r);
+        listed = [standard, careful];
+        return ok(careful);
+      },
+      createProfile: () => ok(null),
+    } as unknown as ProfilesApi;
+    const s = new ProfilesStore(api);
+    await s.load();
+    s.open("runtime", "standard");
+    s.draft.max_tool_iterations = "12";
+    s.open("runtime", "careful");
+    expect(s.selected?.name).toBe("standard");
+    expect(s.switching).toEqual({ kind: "runtime", name: "careful" });
+    expect(s.draft.max_tool_iterations).toBe("12");
+    s.open("runtime", "careful", true);
+    expect(s.selected?.name).toBe("careful");
+    expect(s.switching).toBeNull();
+
+    await s.remove("runtime", "standard");
+    expect(s.deleteError?.name).toBe("standard");
+    expect(s.deleteError?.error.code).toBe("denied");
+    expect(s.error).toBeNull();
+    expect(s.selected?.name).toBe("careful");
+
+    await s.remove("runtime", "careful");
+    expect(s.deleteError).toBeNull();
+    expect(s.removed).toEqual(removed);
+    expect(s.selected).toBeNull();
+    expect(s.profiles.map((p) => p.name)).toEqual(["standard"]);
+    await s.undoRemove();
+    expect(restored).toEqual([removed]);
+    expect(s.removed).toBeNull();
+    expect(s.selected?.name).toBe("careful");
+    expect(s.profiles.map((p) => p.name)).toEqual(["standard", "careful"]);
   });
 });

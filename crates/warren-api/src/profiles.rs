@@ -44,6 +44,18 @@ pub struct ProfileView {
     pub runtime: Option<RuntimeProfile>,
 }
 
+/// A profile as a delete removed it: enough to put it back as it was.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct RemovedProfile {
+    /// Risk or runtime.
+    pub kind: ProfileKind,
+    /// The profile's name.
+    pub name: String,
+    /// Its `[<section>.<name>]` table as TOML text, comments included.
+    pub text: String,
+}
+
 /// One field to set (or, with no value, to remove so its default applies).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -380,9 +392,14 @@ impl Warren {
         })
     }
 
-    /// Removes a profile no agent uses; a profile still referenced is refused with the agents
-    /// that use it.
-    pub fn delete_profile(&self, kind: ProfileKind, name: &str) -> Result<(), ApiError> {
+    /// Removes a profile no agent uses and returns its table as it was (comments included),
+    /// which [`Warren::restore_profile`] puts back (the window's Undo). A profile still
+    /// referenced is refused with the agents that use it.
+    pub fn delete_profile(
+        &self,
+        kind: ProfileKind,
+        name: &str,
+    ) -> Result<RemovedProfile, ApiError> {
         let cfg = self.load()?.config;
         if view(&cfg, kind, name).is_none() {
             return Err(ApiError::new(
@@ -402,21 +419,85 @@ impl Warren {
             )
             .with_details(users));
         }
-        self.store
+        let (removed, _) = self
+            .store
             .edit(|doc, _| {
-                doc.remove(&[kind.section(), name])
-                    .map(|_| ())
+                doc.remove_named_block(kind.section(), name)
                     .map_err(ConfigError::Edit)
             })
             .map_err(config_error)?;
+        let removed = removed.ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::NotFound,
+                format!("{} `{name}` does not exist", kind.section()),
+            )
+        })?;
         tracing::info!(profile = %name, section = kind.section(), "profile deleted");
-        Ok(())
+        Ok(RemovedProfile {
+            kind,
+            name: name.to_string(),
+            text: removed.text,
+        })
+    }
+
+    /// Puts back a profile [`Warren::delete_profile`] removed, as it was (its comments too).
+    /// Refused when the name was taken since; the config is validated in full before it is
+    /// saved.
+    pub fn restore_profile(&self, removed: &RemovedProfile) -> Result<ProfileView, ApiError> {
+        profile_name_ok(&removed.name)?;
+        let kind = removed.kind;
+        self.store
+            .edit(|doc, _| {
+                doc.insert_named_block(kind.section(), &removed.name, &removed.text)
+                    .map_err(ConfigError::Edit)
+            })
+            .map_err(config_error)?;
+        tracing::info!(profile = %removed.name, section = kind.section(), "profile restored");
+        let cfg = self.load()?.config;
+        view(&cfg, kind, &removed.name)
+            .ok_or_else(|| ApiError::new(ErrorCode::Internal, "profile missing after restoring it"))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_deleted_profile_comes_back_with_its_comments_and_only_once() {
+        let cfg = "schema_version = 1\n\n[risk_profiles.p]\nlevel = \"supervised\"\n\n# Read-only reviewers.\n[risk_profiles.careful]\nlevel = \"readonly\" # never writes\nnetwork = false\n\n[agents.alice]\nrisk_profile = \"p\"\n";
+        let (dir, w) = crate::test_support::install(cfg);
+        let path = dir.path().join("config.toml");
+        let removed = w.delete_profile(ProfileKind::Risk, "careful").unwrap();
+        assert!(removed.text.contains("# never writes"), "{}", removed.text);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            !text.contains("careful") && !text.contains("Read-only reviewers"),
+            "{text}"
+        );
+        let view = w.restore_profile(&removed).unwrap();
+        assert_eq!(
+            view.risk.unwrap().level,
+            warren_types::AutonomyLevel::Readonly
+        );
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.contains("# Read-only reviewers.\n[risk_profiles.careful]\nlevel = \"readonly\" # never writes"),
+            "{text}"
+        );
+        // Taken again: refused, and the file is left as it is.
+        let err = w.restore_profile(&removed).unwrap_err();
+        assert_eq!(err.code, ErrorCode::AlreadyExists, "{}", err.message);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+        // A block that is not the profile it claims to be is refused.
+        let forged = RemovedProfile {
+            text: "[risk_profiles.other]\nlevel = \"full\"\n".into(),
+            ..removed.clone()
+        };
+        let _ = w.delete_profile(ProfileKind::Risk, "careful").unwrap();
+        assert!(w.restore_profile(&forged).is_err());
+        assert!(!std::fs::read_to_string(&path).unwrap().contains("other"));
+    }
 
     #[test]
     fn the_diff_shows_changed_lines_with_context_and_gaps() {

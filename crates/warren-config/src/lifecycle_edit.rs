@@ -324,6 +324,68 @@ impl ConfigDocument {
         out
     }
 
+    /// Takes `[<section>.<name>]` (a profile, say) out of the config and returns it as text,
+    /// comments included, or `None` when there is no such table. Agents are the lifecycle
+    /// service's (refused).
+    pub fn remove_named_block(
+        &mut self,
+        section: &str,
+        name: &str,
+    ) -> Result<Option<RemovedBlock>, DocumentError> {
+        if section == "agents" {
+            return Err(DocumentError::LifecycleOnly {
+                path: format!("agents.{name}"),
+            });
+        }
+        let Some(table) = self.doc.get_mut(section).and_then(Item::as_table_like_mut) else {
+            return Ok(None);
+        };
+        Ok(table.remove(name).map(|item| RemovedBlock {
+            text: render_block(section, name, item),
+            name: name.to_string(),
+        }))
+    }
+
+    /// Puts back a block [`ConfigDocument::remove_named_block`] took out: `block` must hold
+    /// exactly `[<section>.<name>]`. Refuses a name that is taken.
+    pub fn insert_named_block(
+        &mut self,
+        section: &str,
+        name: &str,
+        block: &str,
+    ) -> Result<(), DocumentError> {
+        if section == "agents" {
+            return Err(DocumentError::LifecycleOnly {
+                path: format!("agents.{name}"),
+            });
+        }
+        let taken = self
+            .doc
+            .get(section)
+            .and_then(Item::as_table_like)
+            .is_some_and(|t| t.contains_key(name));
+        if taken {
+            return Err(DocumentError::AlreadyExists {
+                what: section.trim_end_matches('s').replace('_', " "),
+                name: name.into(),
+            });
+        }
+        let piece = ConfigDocument::parse(block)?;
+        let top: Vec<String> = piece.doc.iter().map(|(k, _)| k.to_string()).collect();
+        let names: Vec<String> = piece
+            .doc
+            .get(section)
+            .and_then(Item::as_table_like)
+            .map(|t| t.iter().map(|(k, _)| k.to_string()).collect())
+            .unwrap_or_default();
+        if top != [section] || names != [name] {
+            return Err(DocumentError::NotATable {
+                path: format!("{section}.{name} (the block must hold exactly that table)"),
+            });
+        }
+        self.append_text(&piece.doc.to_string())
+    }
+
     /// Appends an archived `[agents.<original>]` block as `[agents.<alias>]` (re-keyed when the
     /// names differ). Refuses a taken alias.
     pub fn insert_agent_block(&mut self, alias: &str, block: &str) -> Result<(), DocumentError> {
@@ -493,6 +555,47 @@ impl ConfigDocument {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_removed_profile_block_goes_back_with_its_comments() {
+        let text = "schema_version = 1\n\n# Careful work.\n[risk_profiles.careful]\nlevel = \"readonly\" # no side effects\n\n[risk_profiles.p]\nlevel = \"supervised\"\n";
+        let mut doc = ConfigDocument::parse(text).unwrap();
+        let removed = doc
+            .remove_named_block("risk_profiles", "careful")
+            .unwrap()
+            .unwrap();
+        assert!(removed.text.contains("# Careful work."), "{}", removed.text);
+        assert!(
+            removed.text.contains("# no side effects"),
+            "{}",
+            removed.text
+        );
+        assert!(!doc.to_string().contains("careful"));
+        assert!(doc
+            .remove_named_block("risk_profiles", "careful")
+            .unwrap()
+            .is_none());
+        // Only the table it names, and never over a taken name.
+        assert!(doc
+            .insert_named_block("risk_profiles", "other", &removed.text)
+            .is_err());
+        assert!(doc
+            .insert_named_block("runtime_profiles", "careful", &removed.text)
+            .is_err());
+        doc.insert_named_block("risk_profiles", "careful", &removed.text)
+            .unwrap();
+        let back = doc.to_string();
+        assert!(
+            back.contains(
+                "# Careful work.\n[risk_profiles.careful]\nlevel = \"readonly\" # no side effects"
+            ),
+            "{back}"
+        );
+        assert!(doc
+            .insert_named_block("risk_profiles", "careful", &removed.text)
+            .is_err());
+        assert!(doc.remove_named_block("agents", "x").is_err());
+    }
 
     const CFG: &str = r#"schema_version = 1
 

@@ -10,14 +10,21 @@ import {
   type FieldChange,
   type ProfileKind,
   type ProfileView,
+  type RemovedProfile,
 } from "../bindings";
 import { toApiError } from "./agents.svelte";
 import { unwrap } from "./result";
 
 export type ProfilesApi = Pick<
   typeof commands,
-  "listProfiles" | "previewProfileEdit" | "saveProfileEdit" | "deleteProfile" | "createProfile"
+  "listProfiles" | "previewProfileEdit" | "saveProfileEdit" | "deleteProfile" | "createProfile" | "restoreProfile"
 >;
+
+/** A profile named in the list (for confirmations and errors shown beside it). */
+export interface ProfileRef {
+  kind: ProfileKind;
+  name: string;
+}
 
 export type FieldType = "bool" | "number" | "optional_number" | "list" | { options: string[] };
 
@@ -77,6 +84,12 @@ export const RISK_FIELDS: FieldSpec[] = [
     label: "Delegation",
     type: { options: ["forbidden", "allow"] },
     help: "whether the delegate tool may be used",
+  },
+  {
+    key: "network",
+    label: "Network",
+    type: "bool",
+    help: "shell commands may reach the network (off: the sandbox has none)",
   },
 ];
 
@@ -157,6 +170,14 @@ export class ProfilesStore {
   error = $state<ApiError | null>(null);
   saved = $state<string | null>(null);
   busy = $state(false);
+  /** The profile whose Delete was clicked and waits for its confirmation. */
+  confirming = $state<ProfileRef | null>(null);
+  /** Why deleting a profile was refused, shown beside that profile in the list. */
+  deleteError = $state<(ProfileRef & { error: ApiError }) | null>(null);
+  /** The profile deleted last, until it is undone or another action replaces the notice. */
+  removed = $state<RemovedProfile | null>(null);
+  /** A profile asked for while the open one has unsaved changes (the screen asks first). */
+  switching = $state<ProfileRef | null>(null);
 
   current = $derived(
     this.selected
@@ -188,9 +209,17 @@ export class ProfilesStore {
     }
   }
 
-  open(kind: ProfileKind, name: string): void {
+  /** Opens a profile; with unsaved changes to the open one, asks first (see `switching`)
+   *  unless `discard`. */
+  open(kind: ProfileKind, name: string, discard = false): void {
     const p = this.profiles.find((x) => x.kind === kind && x.name === name);
     if (!p) return;
+    const same = this.selected?.kind === kind && this.selected?.name === name;
+    if (!discard && !same && this.changes.length > 0) {
+      this.switching = { kind, name };
+      return;
+    }
+    this.switching = null;
     this.selected = { kind, name };
     this.original = draftOf(p);
     this.draft = draftOf(p);
@@ -264,14 +293,32 @@ export class ProfilesStore {
     }
   }
 
+  /** Deletes a profile once its deletion was confirmed (`confirming`); the notice offers Undo.
+   *  A refusal is shown beside the profile, not in the editor of another one. */
   async remove(kind: ProfileKind, name: string): Promise<void> {
+    this.confirming = null;
+    this.deleteError = null;
+    this.error = null;
     try {
-      unwrap(await this.#api.deleteProfile(kind, name));
-      this.error = null;
+      this.removed = unwrap(await this.#api.deleteProfile(kind, name));
       if (this.selected?.kind === kind && this.selected.name === name) this.selected = null;
       await this.load();
     } catch (e) {
-      this.error = toApiError(e);
+      this.deleteError = { kind, name, error: toApiError(e) };
+    }
+  }
+
+  /** Puts back the profile deleted last, as it was (comments too), and opens it. */
+  async undoRemove(): Promise<void> {
+    const r = this.removed;
+    if (!r) return;
+    try {
+      unwrap(await this.#api.restoreProfile(r));
+      this.removed = null;
+      await this.load();
+      this.open(r.kind, r.name, true);
+    } catch (e) {
+      this.deleteError = { kind: r.kind, name: r.name, error: toApiError(e) };
     }
   }
 }

@@ -167,7 +167,7 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
             let r = kind(&k).and_then(|k| ctx.warren.delete_profile(k, &name));
             return ctx
                 .out
-                .result(r.map(|()| serde_json::json!({"removed": name})), |_| {
+                .result(r.map(|_| serde_json::json!({"removed": name})), |_| {
                     "removed".into()
                 });
         }
