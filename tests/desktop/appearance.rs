@@ -81,6 +81,42 @@ fn every_screen_reflows_at_200_percent_zoom() {
     });
 }
 
+/// At the default window size the screens' links sit on one line inside the window, and a long
+/// install path gives way (shortened, its whole text in the tooltip).
+#[test]
+fn the_navigation_fits_on_one_line_at_the_default_window_size() {
+    let _serial = serial();
+    block_on(async {
+        let d = launch(|home| std::fs::write(home.join("config.toml"), CONFIG).unwrap()).await;
+        d.wait_for("[data-alias=alice]").await;
+        let m = eval(
+            &d,
+            "const links = [...document.querySelectorAll('header nav a')]; \
+             const tops = links.map((a) => Math.round(a.getBoundingClientRect().top)); \
+             const right = Math.max(...links.map((a) => a.getBoundingClientRect().right)); \
+             const home = document.querySelector('[data-testid=install-root]'); \
+             return [links.length, new Set(tops).size, right, window.innerWidth, \
+                     home.getBoundingClientRect().right, home.title, \
+                     document.documentElement.scrollWidth];",
+        )
+        .await;
+        assert_eq!(m[0].as_u64(), Some(9), "{m}");
+        assert_eq!(m[1].as_u64(), Some(1), "the links wrap: {m}");
+        let width = m[3].as_f64().unwrap();
+        assert!(m[2].as_f64().unwrap() <= width, "{m}");
+        assert!(m[4].as_f64().unwrap() <= width + 1.0, "{m}");
+        assert!(
+            m[5].as_str()
+                .unwrap()
+                .ends_with(&d.home.display().to_string()),
+            "{m}"
+        );
+        assert!(m[6].as_f64().unwrap() <= width, "{m}");
+        d.screenshot("navigation-default-size").await;
+        d.close().await;
+    });
+}
+
 #[test]
 fn colours_follow_the_system_light_or_dark_preference() {
     let _serial = serial();
