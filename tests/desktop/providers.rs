@@ -116,6 +116,31 @@ fn a_provider_connected_from_the_hint_is_saved_tested_and_guarded() {
         );
         assert!(!d.client.source().await.unwrap().contains(KEY));
 
+        // The new route is offered to the agents: alice uses ollama.local, so she is not
+        // chosen until asked; then she is pointed at it through a validated agent edit.
+        let offer = d
+            .wait_text("[data-testid=point-agents]", |t| t.contains("openai.main"))
+            .await;
+        assert!(offer.contains("uses ollama.local now"), "{offer}");
+        let apply = d.wait_for("[data-testid=point-agents-apply]").await;
+        assert!(!apply.is_enabled().await.unwrap(), "nobody chosen yet");
+        d.click("[data-testid=point-agent][data-alias=alice]").await;
+        d.screenshot("provider-point-agents").await;
+        d.click("[data-testid=point-agents-apply]").await;
+        let done = d
+            .wait_text("[data-testid=point-agents-done]", |t| !t.is_empty())
+            .await;
+        assert_eq!(done, "alice uses openai.main now.");
+        let config = std::fs::read_to_string(d.home.join("config.toml")).unwrap();
+        assert!(
+            config.contains(
+                "[agents.alice]\nrisk_profile = \"sup\"\nmodel_provider = \"openai.main\""
+            ),
+            "{config}"
+        );
+        assert!(config.contains("# Providers test install."), "{config}");
+        d.click("[data-testid=point-agents-dismiss]").await;
+
         // Test from the Settings screen: one call with the stored key, the answer shown.
         d.nav("settings").await;
         let row = "[data-testid=provider-row][data-reference='openai.main']";
@@ -133,7 +158,8 @@ fn a_provider_connected_from_the_hint_is_saved_tested_and_guarded() {
             Some(format!("Bearer {KEY}").as_str())
         );
 
-        // Removing the route alice uses is refused, naming the user; nothing changes.
+        // Removing the route openai.main falls back to is refused, naming the user; nothing
+        // changes.
         let before = std::fs::read(d.home.join("config.toml")).unwrap();
         let ollama = "[data-testid=provider-row][data-reference='ollama.local']";
         d.click(&format!("{ollama} [data-testid=provider-remove]"))
@@ -141,7 +167,10 @@ fn a_provider_connected_from_the_hint_is_saved_tested_and_guarded() {
         let refused = d
             .wait_text("[data-testid=provider-error]", |t| !t.is_empty())
             .await;
-        assert!(refused.contains("agents.alice.model_provider"), "{refused}");
+        assert!(
+            refused.contains("providers.models.openai.main.fallbacks"),
+            "{refused}"
+        );
         assert_eq!(std::fs::read(d.home.join("config.toml")).unwrap(), before);
         d.close().await;
     });

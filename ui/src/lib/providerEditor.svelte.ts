@@ -56,6 +56,8 @@ export class ProviderEditorStore {
   error = $state<ApiError | null>(null);
   busy = $state(false);
   saved = $state<ProviderKeyView | null>(null);
+  /** The route the last save added (not one it changed), for the offer to point agents at it. */
+  created = $state<string | null>(null);
   /** The last test per route. */
   tests = $state<Record<string, ProviderTestView>>({});
   testing = $state<string[]>([]);
@@ -188,7 +190,9 @@ export class ProviderEditorStore {
     this.busy = true;
     this.error = null;
     try {
+      const isNew = !this.draft.existing;
       this.saved = unwrap(await this.#api.saveProvider(input, key));
+      this.created = isNew ? this.saved.reference : null;
       this.draft = { ...this.draft, existing: true };
       this.diff = [];
       // A test of the route as it was says nothing about it now.
