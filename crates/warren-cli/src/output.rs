@@ -57,6 +57,23 @@ pub fn exit_code(e: &ApiError) -> u8 {
     }
 }
 
+/// Writes `line` and a newline to stdout. A reader that went away (`warren … | head`) ends
+/// the process quietly with success: what it wanted it has, and there is no one left to tell.
+pub fn out_line(line: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let written = out
+        .write_all(line.as_bytes())
+        .and_then(|()| out.write_all(b"\n"))
+        .and_then(|()| out.flush());
+    if let Err(e) = written {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error: writing to stdout: {e}");
+    }
+}
+
 impl Output {
     /// A renderer; `json` selects machine output.
     pub fn new(json: bool) -> Self {
@@ -72,7 +89,7 @@ impl Output {
     pub fn ok<T: Serialize>(&self, value: &T, human: impl FnOnce() -> String) -> ExitCode {
         if self.json {
             match serde_json::to_string_pretty(value) {
-                Ok(s) => println!("{s}"),
+                Ok(s) => out_line(&s),
                 Err(e) => {
                     return self.fail(&ApiError::new(ErrorCode::Internal, e.to_string()));
                 }
@@ -80,7 +97,7 @@ impl Output {
         } else {
             let text = human();
             if !text.is_empty() {
-                println!("{}", shown(text.trim_end()));
+                out_line(&shown(text.trim_end()));
             }
         }
         ExitCode::SUCCESS
@@ -98,7 +115,7 @@ impl Output {
                 "message": e.message,
                 "details": e.details,
             }});
-            println!("{v}");
+            out_line(&v.to_string());
         }
         ExitCode::from(exit_code(e))
     }

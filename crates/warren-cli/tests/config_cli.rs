@@ -255,3 +255,35 @@ fn home_resolution_and_json_logs() {
     assert_eq!(v["level"], "INFO");
     let _ = warren_cmd(t.root());
 }
+
+/// `warren … | head`: a reader that leaves early ends the command quietly (exit 0, nothing on
+/// stderr), where a panic on the closed pipe printed a stack trace.
+#[test]
+fn a_closed_stdout_ends_the_command_quietly() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut cfg = String::from("schema_version = 1\n");
+    for i in 0..3000 {
+        cfg.push_str(&format!("\n[risk_profiles.p{i}]\nlevel = \"supervised\"\n"));
+    }
+    let t = warren_testkit::TestInstall::with_config(&cfg).unwrap();
+    for args in [
+        &["profiles", "list"][..],
+        &["--json", "profiles", "list"][..],
+    ] {
+        let mut child = crate::common::warren_cmd(t.root())
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Read a little (the output is far larger than a pipe holds), then hang up.
+        let mut first = [0u8; 16];
+        child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(stderr.is_empty(), "{args:?}: {stderr}");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+    }
+}

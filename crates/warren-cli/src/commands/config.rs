@@ -22,7 +22,10 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
                     for w in &report.warnings {
                         eprintln!("warning: {}: {}", w.path, w.message);
                     }
-                    println!("{}: ok ({} agents)", report.path, report.agents);
+                    crate::output::out_line(&format!(
+                        "{}: ok ({} agents)",
+                        report.path, report.agents
+                    ));
                 } else {
                     eprintln!(
                         "{}: {} error{}",
