@@ -218,6 +218,20 @@ fn first_start_creates_the_default_install_and_says_how_to_connect_a_provider() 
             .unwrap();
         assert!(created.contains("created a default install"), "{created}");
         d.screenshot("agents-first-start").await;
+        d.click("[data-testid=created-dismiss]").await;
+        let deadline = std::time::Instant::now() + crate::harness::UI_TIMEOUT;
+        while d
+            .client
+            .find(fantoccini::Locator::Css("[data-testid=created-default]"))
+            .await
+            .is_ok()
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the notice stayed after Dismiss"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
         d.close().await;
     });
 }
