@@ -41,16 +41,18 @@ pub async fn list_archives(core: State<'_, Core>) -> Result<Vec<ArchiveView>, Ap
     core.warren.list_archives()
 }
 
-/// Restores the agent of `archive`, as `as_alias` when given.
+/// Restores the agent of `archive`, as `as_alias` when given; with `dry_run` only its plan
+/// (what comes back, where, the grants put back and those that cannot be).
 #[tauri::command]
 #[specta::specta]
 pub async fn restore_agent(
     core: State<'_, Core>,
     archive: String,
     as_alias: Option<String>,
+    dry_run: bool,
 ) -> Result<LifecycleOutcome, ApiError> {
     core.warren
-        .restore_agent(&archive, as_alias.as_deref(), false)
+        .restore_agent(&archive, as_alias.as_deref(), dry_run)
         .await
 }
 

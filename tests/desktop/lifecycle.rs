@@ -189,6 +189,30 @@ fn rename_delete_and_restore_from_the_agents_screen() {
         // Restore under a new alias.
         type_alias(&d, &format!("{row} [data-testid=restore-as]"), "restored").await;
         d.click(&format!("{row} [data-testid=restore]")).await;
+        // The plan first: what comes back, where, and the grants put back; nothing changes yet.
+        let before_restore = std::fs::read_to_string(&config).unwrap();
+        let planned = d
+            .wait_text("[data-testid=restore-plan-workspace]", |t| !t.is_empty())
+            .await;
+        assert!(planned.ends_with("agents/restored/workspace"), "{planned}");
+        let refs = d
+            .wait_text("[data-testid=restore-plan-references]", |t| {
+                t.contains("agents.bob")
+            })
+            .await;
+        assert!(refs.contains("agents.bob.delegates"), "{refs}");
+        assert!(
+            refs.contains("agents.bob.workspace.access.restored"),
+            "{refs}"
+        );
+        let title = d
+            .wait_text("[data-testid=restore-plan] h2", |t| !t.is_empty())
+            .await;
+        assert_eq!(title, "Restore writer as restored?");
+        d.screenshot("lifecycle-restore-plan").await;
+        assert_eq!(std::fs::read_to_string(&config).unwrap(), before_restore);
+        assert!(!d.home.join("agents/restored").exists());
+        d.click("[data-testid=restore-confirm]").await;
         d.wait_text("[data-testid=lifecycle-result][data-what=restore]", |t| {
             t.contains("restored")
         })

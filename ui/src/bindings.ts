@@ -57,8 +57,11 @@ export const commands = {
 	deleteAgent: (alias: string, dryRun: boolean) => typedError<LifecycleOutcome, ApiError>(__TAURI_INVOKE("delete_agent", { alias, dryRun })),
 	/**  The deletion archives, newest last. */
 	listArchives: () => typedError<ArchiveView[], ApiError>(__TAURI_INVOKE("list_archives")),
-	/**  Restores the agent of `archive`, as `as_alias` when given. */
-	restoreAgent: (archive: string, asAlias: string | null) => typedError<LifecycleOutcome, ApiError>(__TAURI_INVOKE("restore_agent", { archive, asAlias })),
+	/**
+	 *  Restores the agent of `archive`, as `as_alias` when given; with `dry_run` only its plan
+	 *  (what comes back, where, the grants put back and those that cannot be).
+	 */
+	restoreAgent: (archive: string, asAlias: string | null, dryRun: boolean) => typedError<LifecycleOutcome, ApiError>(__TAURI_INVOKE("restore_agent", { archive, asAlias, dryRun })),
 	/**
 	 *  The unfinished renames, deletes and restores, with the step each stopped at and the error
 	 *  of the last attempt to finish it.

@@ -141,8 +141,40 @@ export class LifecycleStore {
     }
   }
 
+  /** The restore plan shown before a restore runs (nothing changes yet), with what it was
+   *  asked for. */
+  restorePlan = $state<{ archive: string; asAlias: string | null; outcome: LifecycleOutcome } | null>(null);
+
+  /** Asks for the restore plan of `archive` (as `asAlias` when given); nothing changes. */
+  async planRestore(archive: string, asAlias: string | null): Promise<void> {
+    this.busy = true;
+    this.error = null;
+    this.done = null;
+    this.restorePlan = null;
+    try {
+      const outcome = unwrap(await this.#api.restoreAgent(archive, asAlias, true));
+      this.restorePlan = { archive, asAlias, outcome };
+    } catch (e) {
+      this.error = toApiError(e);
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  cancelRestore(): void {
+    this.restorePlan = null;
+  }
+
+  /** Runs the restore the plan showed. */
+  async confirmRestore(): Promise<boolean> {
+    const p = this.restorePlan;
+    if (!p) return false;
+    this.restorePlan = null;
+    return this.restore(p.archive, p.asAlias);
+  }
+
   restore(archive: string, asAlias: string | null): Promise<boolean> {
-    return this.#run("restore", () => this.#api.restoreAgent(archive, asAlias));
+    return this.#run("restore", () => this.#api.restoreAgent(archive, asAlias, false));
   }
 
   /** Reloads the unfinished operations; a failure to list them shows as the resume error. */
