@@ -124,8 +124,87 @@ fn decode_value<T: DeserializeOwned>(v: &Value, path: &str, out: &mut Vec<Issue>
     }
 }
 
+/// The decoder's message in a reader's words: serde's `invalid type: string "ten", expected
+/// u32` becomes `expected a whole number (0 or more), found the text "ten"`, and `invalid
+/// value: integer \`-1\`, expected u32` becomes `-1 is out of range: expected a whole number
+/// (0 or more)`. Messages of other shapes are kept.
 fn clean_message(m: &str) -> String {
-    m.trim().replace('\n', " ")
+    let m = m.trim().replace('\n', " ");
+    if let Some(rest) = m.strip_prefix("invalid type: ") {
+        if let Some((found, expected)) = rest.split_once(", expected ") {
+            return format!(
+                "expected {}, found {}",
+                expected_words(expected),
+                found_words(found)
+            );
+        }
+    }
+    if let Some(rest) = m.strip_prefix("invalid value: ") {
+        if let Some((found, expected)) = rest.split_once(", expected ") {
+            return format!(
+                "{} is out of range: expected {}",
+                found_words(found),
+                expected_words(expected)
+            );
+        }
+    }
+    m
+}
+
+/// What serde expected (`u32`, `a sequence`), said plainly.
+fn expected_words(e: &str) -> String {
+    match e.trim() {
+        "u8" | "u16" | "u32" | "u64" | "usize" => "a whole number (0 or more)".into(),
+        "i8" | "i16" | "i32" | "i64" | "isize" => "a whole number".into(),
+        "f32" | "f64" => "a number".into(),
+        "a sequence" => "a list".into(),
+        "a map" => "a table".into(),
+        "a boolean" => "true or false".into(),
+        other => other.to_string(),
+    }
+}
+
+/// What serde found (`string "ten"`, an integer in backticks), said plainly.
+fn found_words(f: &str) -> String {
+    let f = f.trim();
+    if let Some(v) = f.strip_prefix("string ") {
+        return format!("the text {v}");
+    }
+    for prefix in ["integer ", "floating point ", "boolean "] {
+        if let Some(v) = f.strip_prefix(prefix) {
+            return v.trim_matches('`').to_string();
+        }
+    }
+    match f {
+        "sequence" => "a list".into(),
+        "map" => "a table".into(),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod messages {
+    use super::clean_message;
+
+    #[test]
+    fn decoder_messages_are_said_in_words() {
+        assert_eq!(
+            clean_message("invalid type: string \"ten\", expected u32"),
+            "expected a whole number (0 or more), found the text \"ten\""
+        );
+        assert_eq!(
+            clean_message("invalid value: integer `-1`, expected u32"),
+            "-1 is out of range: expected a whole number (0 or more)"
+        );
+        assert_eq!(
+            clean_message("invalid type: sequence, expected a boolean"),
+            "expected true or false, found a list"
+        );
+        assert_eq!(
+            clean_message("unknown variant `redis`, expected one of `sqlite`"),
+            "unknown variant `redis`, expected one of `sqlite`"
+        );
+    }
 }
 
 fn type_name(v: &Value) -> &'static str {

@@ -248,12 +248,12 @@ fn wrong_types_and_ranges() {
     expect_one(
         "[runtime_profiles.q]\nmax_tool_iterations = \"ten\"",
         "runtime_profiles.q.max_tool_iterations",
-        "invalid type",
+        "expected a whole number (0 or more), found the text \"ten\"",
     );
     expect_one(
         "[runtime_profiles.q]\nmax_actions_per_hour = -1",
         "runtime_profiles.q.max_actions_per_hour",
-        "",
+        "-1 is out of range: expected a whole number (0 or more)",
     );
     expect_one(
         "[runtime_profiles.q]\nshell_timeout_secs = 0",
