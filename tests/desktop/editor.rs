@@ -5,6 +5,7 @@
 
 use crate::harness::{launch, Desktop};
 use crate::{block_on, serial};
+use fantoccini::Locator;
 use std::path::{Path, PathBuf};
 use warren_api::Warren;
 use warren_config::InstallLayout;
@@ -217,6 +218,14 @@ fn editor_the_permission_map_shows_the_grants_and_explains_a_denial() {
         ] {
             let got = d.wait_text(&cell(agent, peer), |t| !t.is_empty()).await;
             assert_eq!(got, want, "{agent} on {peer}");
+        }
+        // Aliases read as they were written in both headers (the rendered text, after CSS).
+        for css in ["[data-testid=perm-peer]", "[data-testid=perm-agent]"] {
+            let mut shown = Vec::new();
+            for e in d.client.find_all(Locator::Css(css)).await.unwrap() {
+                shown.push(e.text().await.unwrap());
+            }
+            assert_eq!(shown, ["alice", "bob", "carol", "mark"], "{css}");
         }
         d.screenshot("permission-map").await;
 
