@@ -141,3 +141,75 @@ fn colours_follow_the_system_light_or_dark_preference() {
         assert_eq!(k[1], "rgb(27, 28, 26)", "{k}");
     });
 }
+
+/// Agents with the longest aliases the config allows (63 characters), long profile and provider
+/// names: every screen stays inside the window at its default size (long names wrap or give way
+/// inside their cell), and the aliases read as written.
+#[test]
+fn long_names_stay_inside_the_window() {
+    let _serial = serial();
+    let long_a = format!("research{}_abcdef", "_abcdefg".repeat(6));
+    let long_b = format!("reviewer{}_uvwxyz", "_uvwxyzq".repeat(6));
+    assert_eq!(long_a.len(), 63);
+    let config = format!(
+        r#"[risk_profiles.supervised-with-a-rather-long-descriptive-profile-name]
+level = "supervised"
+
+[providers.models.openai.an-openai-compatible-route-with-a-very-long-name]
+model = "a-model-name-that-goes-on-and-on-2026-12-01-preview-experimental"
+uri = "http://127.0.0.1:9"
+
+[agents.{long_a}]
+risk_profile = "supervised-with-a-rather-long-descriptive-profile-name"
+model_provider = "openai.an-openai-compatible-route-with-a-very-long-name"
+[agents.{long_a}.workspace.access]
+{long_b} = "read"
+
+[agents.{long_b}]
+risk_profile = "supervised-with-a-rather-long-descriptive-profile-name"
+"#
+    );
+    block_on(async {
+        let d = launch(|home| std::fs::write(home.join("config.toml"), &config).unwrap()).await;
+        d.wait_for(&format!("[data-alias={long_a}]")).await;
+        let mut overflowing = Vec::new();
+        let screens = [
+            "agents".to_string(),
+            format!("live/{long_a}"),
+            "profiles".to_string(),
+            "permissions".to_string(),
+            "approvals".to_string(),
+            format!("memory/{long_a}"),
+            "usage".to_string(),
+            "logs".to_string(),
+            "settings".to_string(),
+        ];
+        for screen in &screens {
+            eval(&d, &format!("location.hash = '#{screen}'; return true;")).await;
+            tokio::time::sleep(Duration::from_millis(600)).await;
+            let m = eval(
+                &d,
+                "const e = document.documentElement; return [e.scrollWidth, e.clientWidth, document.body.innerText];",
+            )
+            .await;
+            let (scroll, client) = (m[0].as_f64().unwrap(), m[1].as_f64().unwrap());
+            let text = m[2].as_str().unwrap_or_default();
+            if scroll > client + 1.0 {
+                overflowing.push(format!("#{screen}: {scroll} > {client}"));
+            }
+            let name = screen.split('/').next().unwrap_or_default();
+            d.screenshot(&format!("long-names-{name}")).await;
+            if ["agents", "permissions"].contains(&name) {
+                assert!(
+                    text.contains(&long_a) && text.contains(&long_b),
+                    "#{screen} does not show both aliases as written"
+                );
+            }
+        }
+        assert!(
+            overflowing.is_empty(),
+            "screens wider than the window with long names: {overflowing:?}"
+        );
+        d.close().await;
+    });
+}
