@@ -44,6 +44,24 @@ pub fn register(secret: &str) {
     ANY.store(true, Ordering::Release);
 }
 
+/// Words that mark an environment variable's name as holding a credential (an MCP server's
+/// `env`): such a value is registered as a secret when obtained and hidden on screen.
+pub const CREDENTIAL_WORDS: &[&str] = &[
+    "KEY",
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "AUTH",
+    "CREDENTIAL",
+];
+
+/// Whether the variable `name` says it holds a credential (any case).
+pub fn names_credential(name: &str) -> bool {
+    let name = name.to_ascii_uppercase();
+    CREDENTIAL_WORDS.iter().any(|w| name.contains(w))
+}
+
 /// `text` with every registered secret replaced by [`REDACTED`] (borrowed when none occurs).
 pub fn redact(text: &str) -> Cow<'_, str> {
     if !ANY.load(Ordering::Acquire) {
