@@ -271,10 +271,14 @@ mcp_servers = ["fs"]
 
 [agents.bob]
 risk_profile = "sup"
+mcp_servers = ["broken"]
 
 [mcp_servers.fs]
 command = "node"
 args = [{:?}, "."]
+
+[mcp_servers.broken]
+command = "no-such-mcp-program"
 "#,
         filesystem_script()
     ))
@@ -310,6 +314,11 @@ args = [{:?}, "."]
     // An agent without the server has no such tool.
     let v = call("bob", "fs__list_directory", true);
     assert_eq!(v["error"]["code"], "unknown_tool", "{v}");
+    // A server that cannot start says why.
+    let v = call("bob", "broken__anything", true);
+    assert_eq!(v["error"]["code"], "mcp_server_gone", "{v}");
+    let m = v["error"]["message"].as_str().unwrap_or_default();
+    assert!(m.contains("no-such-mcp-program"), "{v}");
     // Only the call that ran left a receipt, as in the loop.
     let r = warren(
         t.root(),

@@ -106,6 +106,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_variable_names_a_credential_by_its_words_in_any_case() {
+        for n in [
+            "API_KEY",
+            "github_token",
+            "DbPassword",
+            "BASIC_AUTH",
+            "AWS_CREDENTIALS",
+        ] {
+            assert!(names_credential(n), "{n}");
+        }
+        for n in ["LOG_LEVEL", "PATH", "LANG", ""] {
+            assert!(!names_credential(n), "{n}");
+        }
+    }
+
+    #[test]
     fn registered_secrets_leave_no_trace() {
         assert_eq!(redact("nothing here"), "nothing here");
         register("  sk-test-REDACT-0123456789  ");
