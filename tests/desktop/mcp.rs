@@ -321,6 +321,61 @@ fn a_server_is_added_by_form_tested_toggled_per_agent_and_removed() {
         .await;
         assert!(tools.iter().any(|t| t == "fs__list_directory"), "{tools:?}");
 
+        // Edit: the form opens with the server's values; unticking an agent says it loses
+        // the server; a variable added is saved beside the first.
+        d.click(&format!("{row} [data-testid=mcp-settings-edit]"))
+            .await;
+        let name = d.wait_for("[data-testid=mcp-name]").await;
+        assert_eq!(name.prop("value").await.unwrap().as_deref(), Some("fs"));
+        assert!(
+            !name.is_enabled().await.unwrap(),
+            "a server's name is fixed"
+        );
+        let value = d.wait_for("[data-testid=mcp-env-value]").await;
+        assert_eq!(value.prop("value").await.unwrap().as_deref(), Some(TOKEN));
+        assert_eq!(
+            value.attr("type").await.unwrap().as_deref(),
+            Some("password")
+        );
+        d.click("[data-testid=mcp-agent][data-agent=alice]").await;
+        let losing = d
+            .wait_text("[data-testid=mcp-agents-losing]", |t| t.contains("alice"))
+            .await;
+        assert!(losing.contains("takes it from alice"), "{losing}");
+        d.click("[data-testid=mcp-agent][data-agent=alice]").await;
+        d.click("[data-testid=mcp-env-add]").await;
+        let names = d
+            .client
+            .find_all(Locator::Css("[data-testid=mcp-env-name]"))
+            .await
+            .unwrap();
+        names[1].send_keys("LOG_LEVEL").await.unwrap();
+        let values = d
+            .client
+            .find_all(Locator::Css("[data-testid=mcp-env-value]"))
+            .await
+            .unwrap();
+        values[1].send_keys("warn").await.unwrap();
+        d.wait_text("[data-testid=mcp-diff]", |t| {
+            t.contains("LOG_LEVEL = \"warn\"")
+        })
+        .await;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !enabled(&d, "[data-testid=mcp-save]").await {
+            assert!(Instant::now() < deadline, "Save never enabled");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        d.click("[data-testid=mcp-save]").await;
+        let text = wait_config(&config, |t| t.contains("LOG_LEVEL")).await;
+        assert!(
+            text.contains(&format!(
+                "env = {{ API_TOKEN = \"{TOKEN}\", LOG_LEVEL = \"warn\" }}"
+            )),
+            "{text}"
+        );
+        assert!(text.contains("# kept\nmcp_servers = [\"fs\"]\n"), "{text}");
+        d.click("[data-testid=mcp-close]").await;
+
         // A server whose program does not exist: Test says so in words.
         d.click("[data-testid=mcp-add]").await;
         fill(&d, "[data-testid=mcp-name]", "broken").await;
@@ -354,6 +409,10 @@ fn a_server_is_added_by_form_tested_toggled_per_agent_and_removed() {
             err.contains("no-such-mcp-server-program") && err.contains("not found"),
             "{err}"
         );
+        // The edited server starts again (its earlier result was dropped on saving).
+        d.click(&format!("{row} [data-testid=mcp-settings-test]"))
+            .await;
+        d.wait_for(&format!("{result}[data-status=running]")).await;
         scroll_to(&d, "#mcp-settings-title").await;
         d.screenshot("mcp-servers").await;
 
