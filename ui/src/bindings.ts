@@ -154,6 +154,20 @@ export const commands = {
 	policyCheck: (agent: string, write: boolean, path: string) => typedError<PolicyCheck, ApiError>(__TAURI_INVOKE("policy_check", { agent, write, path })),
 	/**  Starts `agent`'s MCP servers, lists their status and tools, and stops them. */
 	mcpServers: (agent: string) => typedError<McpServerView[], ApiError>(__TAURI_INVOKE("mcp_servers", { agent })),
+	/**  Every configured MCP server with the agents that use it, and every agent. */
+	mcpOverview: () => typedError<McpServersOverview, ApiError>(__TAURI_INVOKE("mcp_overview")),
+	/**  What saving `input` would change in `config.toml`, with the findings at their fields. */
+	previewMcpServer: (input: McpServerInput) => typedError<McpEditPreview, ApiError>(__TAURI_INVOKE("preview_mcp_server", { input })),
+	/**  Adds or changes a stdio server and the agents using it (validated, atomic). */
+	saveMcpServer: (input: McpServerInput) => typedError<McpServerEntry, ApiError>(__TAURI_INVOKE("save_mcp_server", { input })),
+	/**  What removing `name` would change, and which agents would lose it. */
+	previewRemoveMcpServer: (name: string) => typedError<McpEditPreview, ApiError>(__TAURI_INVOKE("preview_remove_mcp_server", { name })),
+	/**  Removes a server and the name from every agent's list; returns the agents that lost it. */
+	removeMcpServer: (name: string) => typedError<string[], ApiError>(__TAURI_INVOKE("remove_mcp_server", { name })),
+	/**  Enables or disables `server` for `agent` (its `mcp_servers`, validated and atomic). */
+	setAgentMcpServer: (agent: string, server: string, enabled: boolean) => typedError<string[], ApiError>(__TAURI_INVOKE("set_agent_mcp_server", { agent, server, enabled })),
+	/**  Starts `server` in `agent`'s sandbox, reports its status, error and tools, and stops it. */
+	testMcpServer: (agent: string, server: string) => typedError<McpServerView, ApiError>(__TAURI_INVOKE("test_mcp_server", { agent, server })),
 	/**  The ZeroClaw install at ZeroClaw's default place, if there is one. */
 	zeroclawInstall: () => typedError<ZeroclawInstall | null, ApiError>(__TAURI_INVOKE("zeroclaw_install")),
 	/**
@@ -1210,6 +1224,81 @@ export type LogQuery = {
 	limit: number,
 };
 
+/**  What saving (or removing) a server would do. */
+export type McpEditPreview = {
+	/**  The changed lines of `config.toml` (credential values hidden). */
+	diff: DiffLine[],
+	/**  The validator's findings on the result (saving is refused while any exist). */
+	errors: McpIssue[],
+	/**  Agents whose `mcp_servers` would lose the server. */
+	agents_losing: string[],
+};
+
+/**  One environment variable of a server. */
+export type McpEnvVar = {
+	/**  Its name. */
+	name: string,
+	/**  Its value. */
+	value: string,
+};
+
+/**  The form field a finding concerns. */
+export type McpField = 
+/**  The server's name. */
+"name" | 
+/**  `command`. */
+"command" | 
+/**  `args`. */
+"args" | 
+/**  `env`. */
+"env" | 
+/**  The agents using it. */
+"agents" | 
+/**  Anything else in the config. */
+"other";
+
+/**  A validator finding on an edited server, with the field it belongs beside. */
+export type McpIssue = {
+	/**  The field. */
+	field: McpField,
+	/**  The dotted path in `config.toml`. */
+	path: string,
+	/**  What is wrong. */
+	message: string,
+};
+
+/**  A configured server and the agents that use it. */
+export type McpServerEntry = {
+	/**  Its name. */
+	name: string,
+	/**  The program of a stdio server. */
+	command: string | null,
+	/**  Its arguments. */
+	args: string[],
+	/**  Its environment. */
+	env: McpEnvVar[],
+	/**  The endpoint of a streamable-HTTP server. */
+	url: string | null,
+	/**  The agents whose `mcp_servers` name it, in config order. */
+	agents: string[],
+};
+
+/**  A stdio server as the form (or `warren mcp add`) gives it. */
+export type McpServerInput = {
+	/**  Its name in `[mcp_servers]`. */
+	name: string,
+	/**  The program (a name on `PATH`, or a path). */
+	command: string,
+	/**  Its arguments, one per entry. */
+	args: string[],
+	/**  Its environment variables. */
+	env: McpEnvVar[],
+	/**  The agents that use it (exactly these), or none to leave every agent's list as it is. */
+	agents: string[] | null,
+	/**  True to change an existing server, false to add a new one (refused if the name exists). */
+	existing: boolean,
+};
+
 /**  Whether a server answered when it was started. */
 export type McpServerStatus = 
 /**  It started and listed its tools. */
@@ -1233,6 +1322,19 @@ export type McpServerView = {
 	sandbox: string | null,
 	/**  Its tools. */
 	tools: McpToolView[],
+};
+
+/**  The agents and servers, for the MCP servers page. */
+export type McpServersOverview = {
+	/**  Every configured server. */
+	servers: McpServerEntry[],
+	/**  Every agent's alias (the choices of "used by"). */
+	agents: string[],
+	/**
+	 *  Words that mark an environment variable's value as a credential (any case): the form
+	 *  hides such values (the rule of docs/security.md, kept in one place).
+	 */
+	credential_words: string[],
 };
 
 /**  One tool of an MCP server. */

@@ -17,6 +17,7 @@ pub mod live;
 pub mod logging;
 pub mod logs_view;
 pub mod mcp;
+pub mod mcp_servers;
 pub mod memory;
 pub mod memory_settings;
 pub mod memory_view;

@@ -1,14 +1,17 @@
-//! `warren mcp list`: an agent's MCP servers, started the way a turn starts them (confined to
-//! the agent's sandbox), with their status and tools; stopped again before the answer.
+//! `warren mcp list | test`: an agent's MCP servers, started the way a turn starts them
+//! (confined to the agent's sandbox), with their status and tools; stopped again before the
+//! answer. And the start of one server for `warren tool`, so its tools meet the loop's gates.
 
 use crate::policy::path_var;
 use crate::Warren;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use warren_policy::sandbox::SandboxSupport;
-use warren_runtime::mcp::{configured_specs, other_workspaces, McpSet, ServerStatus};
-use warren_tools::ToolContext;
-use warren_types::ApiError;
+use warren_runtime::mcp::{
+    configured_specs, other_workspaces, McpSet, ServerSpec, ServerStatus, SEPARATOR,
+};
+use warren_tools::{Registry, ToolContext};
+use warren_types::{ApiError, Config, ErrorCode};
 
 /// One tool of an MCP server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -82,60 +85,142 @@ pub struct McpServerView {
     pub tools: Vec<McpToolView>,
 }
 
+fn view_of(set: &McpSet, specs: &[ServerSpec]) -> Vec<McpServerView> {
+    let tools = set.tools();
+    set.servers
+        .iter()
+        .zip(specs)
+        .map(|(s, spec)| {
+            let (status, error) = match s.status() {
+                ServerStatus::Running => (McpServerStatus::Running, None),
+                ServerStatus::Failed(m) => (McpServerStatus::Failed, Some(m)),
+            };
+            let target = match (&spec.config.command, &spec.config.url) {
+                (Some(c), _) => std::iter::once(c.as_str())
+                    .chain(spec.config.args.iter().map(String::as_str))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                (None, Some(u)) => u.clone(),
+                (None, None) => String::new(),
+            };
+            McpServerView {
+                name: s.name().to_string(),
+                transport: if spec.config.command.is_some() {
+                    McpTransport::Stdio
+                } else {
+                    McpTransport::Http
+                },
+                target,
+                status,
+                error,
+                sandbox: s.sandbox().map(String::from),
+                tools: tools
+                    .iter()
+                    .filter(|t| t.server().name() == s.name())
+                    .map(|t| {
+                        let spec = warren_tools::Tool::spec(t);
+                        McpToolView {
+                            name: spec.name.into_owned(),
+                            description: spec.description.into_owned(),
+                        }
+                    })
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
 impl Warren {
+    /// Starts `specs` for `alias` as its turns would (inside its sandbox, with its
+    /// environment rules).
+    async fn start_for(
+        &self,
+        cfg: &Config,
+        alias: &str,
+        specs: &[ServerSpec],
+    ) -> Result<McpSet, ApiError> {
+        let host = &self.env;
+        let policy = self.policy_for(cfg, alias, host)?;
+        let support = SandboxSupport::probe(path_var(host));
+        let ctx = ToolContext::new(Arc::new(policy), support, host.vars.clone());
+        let others = other_workspaces(self.layout(), cfg, alias);
+        Ok(McpSet::start(specs, &ctx, &others).await)
+    }
+
     /// Starts each MCP server of `alias` as its turns would, lists its status and tools, and
     /// stops it.
     pub async fn mcp_list(&self, alias: &str) -> Result<Vec<McpServerView>, ApiError> {
-        let host = &self.env;
         let cfg = self.load()?.config;
-        let policy = self.policy_for(&cfg, alias, host)?;
-        let support = SandboxSupport::probe(path_var(host));
-        let ctx = ToolContext::new(Arc::new(policy), support, host.vars.clone());
         let specs = configured_specs(&cfg, alias, None);
-        let others = other_workspaces(self.layout(), &cfg, alias);
-        let set = McpSet::start(&specs, &ctx, &others).await;
-        let tools = set.tools();
-        Ok(set
-            .servers
-            .iter()
-            .zip(&specs)
-            .map(|(s, spec)| {
-                let (status, error) = match s.status() {
-                    ServerStatus::Running => (McpServerStatus::Running, None),
-                    ServerStatus::Failed(m) => (McpServerStatus::Failed, Some(m)),
-                };
-                let target = match (&spec.config.command, &spec.config.url) {
-                    (Some(c), _) => std::iter::once(c.as_str())
-                        .chain(spec.config.args.iter().map(String::as_str))
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                    (None, Some(u)) => u.clone(),
-                    (None, None) => String::new(),
-                };
-                McpServerView {
-                    name: s.name().to_string(),
-                    transport: if spec.config.command.is_some() {
-                        McpTransport::Stdio
-                    } else {
-                        McpTransport::Http
-                    },
-                    target,
-                    status,
-                    error,
-                    sandbox: s.sandbox().map(String::from),
-                    tools: tools
-                        .iter()
-                        .filter(|t| t.server().name() == s.name())
-                        .map(|t| {
-                            let spec = warren_tools::Tool::spec(t);
-                            McpToolView {
-                                name: spec.name.into_owned(),
-                                description: spec.description.into_owned(),
-                            }
-                        })
-                        .collect(),
-                }
-            })
-            .collect())
+        let set = self.start_for(&cfg, alias, &specs).await?;
+        Ok(view_of(&set, &specs))
     }
+
+    /// Test of one configured server for `alias`: started in the agent's sandbox as its turns
+    /// would start it (whether or not the agent uses it yet), its status, error and tools, then
+    /// stopped.
+    pub async fn mcp_test(&self, alias: &str, server: &str) -> Result<McpServerView, ApiError> {
+        let cfg = self.load()?.config;
+        if !cfg.agents.contains_key(alias) {
+            return Err(ApiError::new(
+                ErrorCode::NotFound,
+                format!("agent `{alias}` does not exist"),
+            ));
+        }
+        let config = cfg.mcp_servers.get(server).cloned().ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::NotFound,
+                format!("MCP server `{server}` is not defined in [mcp_servers]"),
+            )
+        })?;
+        let specs = [ServerSpec {
+            name: server.to_string(),
+            origin: "config",
+            config,
+        }];
+        let set = self.start_for(&cfg, alias, &specs).await?;
+        view_of(&set, &specs)
+            .into_iter()
+            .next()
+            .ok_or_else(|| ApiError::new(ErrorCode::Internal, "the server was not started"))
+    }
+}
+
+/// The configured server of `alias` that offers `tool` (`server__tool`) when the name is not a
+/// built-in tool's: started for one `warren tool` call, its tools registered in the registry
+/// like a turn registers them, so the call meets the same gates. `Err` when that server could
+/// not start (the tool is then absent).
+pub(crate) async fn register_mcp_tool(
+    registry: &mut Registry,
+    cfg: &Config,
+    layout: &warren_config::InstallLayout,
+    alias: &str,
+    tool: &str,
+    ctx: &ToolContext,
+) -> Result<Option<McpSet>, warren_tools::ToolError> {
+    if registry.get(tool).is_some() {
+        return Ok(None);
+    }
+    let Some((server, _)) = tool.split_once(SEPARATOR) else {
+        return Ok(None);
+    };
+    let names = [server.to_string()];
+    let specs = configured_specs(cfg, alias, Some(&names[..]));
+    if specs.is_empty() {
+        return Ok(None);
+    }
+    let others = other_workspaces(layout, cfg, alias);
+    let set = McpSet::start(&specs, ctx, &others).await;
+    for s in &set.servers {
+        if let ServerStatus::Failed(message) = s.status() {
+            return Err(warren_tools::ToolError::McpServerGone {
+                server: s.name().to_string(),
+                message,
+            });
+        }
+    }
+    for t in set.tools() {
+        registry.register(Box::new(t));
+    }
+    Ok(Some(set))
 }

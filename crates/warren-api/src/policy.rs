@@ -397,7 +397,7 @@ impl Warren {
         let ledger = warren_runtime::ledger::DbLedger::open(&self.layout().sessions_db())
             .map_err(|e| ApiError::new(ErrorCode::Storage, format!("the action ledger: {e}")))?;
         ctx.ledger = Arc::new(ledger);
-        let registry = Registry::builtin();
+        let mut registry = Registry::builtin();
         let answer = if approve {
             ApprovalAnswer::approve()
         } else {
@@ -414,7 +414,22 @@ impl Warren {
                 )
             })?;
         let result = rt.block_on(async {
-            let result = registry.invoke(tool, &args, &ctx, &answer).await;
+            // An agent's MCP tool (`server__tool`): its server is started in the agent's
+            // sandbox and registered as a turn registers it, so the call meets the same gates.
+            let started = crate::mcp::register_mcp_tool(
+                &mut registry,
+                &cfg,
+                self.layout(),
+                alias,
+                tool,
+                &ctx,
+            )
+            .await;
+            // The server (if any) lives until the end of this block, past the call.
+            let (result, _servers) = match started {
+                Err(e) => (Err(e), None),
+                Ok(set) => (registry.invoke(tool, &args, &ctx, &answer).await, set),
+            };
             // An executed call gets a receipt, as in the agent loop (rules §6.3).
             let executed = match &result {
                 Ok(v) => Some(match v {

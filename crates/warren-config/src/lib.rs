@@ -12,6 +12,7 @@ mod issue;
 mod layout;
 mod lifecycle_edit;
 mod load;
+mod mcp_edit;
 mod presets;
 mod refs;
 mod validate;
@@ -26,6 +27,7 @@ pub use lifecycle_edit::RemovedBlock;
 pub use load::{
     load_config, parse_config, parse_for_install, ConfigError, ConfigStore, LoadedConfig,
 };
+pub use mcp_edit::{mcp_server_path, StdioServer};
 pub use presets::{default_config_text, Preset};
 pub use refs::{references_to, RefKind, RefStrength, Reference};
 pub use validate::{env_never_passed, normalize_cron, valid_mcp_server_name, NEVER_PASSED_ENV};

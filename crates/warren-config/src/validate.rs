@@ -281,6 +281,13 @@ fn validate_mcp_server(name: &str, server: &McpServerConfig, out: &mut Vec<Issue
         }
     }
     for var in server.env.keys() {
+        if var.is_empty() || var.contains('=') || var.contains('\0') {
+            out.push(Issue::new(
+                join(&join(&p, "env"), var),
+                format!("`{var}` is not an environment variable name (it is empty or has `=`)"),
+            ));
+            continue;
+        }
         if env_never_passed(var) {
             out.push(Issue::new(
                 join(&join(&p, "env"), var),

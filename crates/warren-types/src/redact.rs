@@ -44,6 +44,24 @@ pub fn register(secret: &str) {
     ANY.store(true, Ordering::Release);
 }
 
+/// Words that mark an environment variable's name as holding a credential (an MCP server's
+/// `env`): such a value is registered as a secret when obtained and hidden on screen.
+pub const CREDENTIAL_WORDS: &[&str] = &[
+    "KEY",
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "AUTH",
+    "CREDENTIAL",
+];
+
+/// Whether the variable `name` says it holds a credential (any case).
+pub fn names_credential(name: &str) -> bool {
+    let name = name.to_ascii_uppercase();
+    CREDENTIAL_WORDS.iter().any(|w| name.contains(w))
+}
+
 /// `text` with every registered secret replaced by [`REDACTED`] (borrowed when none occurs).
 pub fn redact(text: &str) -> Cow<'_, str> {
     if !ANY.load(Ordering::Acquire) {
@@ -86,6 +104,22 @@ fn percent_encode(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_variable_names_a_credential_by_its_words_in_any_case() {
+        for n in [
+            "API_KEY",
+            "github_token",
+            "DbPassword",
+            "BASIC_AUTH",
+            "AWS_CREDENTIALS",
+        ] {
+            assert!(names_credential(n), "{n}");
+        }
+        for n in ["LOG_LEVEL", "PATH", "LANG", ""] {
+            assert!(!names_credential(n), "{n}");
+        }
+    }
 
     #[test]
     fn registered_secrets_leave_no_trace() {

@@ -10,7 +10,8 @@ pub struct Args {
     #[arg(long)]
     agent: String,
     /// The tool: file_read, file_write, file_edit, glob_search, content_search, shell,
-    /// git_operations.
+    /// git_operations, or one of the agent's MCP tools as `server__tool` (its server is started
+    /// in the agent's sandbox for the call).
     name: String,
     /// The arguments as a JSON object, e.g. '{"path": "notes.txt"}'.
     #[arg(default_value = "{}")]

@@ -161,19 +161,7 @@ impl McpServer {
         for (k, v) in &self.spec.config.env {
             // A credential handed to the server is a secret of the process: the server's
             // errors and results that echo it reach no model, event or log.
-            let name = k.to_ascii_uppercase();
-            if [
-                "KEY",
-                "TOKEN",
-                "SECRET",
-                "PASSWORD",
-                "PASSWD",
-                "AUTH",
-                "CREDENTIAL",
-            ]
-            .iter()
-            .any(|w| name.contains(w))
-            {
+            if warren_types::redact::names_credential(k) {
                 warren_types::redact::register(v);
             }
         }
