@@ -141,8 +141,13 @@ impl McpServer {
             .map(|(_, v)| v.clone())
             .unwrap_or_default();
         let args = &self.spec.config.args;
-        let program = resolve_program(command, &ctx.cwd, &path_var)
-            .ok_or_else(|| format!("program `{command}` was not found (PATH={path_var})"))?;
+        let program = resolve_program(command, &ctx.cwd, &path_var).ok_or_else(|| {
+            let folders = path_var.split(':').filter(|d| !d.is_empty()).count();
+            format!(
+                "program `{command}` was not found in the {folders} folders of the server's PATH; \
+                     give its full path as the command"
+            )
+        })?;
         let dirs = program_dirs(&program, args, &ctx.cwd);
         let confined_policy = policy
             .with_program_files(&self.spec.name, &dirs, other_workspaces)
