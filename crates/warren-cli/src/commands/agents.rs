@@ -19,9 +19,10 @@ pub enum Cmd {
     Create {
         /// The new alias.
         alias: String,
-        /// Risk profile name.
+        /// Risk profile name (default: the one the window's create form starts with,
+        /// `balanced` when the install has it).
         #[arg(long)]
-        risk_profile: String,
+        risk_profile: Option<String>,
         /// Runtime profile name.
         #[arg(long)]
         runtime_profile: Option<String>,
@@ -268,15 +269,19 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
             memory_backend,
             adopt_workspace,
         } => {
+            // An empty risk profile is the install's default (the same as the window's).
             let req = CreateAgentRequest {
                 alias,
-                risk_profile,
+                risk_profile: risk_profile.unwrap_or_default(),
                 runtime_profile,
                 model_provider,
                 memory_backend,
             };
             ctx.out.result(ctx.warren.create_agent_with(req, adopt_workspace), |a| {
-                format!("created agent `{}` (workspace {})", a.alias, a.workspace)
+                format!(
+                    "created agent `{}` with risk profile `{}` (workspace {})",
+                    a.alias, a.risk_profile, a.workspace
+                )
             })
         }
     }
