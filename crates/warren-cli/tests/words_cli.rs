@@ -36,6 +36,17 @@ fn misspelt_agents_keys_and_words_get_a_did_you_mean() {
         "{}",
         r.stderr
     );
+    let r = warren(
+        t.root(),
+        &["agents", "create", "x", "--memory-backend", "sqlte"],
+    );
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr
+            .contains("unknown memory backend `sqlte` (did you mean `sqlite`?)"),
+        "{}",
+        r.stderr
+    );
     // A misspelt subcommand: clap's own suggestion.
     let r = warren(t.root(), &["agents", "shwo", "x"]);
     assert_eq!(r.code, 2);

@@ -32,7 +32,8 @@ pub enum Cmd {
         /// Memory backend: sqlite, postgres, lucid, markdown, qdrant or none.
         #[arg(long, value_parser = clap::builder::ValueParser::new(|s: &str| {
             MemoryBackendKind::from_name(s).ok_or_else(|| format!(
-                "unknown memory backend `{s}` (expected sqlite, postgres, lucid, markdown, qdrant or none)"))
+                "unknown memory backend `{s}`{} (expected sqlite, postgres, lucid, markdown, qdrant or none)",
+                warren_types::did_you_mean_hint(s, &["sqlite", "postgres", "lucid", "markdown", "qdrant", "none"])))
         }))]
         memory_backend: Option<MemoryBackendKind>,
         /// Give the new agent the workspace folder already at its path (refused otherwise
