@@ -22,12 +22,21 @@ fn misspelt_agents_keys_and_words_get_a_did_you_mean() {
         r.stderr.trim(),
         "error: agent `asistant` does not exist (did you mean `assistant`?)"
     );
-    let r = warren(t.root(), &["agents", "show", "asistant"]);
-    assert!(
-        r.stderr.contains("(did you mean `assistant`?)"),
-        "{}",
-        r.stderr
-    );
+    for args in [
+        &["agents", "show", "asistant"][..],
+        &["agents", "rename", "asistant", "helper"],
+        &["agents", "delete", "asistant", "--yes"],
+        &["agents", "pause", "asistant"],
+        &["policy", "show", "--agent", "asistant"],
+    ] {
+        let r = warren(t.root(), args);
+        assert_eq!(r.code, 1, "{args:?}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("(did you mean `assistant`?)"),
+            "{args:?}: {}",
+            r.stderr
+        );
+    }
     let r = warren(t.root(), &["approvals", "answer", "t", "c", "aprove"]);
     assert_eq!(r.code, 2);
     assert!(
@@ -44,6 +53,24 @@ fn misspelt_agents_keys_and_words_get_a_did_you_mean() {
     assert!(
         r.stderr
             .contains("unknown memory backend `sqlte` (did you mean `sqlite`?)"),
+        "{}",
+        r.stderr
+    );
+    let r = warren(
+        t.root(),
+        &["agents", "set", "assistant", "risk_profle", "balanced"],
+    );
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr
+            .contains("unknown setting `risk_profle` (did you mean `risk_profile`?)"),
+        "{}",
+        r.stderr
+    );
+    let r = warren(t.root(), &["profiles", "show", "rsk", "balanced"]);
+    assert!(
+        r.stderr
+            .contains("unknown profile kind `rsk` (did you mean `risk`?)"),
         "{}",
         r.stderr
     );

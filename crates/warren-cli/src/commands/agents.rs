@@ -137,8 +137,9 @@ fn set(ctx: &Ctx, a: SetArgs) -> ExitCode {
         return ctx.out.fail(&warren_api::ApiError::new(
             warren_api::ErrorCode::InvalidArgument,
             format!(
-                "unknown setting `{}` (expected one of: {})",
+                "unknown setting `{}`{} (expected one of: {})",
                 a.key,
+                warren_types::did_you_mean_hint(&a.key, &names),
                 names.join(", ")
             ),
         ));
