@@ -2,6 +2,7 @@
 //! its result; the TypeScript side is generated into `ui/src/bindings.ts` (see `bindings`).
 
 mod activity;
+mod config_file;
 mod cron;
 mod editor;
 mod import;
@@ -20,7 +21,9 @@ use specta::Type;
 use tauri::State;
 use warren_api::live::Live;
 use warren_api::Warren;
-use warren_types::{AgentDetail, AgentSummary, ApiError, CreateAgentRequest, ProviderSummary};
+use warren_types::{
+    AgentDetail, AgentSummary, ApiError, CreateAgentRequest, NewAgentChoices, ProviderSummary,
+};
 
 /// What the backend process holds for the window: one install, opened once at start.
 pub struct Core {
@@ -75,6 +78,13 @@ pub async fn create_agent(
     core.warren.create_agent(req)
 }
 
+/// What a new agent starts with and may choose from (the create form's selects).
+#[tauri::command]
+#[specta::specta]
+pub async fn new_agent_choices(core: State<'_, Core>) -> Result<NewAgentChoices, ApiError> {
+    core.warren.new_agent_choices()
+}
+
 /// The configured provider routes.
 #[tauri::command]
 #[specta::specta]
@@ -101,6 +111,9 @@ pub fn specta_builder<R: tauri::Runtime>() -> tauri_specta::Builder<R> {
             create_agent,
             providers,
             check_alias,
+            new_agent_choices,
+            config_file::open_config_file,
+            config_file::check_config_again,
             live::live_subscribe,
             live::live_unsubscribe,
             live::live_snapshot,

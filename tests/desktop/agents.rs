@@ -263,6 +263,81 @@ fn an_invalid_config_is_shown_with_every_error() {
 }
 
 #[test]
+fn a_broken_config_stops_the_runtime_offers_the_file_and_checks_again() {
+    let _serial = serial();
+    block_on(async {
+        let d = launch(|home| {
+            let bad = THREE_AGENTS.replace(
+                "risk_profile = \"locked_down\"",
+                "risk_profile = \"locked_dwn\"",
+            );
+            std::fs::write(home.join("config.toml"), bad).unwrap();
+        })
+        .await;
+        let lock = d.home.join("data/runtime.lock");
+        let err = wait_text(&d, "[data-testid=load-error]", |t| t.contains("locked_dwn")).await;
+        assert!(err.contains("agents.bob.risk_profile (line"), "{err}");
+        assert!(err.contains("did you mean `locked_down`?"), "{err}");
+        let stopped = wait_text(&d, "[data-testid=runtime-stopped]", |t| !t.is_empty()).await;
+        assert!(stopped.contains("The runtime is stopped"), "{stopped}");
+        let strip = wait_text(&d, "[data-testid=strip-state]", |t| t.contains("stopped")).await;
+        assert_eq!(strip, "runtime stopped");
+        wait_text(&d, "[data-testid=strip-stopped]", |t| {
+            t.contains("config.toml has errors")
+        })
+        .await;
+        // The runtime really is stopped: its lock is free.
+        drop(
+            warren_api::runtime_owner::acquire(&lock, "test")
+                .expect("the stopped runtime still holds its lock"),
+        );
+        let path = d
+            .wait_for("[data-testid=config-path]")
+            .await
+            .prop("value")
+            .await
+            .unwrap()
+            .unwrap_or_default();
+        assert!(path.ends_with("config.toml"), "{path}");
+        // No opener on this machine: the window says so (the path is there to copy).
+        let has_opener = std::process::Command::new("sh")
+            .args(["-c", "command -v xdg-open"])
+            .status()
+            .is_ok_and(|s| s.success());
+        d.click("[data-testid=config-open]").await;
+        if !has_opener {
+            let why = wait_text(&d, "[data-testid=config-open-problem]", |t| !t.is_empty()).await;
+            assert!(why.contains("open it yourself"), "{why}");
+        }
+        d.screenshot("broken-config").await;
+
+        // Checked again while still broken: the panel stays.
+        d.click("[data-testid=config-check]").await;
+        wait_text(&d, "[data-testid=config-still-broken]", |t| !t.is_empty()).await;
+        // Fixed on disk, checked again: the agents show and the runtime runs (lock held).
+        std::fs::write(d.home.join("config.toml"), THREE_AGENTS).unwrap();
+        d.click("[data-testid=config-check]").await;
+        assert_eq!(listed_aliases(&d).await, ["alice", "bob", "carol"]);
+        wait_text(&d, "[data-testid=strip-state]", |t| t.contains("running")).await;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            match warren_api::runtime_owner::acquire(&lock, "test") {
+                Err(e) => {
+                    assert_eq!(e.code, warren_api::ErrorCode::RuntimeOwned, "{e:?}");
+                    break;
+                }
+                Ok(owner) => {
+                    drop(owner);
+                    assert!(Instant::now() < deadline, "the runtime never started again");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        }
+        d.close().await;
+    });
+}
+
+#[test]
 fn figures_twenty_agents_cold_start_and_backend_rss() {
     let _serial = serial();
     block_on(async {

@@ -150,37 +150,56 @@ fn editor_a_grant_changed_in_the_window_is_saved_and_invalid_edits_save_nothing(
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         }
 
-        // A runtime profile that does not exist: the finding shows at the field, and saving
-        // is refused with the file left byte for byte.
-        let before = std::fs::read(&config).unwrap();
-        d.wait_for("[data-testid=setting-runtime_profile]")
-            .await
-            .send_keys("ghost")
+        // Profiles and providers are chosen from those that exist (no free text to misspell).
+        let options = d
+            .client
+            .execute(
+                "return [...document.querySelectorAll('[data-testid=setting-risk_profile] option')].map(o => o.value);",
+                vec![],
+            )
             .await
             .unwrap();
+        assert_eq!(options, serde_json::json!(["full"]));
+        // An edit the validator refuses (postgres memory without its URL): the finding is
+        // shown, Save is disabled while it stands, and the file stays byte for byte.
+        let before = std::fs::read(&config).unwrap();
+        choose(&d, "[data-testid=setting-memory_backend]", "postgres").await;
+        // What the install lacks for that backend is said beside the backend's field.
         let msg = d
             .wait_text(
-                "[data-field=runtime_profile] [data-testid=field-error]",
-                |t| !t.is_empty(),
+                "[data-field=memory_backend] [data-testid=field-error]",
+                |t| t.contains("[memory.postgres] url"),
             )
             .await;
-        let issues = d
-            .wait_text("[data-testid=agent-settings-issues]", |t| !t.is_empty())
-            .await;
-        assert!(issues.contains("agents.alice.runtime_profile"), "{issues}");
-        assert!(issues.contains(&msg), "{issues} / {msg}");
+        assert!(msg.contains("postgres"), "{msg}");
+        let save = d.wait_for("[data-testid=agent-settings-save]").await;
+        assert!(
+            !save.is_enabled().await.unwrap(),
+            "Save offered for an invalid edit"
+        );
+        d.wait_text("[data-testid=agent-settings-blocked]", |t| {
+            t.contains("Fix")
+        })
+        .await;
         d.screenshot("agent-settings-invalid").await;
-        d.click("[data-testid=agent-settings-save]").await;
-        let err = d
-            .wait_text("[data-testid=agent-settings-error]", |t| !t.is_empty())
-            .await;
-        assert!(err.contains("invalid_config"), "{err}");
-        assert!(err.contains("agents.alice.runtime_profile"), "{err}");
         assert_eq!(
             std::fs::read(&config).unwrap(),
             before,
             "a refused edit changed the file"
         );
+        choose(&d, "[data-testid=setting-memory_backend]", "sqlite").await;
+        let deadline = std::time::Instant::now() + crate::harness::UI_TIMEOUT;
+        while d
+            .client
+            .find(fantoccini::Locator::Css(
+                "[data-testid=agent-settings-issues]",
+            ))
+            .await
+            .is_ok()
+        {
+            assert!(std::time::Instant::now() < deadline, "the finding stayed");
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
 
         // mark keeps Markdown memory: a memory grant on it is disabled, with the reason.
         let mark = "[data-testid=agent-settings-peers] tr[data-peer=mark]";

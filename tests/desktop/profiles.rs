@@ -81,30 +81,67 @@ fn editing_a_runtime_profile_keeps_comments_and_invalid_values_save_nothing() {
             assert!(saved.contains(comment), "lost `{comment}`:\n{saved}");
         }
 
-        // A negative round count: the validator's message shows inline and nothing is saved.
+        // Zero rounds: the validator's message shows beside the field, Save is disabled
+        // while it stands, and the form does not move under the pointer when it appears.
         let field = d.wait_for("[data-testid=field-max_tool_iterations]").await;
+        assert_eq!(
+            field.attr("type").await.unwrap().as_deref(),
+            Some("number"),
+            "a number is typed into a number input"
+        );
+        let save_top = || async {
+            d.client
+                .execute(
+                    "return document.querySelector('[data-testid=profile-save]').getBoundingClientRect().top;",
+                    vec![],
+                )
+                .await
+                .unwrap()
+                .as_f64()
+                .unwrap()
+        };
+        let top_before = save_top().await;
         field.clear().await.unwrap();
-        field.send_keys("-1").await.unwrap();
+        field.send_keys("0").await.unwrap();
         let msg = d
             .wait_text(
                 "[data-field=max_tool_iterations] [data-testid=field-error]",
-                |t| !t.is_empty(),
+                |t| t.contains("must be at least 1"),
             )
             .await;
-        let issues = d
-            .wait_text("[data-testid=profile-issues]", |t| !t.is_empty())
+        assert!(msg.contains("max_tool_iterations"), "{msg}");
+        let save = d.wait_for("[data-testid=profile-save]").await;
+        assert!(
+            !save.is_enabled().await.unwrap(),
+            "Save is offered for an invalid edit"
+        );
+        d.wait_text("[data-testid=profile-blocked]", |t| t.contains("Fix"))
             .await;
         assert!(
-            issues.contains("runtime_profiles.standard.max_tool_iterations"),
-            "{issues}"
+            d.client
+                .find(Locator::Css("[data-testid=profile-issues]"))
+                .await
+                .is_err(),
+            "the finding is listed away from its field"
         );
-        assert!(issues.contains(&msg), "{issues} / {msg}");
+        assert_eq!(
+            save_top().await,
+            top_before,
+            "the Save button moved when the message appeared"
+        );
         d.screenshot("profiles-invalid").await;
-        d.click("[data-testid=profile-save]").await;
-        let err = d
-            .wait_text("[data-testid=profile-error]", |t| !t.is_empty())
-            .await;
-        assert!(err.contains("invalid_config"), "{err}");
+        // Enter in the field submits the form: still nothing is saved.
+        field.send_keys("\u{E007}").await.unwrap();
+        // Not a whole number: the form says so itself, before asking the validator.
+        field.clear().await.unwrap();
+        field.send_keys("1.5").await.unwrap();
+        d.wait_text(
+            "[data-field=max_tool_iterations] [data-testid=field-error]",
+            |t| t.contains("Enter a whole number (0 or more)"),
+        )
+        .await;
+        assert!(!save.is_enabled().await.unwrap());
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
         assert_eq!(
             std::fs::read_to_string(&config).unwrap(),
             saved,

@@ -18,6 +18,12 @@ export const commands = {
 	providers: () => typedError<ProviderSummary[], ApiError>(__TAURI_INVOKE("providers")),
 	/**  Checks an alias against the alias rules, for inline validation while typing. */
 	checkAlias: (alias: string) => typedError<null, ApiError>(__TAURI_INVOKE("check_alias", { alias })),
+	/**  What a new agent starts with and may choose from (the create form's selects). */
+	newAgentChoices: () => typedError<NewAgentChoices, ApiError>(__TAURI_INVOKE("new_agent_choices")),
+	/**  Opens `config.toml` with the desktop's opener; returns its path. */
+	openConfigFile: () => typedError<string, ApiError>(__TAURI_INVOKE("open_config_file")),
+	/**  Validates `config.toml` again; when it loads, starts the runtime it stopped at start. */
+	checkConfigAgain: () => typedError<ValidationReport, ApiError>(__TAURI_INVOKE("check_config_again")),
 	/**
 	 *  Sends `agent`'s frames to `frames` from now on and returns the snapshot taken in the same
 	 *  step: frames at or below its `last_seq` are already in it.
@@ -1484,6 +1490,30 @@ export type NamePlan = {
 	name: string,
 };
 
+/**
+ *  What a new agent starts with and may choose from: the create form's selects and the
+ *  defaults `warren agents create` uses for what it is not given (one place for both).
+ */
+export type NewAgentChoices = {
+	/**
+	 *  The risk profile a new agent gets unless another is chosen (`balanced` when the install
+	 *  has it, else its first risk profile; empty when it has none).
+	 */
+	risk_profile: string,
+	/**  The runtime profile a new agent gets (`None`: the built-in defaults). */
+	runtime_profile: string | null,
+	/**  The provider route a new agent gets (`None`: none). */
+	model_provider: string | null,
+	/**  The memory backend a new agent gets (`None`: the install's default). */
+	memory_backend: MemoryBackendKind | null,
+	/**  Every risk profile of the install, by name. */
+	risk_profiles: string[],
+	/**  Every runtime profile of the install, by name. */
+	runtime_profiles: string[],
+	/**  Every provider route, as `family.alias`. */
+	providers: string[],
+};
+
 /**  What a `notice` event is about. */
 export type NoticeCode = 
 /**  The agent's memory could not be opened; the turn runs without it. */
@@ -2001,7 +2031,12 @@ export type RuntimeState =
 /**  The runtime is open. */
 "running" | 
 /**  The runtime could not open. */
-"unavailable";
+"unavailable" | 
+/**
+ *  The runtime is stopped: config.toml does not parse or validate, so no turn or cron job
+ *  can run until it is fixed (`problem` says what is wrong).
+ */
+"stopped";
 
 /**  The status strip: the runtime, agent counts, approvals waiting and today's spend. */
 export type RuntimeStatus = {
@@ -2208,6 +2243,20 @@ export type UsageDay = {
 	output_tokens: number,
 	/**  Cost in US dollars (from the route's prices; 0 when the route has none). */
 	cost_usd: number | null,
+};
+
+/**  The result of validating the config. */
+export type ValidationReport = {
+	/**  The file validated. */
+	path: string,
+	/**  True when there are no errors. */
+	ok: boolean,
+	/**  Errors (the config is unusable while any exist). */
+	errors: ConfigIssue[],
+	/**  Warnings (the config is usable). */
+	warnings: ConfigIssue[],
+	/**  Number of agents defined, when valid. */
+	agents: number,
 };
 
 /**  A ZeroClaw install found at its default place. */

@@ -115,6 +115,16 @@ function serve(backend: Backend) {
           return backend.agents;
         case "providers":
           return backend.providers;
+        case "new_agent_choices":
+          return {
+            risk_profile: "balanced",
+            runtime_profile: null,
+            model_provider: null,
+            memory_backend: null,
+            risk_profiles: ["balanced", "locked_down"],
+            runtime_profiles: ["quick"],
+            providers: backend.providers.map((p) => p.reference),
+          };
         case "check_alias": {
           const alias = (args as { alias: string }).alias;
           if (alias.includes("__")) {
@@ -363,6 +373,66 @@ describe("Agents screen", () => {
     expect(screen.queryByTestId("agents-table")).toBeNull();
   });
 
+  it("a broken config: says the runtime is stopped, names the file, and loads again once fixed", async () => {
+    let broken = true;
+    const invoked: string[] = [];
+    mockIPC((cmd) => {
+      invoked.push(cmd);
+      switch (cmd) {
+        case "install_info":
+          return { root: "/w", config_path: "/w/config.toml", created_default: false };
+        case "list_agents":
+          if (broken)
+            throw {
+              code: "invalid_config",
+              message: "/w/config.toml has 1 error",
+              details: [
+                "agents.bob.risk_profile (line 7): risk profile `balancd` is not defined (did you mean `balanced`?)",
+              ],
+            } satisfies ApiError;
+          return [summary("bob")];
+        case "open_config_file":
+          throw {
+            code: "not_found",
+            message:
+              "no program to open /w/config.toml was found (xdg-open: No such file or directory); open it yourself",
+          } satisfies ApiError;
+        case "check_config_again":
+          return { path: "/w/config.toml", ok: !broken, errors: [], warnings: [], agents: broken ? 0 : 1 };
+        case "new_agent_choices":
+          return {
+            risk_profile: "balanced",
+            runtime_profile: null,
+            model_provider: null,
+            memory_backend: null,
+            risk_profiles: ["balanced"],
+            runtime_profiles: [],
+            providers: [],
+          };
+        default:
+          return [];
+      }
+    });
+    render(App);
+    const alert = await screen.findByTestId("load-error");
+    expect(screen.getByTestId("runtime-stopped").textContent).toContain("The runtime is stopped");
+    expect(alert.textContent).toContain("did you mean `balanced`?");
+    expect((screen.getByTestId("config-path") as HTMLInputElement).value).toBe("/w/config.toml");
+
+    await fireEvent.click(screen.getByTestId("config-open"));
+    await waitFor(() => expect(screen.getByTestId("config-open-problem").textContent).toContain("open it yourself"));
+
+    await fireEvent.click(screen.getByTestId("config-check"));
+    await waitFor(() => expect(screen.getByTestId("config-still-broken")).toBeTruthy());
+    expect(screen.getByTestId("load-error")).toBeTruthy();
+
+    broken = false;
+    await fireEvent.click(screen.getByTestId("config-check"));
+    await waitFor(async () => expect(await rows()).toEqual(["bob"]));
+    expect(screen.queryByTestId("load-error")).toBeNull();
+    expect(invoked.filter((c) => c === "check_config_again")).toHaveLength(2);
+  });
+
   it("validates the alias inline and creates the agent through the backend", async () => {
     backend.agents = [summary("alice")];
     backend.providers = [ollama];
@@ -396,6 +466,35 @@ describe("Agents screen", () => {
       },
     });
     expect(screen.getByTestId("create-ok").textContent).toContain("writer");
+  });
+
+  it("offers the install's profiles as choices, starting from the backend's defaults", async () => {
+    backend.agents = [summary("alice")];
+    serve(backend);
+    render(App);
+    await rows();
+    const risk = screen.getByTestId("create-risk") as HTMLSelectElement;
+    const runtime = screen.getByTestId("create-runtime") as HTMLSelectElement;
+    expect(risk.tagName).toBe("SELECT");
+    await waitFor(() => expect([...risk.options].map((o) => o.value)).toEqual(["balanced", "locked_down"]));
+    expect(risk.value).toBe("balanced");
+    expect([...runtime.options].map((o) => o.textContent)).toEqual(["built-in defaults", "quick"]);
+    await fireEvent.change(risk, { target: { value: "locked_down" } });
+    await fireEvent.change(runtime, { target: { value: "quick" } });
+    const input = screen.getByTestId("create-alias") as HTMLInputElement;
+    await fireEvent.input(input, { target: { value: "writer" } });
+    await waitFor(() => expect((screen.getByTestId("create-submit") as HTMLButtonElement).disabled).toBe(false));
+    await fireEvent.submit(screen.getByTestId("create-form"));
+    await waitFor(() => expect(backend.invoked.some((c) => c.cmd === "create_agent")).toBe(true));
+    expect(backend.invoked.find((c) => c.cmd === "create_agent")?.args).toEqual({
+      req: {
+        alias: "writer",
+        risk_profile: "locked_down",
+        runtime_profile: "quick",
+        model_provider: null,
+        memory_backend: null,
+      },
+    });
   });
 
   it("opens an agent's details from its row: workspace, grants and references", async () => {

@@ -76,6 +76,16 @@ function fakeApi(agents: AgentSummary[], providers: ProviderSummary[]) {
         referenced_by: [],
       });
     },
+    newAgentChoices: async () =>
+      ok({
+        risk_profile: "balanced",
+        runtime_profile: null,
+        model_provider: null,
+        memory_backend: null,
+        risk_profiles: ["balanced"],
+        runtime_profiles: [],
+        providers: providers.map((p) => p.reference),
+      }),
     checkAlias: async (alias: string) => {
       calls.push(`checkAlias:${alias}`);
       return alias.includes("__") ? fail("invalid_argument", "alias must not contain `__`") : ok(null);

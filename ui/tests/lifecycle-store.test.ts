@@ -45,6 +45,7 @@ describe("the lifecycle store", () => {
       installInfo: async () => ok({ root: "/w", config_path: "/w/config.toml", created_default: false }),
       listAgents: async () => ok([...agents]),
       providers: async () => ok([]),
+      newAgentChoices: async () => ok(null),
       createAgent: async () => ok(agent("x")),
       checkAlias: async () => ok(null),
       showAgent: async () =>

@@ -51,6 +51,16 @@ function serve(b: Backend) {
           return { root: "/w", config_path: "/w/config.toml", created_default: false };
         case "list_agents":
           return b.agents;
+        case "new_agent_choices":
+          return {
+            risk_profile: "balanced",
+            runtime_profile: null,
+            model_provider: null,
+            memory_backend: null,
+            risk_profiles: ["balanced"],
+            runtime_profiles: [],
+            providers: [],
+          };
         case "providers":
         case "agent_statuses":
         case "pending_approvals":

@@ -118,7 +118,7 @@ describe("profiles store", () => {
     const s = new ProfilesStore(api);
     await s.load();
     s.open("runtime", "standard");
-    s.draft.max_tool_iterations = "-1";
+    s.draft.max_tool_iterations = "0";
     await s.save();
     expect(s.error?.code).toBe("invalid_config");
     await s.load();

@@ -38,6 +38,9 @@ pub enum RuntimeState {
     Running,
     /// The runtime could not open.
     Unavailable,
+    /// The runtime is stopped: config.toml does not parse or validate, so no turn or cron job
+    /// can run until it is fixed (`problem` says what is wrong).
+    Stopped,
 }
 
 impl RuntimeState {
@@ -46,6 +49,7 @@ impl RuntimeState {
         match self {
             RuntimeState::Running => "running",
             RuntimeState::Unavailable => "unavailable",
+            RuntimeState::Stopped => "stopped",
         }
     }
 }
@@ -176,7 +180,23 @@ impl Warren {
 
     /// The status strip's figures, with agent statuses from `live`.
     pub async fn runtime_status(&self, live: &Live) -> Result<RuntimeStatus, ApiError> {
-        let cfg = self.load()?.config;
+        let cfg = match self.load() {
+            Ok(l) => l.config,
+            Err(e) if e.code == ErrorCode::InvalidConfig => {
+                return Ok(RuntimeStatus {
+                    state: RuntimeState::Stopped,
+                    problem: Some(e.message),
+                    agents: 0,
+                    working: 0,
+                    error: 0,
+                    idle: 0,
+                    pending_approvals: 0,
+                    spent_today_cents: 0.0,
+                    budget_today_cents: 0.0,
+                })
+            }
+            Err(e) => return Err(e),
+        };
         let host = match self.host().await {
             Ok(h) => h,
             Err(e) => {
@@ -308,6 +328,7 @@ mod tests {
         crate::test_support::assert_codes(&[
             (RuntimeState::Running, "running"),
             (RuntimeState::Unavailable, "unavailable"),
+            (RuntimeState::Stopped, "stopped"),
         ]);
         let turns = [
             (TurnState::Running, "running"),

@@ -4,8 +4,11 @@ use crate::{errors::config_error, Warren};
 use warren_config::{references_to, NewAgent};
 use warren_types::{
     AgentDetail, AgentSummary, ApiError, Config, CreateAgentRequest, ErrorCode, GrantAccess,
-    GrantSummary, ProviderSummary,
+    GrantSummary, NewAgentChoices, ProviderSummary,
 };
+
+/// The risk profile a new agent gets when the install has it.
+const DEFAULT_RISK_PROFILE: &str = "balanced";
 
 fn summary(w: &Warren, cfg: &Config, alias: &str) -> Option<AgentSummary> {
     let a = cfg.agents.get(alias)?;
@@ -41,7 +44,10 @@ impl Warren {
         let s = summary(self, &cfg, alias).ok_or_else(|| {
             ApiError::new(
                 ErrorCode::NotFound,
-                format!("agent `{alias}` does not exist"),
+                format!(
+                    "agent `{alias}` does not exist{}",
+                    warren_types::did_you_mean_hint(alias, cfg.agents.keys())
+                ),
             )
         })?;
         let a = &cfg.agents[alias];
@@ -112,9 +118,21 @@ impl Warren {
                 ),
             ));
         }
+        let defaults = self.new_agent_choices()?;
+        let risk_profile = if req.risk_profile.is_empty() {
+            defaults.risk_profile
+        } else {
+            req.risk_profile.clone()
+        };
+        if risk_profile.is_empty() {
+            return Err(ApiError::new(
+                ErrorCode::InvalidArgument,
+                "the install has no risk profile to give the new agent; create one first (warren profiles create)",
+            ));
+        }
         let new = NewAgent {
             alias: req.alias.clone(),
-            risk_profile: req.risk_profile.clone(),
+            risk_profile,
             runtime_profile: req.runtime_profile.clone(),
             model_provider: req.model_provider.clone(),
             memory_backend: req.memory_backend,
@@ -139,6 +157,33 @@ impl Warren {
         }
         tracing::info!(agent = %req.alias, "agent created");
         Ok(s)
+    }
+
+    /// What a new agent starts with and may choose from (the create form and `warren agents
+    /// create` both use these defaults): risk profile `balanced` when the install has it, else
+    /// its first one; the built-in runtime defaults; no provider; the install's memory backend.
+    pub fn new_agent_choices(&self) -> Result<NewAgentChoices, ApiError> {
+        let cfg = self.load()?.config;
+        let risk_profiles: Vec<String> = cfg.risk_profiles.keys().cloned().collect();
+        let risk_profile = if cfg.risk_profiles.contains_key(DEFAULT_RISK_PROFILE) {
+            DEFAULT_RISK_PROFILE.to_string()
+        } else {
+            risk_profiles.first().cloned().unwrap_or_default()
+        };
+        Ok(NewAgentChoices {
+            risk_profile,
+            runtime_profile: None,
+            model_provider: None,
+            memory_backend: None,
+            risk_profiles,
+            runtime_profiles: cfg.runtime_profiles.keys().cloned().collect(),
+            providers: cfg
+                .providers
+                .models
+                .iter()
+                .flat_map(|(family, m)| m.keys().map(move |a| format!("{family}.{a}")))
+                .collect(),
+        })
     }
 
     /// The configured provider entries.

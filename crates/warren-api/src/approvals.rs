@@ -91,4 +91,21 @@ impl Warren {
         }
         Ok(())
     }
+
+    /// Answers the newest request waiting (the last of [`Warren::waiting_approvals`]) and
+    /// returns it; `not_found` when nothing waits.
+    pub async fn answer_latest_approval(
+        &self,
+        decision: ApprovalDecision,
+        message: Option<String>,
+    ) -> Result<WaitingApproval, ApiError> {
+        let newest = self
+            .waiting_approvals()?
+            .into_iter()
+            .max_by(|a, b| a.since.cmp(&b.since))
+            .ok_or_else(|| ApiError::new(ErrorCode::NotFound, "no approval is waiting"))?;
+        self.answer_waiting_approval(&newest.turn_id, &newest.call_id, decision, message)
+            .await?;
+        Ok(newest)
+    }
 }

@@ -56,3 +56,24 @@ pub(crate) fn host_error(e: warren_runtime::host::HostError) -> ApiError {
         }
     }
 }
+
+impl crate::Warren {
+    /// `e` with a "did you mean" added when it is a `not_found` for `alias`, the install has
+    /// no agent of that name and has one of a close name (`asistant` → `assistant`).
+    pub(crate) fn hint_unknown_agent(&self, e: ApiError, alias: &str) -> ApiError {
+        if e.code != ErrorCode::NotFound {
+            return e;
+        }
+        let Ok(loaded) = self.load() else {
+            return e;
+        };
+        if loaded.config.agents.contains_key(alias) {
+            return e;
+        }
+        let hint = warren_types::did_you_mean_hint(alias, loaded.config.agents.keys());
+        ApiError {
+            message: format!("{}{hint}", e.message),
+            ..e
+        }
+    }
+}

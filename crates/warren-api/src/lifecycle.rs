@@ -217,12 +217,14 @@ impl Warren {
         let (old, new) = (old.to_string(), new.to_string());
         let (o, n) = (old.clone(), new.clone());
         let opts = RunOptions { dry_run, force };
+        let hint_for = o.clone();
         self.run_op(
             move |lc| Box::pin(async move { lc.rename(&old, &new, opts).await }),
             dry_run,
             move |op| matches!(op, Operation::Rename(j) if j.old == o && j.new == n),
         )
         .await
+        .map_err(|e| self.hint_unknown_agent(e, &hint_for))
     }
 
     /// Deletes agent `alias` into an archive (`dry_run`: the plan only).
@@ -235,12 +237,14 @@ impl Warren {
         let alias = alias.to_string();
         let a = alias.clone();
         let opts = RunOptions { dry_run, force };
+        let hint_for = a.clone();
         self.run_op(
             move |lc| Box::pin(async move { lc.delete(&alias, opts).await }),
             dry_run,
             move |op| matches!(op, Operation::Delete(j) if j.alias == a),
         )
         .await
+        .map_err(|e| self.hint_unknown_agent(e, &hint_for))
     }
 
     /// The deletion archives with what their manifests say, oldest first.

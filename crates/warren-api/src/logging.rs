@@ -21,12 +21,20 @@ pub struct LogGuard {
     _file: Option<WorkerGuard>,
 }
 
+/// Whether stderr gets colour codes: only when it is a terminal and `NO_COLOR` is unset or
+/// empty (<https://no-color.org>); a pipe or a file gets plain text.
+pub fn colour_on_stderr() -> bool {
+    use std::io::IsTerminal;
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
 /// Installs the global subscriber (binaries only, once). `stderr_filter` is an `EnvFilter`
 /// directive such as `warn` or `warren=debug`; `logs_dir` enables the JSON file log. A logs
 /// folder that cannot be created disables file logging with a warning on stderr.
 pub fn init_logging(stderr_filter: &str, logs_dir: Option<&Path>) -> LogGuard {
     let stderr_layer = fmt::layer()
         .with_writer(std::io::stderr)
+        .with_ansi(colour_on_stderr())
         .with_target(false)
         .with_filter(EnvFilter::new(stderr_filter));
     let mut guard = None;

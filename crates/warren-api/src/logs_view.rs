@@ -343,22 +343,44 @@ impl Warren {
         std::fs::create_dir_all(&dir).map_err(|e| {
             ApiError::new(ErrorCode::Io, format!("creating {}: {e}", dir.display()))
         })?;
-        let mut child = std::process::Command::new("xdg-open")
-            .arg(&dir)
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .map_err(|e| {
-                ApiError::new(
-                    ErrorCode::Io,
-                    format!("opening {} with xdg-open: {e}", dir.display()),
-                )
-            })?;
-        // Reap it when it exits, so no zombie is left.
-        std::thread::spawn(move || child.wait());
+        open_with_system(&dir)?;
         Ok(dir.display().to_string())
     }
+
+    /// Opens `config.toml` with the program the desktop opens such files with (`xdg-open`);
+    /// returns its path. `not_found` with the path when this machine has no such opener.
+    pub fn open_config_file(&self) -> Result<String, ApiError> {
+        let path = self.layout().config_path();
+        open_with_system(&path)?;
+        Ok(path.display().to_string())
+    }
+}
+
+/// Hands `path` to `xdg-open` (not waited for; reaped when it exits).
+fn open_with_system(path: &std::path::Path) -> Result<(), ApiError> {
+    let mut child = std::process::Command::new("xdg-open")
+        .arg(path)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| {
+            let code = if e.kind() == std::io::ErrorKind::NotFound {
+                ErrorCode::NotFound
+            } else {
+                ErrorCode::Io
+            };
+            ApiError::new(
+                code,
+                format!(
+                    "no program to open {} was found (xdg-open: {e}); open it yourself",
+                    path.display()
+                ),
+            )
+        })?;
+    // Reap it when it exits, so no zombie is left.
+    std::thread::spawn(move || child.wait());
+    Ok(())
 }
 
 #[cfg(test)]

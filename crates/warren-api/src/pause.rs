@@ -32,7 +32,7 @@ impl Warren {
         let host = self.host().await?;
         let set = host
             .set_paused(&[alias.to_string()], paused)
-            .map_err(host_error)?;
+            .map_err(|e| self.hint_unknown_agent(host_error(e), alias))?;
         tracing::info!(agent = %alias, paused, "agent {}", if paused { "paused" } else { "resumed" });
         Ok(set.into_iter().collect())
     }

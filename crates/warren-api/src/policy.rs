@@ -303,7 +303,14 @@ impl Warren {
             layout: self.layout().clone(),
             home: host.home.clone(),
         };
-        SecurityPolicy::for_agent(cfg, alias, &env).map_err(policy_error)
+        SecurityPolicy::for_agent(cfg, alias, &env).map_err(|e| {
+            let mut err = policy_error(e);
+            if err.code == ErrorCode::NotFound && !cfg.agents.contains_key(alias) {
+                err.message
+                    .push_str(&warren_types::did_you_mean_hint(alias, cfg.agents.keys()));
+            }
+            err
+        })
     }
 
     /// The effective policy of `alias`: tiers with resolved paths, `workspace_only`, and the

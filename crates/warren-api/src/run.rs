@@ -87,7 +87,7 @@ impl Warren {
                 approver,
             )
             .await
-            .map_err(host_error)?;
+            .map_err(|e| self.hint_unknown_agent(host_error(e), &req.agent))?;
         let session = host
             .sessions()
             .turns_session(&out.turn_id)
@@ -100,7 +100,8 @@ impl Warren {
             TurnStatus::Failed { code, message } => (RunStatus::Failed, Some(code), Some(message)),
         };
         if let Some(code) = &code {
-            tracing::warn!(agent = %req.agent, turn = %out.turn_id, trigger = trigger_name, code = %code, "turn failed");
+            // Info, not a warning: the caller shows the failure itself (once).
+            tracing::info!(agent = %req.agent, turn = %out.turn_id, trigger = trigger_name, code = %code, "turn failed");
         } else {
             tracing::info!(agent = %req.agent, turn = %out.turn_id, trigger = trigger_name, status = status.as_str(), "turn ended");
         }

@@ -160,6 +160,8 @@ impl Warren {
         owner: RuntimeOwner,
         control: &RuntimeControl,
     ) -> Result<crate::ServeReport, ApiError> {
+        // Started again after it ended (the config did not load): running until it ends.
+        control.done.send_replace(false);
         control
             .started
             .store(true, std::sync::atomic::Ordering::SeqCst);

@@ -130,3 +130,54 @@ fn main() -> ExitCode {
         Command::Mcp(c) => commands::mcp::run(&ctx, c),
     }
 }
+
+#[cfg(test)]
+mod docs_list_every_command {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    /// Every command path, `["agents", "create"]` and so on (clap's own `help` left out).
+    fn paths(cmd: &clap::Command, prefix: &[String], out: &mut Vec<Vec<String>>) {
+        for sub in cmd.get_subcommands() {
+            if sub.get_name() == "help" {
+                continue;
+            }
+            let mut p = prefix.to_vec();
+            p.push(sub.get_name().to_string());
+            out.push(p.clone());
+            paths(sub, &p, out);
+        }
+    }
+
+    /// docs/cli.md's synopsis has a line `warren <command> …` naming each subcommand (as a
+    /// word of that line: `warren agents list | show A` lists both `list` and `show`).
+    #[test]
+    fn docs_cli_md_lists_every_command_and_subcommand() {
+        let docs = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/cli.md"),
+        )
+        .unwrap();
+        let mut all = Vec::new();
+        paths(&Cli::command(), &[], &mut all);
+        assert!(all.len() > 40, "the walk found only {all:?}");
+        let mut missing = Vec::new();
+        for p in &all {
+            let listed = docs.lines().any(|line| {
+                let mut words = line.split(|c: char| c.is_whitespace() || c == '|');
+                words.next() == Some("warren") && {
+                    let rest: Vec<&str> = words.collect();
+                    rest.first() == Some(&p[0].as_str())
+                        && p[1..].iter().all(|w| rest.contains(&w.as_str()))
+                }
+            });
+            if !listed {
+                missing.push(p.join(" "));
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "docs/cli.md does not list: {}",
+            missing.join(", ")
+        );
+    }
+}

@@ -20,3 +20,4 @@ mod run_cli;
 mod secrets_cli;
 mod serve_cli;
 mod settings_cli;
+mod words_cli;

@@ -91,6 +91,7 @@ impl ConfigDocument {
         };
         if arr.is_empty() {
             workspace.remove("read_memory_from");
+            self.prune_emptied(&["agents", alias, "workspace"]);
         }
         Ok(changed)
     }

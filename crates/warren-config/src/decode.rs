@@ -7,10 +7,11 @@ use serde::de::DeserializeOwned;
 use std::collections::BTreeMap;
 use toml::{Table, Value};
 use warren_types::{
-    AgentConfig, AgentMemoryConfig, Config, CronJobConfig, DockerConfig, EmbeddingsConfig,
-    LucidMemoryConfig, McpServerConfig, MemoryConfig, MemoryGrant, PostgresMemoryConfig,
-    ProviderFamily, ProviderModel, ProvidersConfig, QdrantMemoryConfig, RiskProfile, RuntimeConfig,
-    RuntimeProfile, SqliteMemoryConfig, WorkspaceConfig, SCHEMA_VERSION,
+    did_you_mean, did_you_mean_hint, AgentConfig, AgentMemoryConfig, Config, CronJobConfig,
+    DockerConfig, EmbeddingsConfig, LucidMemoryConfig, McpServerConfig, MemoryConfig, MemoryGrant,
+    PostgresMemoryConfig, ProviderFamily, ProviderModel, ProvidersConfig, QdrantMemoryConfig,
+    RiskProfile, RuntimeConfig, RuntimeProfile, SqliteMemoryConfig, WorkspaceConfig,
+    SCHEMA_VERSION,
 };
 
 /// Top-level sections Warren knows. Other top-level keys are kept in the file and ignored.
@@ -65,13 +66,7 @@ impl<'a> Obj<'a> {
     ) -> Self {
         for key in table.keys() {
             if !known.contains(&key.as_str()) {
-                out.push(Issue::new(
-                    join(path, key),
-                    format!(
-                        "unknown key `{key}` (expected one of: {})",
-                        known.join(", ")
-                    ),
-                ));
+                out.push(Issue::new(join(path, key), unknown_key_message(key, known)));
             }
         }
         Obj {
@@ -114,6 +109,20 @@ impl<'a> Obj<'a> {
     }
 }
 
+/// `unknown key `x``, with the known key it is probably a slip of, and every known key.
+fn unknown_key_message(key: &str, known: &[&str]) -> String {
+    match did_you_mean(key, known) {
+        Some(k) => format!(
+            "unknown key `{key}`: did you mean `{k}`? (expected one of: {})",
+            known.join(", ")
+        ),
+        None => format!(
+            "unknown key `{key}` (expected one of: {})",
+            known.join(", ")
+        ),
+    }
+}
+
 fn decode_value<T: DeserializeOwned>(v: &Value, path: &str, out: &mut Vec<Issue>) -> Option<T> {
     match v.clone().try_into::<T>() {
         Ok(x) => Some(x),
@@ -146,6 +155,17 @@ fn clean_message(m: &str) -> String {
                 found_words(found),
                 expected_words(expected)
             );
+        }
+    }
+    if let Some(rest) = m.strip_prefix("unknown variant `") {
+        if let Some((found, expected)) = rest.split_once("`, expected ") {
+            let choices: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+            if let Some(c) = did_you_mean(found, &choices) {
+                return format!(
+                    "unknown value `{found}`: did you mean `{c}`? (expected {expected})"
+                );
+            }
+            return format!("unknown value `{found}` (expected {expected})");
         }
     }
     m
@@ -202,7 +222,13 @@ mod messages {
         );
         assert_eq!(
             clean_message("unknown variant `redis`, expected one of `sqlite`"),
-            "unknown variant `redis`, expected one of `sqlite`"
+            "unknown value `redis` (expected one of `sqlite`)"
+        );
+        assert_eq!(
+            clean_message(
+                "unknown variant `supervsed`, expected one of `readonly`, `supervised`, `full`"
+            ),
+            "unknown value `supervsed`: did you mean `supervised`? (expected one of `readonly`, `supervised`, `full`)"
         );
     }
 }
@@ -247,12 +273,21 @@ fn entries<'a>(
 /// value that decoded cleanly and defaults elsewhere.
 pub(crate) fn decode_config(root: &Table, out: &mut Vec<Issue>) -> Config {
     let mut cfg = Config::default();
-    // Unknown top-level sections are tolerated (kept on save), so no unknown-key check here.
+    // Unknown top-level sections are tolerated (kept on save), except one that is a slip of
+    // a known section's name (`[risk_profle.x]`): its settings would be silently ignored.
     let top = Obj {
         table: root,
         path: String::new(),
         known: KNOWN_TOP,
     };
+    for key in root.keys() {
+        if !KNOWN_TOP.contains(&key.as_str()) && did_you_mean(key, KNOWN_TOP).is_some() {
+            out.push(Issue::new(
+                join("", key),
+                unknown_key_message(key, KNOWN_TOP),
+            ));
+        }
+    }
     if let Some(v) = top.get::<i64>("schema_version", out) {
         if v != i64::from(SCHEMA_VERSION) {
             out.push(Issue::new(
@@ -502,7 +537,10 @@ fn decode_providers(t: &Table, path: &str, out: &mut Vec<Issue>) -> ProvidersCon
         if ProviderFamily::from_name(&family).is_none() {
             out.push(Issue::new(
                 fpath.clone(),
-                format!("unknown provider family `{family}` (expected one of: openai, anthropic, ollama)"),
+                format!(
+                    "unknown provider family `{family}`{} (expected one of: openai, anthropic, ollama)",
+                    did_you_mean_hint(&family, &["openai", "anthropic", "ollama"])
+                ),
             ));
             continue;
         }

@@ -188,7 +188,44 @@ impl ConfigDocument {
                 None => return Ok(false),
             }
         }
-        Ok(table.remove(last).is_some())
+        let removed = table.remove(last).is_some();
+        if removed {
+            self.prune_emptied(parents);
+        }
+        Ok(removed)
+    }
+
+    /// Removes the tables along `path` that an edit left empty, deepest first, so no bare
+    /// header stays behind (`[agents.x.workspace.access]` with nothing under it). Stops at the
+    /// first table that still holds something, and never removes a section or a named entry
+    /// (an agent, a profile, a provider route, a cron job, an MCP server).
+    pub(crate) fn prune_emptied(&mut self, path: &[&str]) {
+        let keep = match path.first().copied() {
+            Some("agents" | "risk_profiles" | "runtime_profiles" | "cron" | "mcp_servers") => 2,
+            Some("providers") => 4,
+            _ => 1,
+        };
+        for depth in (keep + 1..=path.len()).rev() {
+            let (last, parents) = match path[..depth].split_last() {
+                Some(x) => x,
+                None => return,
+            };
+            let mut table: &mut dyn toml_edit::TableLike = self.doc.as_table_mut();
+            for key in parents {
+                match table.get_mut(key).and_then(|i| i.as_table_like_mut()) {
+                    Some(t) => table = t,
+                    None => return,
+                }
+            }
+            let empty = table
+                .get(last)
+                .and_then(Item::as_table_like)
+                .is_some_and(|t| t.is_empty());
+            if !empty {
+                return;
+            }
+            table.remove(last);
+        }
     }
 
     /// Builds a TOML array of strings.

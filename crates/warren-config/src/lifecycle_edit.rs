@@ -42,6 +42,74 @@ fn render_block(section: &str, name: &str, item: Item) -> String {
     format!("{}\n", trimmed.trim_end())
 }
 
+/// The top-level key a table header line (`[a.b]`, `[[a.b]]`, `[ "a" . b ]`) opens, or `None`
+/// when the line is not a header.
+fn header_section(line: &str) -> Option<String> {
+    let t = line.trim_start();
+    let inner = t.strip_prefix("[[").or_else(|| t.strip_prefix('['))?;
+    let inner = inner.trim_start();
+    let first = if let Some(rest) = inner.strip_prefix('"') {
+        rest.split('"').next()?.to_string()
+    } else if let Some(rest) = inner.strip_prefix('\'') {
+        rest.split('\'').next()?.to_string()
+    } else {
+        inner.split(['.', ']']).next()?.trim().to_string()
+    };
+    (!first.is_empty()).then_some(first)
+}
+
+/// The byte offset just after the last table of `section` in `text`: the start of the
+/// comment lines (and blank lines) that lead into the next table of another section, or the
+/// end of the text. `None` when `section` has no table header. Lines inside multi-line strings
+/// are never taken for headers.
+fn section_end(text: &str, section: &str) -> Option<usize> {
+    let mut offsets = Vec::new();
+    let mut pos = 0;
+    for line in text.split_inclusive('\n') {
+        offsets.push((pos, line));
+        pos += line.len();
+    }
+    let mut in_string: Option<&str> = None;
+    let mut last_own: Option<usize> = None;
+    let mut next_other: Option<usize> = None;
+    for (i, (_, line)) in offsets.iter().enumerate() {
+        if in_string.is_none() {
+            match header_section(line) {
+                Some(s) if s == section => {
+                    last_own = Some(i);
+                    next_other = None;
+                }
+                Some(_) if last_own.is_some() && next_other.is_none() => next_other = Some(i),
+                _ => {}
+            }
+        }
+        for quote in ["\"\"\"", "\'\'\'"] {
+            let n = line.matches(quote).count();
+            if n % 2 == 1 {
+                in_string = match in_string {
+                    Some(q) if q == quote => None,
+                    None => Some(quote),
+                    other => other,
+                };
+            }
+        }
+    }
+    last_own?;
+    let Some(mut j) = next_other else {
+        return Some(text.len());
+    };
+    // The comments right above the next header are that table's.
+    while j > 0 {
+        let prev = offsets[j - 1].1.trim();
+        if prev.starts_with('#') || prev.is_empty() {
+            j -= 1;
+        } else {
+            break;
+        }
+    }
+    Some(offsets[j].0)
+}
+
 /// Replaces string values equal to `old` in an array with `new` (or drops them when `new` is
 /// `None`); returns how many matched.
 fn edit_string_array(item: &mut Item, old: &str, new: Option<&str>) -> usize {
@@ -192,7 +260,18 @@ impl ConfigDocument {
     /// `workspace.access` keys, `read_memory_from` entries). Cron blocks are taken out by
     /// [`ConfigDocument::remove_cron_blocks_for`]. Returns the number removed.
     pub fn scrub_agent_references(&mut self, alias: &str) -> usize {
-        self.edit_references(alias, None, false)
+        let n = self.edit_references(alias, None, false);
+        // A grant table (or workspace table) left empty goes with its header.
+        let holders: Vec<String> = self
+            .doc
+            .get("agents")
+            .and_then(Item::as_table_like)
+            .map(|t| t.iter().map(|(k, _)| k.to_string()).collect())
+            .unwrap_or_default();
+        for h in &holders {
+            self.prune_emptied(&["agents", h, "workspace", "access"]);
+        }
+        n
     }
 
     fn edit_references(&mut self, old: &str, new: Option<&str>, cron: bool) -> usize {
@@ -383,11 +462,11 @@ impl ConfigDocument {
                 path: format!("{section}.{name} (the block must hold exactly that table)"),
             });
         }
-        self.append_text(&piece.doc.to_string())
+        self.insert_text_in_section(section, &piece.doc.to_string())
     }
 
-    /// Appends an archived `[agents.<original>]` block as `[agents.<alias>]` (re-keyed when the
-    /// names differ). Refuses a taken alias.
+    /// Puts back an archived `[agents.<original>]` block as `[agents.<alias>]` (re-keyed when the
+    /// names differ), after the last agent's tables. Refuses a taken alias.
     pub fn insert_agent_block(&mut self, alias: &str, block: &str) -> Result<(), DocumentError> {
         validate_alias(alias).map_err(|e| invalid(alias, e.to_string()))?;
         if self.has_agent(alias) {
@@ -411,7 +490,7 @@ impl ConfigDocument {
         if original != alias {
             piece.rename_agent_table(original, alias)?;
         }
-        self.append_text(&piece.doc.to_string())
+        self.insert_text_in_section("agents", &piece.doc.to_string())
     }
 
     /// The agent of `[cron.<id>]`, when that job exists and names one.
@@ -426,7 +505,8 @@ impl ConfigDocument {
             .map(str::to_string)
     }
 
-    /// Appends an archived `[cron.<id>]` block, re-pointed at `agent`. Refuses a taken id.
+    /// Puts back an archived `[cron.<id>]` block after the last cron job, re-pointed at
+    /// `agent`. Refuses a taken id.
     pub fn insert_cron_block(
         &mut self,
         id: &str,
@@ -454,7 +534,7 @@ impl ConfigDocument {
         {
             job.insert("agent", toml_edit::value(agent));
         }
-        self.append_text(&piece.doc.to_string())
+        self.insert_text_in_section("cron", &piece.doc.to_string())
     }
 
     /// Drops references inside `[agents.<alias>]` to agents (and `mcp_servers` entries naming
@@ -533,9 +613,30 @@ impl ConfigDocument {
                 }
             }
         }
+        self.prune_emptied(&["agents", alias, "workspace", "access"]);
         let mut dropped = dangling;
         dropped.extend(gone_servers.into_iter().map(|s| format!("mcp server {s}")));
         dropped
+    }
+
+    /// Puts `piece` (one `[<section>.<name>]` block) right after the last table of
+    /// `section`, before the comments and header of whatever follows, so a restored agent
+    /// goes back among the agents; appended at the end when the file has no such table.
+    fn insert_text_in_section(&mut self, section: &str, piece: &str) -> Result<(), DocumentError> {
+        let text = self.doc.to_string();
+        let Some(at) = section_end(&text, section) else {
+            return self.append_text(piece);
+        };
+        let (before, after) = text.split_at(at);
+        let mut out = String::with_capacity(text.len() + piece.len() + 2);
+        out.push_str(before.trim_end_matches('\n'));
+        out.push_str("\n\n");
+        out.push_str(piece.trim_matches('\n'));
+        let after = after.trim_start_matches('\n');
+        out.push_str(if after.is_empty() { "\n" } else { "\n\n" });
+        out.push_str(after);
+        *self = ConfigDocument::parse(&out)?;
+        Ok(())
     }
 
     fn append_text(&mut self, piece: &str) -> Result<(), DocumentError> {

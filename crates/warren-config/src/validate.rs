@@ -5,7 +5,9 @@ use crate::issue::{join, Issue};
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::str::FromStr;
-use warren_types::{validate_alias, Config, McpServerConfig, MemoryBackendKind, RuntimeKind};
+use warren_types::{
+    did_you_mean_hint, validate_alias, Config, McpServerConfig, MemoryBackendKind, RuntimeKind,
+};
 
 /// Normalises a 5-field cron expression (minute hour day month weekday) to the 6-field form with
 /// seconds that the `cron` crate parses; 6- and 7-field expressions pass unchanged.
@@ -54,8 +56,9 @@ pub(crate) fn validate(cfg: &Config, out: &mut Vec<Issue>) {
             out.push(Issue::new(
                 join(&ap, "risk_profile"),
                 format!(
-                    "risk profile `{}` is not defined in [risk_profiles]",
-                    agent.risk_profile
+                    "risk profile `{}` is not defined in [risk_profiles]{}",
+                    agent.risk_profile,
+                    did_you_mean_hint(&agent.risk_profile, cfg.risk_profiles.keys())
                 ),
             ));
         }
@@ -63,7 +66,10 @@ pub(crate) fn validate(cfg: &Config, out: &mut Vec<Issue>) {
             if !cfg.runtime_profiles.contains_key(rp) {
                 out.push(Issue::new(
                     join(&ap, "runtime_profile"),
-                    format!("runtime profile `{rp}` is not defined in [runtime_profiles]"),
+                    format!(
+                        "runtime profile `{rp}` is not defined in [runtime_profiles]{}",
+                        did_you_mean_hint(rp, cfg.runtime_profiles.keys())
+                    ),
                 ));
             }
         }
@@ -71,7 +77,10 @@ pub(crate) fn validate(cfg: &Config, out: &mut Vec<Issue>) {
             if !cfg.agents.contains_key(d) {
                 out.push(Issue::new(
                     format!("{}[{i}]", join(&ap, "delegates")),
-                    format!("delegate `{d}` is not a defined agent"),
+                    format!(
+                        "delegate `{d}` is not a defined agent{}",
+                        did_you_mean_hint(d, cfg.agents.keys())
+                    ),
                 ));
             }
         }
@@ -79,7 +88,10 @@ pub(crate) fn validate(cfg: &Config, out: &mut Vec<Issue>) {
             if !cfg.mcp_servers.contains_key(name) {
                 out.push(Issue::new(
                     format!("{}[{i}]", join(&ap, "mcp_servers")),
-                    format!("MCP server `{name}` is not defined in [mcp_servers]"),
+                    format!(
+                        "MCP server `{name}` is not defined in [mcp_servers]{}",
+                        did_you_mean_hint(name, cfg.mcp_servers.keys())
+                    ),
                 ));
             }
         }
@@ -100,7 +112,13 @@ pub(crate) fn validate(cfg: &Config, out: &mut Vec<Issue>) {
                     "an agent cannot be granted access to itself (it always owns its workspace)",
                 ));
             } else if !cfg.agents.contains_key(peer) {
-                out.push(Issue::new(p, format!("`{peer}` is not a defined agent")));
+                out.push(Issue::new(
+                    p,
+                    format!(
+                        "`{peer}` is not a defined agent{}",
+                        did_you_mean_hint(peer, cfg.agents.keys())
+                    ),
+                ));
             }
         }
         validate_memory_grants(cfg, alias, &wp, out);
@@ -186,7 +204,11 @@ pub(crate) fn validate(cfg: &Config, out: &mut Vec<Issue>) {
         if !job.agent.is_empty() && !cfg.agents.contains_key(&job.agent) {
             out.push(Issue::new(
                 join(&p, "agent"),
-                format!("agent `{}` is not defined", job.agent),
+                format!(
+                    "agent `{}` is not defined{}",
+                    job.agent,
+                    did_you_mean_hint(&job.agent, cfg.agents.keys())
+                ),
             ));
         }
         if !job.schedule.is_empty() {
@@ -306,10 +328,21 @@ fn check_provider_ref(cfg: &Config, reference: &str, path: &str, out: &mut Vec<I
             path,
             format!("provider reference `{reference}` must have the form \"family.alias\""),
         )),
-        Some(_) if cfg.provider(reference).is_none() => out.push(Issue::new(
-            path,
-            format!("provider `{reference}` is not defined in [providers.models]"),
-        )),
+        Some(_) if cfg.provider(reference).is_none() => {
+            let known: Vec<String> = cfg
+                .providers
+                .models
+                .iter()
+                .flat_map(|(family, models)| models.keys().map(move |a| format!("{family}.{a}")))
+                .collect();
+            out.push(Issue::new(
+                path,
+                format!(
+                    "provider `{reference}` is not defined in [providers.models]{}",
+                    did_you_mean_hint(reference, &known)
+                ),
+            ))
+        }
         Some(_) => {}
     }
 }
@@ -338,7 +371,13 @@ fn validate_memory_grants(cfg: &Config, alias: &str, wp: &str, out: &mut Vec<Iss
             continue;
         }
         let Some(peer_backend) = cfg.effective_memory_backend(peer) else {
-            out.push(Issue::new(p, format!("`{peer}` is not a defined agent")));
+            out.push(Issue::new(
+                p,
+                format!(
+                    "`{peer}` is not a defined agent{}",
+                    did_you_mean_hint(peer, cfg.agents.keys())
+                ),
+            ));
             continue;
         };
         if Some(peer_backend) != own_backend {

@@ -2,4 +2,5 @@
 
 mod edit;
 mod refs;
+mod tidy;
 mod validation;

@@ -153,7 +153,7 @@ fn unknown_access_mode() {
     expect_one(
         "[agents.c]\nrisk_profile = \"p\"\n[agents.c.workspace.access]\nbob = \"execute\"",
         "agents.c.workspace.access.bob",
-        "unknown variant `execute`",
+        "unknown value `execute`",
     );
 }
 
@@ -224,17 +224,17 @@ fn unknown_enum_values_are_errors() {
     expect_one(
         "[risk_profiles.q]\nlevel = \"reckless\"",
         "risk_profiles.q.level",
-        "unknown variant `reckless`",
+        "unknown value `reckless`",
     );
     expect_one(
         "[risk_profiles.q]\nsandbox = \"firejail\"",
         "risk_profiles.q.sandbox",
-        "unknown variant",
+        "unknown value",
     );
     expect_one(
         "[agents.c]\nrisk_profile = \"p\"\n[agents.c.memory]\nbackend = \"redis\"",
         "agents.c.memory.backend",
-        "unknown variant `redis`",
+        "unknown value `redis`",
     );
     expect_one(
         "[providers.models.gemini.x]\nmodel = \"m\"",
@@ -430,4 +430,65 @@ fn a_provider_address_needs_its_scheme_and_host() {
             "{good}"
         );
     }
+}
+
+#[test]
+fn misspelt_keys_and_names_get_a_did_you_mean() {
+    // Keys, under the table and key they are in.
+    expect_one(
+        "[agents.c]\nrisk_profle = \"p\"\nrisk_profile = \"p\"",
+        "agents.c.risk_profle",
+        "unknown key `risk_profle`: did you mean `risk_profile`?",
+    );
+    expect_one(
+        "[risk_profiles.q]\nworkspace_onl = true",
+        "risk_profiles.q.workspace_onl",
+        "did you mean `workspace_only`?",
+    );
+    // A slip of a known section's name is refused instead of silently ignored.
+    expect_one(
+        "[risk_profle.q]\nlevel = \"full\"",
+        "risk_profle",
+        "did you mean `risk_profiles`?",
+    );
+    // Names referenced.
+    expect_one(
+        "[risk_profiles.balanced]\n[agents.c]\nrisk_profile = \"balancd\"",
+        "agents.c.risk_profile",
+        "risk profile `balancd` is not defined in [risk_profiles] (did you mean `balanced`?)",
+    );
+    expect_one(
+        "[agents.c]\nrisk_profile = \"p\"\nruntime_profile = \"rr\"",
+        "agents.c.runtime_profile",
+        "(did you mean `r`?)",
+    );
+    expect_one(
+        "[agents.c]\nrisk_profile = \"p\"\nmodel_provider = \"openai.mian\"",
+        "agents.c.model_provider",
+        "(did you mean `openai.main`?)",
+    );
+    expect_one(
+        "[agents.c]\nrisk_profile = \"p\"\ndelegates = [\"alcie\"]",
+        "agents.c.delegates[0]",
+        "delegate `alcie` is not a defined agent (did you mean `alice`?)",
+    );
+    expect_one(
+        "[agents.c]\nrisk_profile = \"p\"\n[agents.c.workspace.access]\nbobb = \"read\"",
+        "agents.c.workspace.access.bobb",
+        "(did you mean `bob`?)",
+    );
+    expect_one(
+        "[risk_profiles.q]\nlevel = \"supervsed\"",
+        "risk_profiles.q.level",
+        "unknown value `supervsed`: did you mean `supervised`?",
+    );
+    expect_one(
+        "[providers.models.olama.x]\nmodel = \"m\"",
+        "providers.models.olama",
+        "(did you mean `ollama`?)",
+    );
+    // Nothing close: no guess.
+    let errs = errors("[agents.c]\nrisk_profile = \"zzzzzz\"");
+    assert_eq!(errs.len(), 1, "{errs:#?}");
+    assert!(!errs[0].message.contains("did you mean"), "{errs:#?}");
 }

@@ -25,7 +25,7 @@ impl std::fmt::Display for TimeoutPhase {
 #[derive(Debug, thiserror::Error)]
 pub enum LlmError {
     /// The server could not be reached (refused, DNS, TLS, reset before any response).
-    #[error("provider {entry}: cannot reach {url}: {detail}")]
+    #[error("provider {entry}: cannot reach {url}: {detail}{}", unreachable_hint(.entry))]
     Unreachable {
         /// Route entry, `"family.alias"`.
         entry: String,
@@ -226,6 +226,16 @@ impl LlmError {
             LlmError::Http { status, .. } => Some(*status),
             _ => None,
         }
+    }
+}
+
+/// What to check when a route's server cannot be reached: for an Ollama route, whether Ollama
+/// runs (the window and the CLI show the same words, since both show this message).
+fn unreachable_hint(entry: &str) -> &'static str {
+    if entry.starts_with("ollama.") {
+        " (is `ollama serve` running?)"
+    } else {
+        ""
     }
 }
 

@@ -102,13 +102,25 @@ impl Route {
                 Err(err) => {
                     let falls_back =
                         err.moves_to_fallback() && !streamed && i + 1 < self.clients.len();
-                    tracing::warn!(
-                        provider = %entry,
-                        attempt,
-                        code = %err.code(),
-                        falls_back,
-                        "provider attempt failed: {err}"
-                    );
+                    // A warning only when another route takes over; the last failure is the
+                    // turn's, which its caller shows (once) — the file log keeps it at info.
+                    if falls_back {
+                        tracing::warn!(
+                            provider = %entry,
+                            attempt,
+                            code = %err.code(),
+                            falls_back,
+                            "provider attempt failed: {err}"
+                        );
+                    } else {
+                        tracing::info!(
+                            provider = %entry,
+                            attempt,
+                            code = %err.code(),
+                            falls_back,
+                            "provider attempt failed: {err}"
+                        );
+                    }
                     on_event(RouteEvent::AttemptFailed {
                         entry,
                         attempt,

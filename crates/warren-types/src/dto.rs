@@ -141,6 +141,28 @@ pub struct CreateAgentRequest {
     pub memory_backend: Option<MemoryBackendKind>,
 }
 
+/// What a new agent starts with and may choose from: the create form's selects and the
+/// defaults `warren agents create` uses for what it is not given (one place for both).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct NewAgentChoices {
+    /// The risk profile a new agent gets unless another is chosen (`balanced` when the install
+    /// has it, else its first risk profile; empty when it has none).
+    pub risk_profile: String,
+    /// The runtime profile a new agent gets (`None`: the built-in defaults).
+    pub runtime_profile: Option<String>,
+    /// The provider route a new agent gets (`None`: none).
+    pub model_provider: Option<String>,
+    /// The memory backend a new agent gets (`None`: the install's default).
+    pub memory_backend: Option<MemoryBackendKind>,
+    /// Every risk profile of the install, by name.
+    pub risk_profiles: Vec<String>,
+    /// Every runtime profile of the install, by name.
+    pub runtime_profiles: Vec<String>,
+    /// Every provider route, as `family.alias`.
+    pub providers: Vec<String>,
+}
+
 /// One configured provider route entry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]

@@ -51,6 +51,17 @@ pub enum ApprovalDecision {
     Deny,
 }
 
+impl ApprovalDecision {
+    /// The decision in a user's words: `approve once`, `approve for the session`, `deny`.
+    pub fn words(self) -> &'static str {
+        match self {
+            ApprovalDecision::ApproveOnce => "approve once",
+            ApprovalDecision::ApproveSession => "approve for the session",
+            ApprovalDecision::Deny => "deny",
+        }
+    }
+}
+
 /// Who or what started a turn. Stored with the turn and in its `turn_started` event under the
 /// same snake_case names.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -9,6 +9,7 @@ pub mod dto;
 pub mod error;
 pub mod events;
 pub mod redact;
+pub mod suggest;
 
 pub use alias::{validate_alias, AliasError};
 pub use approval::{ApprovalAnswer, ApprovalWait, AsyncApprover, FixedApprover, PendingApproval};
@@ -17,3 +18,4 @@ pub use config::*;
 pub use dto::*;
 pub use error::{ApiError, ErrorCode, UnknownCode};
 pub use events::{ApprovalDecision, EventKind, EventParent, TurnEvent, TurnTrigger};
+pub use suggest::{did_you_mean, did_you_mean_hint, edit_distance};

@@ -132,6 +132,21 @@ export function pathOf(alias: string, key: string): string {
   }
 }
 
+/** The keys of the fields the form shows findings beside (see `pathOf`). */
+export function fieldKeys(peers: string[]): string[] {
+  return [
+    "risk_profile",
+    "runtime_profile",
+    "model_provider",
+    "memory_backend",
+    "enabled",
+    "unrestricted_filesystem",
+    "delegates",
+    "memory",
+    ...peers.map((p) => `grant.${p}`),
+  ];
+}
+
 /** Whether `issuePath` is `prefix` or lies beneath it. */
 export function under(issuePath: string, prefix: string): boolean {
   return issuePath === prefix || issuePath.startsWith(`${prefix}.`) || issuePath.startsWith(`${prefix}[`);
@@ -149,6 +164,15 @@ export class AgentSettingsStore {
   busy = $state(false);
 
   changes = $derived(this.original && this.draft ? changesOf(this.original, this.draft) : []);
+  /** Save is offered only for a change the validator accepts (its findings show beside their
+   *  fields until they are fixed). */
+  canSave = $derived(this.changes.length > 0 && this.issues.length === 0 && !this.busy);
+  /** Findings no form field shows beside itself (listed once under the form). */
+  otherIssues = $derived(
+    this.alias && this.view
+      ? this.issues.filter((i) => !fieldKeys(this.view?.peers ?? []).some((k) => this.#on(i, k)))
+      : [],
+  );
 
   #api: AgentSettingsApi;
   #previewSeq = 0;
@@ -209,9 +233,14 @@ export class AgentSettingsStore {
 
   /** The validator's findings on one form field (see `pathOf`). */
   issuesFor(key: string): ConfigIssue[] {
-    if (!this.alias) return [];
-    const prefix = pathOf(this.alias, key);
-    return this.issues.filter((i) => under(i.path, prefix));
+    return this.issues.filter((i) => this.#on(i, key));
+  }
+
+  #on(i: ConfigIssue, key: string): boolean {
+    if (this.alias === null) return false;
+    // What a chosen backend lacks in the install's [memory] settings is said at the backend.
+    if (key === "memory_backend" && under(i.path, "memory")) return true;
+    return under(i.path, pathOf(this.alias, key));
   }
 
   /** Why `setting` is disabled for this agent (`memory_grant.<peer>`,

@@ -8,6 +8,7 @@ import {
   type ApiError,
   type CreateAgentRequest,
   type InstallInfo,
+  type NewAgentChoices,
   type ProviderSummary,
 } from "../bindings";
 import { unwrap } from "./result";
@@ -21,7 +22,7 @@ export type LoadState = "idle" | "loading" | "ready" | "error";
 /** The commands the store calls; tests and the app pass the generated `commands`. */
 export type AgentsApi = Pick<
   typeof commands,
-  "installInfo" | "listAgents" | "providers" | "createAgent" | "checkAlias" | "showAgent"
+  "installInfo" | "listAgents" | "providers" | "createAgent" | "checkAlias" | "showAgent" | "newAgentChoices"
 >;
 
 /** Turns anything thrown by a command into an `ApiError`. */
@@ -36,6 +37,8 @@ export class AgentsStore {
   install = $state<InstallInfo | null>(null);
   agents = $state<AgentSummary[]>([]);
   providers = $state<ProviderSummary[]>([]);
+  /** What the create form offers and starts with (the backend's defaults, also the CLI's). */
+  choices = $state<NewAgentChoices | null>(null);
   state = $state<LoadState>("idle");
   error = $state<ApiError | null>(null);
 
@@ -54,21 +57,25 @@ export class AgentsStore {
   }
 
   /** Loads the install, the agents and the providers; on failure keeps the error to show.
-   *  A reload keeps showing the current list (state stays "ready") until the answer arrives. */
+   *  A reload keeps showing the current list or error until the answer arrives. */
   async load(): Promise<void> {
-    if (this.state !== "ready") this.state = "loading";
-    this.error = null;
+    // A reload after an error keeps showing it until the answer arrives (a "Check again" of a
+    // broken config must not blank the panel it was clicked in).
+    if (this.state !== "ready" && this.state !== "error") this.state = "loading";
     // The install is shown even when the config cannot be loaded (it names the file to fix).
     const install = this.#api.installInfo().then(unwrap);
     install.then((i) => (this.install = i)).catch(() => {});
     try {
-      const [, agents, providers] = await Promise.all([
+      const [, agents, providers, choices] = await Promise.all([
         install,
         this.#api.listAgents().then(unwrap),
         this.#api.providers().then(unwrap),
+        this.#api.newAgentChoices().then(unwrap),
       ]);
       this.agents = [...agents].sort((a, b) => a.alias.localeCompare(b.alias));
       this.providers = providers;
+      this.choices = choices;
+      this.error = null;
       this.state = "ready";
     } catch (e) {
       this.error = toApiError(e);

@@ -160,6 +160,15 @@ export function changesOf(kind: ProfileKind, original: Draft, draft: Draft): Fie
   return out;
 }
 
+/** What is wrong with a number field's text, in words, or null when it is fine. Checked in the
+ *  form before anything is sent; the validator judges the ranges. */
+export function numberProblem(f: FieldSpec, text: string): string | null {
+  if (f.type !== "number" && f.type !== "optional_number") return null;
+  const t = text.trim();
+  if (t === "") return f.type === "optional_number" ? null : "Enter a whole number (0 or more).";
+  return /^\d+$/.test(t) ? null : "Enter a whole number (0 or more), digits only.";
+}
+
 export class ProfilesStore {
   profiles = $state<ProfileView[]>([]);
   selected = $state<{ kind: ProfileKind; name: string } | null>(null);
@@ -185,6 +194,24 @@ export class ProfilesStore {
       : null,
   );
   changes = $derived(this.selected ? changesOf(this.selected.kind, this.original, this.draft) : []);
+  /** Problems the form itself sees (a number field that holds no number), by field key. */
+  localProblems = $derived(
+    this.selected
+      ? Object.fromEntries(
+          fieldsOf(this.selected.kind)
+            .map((f) => [f.key, numberProblem(f, String(this.draft[f.key] ?? ""))] as const)
+            .filter(([, m]) => m !== null),
+        )
+      : {},
+  );
+  /** Save is offered only for a change that the form and the validator accept. */
+  canSave = $derived(
+    this.changes.length > 0 && !this.busy && this.issues.length === 0 && Object.keys(this.localProblems).length === 0,
+  );
+  /** The validator's findings that no field shows beside itself. */
+  otherIssues = $derived(
+    this.selected ? this.issues.filter((i) => !fieldsOf(this.selected!.kind).some((f) => this.#on(i, f.key))) : [],
+  );
 
   #api: ProfilesApi;
   #previewSeq = 0;
@@ -235,7 +262,7 @@ export class ProfilesStore {
     if (!sel) return;
     const seq = ++this.#previewSeq;
     const changes = this.changes;
-    if (changes.length === 0) {
+    if (changes.length === 0 || Object.keys(this.localProblems).length > 0) {
       this.diff = [];
       this.issues = [];
       return;
@@ -253,17 +280,26 @@ export class ProfilesStore {
 
   /** The validator's findings on one field of the selected profile. */
   issuesFor(key: string): ConfigIssue[] {
+    return this.issues.filter((i) => this.#on(i, key));
+  }
+
+  /** The messages shown beside one field: the form's own problem, else the validator's. */
+  messagesFor(key: string): string[] {
+    const local = this.localProblems[key];
+    return local ? [local] : this.issuesFor(key).map((i) => i.message);
+  }
+
+  #on(i: ConfigIssue, key: string): boolean {
     const sel = this.selected;
-    if (!sel) return [];
+    if (!sel) return false;
     const prefix = `${sel.kind === "risk" ? "risk_profiles" : "runtime_profiles"}.${sel.name}.${key}`;
-    return this.issues.filter(
-      (i) => i.path === prefix || i.path.startsWith(`${prefix}.`) || i.path.startsWith(`${prefix}[`),
-    );
+    return i.path === prefix || i.path.startsWith(`${prefix}.`) || i.path.startsWith(`${prefix}[`);
   }
 
   async save(): Promise<void> {
     const sel = this.selected;
-    if (!sel) return;
+    // A number field holding no number is never sent (the form says so beside it).
+    if (!sel || this.changes.length === 0 || Object.keys(this.localProblems).length > 0) return;
     this.busy = true;
     this.saved = null;
     try {

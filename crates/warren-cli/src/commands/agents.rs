@@ -19,9 +19,10 @@ pub enum Cmd {
     Create {
         /// The new alias.
         alias: String,
-        /// Risk profile name.
+        /// Risk profile name (default: the one the window's create form starts with,
+        /// `balanced` when the install has it).
         #[arg(long)]
-        risk_profile: String,
+        risk_profile: Option<String>,
         /// Runtime profile name.
         #[arg(long)]
         runtime_profile: Option<String>,
@@ -31,7 +32,8 @@ pub enum Cmd {
         /// Memory backend: sqlite, postgres, lucid, markdown, qdrant or none.
         #[arg(long, value_parser = clap::builder::ValueParser::new(|s: &str| {
             MemoryBackendKind::from_name(s).ok_or_else(|| format!(
-                "unknown memory backend `{s}` (expected sqlite, postgres, lucid, markdown, qdrant or none)"))
+                "unknown memory backend `{s}`{} (expected sqlite, postgres, lucid, markdown, qdrant or none)",
+                warren_types::did_you_mean_hint(s, &["sqlite", "postgres", "lucid", "markdown", "qdrant", "none"])))
         }))]
         memory_backend: Option<MemoryBackendKind>,
         /// Give the new agent the workspace folder already at its path (refused otherwise
@@ -135,8 +137,9 @@ fn set(ctx: &Ctx, a: SetArgs) -> ExitCode {
         return ctx.out.fail(&warren_api::ApiError::new(
             warren_api::ErrorCode::InvalidArgument,
             format!(
-                "unknown setting `{}` (expected one of: {})",
+                "unknown setting `{}`{} (expected one of: {})",
                 a.key,
+                warren_types::did_you_mean_hint(&a.key, &names),
                 names.join(", ")
             ),
         ));
@@ -268,15 +271,19 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
             memory_backend,
             adopt_workspace,
         } => {
+            // An empty risk profile is the install's default (the same as the window's).
             let req = CreateAgentRequest {
                 alias,
-                risk_profile,
+                risk_profile: risk_profile.unwrap_or_default(),
                 runtime_profile,
                 model_provider,
                 memory_backend,
             };
             ctx.out.result(ctx.warren.create_agent_with(req, adopt_workspace), |a| {
-                format!("created agent `{}` (workspace {})", a.alias, a.workspace)
+                format!(
+                    "created agent `{}` with risk profile `{}` (workspace {})",
+                    a.alias, a.risk_profile, a.workspace
+                )
             })
         }
     }

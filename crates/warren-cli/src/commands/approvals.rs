@@ -1,7 +1,8 @@
 //! `warren approvals list | answer`: approval requests waiting in any process of the install
 //! (the desktop app, `warren serve`, an ACP session). `list --json` → `[{"agent", "turn_id",
 //! "call_id", "tool", "arguments", "reason", "since", "pid"}]`; `answer` exits 0 once the turn
-//! took the answer, 1 with `not_found` when nothing waits under that turn and call.
+//! took the answer, 1 with `not_found` when nothing waits under that turn and call (or, with
+//! `--latest`, when nothing waits at all).
 
 use super::Ctx;
 use crate::output::shown_line;
@@ -14,18 +15,41 @@ pub enum Cmd {
     /// Every request waiting for an answer, oldest first.
     List,
     /// Answer one request: approve (this call), session (this tool for the rest of the
-    /// session) or deny.
+    /// session) or deny. Name it by turn and call (from `list`), or answer the newest one
+    /// with `--latest DECISION`.
     Answer {
-        /// The turn id (from `list`).
+        /// The turn id (from `list`); with `--latest`, the decision instead.
         turn: String,
         /// The tool call id (from `list`).
-        call: String,
+        #[arg(required_unless_present = "latest")]
+        call: Option<String>,
         /// approve, session or deny.
-        decision: String,
+        #[arg(required_unless_present = "latest")]
+        decision: Option<String>,
+        /// Answer the newest request waiting (`answer --latest approve`).
+        #[arg(long, conflicts_with_all = ["call", "decision"])]
+        latest: bool,
         /// A message for the model, with a denial.
         #[arg(long)]
         message: Option<String>,
     },
+}
+
+/// The decision a word names, or an error naming the word (with the one it is close to).
+fn decision_of(word: &str) -> Result<ApprovalDecision, warren_api::ApiError> {
+    const WORDS: [&str; 3] = ["approve", "session", "deny"];
+    match word {
+        "approve" => Ok(ApprovalDecision::ApproveOnce),
+        "session" => Ok(ApprovalDecision::ApproveSession),
+        "deny" => Ok(ApprovalDecision::Deny),
+        other => Err(warren_api::ApiError::new(
+            warren_api::ErrorCode::InvalidArgument,
+            format!(
+                "unknown decision `{other}`{} (expected approve, session or deny)",
+                warren_types::did_you_mean_hint(other, &WORDS)
+            ),
+        )),
+    }
 }
 
 /// Runs a `warren approvals` subcommand.
@@ -53,26 +77,40 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
             turn,
             call,
             decision,
+            latest,
             message,
         } => {
-            let decision = match decision.as_str() {
-                "approve" => ApprovalDecision::ApproveOnce,
-                "session" => ApprovalDecision::ApproveSession,
-                "deny" => ApprovalDecision::Deny,
-                other => {
-                    return ctx.out.fail(&warren_api::ApiError::new(
-                        warren_api::ErrorCode::InvalidArgument,
-                        format!("unknown decision `{other}` (expected approve, session or deny)"),
-                    ))
-                }
+            // With --latest the one word given is the decision.
+            let word = if latest { Some(turn.clone()) } else { decision };
+            let decision = match decision_of(word.as_deref().unwrap_or_default()) {
+                Ok(d) => d,
+                Err(e) => return ctx.out.fail(&e),
             };
+            if latest {
+                let r = ctx.block_on(ctx.warren.answer_latest_approval(decision, message));
+                return ctx.out.result(
+                    r.map(|a| {
+                        serde_json::json!({"answered": true, "decision": decision, "agent": a.agent,
+                            "tool": a.tool, "turn_id": a.turn_id, "call_id": a.call_id})
+                    }),
+                    |v| {
+                        format!(
+                            "answered {}'s {} request: {}",
+                            v["agent"].as_str().unwrap_or_default(),
+                            v["tool"].as_str().unwrap_or_default(),
+                            decision.words()
+                        )
+                    },
+                );
+            }
+            let call = call.unwrap_or_default();
             let r = ctx.block_on(
                 ctx.warren
                     .answer_waiting_approval(&turn, &call, decision, message),
             );
             ctx.out.result(
                 r.map(|()| serde_json::json!({"answered": true, "turn_id": turn, "call_id": call})),
-                |_| "answered".into(),
+                |_| format!("answered: {}", decision.words()),
             )
         }
     }

@@ -161,7 +161,10 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
                 other => {
                     return ctx.out.fail(&warren_api::ApiError::new(
                         warren_api::ErrorCode::InvalidArgument,
-                        format!("unknown permission `{other}` (expected read, write, memory or delegate)"),
+                        format!(
+                            "unknown permission `{other}`{} (expected read, write, memory or delegate)",
+                            warren_types::did_you_mean_hint(other, &["read", "write", "memory", "delegate"])
+                        ),
                     ))
                 }
             };
@@ -170,10 +173,10 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
                     let allowed = x.allowed;
                     let code = ctx.out.ok(&x, || {
                         let mut t = format!(
-                            "{} {} {:?} {}: {} (rule {})\n",
+                            "{} {} {} {}: {} (rule {})\n",
                             x.agent,
                             if x.allowed { "may" } else { "may not" },
-                            x.aspect,
+                            aspect_words(x.aspect),
                             x.peer,
                             if x.allowed { "allowed" } else { "denied" },
                             x.rule
@@ -196,5 +199,16 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
                 Err(e) => ctx.out.fail(&e),
             }
         }
+    }
+}
+
+/// What a permission lets an agent do, in words (`read the workspace of`).
+fn aspect_words(a: warren_api::permission_map::PermissionAspect) -> &'static str {
+    use warren_api::permission_map::PermissionAspect as A;
+    match a {
+        A::Read => "read the workspace of",
+        A::Write => "write the workspace of",
+        A::Memory => "read the memory of",
+        A::Delegate => "delegate to",
     }
 }

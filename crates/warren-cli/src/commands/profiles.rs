@@ -61,7 +61,10 @@ fn kind(s: &str) -> Result<ProfileKind, ApiError> {
         "runtime" => Ok(ProfileKind::Runtime),
         _ => Err(ApiError::new(
             ErrorCode::InvalidArgument,
-            format!("unknown profile kind `{s}` (expected risk or runtime)"),
+            format!(
+                "unknown profile kind `{s}`{} (expected risk or runtime)",
+                warren_types::did_you_mean_hint(s, &["risk", "runtime"])
+            ),
         )),
     }
 }

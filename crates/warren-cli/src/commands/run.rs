@@ -96,7 +96,9 @@ fn render(e: &TurnEvent, out: &mut impl Write) {
                 shown_line(&first)
             )
         }
-        EventKind::ApprovalResolved { decision, .. } => writeln!(out, "  approval: {decision:?}"),
+        EventKind::ApprovalResolved { decision, .. } => {
+            writeln!(out, "  approval: {}", decision.words())
+        }
         EventKind::Usage {
             input_tokens,
             output_tokens,
@@ -108,9 +110,8 @@ fn render(e: &TurnEvent, out: &mut impl Write) {
             )
         }
         EventKind::Notice { message, .. } => writeln!(out, "\n! {}", shown(message)),
-        EventKind::TurnFailed { code, message } => {
-            writeln!(out, "\n✗ turn failed ({code}): {}", shown(message))
-        }
+        // The failure itself is said once, on stderr, when the turn ends (see `run`).
+        EventKind::TurnFailed { .. } => writeln!(out),
         EventKind::TurnCancelled {} => writeln!(out, "\n✗ turn cancelled"),
         EventKind::TurnCompleted { .. } => writeln!(out),
         _ => Ok(()),

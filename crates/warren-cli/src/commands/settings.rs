@@ -56,7 +56,8 @@ pub fn parse_access(s: &str) -> Result<Option<AccessMode>, String> {
         "read_write" => Ok(Some(AccessMode::ReadWrite)),
         "none" => Ok(None),
         _ => Err(format!(
-            "unknown access `{s}` (expected read, write, read_write or none)"
+            "unknown access `{s}`{} (expected read, write, read_write or none)",
+            warren_types::did_you_mean_hint(s, &["read", "write", "read_write", "none"])
         )),
     }
 }
