@@ -142,3 +142,15 @@ fn start(id: &str, ctx: &RenderCtx<'_>, input: u64) -> Value {
         "model": ctx.model, "content": [], "stop_reason": null, "stop_sequence": null,
         "usage": {"input_tokens": input, "output_tokens": 1}}})
 }
+
+/// The model list (`GET /v1/models`) as Anthropic writes it: one page, newest first.
+pub(crate) fn models(ids: &[String]) -> Value {
+    let data: Vec<Value> = ids
+        .iter()
+        .map(|id| {
+            json!({"type": "model", "id": id, "display_name": format!("Fake {id}"),
+                "created_at": "2025-02-19T00:00:00Z"})
+        })
+        .collect();
+    json!({"data": data, "has_more": false, "first_id": ids.first(), "last_id": ids.last()})
+}
