@@ -197,6 +197,55 @@ impl Warren {
 #[cfg(test)]
 mod tests {
     use super::size_words;
+    use crate::Warren;
+    use warren_testkit::fake_llm::{closed_port_uri, FakeLlm};
+    use warren_types::{ErrorCode, ProviderFamily};
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn ollama_is_found_with_its_models_or_named_missing_in_words() {
+        let fake = FakeLlm::start(ProviderFamily::Ollama).unwrap();
+        fake.set_models(["llama3.2:latest", "qwen2.5-coder:7b"]);
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("config.toml"),
+            format!(
+                "[providers.models.ollama.local]\nmodel = \"llama3.2\"\nuri = \"{}\"\n",
+                fake.uri()
+            ),
+        )
+        .unwrap();
+        let w = Warren::open(warren_config::InstallLayout::new(dir.path()));
+
+        // Without an address: the configured Ollama route's.
+        let s = w.detect_ollama(None).await.unwrap();
+        assert!(s.running, "{s:?}");
+        assert_eq!(s.route.as_deref(), Some("ollama.local"));
+        assert_eq!(
+            s.message,
+            format!("Ollama is running at {}, 2 models", fake.uri())
+        );
+        assert_eq!(s.models[0].id, "llama3.2:latest");
+        assert_eq!(s.models[0].size.as_deref(), Some("2.0 GB"));
+        assert_eq!(s.models[0].details.as_deref(), Some("3.2B Q4_K_M"));
+        let req = &fake.requests()[0];
+        assert_eq!(
+            (req.method.as_str(), req.path.as_str()),
+            ("GET", "/api/tags")
+        );
+
+        let nowhere = closed_port_uri().unwrap();
+        let s = w.detect_ollama(Some(&nowhere)).await.unwrap();
+        assert!(!s.running);
+        assert_eq!(s.route, None, "no route at that address");
+        assert_eq!(
+            s.message,
+            format!("Ollama was not found at {nowhere} — is `ollama serve` running?")
+        );
+
+        let e = w.detect_ollama(Some("localhost:11434")).await.unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidArgument);
+        assert!(e.message.contains("`localhost:11434`"), "{e:?}");
+    }
 
     #[test]
     fn sizes_read_as_ollama_prints_them() {
