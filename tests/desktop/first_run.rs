@@ -208,6 +208,9 @@ fn a_first_start_connects_a_model_in_one_flow_and_it_stays_done() {
         flow_stays_closed(&d).await;
         // …until Settings runs it again.
         d.nav("settings").await;
+        d.wait_for("[data-testid=settings-run-setup]").await;
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        d.screenshot("settings-run-setup").await;
         d.click("[data-testid=settings-run-setup]").await;
         d.wait_for("[data-testid=first-run][data-step=provider]")
             .await;
