@@ -77,6 +77,24 @@ async fn anthropic_lists_v1_models_with_x_api_key_and_the_version_header() {
 }
 
 #[tokio::test]
+async fn anthropic_pages_are_followed_with_after_id_until_has_more_is_false() {
+    let fake = fake(ProviderFamily::Anthropic);
+    fake.set_models(["m1", "m2", "m3", "m4", "m5"]);
+    fake.models_page_size(2);
+    let (e, keys) = keyed(&fake);
+    let models = providers_with_keys(keys)
+        .client(e)
+        .list_models()
+        .await
+        .unwrap();
+    let ids: Vec<&str> = models.iter().map(|m| m.id.as_str()).collect();
+    assert_eq!(ids, ["m1", "m2", "m3", "m4", "m5"]);
+    let reqs = fake.requests();
+    assert_eq!(reqs.len(), 3, "three pages");
+    assert!(reqs.iter().all(|r| r.header("x-api-key") == Some(KEY)));
+}
+
+#[tokio::test]
 async fn ollama_lists_the_pulled_models_from_api_tags_without_a_key() {
     let fake = fake(ProviderFamily::Ollama);
     fake.set_models(["llama3.2:latest", "qwen2.5-coder:7b"]);

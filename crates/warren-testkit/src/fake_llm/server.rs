@@ -48,6 +48,8 @@ struct Shared {
     models: Vec<String>,
     /// When set, the model list endpoint answers this error instead.
     models_error: Option<Reply>,
+    /// The most models Anthropic's list puts on one page (the API's own cap is 1000).
+    models_page: usize,
 }
 
 /// What the handler and the test share: the state, and a signal for each arriving request.
@@ -112,6 +114,7 @@ impl FakeLlm {
                 failures: Vec::new(),
                 models: FAKE_MODELS.iter().map(|m| m.to_string()).collect(),
                 models_error: None,
+                models_page: 1000,
             }),
             arrived: tokio::sync::Notify::new(),
         });
@@ -178,6 +181,13 @@ impl FakeLlm {
     /// in the vendor's shape; [`FAKE_MODELS`] until set.
     pub fn set_models<'a>(&self, ids: impl IntoIterator<Item = &'a str>) -> &Self {
         lock(&self.shared).models = ids.into_iter().map(str::to_string).collect();
+        self
+    }
+
+    /// Caps the models on one page of Anthropic's list below the API's 1000, so a test sees
+    /// `has_more` and `after_id` paging.
+    pub fn models_page_size(&self, n: usize) -> &Self {
+        lock(&self.shared).models_page = n.max(1);
         self
     }
 
@@ -307,7 +317,9 @@ async fn handle_request(
                 None => {
                     let list = match family {
                         ProviderFamily::Openai => openai::models(&s.models),
-                        ProviderFamily::Anthropic => anthropic::models(&s.models),
+                        ProviderFamily::Anthropic => {
+                            anthropic::models(&s.models, uri.query(), s.models_page)
+                        }
                         ProviderFamily::Ollama => ollama::models(&s.models),
                     };
                     Rendered::json(200, &list)
