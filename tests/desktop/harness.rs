@@ -282,9 +282,37 @@ pub async fn launch_with(bus: Bus, prepare: impl FnOnce(&Path)) -> Desktop {
 }
 
 /// Like [`launch_with`], with extra environment variables for the app (such as `GTK_THEME`).
+/// The install records the first-run flow as skipped (unless `prepare` wrote its own record),
+/// so the flow does not cover the screen a test is about; [`launch_first_run`] leaves it.
 pub async fn launch_with_env(
     bus: Bus,
     env: &[(&str, &str)],
+    prepare: impl FnOnce(&Path),
+) -> Desktop {
+    launch_inner(bus, env, true, prepare).await
+}
+
+/// Like [`launch`], without the first-run record: the app decides whether the flow shows.
+pub async fn launch_first_run(prepare: impl FnOnce(&Path)) -> Desktop {
+    launch_inner(Bus::None, &[], false, prepare).await
+}
+
+/// Writes the first-run record "skipped" into `home` unless it has one.
+fn skip_first_run(home: &Path) {
+    let record = home.join("data").join("first_run.json");
+    if record.exists() {
+        return;
+    }
+    std::fs::create_dir_all(home.join("data"))
+        .unwrap_or_else(|e| panic!("creating {}/data: {e}", home.display()));
+    std::fs::write(&record, r#"{"outcome": "skipped"}"#)
+        .unwrap_or_else(|e| panic!("writing {}: {e}", record.display()));
+}
+
+async fn launch_inner(
+    bus: Bus,
+    env: &[(&str, &str)],
+    skip_setup: bool,
     prepare: impl FnOnce(&Path),
 ) -> Desktop {
     let app = PathBuf::from(env!("CARGO_BIN_EXE_warren-desktop"));
@@ -295,6 +323,9 @@ pub async fn launch_with_env(
     let home = scratch.path().join("home");
     std::fs::create_dir_all(&home).unwrap_or_else(|e| panic!("creating {}: {e}", home.display()));
     prepare(&home);
+    if skip_setup {
+        skip_first_run(&home);
+    }
     let mut procs = Procs {
         xvfb: None,
         driver: None,

@@ -9,6 +9,7 @@ mod agents;
 mod appearance;
 mod cron;
 mod editor;
+mod first_run;
 mod harness;
 mod import;
 mod lifecycle;

@@ -198,6 +198,14 @@ export const commands = {
 	removeProvider: (reference: string) => typedError<null, ApiError>(__TAURI_INVOKE("remove_provider", { reference })),
 	/**  Calls the route once with a tiny prompt and reports the answer or the vendor's error. */
 	testProvider: (reference: string) => typedError<ProviderTestView, ApiError>(__TAURI_INVOKE("test_provider", { reference })),
+	/**  The models the route offers, from the vendor's own list (with the route's key). */
+	providerModels: (reference: string) => typedError<ProviderModelsView, ApiError>(__TAURI_INVOKE("provider_models", { reference })),
+	/**  Whether Ollama runs at `uri` (or the configured / default address), with its models. */
+	detectOllama: (uri: string | null) => typedError<OllamaStatus, ApiError>(__TAURI_INVOKE("detect_ollama", { uri })),
+	/**  Whether the first-run flow shows now, and why. */
+	firstRun: () => typedError<FirstRunView, ApiError>(__TAURI_INVOKE("first_run")),
+	/**  Records how the first-run flow ended (completed or skipped). */
+	finishFirstRun: (outcome: SetupOutcome) => typedError<FirstRunView, ApiError>(__TAURI_INVOKE("finish_first_run", { outcome })),
 	/**  The `[memory]` settings and the backends in use. */
 	memorySettings: () => typedError<MemorySettingsView, ApiError>(__TAURI_INVOKE("memory_settings")),
 	/**  What saving `input` would change in `config.toml`. */
@@ -937,6 +945,24 @@ string |
 /**  A list of text. */
 string[];
 
+/**  The first-run state as the window reads it at start. */
+export type FirstRunView = {
+	/**  Whether the flow should be shown now. */
+	show: boolean,
+	/**  Why (or why not), in words. */
+	reason: string,
+	/**  How the flow ended last, if it did. */
+	outcome: SetupOutcome | null,
+	/**  When it ended (RFC 3339, UTC). */
+	decided_at: string | null,
+	/**  Routes that answered a Test. */
+	answered: string[],
+	/**  The agent the flow points first: `assistant` when it exists, else the first by name. */
+	default_agent: string | null,
+	/**  `<install>/data/first_run.json`. */
+	state_path: string,
+};
+
 /**  What `forget` answers. */
 export type ForgottenMemory = {
 	/**  The agent. */
@@ -1527,6 +1553,20 @@ export type NoticeCode =
 /**  A code this version does not know (an event stored by a newer one). */
 string;
 
+/**  Whether an Ollama server answers, for the first-run flow. */
+export type OllamaStatus = {
+	/**  The address probed. */
+	uri: string,
+	/**  The configured route at that address, when there is one (`ollama.local`). */
+	route: string | null,
+	/**  Whether it answered. */
+	running: boolean,
+	/**  The models pulled there (empty when it is not running). */
+	models: ProviderModelView[],
+	/**  One line for the user: "Ollama is running at …, 3 models" or what to do. */
+	message: string,
+};
+
 /**  Agents were paused or resumed outside the window (the tray's pause all / resume all). */
 export type PausedChanged = {
 	/**  The agents paused now. */
@@ -1787,6 +1827,38 @@ export type ProviderKeyView = {
 	key_set: boolean,
 	/**  Where the key is kept; `null` when not set. */
 	store: KeyLocation | null,
+};
+
+/**  One model a provider offers. */
+export type ProviderModelView = {
+	/**  The name a route's `model` takes. */
+	id: string,
+	/**  The vendor's human name, when it gives one (Anthropic). */
+	display_name: string | null,
+	/**  When it was created or last changed, as the vendor wrote it. */
+	created: string | null,
+	/**  Who publishes it (OpenAI's `owned_by`). */
+	owned_by: string | null,
+	/**  Size on disk, in words (`2.0 GB`), for a local Ollama model. */
+	size: string | null,
+	/**  Parameter count and quantisation of a local Ollama model (`3.2B Q4_K_M`). */
+	details: string | null,
+};
+
+/**  A provider's model list, or why it could not be read. */
+export type ProviderModelsView = {
+	/**  The route asked (`family.alias`; `ollama` for the probe of an address). */
+	reference: string,
+	/**  The list URL. */
+	url: string,
+	/**  Whether the list was read. */
+	ok: boolean,
+	/**  The models, in the vendor's order (OpenAI's by name). */
+	models: ProviderModelView[],
+	/**  The provider error code when it failed. */
+	error_code: LlmErrorCode | null,
+	/**  What went wrong, in plain words. */
+	error: string | null,
 };
 
 /**  A provider entry. */
@@ -2107,6 +2179,13 @@ export type SecretBackendKind =
 "keyring" | 
 /**  The encrypted file under the install. */
 "file";
+
+/**  How the first-run flow ended. */
+export type SetupOutcome = 
+/**  The user went through it to the end. */
+"completed" | 
+/**  The user chose "Skip setup". */
+"skipped";
 
 /**  Totals of the plan. */
 export type Totals = {

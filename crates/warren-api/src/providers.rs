@@ -241,6 +241,12 @@ impl Warren {
             .probe_provider(&cfg, reference)
             .await
             .map_err(|e| invalid(e.to_string()))?;
+        if p.ok {
+            // The first-run flow ends by itself once an agent's route answered.
+            if let Err(e) = self.record_answered(&p.reference) {
+                tracing::warn!(provider = %p.reference, error = %e.message, "recording the answered test");
+            }
+        }
         Ok(ProviderTestView {
             reference: p.reference,
             model: p.model,

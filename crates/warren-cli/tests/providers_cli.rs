@@ -173,3 +173,71 @@ fn bad_routes_are_refused_and_store_nothing() {
     assert_eq!(r.code, 1);
     assert_eq!(r.json()["error"]["code"], "not_found");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn models_lists_the_vendors_own_list_with_the_stored_key() {
+    let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+    tokio::task::spawn_blocking(move || models_with(fake))
+        .await
+        .unwrap();
+}
+
+fn models_with(fake: FakeLlm) {
+    fake.set_models(["tiny-b", "tiny-a"]);
+    let t = TestInstall::with_config(CONFIG).unwrap();
+    let key = "sk-models-0123456789-never-shown";
+    let r = add_with_key(
+        &t,
+        &["openai.local", "--model", "tiny-a", "--uri", &fake.uri()],
+        key,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+
+    let r = run_file(&t, &["--json", "providers", "models", "openai.local"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stderr, r.stdout);
+    let v = r.json();
+    assert_eq!(v["ok"], true);
+    assert_eq!(v["url"], format!("{}/models", fake.uri()));
+    let ids: Vec<&str> = v["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["tiny-a", "tiny-b"]);
+    let req = &fake.requests()[0];
+    assert_eq!(
+        (req.method.as_str(), req.path.as_str()),
+        ("GET", "/v1/models")
+    );
+    assert_eq!(
+        req.header("authorization"),
+        Some(format!("Bearer {key}").as_str())
+    );
+
+    // Human output: one model a line, the id first.
+    let r = run_file(&t, &["providers", "models", "openai.local"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert!(lines[0].starts_with("tiny-a"), "{}", r.stdout);
+    assert!(lines[1].starts_with("tiny-b"), "{}", r.stdout);
+
+    // The vendor refuses the key (and echoes it): exit 1, in words, the key not shown.
+    fake.refuse_models(401, &format!("Incorrect API key provided: {key}"));
+    let r = run_file(&t, &["providers", "models", "openai.local"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stderr.contains("refused the API key"), "{}", r.stderr);
+    assert!(r.stderr.contains("HTTP 401"), "{}", r.stderr);
+    assert!(!r.stderr.contains(key), "the key leaked: {}", r.stderr);
+    assert!(!r.stdout.contains(key));
+    let r = run_file(&t, &["--json", "providers", "models", "openai.local"]);
+    assert_eq!(r.code, 1);
+    let v = r.json();
+    assert_eq!(v["ok"], false);
+    assert_eq!(v["error_code"], "provider_http");
+    assert!(!r.stdout.contains(key), "{}", r.stdout);
+
+    let r = run_file(&t, &["--json", "providers", "models", "openai.nowhere"]);
+    assert_eq!(r.code, 1);
+    assert_eq!(r.json()["error"]["code"], "not_found");
+}

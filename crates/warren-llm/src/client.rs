@@ -140,9 +140,14 @@ impl ProviderClient {
         Ok(resp)
     }
 
+    /// The shared HTTP client this entry uses.
+    pub(crate) fn http(&self) -> &reqwest::Client {
+        &self.http
+    }
+
     /// The API key from the first configured source that has one; `None` when the entry names
     /// no source.
-    fn api_key(&self) -> Result<Option<String>, LlmError> {
+    pub(crate) fn api_key(&self) -> Result<Option<String>, LlmError> {
         if self.entry.key_sources.is_empty() {
             return Ok(None);
         }
@@ -207,7 +212,7 @@ impl ProviderClient {
         }
     }
 
-    fn header_value(&self, v: &str) -> Result<HeaderValue, LlmError> {
+    pub(crate) fn header_value(&self, v: &str) -> Result<HeaderValue, LlmError> {
         let mut hv = HeaderValue::from_str(v).map_err(|_| LlmError::InvalidRequest {
             entry: self.entry.reference.clone(),
             detail: "the API key contains characters not allowed in an HTTP header".into(),

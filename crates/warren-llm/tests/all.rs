@@ -6,6 +6,7 @@ mod common;
 mod cancel;
 mod errors;
 mod fallback;
+mod models;
 mod routes;
 mod single_tool;
 mod text;

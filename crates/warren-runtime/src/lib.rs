@@ -19,6 +19,7 @@ pub mod mcp;
 pub mod memory_tools;
 pub mod owned_state;
 pub mod pause;
+pub mod provider_models;
 pub mod provider_probe;
 pub mod receipts;
 pub mod secrets;

@@ -31,7 +31,7 @@ pub struct ProviderProbe {
 /// The longest a test call may take.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
 
-fn plain_words(e: &LlmError) -> String {
+pub(crate) fn plain_words(e: &LlmError) -> String {
     match e {
         LlmError::Http { status, body, .. } => {
             let what = match status {

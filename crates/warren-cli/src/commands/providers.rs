@@ -3,7 +3,9 @@
 //! secret store and never written into `config.toml`. `list --json` → `[{"reference",
 //! "family", "model", "uri", "secret", "api_key_env", "key_set", "store"}]`; `add` → one such
 //! object; `test --json` → `{"reference", "model", "url", "ok", "answer", "error_code", "error",
-//! "duration_ms"}` (exit 1 when the call failed); `rm` → `{"removed": REF}`.
+//! "duration_ms"}` (exit 1 when the call failed); `models --json` → `{"reference", "url", "ok",
+//! "models": [{"id", "display_name", "created", "owned_by", "size", "details"}], "error_code",
+//! "error"}` (exit 1 when the list could not be read); `rm` → `{"removed": REF}`.
 
 use super::Ctx;
 use std::process::ExitCode;
@@ -19,6 +21,11 @@ pub enum Cmd {
     Add(AddArgs),
     /// Make one small call to a route and show the answer or the vendor's error.
     Test {
+        /// `family.alias`.
+        reference: String,
+    },
+    /// List the models the route's provider offers (its own list, read with the route's key).
+    Models {
         /// `family.alias`.
         reference: String,
     },
@@ -147,6 +154,24 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
                 }
             }
         },
+        Cmd::Models { reference } => {
+            match ctx.block_on_multi(ctx.warren.provider_models(&reference)) {
+                Err(e) => ctx.out.fail(&e),
+                Ok(list) if list.ok || ctx.out.json() => {
+                    let ok = list.ok;
+                    ctx.out.ok(&list, || models_text(&list));
+                    if ok {
+                        ExitCode::SUCCESS
+                    } else {
+                        ExitCode::from(1)
+                    }
+                }
+                Ok(list) => {
+                    eprintln!("error: {}", crate::output::shown(&models_text(&list)));
+                    ExitCode::from(1)
+                }
+            }
+        }
         Cmd::Rm { reference } => {
             let r = ctx.warren.remove_provider(&reference);
             ctx.out.result(
@@ -155,4 +180,37 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
             )
         }
     }
+}
+
+/// The model list as a table: the id to put in `model`, then what the vendor says about it.
+fn models_text(list: &warren_api::provider_models::ProviderModelsView) -> String {
+    if !list.ok {
+        return format!(
+            "{}: cannot list models from {}: {}",
+            list.reference,
+            list.url,
+            list.error.as_deref().unwrap_or("unknown error")
+        );
+    }
+    if list.models.is_empty() {
+        return format!("{} lists no models ({})", list.reference, list.url);
+    }
+    let mut s = String::new();
+    for m in &list.models {
+        let about: Vec<&str> = [
+            m.display_name.as_deref(),
+            m.details.as_deref(),
+            m.size.as_deref(),
+            m.owned_by.as_deref(),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if about.is_empty() {
+            s.push_str(&format!("{}\n", m.id));
+        } else {
+            s.push_str(&format!("{:<40} {}\n", m.id, about.join(", ")));
+        }
+    }
+    s
 }

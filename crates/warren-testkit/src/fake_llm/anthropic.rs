@@ -142,3 +142,30 @@ fn start(id: &str, ctx: &RenderCtx<'_>, input: u64) -> Value {
         "model": ctx.model, "content": [], "stop_reason": null, "stop_sequence": null,
         "usage": {"input_tokens": input, "output_tokens": 1}}})
 }
+
+/// One page of the model list (`GET /v1/models?limit=N&after_id=ID`) as Anthropic writes it:
+/// newest first, at most `limit` (default 20, capped at `page_cap`) models after `after_id`.
+pub(crate) fn models(ids: &[String], query: Option<&str>, page_cap: usize) -> Value {
+    let param = |name: &str| {
+        query?
+            .split('&')
+            .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
+    };
+    let limit = param("limit")
+        .and_then(|l| l.parse::<usize>().ok())
+        .unwrap_or(20)
+        .clamp(1, page_cap.max(1));
+    let start = param("after_id")
+        .and_then(|after| ids.iter().position(|id| id == after).map(|i| i + 1))
+        .unwrap_or(0);
+    let page: Vec<&String> = ids.iter().skip(start).take(limit).collect();
+    let data: Vec<Value> = page
+        .iter()
+        .map(|id| {
+            json!({"type": "model", "id": id, "display_name": format!("Fake {id}"),
+                "created_at": "2025-02-19T00:00:00Z"})
+        })
+        .collect();
+    json!({"data": data, "has_more": start + page.len() < ids.len(),
+        "first_id": page.first(), "last_id": page.last()})
+}

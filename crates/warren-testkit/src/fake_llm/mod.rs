@@ -1,6 +1,9 @@
 //! Fake LLM provider servers for tests: one real HTTP server per test on 127.0.0.1:0 speaking
 //! the OpenAI Chat Completions, Anthropic Messages or Ollama chat wire format, streamed
-//! (SSE / NDJSON, as the request asks) or not.
+//! (SSE / NDJSON, as the request asks) or not. Each also serves its vendor's model list
+//! (`GET /v1/models` for OpenAI and Anthropic, `GET /api/tags` for Ollama) in the real shape,
+//! listing [`FAKE_MODELS`] unless the test sets others ([`FakeLlm::set_models`]) or makes it
+//! refuse ([`FakeLlm::refuse_models`]); those requests are recorded too.
 //!
 //! ```text
 //! let fake = FakeLlm::start(ProviderFamily::Openai)?;
@@ -27,5 +30,5 @@ mod server;
 mod validate;
 
 pub use script::{Reply, ScriptedCall};
-pub use server::{closed_port_uri, wire_path, FakeLlm, RecordedRequest};
+pub use server::{closed_port_uri, models_path, wire_path, FakeLlm, RecordedRequest, FAKE_MODELS};
 pub use warren_types::ProviderFamily;

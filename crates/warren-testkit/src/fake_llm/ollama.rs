@@ -97,3 +97,19 @@ pub(crate) fn render(reply: &Reply, ctx: &RenderCtx<'_>, stream: bool) -> Render
         }
     }
 }
+
+/// The local model list (`GET /api/tags`) as Ollama writes it.
+pub(crate) fn models(ids: &[String]) -> Value {
+    let models: Vec<Value> = ids
+        .iter()
+        .map(|id| {
+            json!({"name": id, "model": id, "modified_at": "2024-12-01T10:00:00.000000Z",
+                "size": 2_019_393_189_u64,
+                "digest": "a80c4f17acd55265feec403c7aef86be0c25983ab279d83f3bcd3abbcb5b8b72",
+                "details": {"parent_model": "", "format": "gguf", "family": "llama",
+                    "families": ["llama"], "parameter_size": "3.2B",
+                    "quantization_level": "Q4_K_M"}})
+        })
+        .collect();
+    json!({"models": models})
+}

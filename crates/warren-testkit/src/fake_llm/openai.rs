@@ -134,3 +134,12 @@ fn chunk(id: &str, ctx: &RenderCtx<'_>, delta: Value, finish: Option<&str>) -> V
     }
     v
 }
+
+/// The model list (`GET /v1/models`) as OpenAI writes it.
+pub(crate) fn models(ids: &[String]) -> Value {
+    let data: Vec<Value> = ids
+        .iter()
+        .map(|id| json!({"id": id, "object": "model", "created": 1_700_000_000, "owned_by": "fake-llm"}))
+        .collect();
+    json!({"object": "list", "data": data})
+}

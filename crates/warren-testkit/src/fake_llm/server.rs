@@ -44,6 +44,12 @@ struct Shared {
     scripted: usize,
     requests: Vec<RecordedRequest>,
     failures: Vec<String>,
+    /// What the model list endpoint lists.
+    models: Vec<String>,
+    /// When set, the model list endpoint answers this error instead.
+    models_error: Option<Reply>,
+    /// The most models Anthropic's list puts on one page (the API's own cap is 1000).
+    models_page: usize,
 }
 
 /// What the handler and the test share: the state, and a signal for each arriving request.
@@ -66,6 +72,17 @@ pub struct FakeLlm {
     shared: Arc<Ctx>,
     task: tokio::task::JoinHandle<()>,
 }
+
+/// The path of each family's model list (`GET`).
+pub fn models_path(family: ProviderFamily) -> &'static str {
+    match family {
+        ProviderFamily::Openai | ProviderFamily::Anthropic => "/v1/models",
+        ProviderFamily::Ollama => "/api/tags",
+    }
+}
+
+/// The models a fake server lists until the test sets others.
+pub const FAKE_MODELS: [&str; 2] = ["fake-model", "fake-model-large"];
 
 /// The request path each family serves.
 pub fn wire_path(family: ProviderFamily) -> &'static str {
@@ -95,6 +112,9 @@ impl FakeLlm {
                 scripted: 0,
                 requests: Vec::new(),
                 failures: Vec::new(),
+                models: FAKE_MODELS.iter().map(|m| m.to_string()).collect(),
+                models_error: None,
+                models_page: 1000,
             }),
             arrived: tokio::sync::Notify::new(),
         });
@@ -154,6 +174,26 @@ impl FakeLlm {
         for r in replies {
             self.push(r);
         }
+        self
+    }
+
+    /// Sets what the model list endpoint (`GET /v1/models`, Ollama's `GET /api/tags`) lists,
+    /// in the vendor's shape; [`FAKE_MODELS`] until set.
+    pub fn set_models<'a>(&self, ids: impl IntoIterator<Item = &'a str>) -> &Self {
+        lock(&self.shared).models = ids.into_iter().map(str::to_string).collect();
+        self
+    }
+
+    /// Caps the models on one page of Anthropic's list below the API's 1000, so a test sees
+    /// `has_more` and `after_id` paging.
+    pub fn models_page_size(&self, n: usize) -> &Self {
+        lock(&self.shared).models_page = n.max(1);
+        self
+    }
+
+    /// Makes the model list endpoint answer an HTTP error with the vendor's error body.
+    pub fn refuse_models(&self, status: u16, message: &str) -> &Self {
+        lock(&self.shared).models_error = Some(Reply::error(status, message));
         self
     }
 
@@ -264,10 +304,34 @@ async fn handle_request(
         let n = s.requests.len();
         let family = s.family;
         let expected = wire_path(family);
+        if method == Method::GET && path == models_path(family) {
+            let rendered = match &s.models_error {
+                Some(refusal) => {
+                    let ctx = RenderCtx {
+                        model: "",
+                        body: &Value::Null,
+                        serial: n as u64,
+                    };
+                    render(family, refusal, &ctx, false)
+                }
+                None => {
+                    let list = match family {
+                        ProviderFamily::Openai => openai::models(&s.models),
+                        ProviderFamily::Anthropic => {
+                            anthropic::models(&s.models, uri.query(), s.models_page)
+                        }
+                        ProviderFamily::Ollama => ollama::models(&s.models),
+                    };
+                    Rendered::json(200, &list)
+                }
+            };
+            return respond(rendered, &Reply::text(""));
+        }
         if method != Method::POST || path != expected {
             let msg = format!(
-                "fake {} server: unexpected request #{n}: {method} {path} (this server serves POST {expected})",
-                family.as_str()
+                "fake {} server: unexpected request #{n}: {method} {path} (this server serves POST {expected} and GET {})",
+                family.as_str(),
+                models_path(family)
             );
             s.failures.push(msg.clone());
             return loud(StatusCode::NOT_FOUND, msg);
