@@ -46,6 +46,10 @@ export const commands = {
 	runtimeStatus: () => typedError<RuntimeStatus, ApiError>(__TAURI_INVOKE("runtime_status")),
 	/**  The agent's stored turns, newest first. */
 	agentTurns: (agent: string) => typedError<TurnSummary[], ApiError>(__TAURI_INVOKE("agent_turns", { agent })),
+	/**  The agent's sessions, newest activity first. */
+	agentSessions: (agent: string) => typedError<SessionView[], ApiError>(__TAURI_INVOKE("agent_sessions", { agent })),
+	/**  The stored turns of one session, oldest first (to show it again and continue it). */
+	sessionTurns: (sessionId: string) => typedError<TurnSummary[], ApiError>(__TAURI_INVOKE("session_turns", { sessionId })),
 	/**  The stored events of one turn, to replay it. */
 	turnEvents: (turnId: string) => typedError<TurnEvent[], ApiError>(__TAURI_INVOKE("turn_events", { turnId })),
 	/**
@@ -1970,6 +1974,33 @@ export type SecretBackendKind =
 "keyring" | 
 /**  The encrypted file under the install. */
 "file";
+
+/**  What started a session. */
+export type SessionKind = 
+/**  The window's chat or `warren run` (also a delegated SubAgent's session). */
+"chat" | 
+/**  An editor over ACP. */
+"acp" | 
+/**  Scheduled runs. */
+"cron";
+
+/**  One session as listed. */
+export type SessionView = {
+	/**  Session id (pass it as the session of a prompt to continue the session). */
+	id: string,
+	/**  The agent's alias (None once the agent was deleted). */
+	agent: string | null,
+	/**  What started it. */
+	kind: SessionKind,
+	/**  Its first prompt on one line, shortened. */
+	title: string,
+	/**  How many turns it holds. */
+	turns: number,
+	/**  When it began (RFC 3339). */
+	started_at: string,
+	/**  Its last activity (RFC 3339). */
+	last_activity: string,
+};
 
 /**  Totals of the plan. */
 export type Totals = {

@@ -49,6 +49,16 @@ describe("hostile agent text is shown as text, never as HTML that runs", () => {
     { name: "autolink javascript", input: "<javascript:alert(1)>", visible: "javascript:alert(1)" },
     { name: "html in a table cell", input: "| a |\n|---|\n| <img src=x onerror=alert(1)> |", visible: "<img" },
     { name: "html in a heading", input: "# <b onmouseover=alert(1)>hi</b>", visible: "<b onmouseover=alert(1)>" },
+    {
+      name: "html inside an unhighlighted fence",
+      input: "```html\n<img src=x onerror=alert(1)>\n```",
+      visible: "<img src=x onerror=alert(1)>",
+    },
+    {
+      name: "html inside a highlighted fence",
+      input: "```js\nel.innerHTML = '<img src=x onerror=alert(1)>';\n```",
+      visible: "'<img src=x onerror=alert(1)>'",
+    },
     { name: "fence language with quotes", input: '```"><img src=x onerror=alert(1)>\ncode\n```', visible: "code" },
   ];
   for (const c of cases) {
