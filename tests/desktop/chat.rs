@@ -260,6 +260,7 @@ fn new_chat_starts_a_session_and_picking_one_shows_and_continues_it() {
             Reply::text("second answer"),
             Reply::text("third answer"),
             Reply::text("fourth answer"),
+            Reply::text("fifth answer"),
         ]);
         let cfg = config(&fake);
         let d =
@@ -382,6 +383,36 @@ fn new_chat_starts_a_session_and_picking_one_shows_and_continues_it() {
         ))
         .await;
         d.screenshot("live-sessions").await;
+
+        // After a restart the window's stream is empty: picking the first session shows its
+        // three turns as sessions.db stored them, and the next prompt continues it.
+        let kept = tempfile::tempdir().unwrap();
+        crate::live::copy_tree(&d.home, kept.path());
+        d.close().await;
+        let d = crate::harness::launch(|home| crate::live::copy_tree(kept.path(), home)).await;
+        open_live(&d, "writer").await;
+        d.wait_for("[data-testid=timeline-empty]").await;
+        wait_count(&d, "[data-testid=session-item]", 2).await;
+        d.click(&format!(
+            "[data-testid=session-item][data-session-id='{old_id}'] button"
+        ))
+        .await;
+        wait_count(&d, done, 3).await;
+        d.wait_text(
+            "[data-testid=turn]:last-child [data-testid=text-item]",
+            |t| t == "fourth answer",
+        )
+        .await;
+        send(&d, "fifth prompt").await;
+        wait_count(&d, done, 4).await;
+        let turns = call(&d, "session_turns", json!({"sessionId": old_id})).await;
+        assert_eq!(turns.as_array().unwrap().len(), 4, "{turns}");
+        d.wait_text(
+            "[data-testid=turn]:last-child [data-testid=text-item]",
+            |t| t == "fifth answer",
+        )
+        .await;
+        d.screenshot("live-sessions-restarted").await;
         d.close().await;
     });
 }

@@ -375,7 +375,7 @@ fn figures_the_timeline_keeps_up_with_a_fast_stream() {
 }
 
 /// Copies a directory tree (an install, to start a second app on what the first one left).
-fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+pub(crate) fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();
