@@ -262,6 +262,9 @@ fn new_chat_starts_a_session_and_picking_one_shows_and_continues_it() {
             Reply::text("fourth answer"),
             Reply::text("fifth answer"),
         ]);
+        for i in 0..20 {
+            fake.push(Reply::text(&format!("more answer {i}")));
+        }
         let cfg = config(&fake);
         let d =
             crate::harness::launch(|home| std::fs::write(home.join("config.toml"), &cfg).unwrap())
@@ -413,6 +416,17 @@ fn new_chat_starts_a_session_and_picking_one_shows_and_continues_it() {
         )
         .await;
         d.screenshot("live-sessions-restarted").await;
+
+        // Many sessions: the list shows the newest 20 and offers the rest.
+        for i in 0..19 {
+            let r = d.send_prompt("writer", &format!("chat number {i}")).await;
+            assert_eq!(r["status"], "completed", "{r}");
+        }
+        send(&d, "sixth prompt").await;
+        wait_count(&d, "[data-testid=session-item]", 20).await;
+        wait_content(&d, "[data-testid=session-more]", |t| t == "Show all 21").await;
+        d.click("[data-testid=session-more]").await;
+        wait_count(&d, "[data-testid=session-item]", 21).await;
         d.close().await;
     });
 }
