@@ -396,6 +396,7 @@ describe("replaying a stored turn that delegated", () => {
   it("lists sessions, shows a picked one with its stored turns, and a new chat sends with no session", async () => {
     let push: (f: LiveFrame) => void = () => {};
     const sent: (string | null)[] = [];
+    let listed = 0;
     const stored = (turn: string, prompt: string, text: string): TurnEvent[] =>
       [
         { type: "turn_started", session_id: "s-old", trigger: "user", prompt },
@@ -416,11 +417,13 @@ describe("replaying a stored turn that delegated", () => {
         }),
       liveUnsubscribe: async () => ok(null),
       agentMeters: async () => ({ status: "error" as const, error: { code: "not_found", message: "gone" } }),
-      agentSessions: async () =>
-        ok([
+      agentSessions: async () => {
+        listed++;
+        return ok([
           { id: "s-live", agent: "alice", kind: "chat", title: "now", turns: 1, started_at: "", last_activity: "" },
           { id: "s-old", agent: "alice", kind: "chat", title: "before", turns: 2, started_at: "", last_activity: "" },
-        ]),
+        ]);
+      },
       sessionTurns: async (id: string) =>
         ok(id === "s-old" ? [{ id: "o1" }, { id: "o2" }].map((t) => ({ ...t, session_id: id })) : []),
       agentTurns: async () => ok([]),
@@ -458,8 +461,12 @@ describe("replaying a stored turn that delegated", () => {
     store.newChat();
     expect(store.session).toBeNull();
     expect(shownTurns(store.view, store.stream.timeline)).toEqual([]);
+    const before = listed;
     expect(await store.send("fresh")).toBe(true);
     expect(sent).toEqual([null]);
+    // The list was read again when the new turn started (its session appears at once), and
+    // when the send ended.
+    expect(listed).toBe(before + 2);
     expect(store.session).toBe("s-new");
     expect(store.view).toMatchObject({ kind: "session", id: "s-new" });
     expect(shownTurns(store.view, store.stream.timeline).map((t) => t.prompt)).toEqual(["fresh"]);

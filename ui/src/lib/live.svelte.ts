@@ -134,6 +134,8 @@ export class LiveStore {
       if (f.event.type === "usage" || f.event.type === "tool_result" || f.event.type === "turn_completed") {
         void this.refreshMeters();
       }
+      // A turn that starts may have started a session (a new chat, a cron run): list it.
+      if (f.event.type === "turn_started" && generation === this.#generation) void this.refreshSessions();
     });
     try {
       const sub = unwrap(await this.#api.liveSubscribe(agent, channel));
