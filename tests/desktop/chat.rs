@@ -430,3 +430,48 @@ fn new_chat_starts_a_session_and_picking_one_shows_and_continues_it() {
         d.close().await;
     });
 }
+
+#[test]
+fn highlighted_code_follows_the_dark_theme() {
+    let _serial = serial();
+    block_on_mt(async {
+        let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+        fake.push(Reply::text(&answer()));
+        let cfg = config(&fake);
+        let d = crate::harness::launch_with_env(
+            crate::harness::Bus::None,
+            &[("GTK_THEME", "Adwaita:dark")],
+            |home| std::fs::write(home.join("config.toml"), &cfg).unwrap(),
+        )
+        .await;
+        open_live(&d, "writer").await;
+        send(&d, "plan the release").await;
+        d.wait_for("[data-testid=turn][data-state=completed]").await;
+        d.wait_for("[data-testid=text-item] .hljs-keyword").await;
+        let colours = d
+            .client
+            .execute(
+                "const k = document.querySelector('[data-testid=text-item] .hljs-keyword');
+                 const code = k.closest('.md-code');
+                 return [matchMedia('(prefers-color-scheme: dark)').matches,
+                         getComputedStyle(k).color, getComputedStyle(code).backgroundColor];",
+                vec![],
+            )
+            .await
+            .unwrap();
+        d.client
+            .execute(
+                "document.querySelector('[data-testid=text-item] .md-code').scrollIntoView(); return true;",
+                vec![],
+            )
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        d.screenshot("live-markdown-dark").await;
+        d.close().await;
+        assert_eq!(colours[0], true, "{colours}");
+        // The dark theme's keyword colour on the dark background (not the light theme's).
+        assert_eq!(colours[1], "rgb(215, 164, 232)", "{colours}");
+        assert_eq!(colours[2], "rgb(27, 28, 26)", "{colours}");
+    });
+}
