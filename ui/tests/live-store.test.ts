@@ -397,6 +397,7 @@ describe("replaying a stored turn that delegated", () => {
     let push: (f: LiveFrame) => void = () => {};
     const sent: (string | null)[] = [];
     let listed = 0;
+    let sessionWhileRunning: string | null = null;
     const stored = (turn: string, prompt: string, text: string): TurnEvent[] =>
       [
         { type: "turn_started", session_id: "s-old", trigger: "user", prompt },
@@ -431,6 +432,8 @@ describe("replaying a stored turn that delegated", () => {
       sendPrompt: async (req: { session: string | null }) => {
         sent.push(req.session);
         push(frame(2, { type: "turn_started", session_id: "s-new", trigger: "user", prompt: "fresh" }));
+        // While the turn runs, the new chat already is its session.
+        sessionWhileRunning = store.session;
         return ok({
           turn_id: "t9",
           session: "s-new",
@@ -467,6 +470,7 @@ describe("replaying a stored turn that delegated", () => {
     // The list was read again when the new turn started (its session appears at once), and
     // when the send ended.
     expect(listed).toBe(before + 2);
+    expect(sessionWhileRunning).toBe("s-new");
     expect(store.session).toBe("s-new");
     expect(store.view).toMatchObject({ kind: "session", id: "s-new" });
     expect(shownTurns(store.view, store.stream.timeline).map((t) => t.prompt)).toEqual(["fresh"]);

@@ -106,6 +106,8 @@ export class LiveStore {
   #api: LiveApi;
   #channel: ChannelFactory;
   #subscription: number | null = null;
+  /** The prompt being sent with no session (a new chat), until its turn names its session. */
+  #sendingNew: string | null = null;
   #generation = 0;
 
   constructor(api: LiveApi = commands, channel: ChannelFactory = tauriChannel) {
@@ -134,8 +136,16 @@ export class LiveStore {
       if (f.event.type === "usage" || f.event.type === "tool_result" || f.event.type === "turn_completed") {
         void this.refreshMeters();
       }
-      // A turn that starts may have started a session (a new chat, a cron run): list it.
-      if (f.event.type === "turn_started" && generation === this.#generation) void this.refreshSessions();
+      // A turn that starts may have started a session (a new chat, a cron run): list it. The
+      // turn of a prompt sent as a new chat names its session: prompts continue it from now.
+      if (f.event.type === "turn_started" && generation === this.#generation) {
+        const ev = f.event;
+        if (this.#sendingNew !== null && ev.prompt === this.#sendingNew && ev.trigger === "user" && !ev.parent) {
+          this.#sendingNew = null;
+          this.#adopt(ev.session_id);
+        }
+        void this.refreshSessions();
+      }
     });
     try {
       const sub = unwrap(await this.#api.liveSubscribe(agent, channel));
@@ -232,6 +242,12 @@ export class LiveStore {
     }
   }
 
+  /** Prompts continue session `id` from now; a new chat becomes that session. */
+  #adopt(id: string): void {
+    this.session = id;
+    if (this.view.kind === "new") this.view = { kind: "session", id, stored: emptyTimeline() };
+  }
+
   /** Starts a new chat: the pane empties and the next prompt is sent with no session. */
   newChat(): void {
     this.replaying = null;
@@ -255,17 +271,15 @@ export class LiveStore {
     this.replaying = null;
     let sent = false;
     try {
+      this.#sendingNew = this.session === null ? prompt : null;
       const r = unwrap(await this.#api.sendPrompt({ agent, session: this.session, prompt }));
-      if (this.agent === agent) {
-        this.session = r.session;
-        // A new chat becomes the session its first prompt created.
-        if (this.view.kind === "new") this.view = { kind: "session", id: r.session, stored: emptyTimeline() };
-      }
+      if (this.agent === agent) this.#adopt(r.session);
       sent = true;
     } catch (e) {
       if (this.agent === agent) this.error = toApiError(e);
     } finally {
       this.sending = false;
+      this.#sendingNew = null;
     }
     await Promise.all([this.refreshMeters(), this.refreshHistory(), this.refreshSessions()]);
     return sent;
