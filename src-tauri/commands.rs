@@ -125,6 +125,8 @@ pub fn specta_builder<R: tauri::Runtime>() -> tauri_specta::Builder<R> {
             live::agent_meters,
             live::runtime_status,
             live::agent_turns,
+            live::agent_sessions,
+            live::session_turns,
             live::turn_events,
             lifecycle::rename_agent,
             lifecycle::delete_agent,

@@ -1,5 +1,6 @@
 //! The Live screen's commands: chat, the per-agent frame stream (a typed channel), approvals,
-//! abort, meters, the status strip and the stored turns. Each calls one `warren-api` function.
+//! abort, meters, the status strip, the agent's sessions and the stored turns. Each calls one
+//! `warren-api` function.
 
 use super::Core;
 use serde::Serialize;
@@ -7,6 +8,7 @@ use specta::Type;
 use tauri::ipc::Channel;
 use tauri::State;
 use warren_api::live::{AgentStatusEntry, LiveFrame, LiveSnapshot, PendingApprovalView};
+use warren_api::sessions_view::SessionView;
 use warren_api::{AgentMeters, RunRequest, RunResult, RuntimeStatus, TurnSummary};
 use warren_types::{ApiError, ApprovalDecision, TurnEvent, TurnTrigger};
 
@@ -116,6 +118,26 @@ pub async fn agent_turns(
     agent: String,
 ) -> Result<Vec<TurnSummary>, ApiError> {
     core.warren.agent_turns(&agent).await
+}
+
+/// The agent's sessions, newest activity first.
+#[tauri::command]
+#[specta::specta]
+pub async fn agent_sessions(
+    core: State<'_, Core>,
+    agent: String,
+) -> Result<Vec<SessionView>, ApiError> {
+    core.warren.sessions(Some(&agent)).await
+}
+
+/// The stored turns of one session, oldest first (to show it again and continue it).
+#[tauri::command]
+#[specta::specta]
+pub async fn session_turns(
+    core: State<'_, Core>,
+    session_id: String,
+) -> Result<Vec<TurnSummary>, ApiError> {
+    core.warren.session_turns(&session_id).await
 }
 
 /// The stored events of one turn, to replay it.

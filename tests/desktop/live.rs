@@ -37,7 +37,7 @@ output_cost_per_mtok = 2000.0
     )
 }
 
-async fn open_live(d: &Desktop, agent: &str) {
+pub(crate) async fn open_live(d: &Desktop, agent: &str) {
     let screen = format!("[data-testid=live-screen][data-agent={agent}]");
     // A click that lands while the list is re-rendered after its first load may be lost:
     // click again until the Live screen shows.
@@ -56,7 +56,7 @@ async fn open_live(d: &Desktop, agent: &str) {
     d.wait_for(&screen).await;
 }
 
-async fn send(d: &Desktop, prompt: &str) {
+pub(crate) async fn send(d: &Desktop, prompt: &str) {
     let input = d.wait_for("[data-testid=live-prompt]").await;
     input.send_keys(prompt).await.unwrap();
     // The view clears the prompt once it sent it. A click that lands while the view is still
@@ -163,6 +163,13 @@ fn approving_a_pending_file_write_in_the_timeline_writes_the_file() {
             })
             .await;
         assert_eq!(decision, "approved once");
+        // A finished card is folded: opened, it shows the result.
+        assert!(d
+            .client
+            .find(Locator::Css(&format!("{done} [data-testid=tool-output]")))
+            .await
+            .is_err());
+        d.click(&format!("{done} [data-testid=tool-toggle]")).await;
         let output = d
             .wait_text(&format!("{done} [data-testid=tool-output]"), |t| {
                 !t.is_empty()
@@ -368,7 +375,7 @@ fn figures_the_timeline_keeps_up_with_a_fast_stream() {
 }
 
 /// Copies a directory tree (an install, to start a second app on what the first one left).
-fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+pub(crate) fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();

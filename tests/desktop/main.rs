@@ -7,6 +7,7 @@
 mod activity;
 mod agents;
 mod appearance;
+mod chat;
 mod cron;
 mod editor;
 mod first_run;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Channel } from "@tauri-apps/api/core";
 import type { LiveFrame, LiveSubscription, TurnEvent } from "../src/bindings";
-import { LiveStore, type LiveApi } from "../src/lib/live.svelte";
+import { LiveStore, shownTurns, type LiveApi } from "../src/lib/live.svelte";
 import { RuntimeStore, type RuntimeApi, type RuntimeEvents } from "../src/lib/runtime.svelte";
 
 const ok = <T>(data: T) => ({ status: "ok" as const, data });
@@ -70,6 +70,8 @@ describe("the live store", () => {
           actions_last_hour: 0,
           max_actions_per_hour: 20,
         }),
+      agentSessions: async () => ok([]),
+      sessionTurns: async () => ok([]),
       agentTurns: async () => ok([]),
       sendPrompt: async () =>
         ok({ turn_id: "t1", session: "s1", status: "completed", text: "", error_code: null, error_message: null }),
@@ -155,6 +157,8 @@ describe("the live store with turns running at once", () => {
           actions_last_hour: 0,
           max_actions_per_hour: 20,
         }),
+      agentSessions: async () => ok([]),
+      sessionTurns: async () => ok([]),
       agentTurns: async () => ok([]),
       turnEvents: async () => ok([]),
     } as unknown as LiveApi;
@@ -193,6 +197,8 @@ describe("the live store's turn history", () => {
           actions_last_hour: 0,
           max_actions_per_hour: 20,
         }),
+      agentSessions: async () => ok([]),
+      sessionTurns: async () => ok([]),
       agentTurns: async () =>
         gone
           ? { status: "error" as const, error: { code: "not_found", message: "agent `alice` does not exist" } }
@@ -216,6 +222,8 @@ describe("the live store's turn history", () => {
         ok({ id: 1, snapshot: { agent, status: "idle", last_seq: 0, truncated: false, frames: [] } }),
       liveUnsubscribe: async () => ok(null),
       agentMeters: async () => ({ status: "error" as const, error: { code: "not_found", message: "gone" } }),
+      agentSessions: async () => ok([]),
+      sessionTurns: async () => ok([]),
       agentTurns: async () => ok([]),
       turnEvents: async () => ok([]),
       sendPrompt: async () =>
@@ -383,5 +391,91 @@ describe("replaying a stored turn that delegated", () => {
     expect(card.kind === "tool" && card.children.map((c) => [c.agent, c.state, c.final_text])).toEqual([
       ["bob", "completed", "hi"],
     ]);
+  });
+
+  it("lists sessions, shows a picked one with its stored turns, and a new chat sends with no session", async () => {
+    let push: (f: LiveFrame) => void = () => {};
+    const sent: (string | null)[] = [];
+    let listed = 0;
+    let sessionWhileRunning: string | null = null;
+    const stored = (turn: string, prompt: string, text: string): TurnEvent[] =>
+      [
+        { type: "turn_started", session_id: "s-old", trigger: "user", prompt },
+        { type: "text_delta", text },
+        { type: "turn_completed", text },
+      ].map((k, i) => ({ ...event(i + 1, k), turn_id: turn }));
+    const api = {
+      liveSubscribe: async () =>
+        ok({
+          id: 1,
+          snapshot: {
+            agent: "alice",
+            status: "idle",
+            last_seq: 1,
+            truncated: false,
+            frames: [frame(1, { type: "turn_started", session_id: "s-live", trigger: "user", prompt: "now" })],
+          },
+        }),
+      liveUnsubscribe: async () => ok(null),
+      agentMeters: async () => ({ status: "error" as const, error: { code: "not_found", message: "gone" } }),
+      agentSessions: async () => {
+        listed++;
+        return ok([
+          { id: "s-live", agent: "alice", kind: "chat", title: "now", turns: 1, started_at: "", last_activity: "" },
+          { id: "s-old", agent: "alice", kind: "chat", title: "before", turns: 2, started_at: "", last_activity: "" },
+        ]);
+      },
+      sessionTurns: async (id: string) =>
+        ok(id === "s-old" ? [{ id: "o1" }, { id: "o2" }].map((t) => ({ ...t, session_id: id })) : []),
+      agentTurns: async () => ok([]),
+      turnEvents: async (id: string) => ok(stored(id, `prompt ${id}`, `answer ${id}`)),
+      sendPrompt: async (req: { session: string | null }) => {
+        sent.push(req.session);
+        push(frame(2, { type: "turn_started", session_id: "s-new", trigger: "user", prompt: "fresh" }));
+        // While the turn runs, the new chat already is its session.
+        sessionWhileRunning = store.session;
+        return ok({
+          turn_id: "t9",
+          session: "s-new",
+          status: "completed",
+          text: "",
+          error_code: null,
+          error_message: null,
+        });
+      },
+    } as unknown as LiveApi;
+    const store = new LiveStore(api, (onmessage) => {
+      push = onmessage;
+      return {} as Channel<LiveFrame>;
+    });
+    await store.open("alice");
+    expect(store.sessions.map((x) => x.id)).toEqual(["s-live", "s-old"]);
+    expect(store.session).toBe("s-live");
+    expect(shownTurns(store.view, store.stream.timeline).map((t) => t.turn_id)).toEqual(["t1"]);
+
+    await store.pickSession("s-old");
+    expect(store.session).toBe("s-old");
+    const old = shownTurns(store.view, store.stream.timeline);
+    expect(old.map((t) => [t.turn_id, t.prompt, t.final_text])).toEqual([
+      ["o1", "prompt o1", "answer o1"],
+      ["o2", "prompt o2", "answer o2"],
+    ]);
+
+    store.newChat();
+    expect(store.session).toBeNull();
+    expect(shownTurns(store.view, store.stream.timeline)).toEqual([]);
+    const before = listed;
+    expect(await store.send("fresh")).toBe(true);
+    expect(sent).toEqual([null]);
+    // The list was read again when the new turn started (its session appears at once), and
+    // when the send ended.
+    expect(listed).toBe(before + 2);
+    expect(sessionWhileRunning).toBe("s-new");
+    expect(store.session).toBe("s-new");
+    expect(store.view).toMatchObject({ kind: "session", id: "s-new" });
+    expect(shownTurns(store.view, store.stream.timeline).map((t) => t.prompt)).toEqual(["fresh"]);
+    // The next prompt continues the new session.
+    expect(await store.send("more")).toBe(true);
+    expect(sent).toEqual([null, "s-new"]);
   });
 });

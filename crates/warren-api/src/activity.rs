@@ -4,10 +4,11 @@
 use crate::live::{runtime_profile_of, AgentStatus, Live};
 use crate::Warren;
 use serde::{Deserialize, Serialize};
+use warren_runtime::sessions::TurnInfo;
 use warren_types::{ApiError, ErrorCode, TurnEvent, TurnTrigger, UnknownCode};
 
 /// A storage error that says what was being read.
-fn storage<E: std::fmt::Display>(what: String) -> impl FnOnce(E) -> ApiError {
+pub(crate) fn storage<E: std::fmt::Display>(what: String) -> impl FnOnce(E) -> ApiError {
     move |e| ApiError::new(ErrorCode::Storage, format!("reading {what}: {e}"))
 }
 
@@ -142,6 +143,23 @@ pub struct TurnSummary {
     pub started_at: String,
 }
 
+/// A stored turn as listed; a status or trigger this version does not know is a storage error
+/// naming the turn and the value.
+pub(crate) fn turn_summary(t: TurnInfo) -> Result<TurnSummary, ApiError> {
+    let stored =
+        |e: UnknownCode| ApiError::new(ErrorCode::Storage, format!("turn `{}`: {e}", t.id));
+    let status = t.status.parse().map_err(stored)?;
+    let trigger = t.trigger.parse().map_err(stored)?;
+    Ok(TurnSummary {
+        id: t.id,
+        session_id: t.session_id,
+        trigger,
+        prompt: t.prompt,
+        status,
+        started_at: t.started_at,
+    })
+}
+
 /// How many stored turns the history lists.
 const HISTORY_TURNS: usize = 50;
 
@@ -274,19 +292,7 @@ impl Warren {
                 .await
                 .map_err(storage(format!("the turns of session `{}`", s.id)))?;
             for t in turns {
-                let stored = |e: UnknownCode| {
-                    ApiError::new(ErrorCode::Storage, format!("turn `{}`: {e}", t.id))
-                };
-                let status = t.status.parse().map_err(stored)?;
-                let trigger = t.trigger.parse().map_err(stored)?;
-                out.push(TurnSummary {
-                    id: t.id,
-                    session_id: t.session_id,
-                    trigger,
-                    prompt: t.prompt,
-                    status,
-                    started_at: t.started_at,
-                });
+                out.push(turn_summary(t)?);
             }
         }
         out.sort_by(|a, b| b.started_at.cmp(&a.started_at));

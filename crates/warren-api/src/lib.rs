@@ -33,6 +33,7 @@ mod run;
 pub mod runtime_owner;
 mod secrets;
 mod serve;
+pub mod sessions_view;
 pub mod settings;
 #[cfg(test)]
 mod test_support;

@@ -67,6 +67,9 @@ enum Command {
     /// Approval requests waiting in any process of the install, and answering them.
     #[command(subcommand)]
     Approvals(commands::approvals::Cmd),
+    /// List chat sessions with their turn counts and last activity.
+    #[command(subcommand)]
+    Sessions(commands::sessions::Cmd),
     /// Provider requests, tokens and cost per agent and day.
     Usage(commands::usage::UsageArgs),
     /// The newest lines of Warren's logs, by agent and level.
@@ -124,6 +127,7 @@ fn main() -> ExitCode {
         Command::Serve => commands::serve::run(&ctx),
         Command::Acp(a) => commands::acp::run(&ctx, a),
         Command::Approvals(c) => commands::approvals::run(&ctx, c),
+        Command::Sessions(c) => commands::sessions::run(&ctx, c),
         Command::Usage(a) => commands::usage::usage(&ctx, a),
         Command::Logs(a) => commands::usage::logs(&ctx, a),
         Command::Import(c) => commands::import::run(&ctx, c),

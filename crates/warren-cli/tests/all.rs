@@ -19,5 +19,6 @@ mod providers_cli;
 mod run_cli;
 mod secrets_cli;
 mod serve_cli;
+mod sessions_cli;
 mod settings_cli;
 mod words_cli;

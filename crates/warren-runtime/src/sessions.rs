@@ -226,6 +226,24 @@ impl SessionStore {
         .map_err(|e| row_error(e, session_table))
     }
 
+    /// How many turns each session holds, by session id, optionally of one agent's sessions
+    /// (one query; sessions without a turn are absent).
+    pub async fn turn_counts(
+        &self,
+        agent: Option<&str>,
+    ) -> Result<std::collections::HashMap<String, i64>, DbError> {
+        let rows: Vec<(String, i64)> = sqlx::query_as(
+            "SELECT t.session_id, COUNT(*) FROM turns t
+             JOIN sessions s ON s.id = t.session_id
+             LEFT JOIN agents a ON a.id = s.agent_id
+             WHERE (?1 IS NULL OR a.alias = ?1) GROUP BY t.session_id",
+        )
+        .bind(agent)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows.into_iter().collect())
+    }
+
     /// The message history of a session, in order (provider-neutral JSON messages).
     pub async fn history(&self, session_id: &str) -> Result<Vec<serde_json::Value>, DbError> {
         let rows = sqlx::query("SELECT body FROM messages WHERE session_id = ? ORDER BY seq")

@@ -1,5 +1,6 @@
 // The Live screen's state for one agent: its frame stream (subscribe + snapshot), meters,
-// stored turns and replay, the chat prompt, approvals and abort, all through the typed commands.
+// stored turns and replay, its chat sessions (pick one to read and continue it, or start a new
+// chat), the chat prompt, approvals and abort, all through the typed commands.
 
 import { Channel } from "@tauri-apps/api/core";
 import {
@@ -9,11 +10,13 @@ import {
   type ApiError,
   type ApprovalDecision,
   type LiveFrame,
+  type SessionView,
   type TurnSummary,
 } from "../bindings";
 import { toApiError } from "./agents.svelte";
 import {
   emptyStream,
+  emptyTimeline,
   onFrame,
   onSnapshot,
   ownRunning,
@@ -23,6 +26,7 @@ import {
   withSubTurns,
   type Stream,
   type Timeline,
+  type Turn,
 } from "./timeline";
 import { unwrap } from "./result";
 
@@ -36,6 +40,8 @@ export type LiveApi = Pick<
   | "cancelTurn"
   | "agentMeters"
   | "agentTurns"
+  | "agentSessions"
+  | "sessionTurns"
   | "turnEvents"
 >;
 
@@ -48,6 +54,30 @@ const tauriChannel: ChannelFactory = (onmessage) => {
   return c;
 };
 
+/** What the conversation pane shows: every turn the stream carried since the agent was opened,
+ * one chat session (its stored turns, then those the stream carries), or a new chat (the turns
+ * that began since "New chat" was chosen). */
+export type ChatView =
+  { kind: "all" } | { kind: "session"; id: string; stored: Timeline } | { kind: "new"; from: number };
+
+/** The turns `view` shows of the stream `live`: a session's stored turns the stream does not
+ * hold come first. */
+export function shownTurns(view: ChatView, live: Timeline): Turn[] {
+  switch (view.kind) {
+    case "all":
+      return live.turns;
+    case "new":
+      return live.turns.slice(view.from);
+    case "session": {
+      const inStream = live.turns.map((t) => t.turn_id);
+      return [
+        ...view.stored.turns.filter((t) => !inStream.includes(t.turn_id)),
+        ...live.turns.filter((t) => t.session_id === view.id),
+      ];
+    }
+  }
+}
+
 export class LiveStore {
   agent = $state<string | null>(null);
   stream = $state<Stream>(emptyStream());
@@ -55,8 +85,13 @@ export class LiveStore {
   history = $state<TurnSummary[]>([]);
   /** A stored turn being replayed instead of the live stream. */
   replaying = $state<{ turn: TurnSummary; timeline: Timeline } | null>(null);
-  /** The chat session prompts continue (the agent's last own turn's). */
+  /** The chat session prompts continue (at first the agent's last own turn's; null: the next
+   * prompt starts a new session). */
   session = $state<string | null>(null);
+  /** The agent's sessions, newest first. */
+  sessions = $state<SessionView[]>([]);
+  /** What the conversation pane shows. */
+  view = $state<ChatView>({ kind: "all" });
   sending = $state(false);
   /** The prompt being typed: kept across screens and across a rename of the agent. */
   draft = $state("");
@@ -71,6 +106,8 @@ export class LiveStore {
   #api: LiveApi;
   #channel: ChannelFactory;
   #subscription: number | null = null;
+  /** The prompt being sent with no session (a new chat), until its turn names its session. */
+  #sendingNew: string | null = null;
   #generation = 0;
 
   constructor(api: LiveApi = commands, channel: ChannelFactory = tauriChannel) {
@@ -86,6 +123,8 @@ export class LiveStore {
     this.stream = emptyStream();
     this.replaying = null;
     this.session = null;
+    this.sessions = [];
+    this.view = { kind: "all" };
     this.error = null;
     this.gone = null;
     const stream = this.stream;
@@ -96,6 +135,16 @@ export class LiveStore {
       }
       if (f.event.type === "usage" || f.event.type === "tool_result" || f.event.type === "turn_completed") {
         void this.refreshMeters();
+      }
+      // A turn that starts may have started a session (a new chat, a cron run): list it. The
+      // turn of a prompt sent as a new chat names its session: prompts continue it from now.
+      if (f.event.type === "turn_started" && generation === this.#generation) {
+        const ev = f.event;
+        if (this.#sendingNew !== null && ev.prompt === this.#sendingNew && ev.trigger === "user" && !ev.parent) {
+          this.#sendingNew = null;
+          this.#adopt(ev.session_id);
+        }
+        void this.refreshSessions();
       }
     });
     try {
@@ -112,7 +161,7 @@ export class LiveStore {
     } catch (e) {
       this.error = toApiError(e);
     }
-    await Promise.all([this.refreshMeters(), this.refreshHistory()]);
+    await Promise.all([this.refreshMeters(), this.refreshHistory(), this.refreshSessions()]);
   }
 
   /** Frames were lost on the way: rebuild the stream from a fresh snapshot. */
@@ -159,6 +208,59 @@ export class LiveStore {
     }
   }
 
+  async refreshSessions(): Promise<void> {
+    const agent = this.agent;
+    if (!agent) return;
+    try {
+      const list = unwrap(await this.#api.agentSessions(agent));
+      if (this.agent === agent) this.sessions = list;
+    } catch (e) {
+      if (this.agent !== agent) return;
+      this.error = toApiError(e);
+      if (this.error.code === "not_found") this.sessions = [];
+    }
+  }
+
+  /** Shows session `id` (its stored turns with their delegated turns nested) and continues it. */
+  async pickSession(id: string): Promise<void> {
+    const agent = this.agent;
+    this.replaying = null;
+    this.session = id;
+    this.view = { kind: "session", id, stored: emptyTimeline() };
+    try {
+      const turns = unwrap(await this.#api.sessionTurns(id));
+      const events = [];
+      for (const t of turns) {
+        const own = unwrap(await this.#api.turnEvents(t.id));
+        events.push(...(await withSubTurns(own, async (c) => unwrap(await this.#api.turnEvents(c)))));
+      }
+      if (this.agent === agent && this.view.kind === "session" && this.view.id === id) {
+        this.view = { kind: "session", id, stored: replay(events) };
+      }
+    } catch (e) {
+      if (this.agent === agent) this.error = toApiError(e);
+    }
+  }
+
+  /** Prompts continue session `id` from now; a new chat becomes that session. */
+  #adopt(id: string): void {
+    this.session = id;
+    if (this.view.kind === "new") this.view = { kind: "session", id, stored: emptyTimeline() };
+  }
+
+  /** Starts a new chat: the pane empties and the next prompt is sent with no session. */
+  newChat(): void {
+    this.replaying = null;
+    this.session = null;
+    this.view = { kind: "new", from: this.stream.timeline.turns.length };
+  }
+
+  /** Back to every turn the stream carried (prompts keep continuing the current session). */
+  showAll(): void {
+    this.replaying = null;
+    this.view = { kind: "all" };
+  }
+
   /** Runs `prompt` as a turn (continuing the current session); the stream shows it. False when
    *  it could not be sent (the error says why; the caller keeps the prompt). */
   async send(prompt: string): Promise<boolean> {
@@ -169,15 +271,17 @@ export class LiveStore {
     this.replaying = null;
     let sent = false;
     try {
+      this.#sendingNew = this.session === null ? prompt : null;
       const r = unwrap(await this.#api.sendPrompt({ agent, session: this.session, prompt }));
-      if (this.agent === agent) this.session = r.session;
+      if (this.agent === agent) this.#adopt(r.session);
       sent = true;
     } catch (e) {
       if (this.agent === agent) this.error = toApiError(e);
     } finally {
       this.sending = false;
+      this.#sendingNew = null;
     }
-    await Promise.all([this.refreshMeters(), this.refreshHistory()]);
+    await Promise.all([this.refreshMeters(), this.refreshHistory(), this.refreshSessions()]);
     return sent;
   }
 

@@ -19,6 +19,7 @@ pub mod receipts;
 pub mod run;
 pub mod secrets;
 pub mod serve;
+pub mod sessions;
 pub mod settings;
 pub mod tool;
 pub mod usage;
