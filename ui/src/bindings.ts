@@ -18,6 +18,12 @@ export const commands = {
 	providers: () => typedError<ProviderSummary[], ApiError>(__TAURI_INVOKE("providers")),
 	/**  Checks an alias against the alias rules, for inline validation while typing. */
 	checkAlias: (alias: string) => typedError<null, ApiError>(__TAURI_INVOKE("check_alias", { alias })),
+	/**  What a new agent starts with and may choose from (the create form's selects). */
+	newAgentChoices: () => typedError<NewAgentChoices, ApiError>(__TAURI_INVOKE("new_agent_choices")),
+	/**  Opens `config.toml` with the desktop's opener; returns its path. */
+	openConfigFile: () => typedError<string, ApiError>(__TAURI_INVOKE("open_config_file")),
+	/**  Validates `config.toml` again; when it loads, starts the runtime it stopped at start. */
+	checkConfigAgain: () => typedError<ValidationReport, ApiError>(__TAURI_INVOKE("check_config_again")),
 	/**
 	 *  Sends `agent`'s frames to `frames` from now on and returns the snapshot taken in the same
 	 *  step: frames at or below its `last_seq` are already in it.
@@ -158,6 +164,20 @@ export const commands = {
 	policyCheck: (agent: string, write: boolean, path: string) => typedError<PolicyCheck, ApiError>(__TAURI_INVOKE("policy_check", { agent, write, path })),
 	/**  Starts `agent`'s MCP servers, lists their status and tools, and stops them. */
 	mcpServers: (agent: string) => typedError<McpServerView[], ApiError>(__TAURI_INVOKE("mcp_servers", { agent })),
+	/**  Every configured MCP server with the agents that use it, and every agent. */
+	mcpOverview: () => typedError<McpServersOverview, ApiError>(__TAURI_INVOKE("mcp_overview")),
+	/**  What saving `input` would change in `config.toml`, with the findings at their fields. */
+	previewMcpServer: (input: McpServerInput) => typedError<McpEditPreview, ApiError>(__TAURI_INVOKE("preview_mcp_server", { input })),
+	/**  Adds or changes a stdio server and the agents using it (validated, atomic). */
+	saveMcpServer: (input: McpServerInput) => typedError<McpServerEntry, ApiError>(__TAURI_INVOKE("save_mcp_server", { input })),
+	/**  What removing `name` would change, and which agents would lose it. */
+	previewRemoveMcpServer: (name: string) => typedError<McpEditPreview, ApiError>(__TAURI_INVOKE("preview_remove_mcp_server", { name })),
+	/**  Removes a server and the name from every agent's list; returns the agents that lost it. */
+	removeMcpServer: (name: string) => typedError<string[], ApiError>(__TAURI_INVOKE("remove_mcp_server", { name })),
+	/**  Enables or disables `server` for `agent` (its `mcp_servers`, validated and atomic). */
+	setAgentMcpServer: (agent: string, server: string, enabled: boolean) => typedError<string[], ApiError>(__TAURI_INVOKE("set_agent_mcp_server", { agent, server, enabled })),
+	/**  Starts `server` in `agent`'s sandbox, reports its status, error and tools, and stops it. */
+	testMcpServer: (agent: string, server: string) => typedError<McpServerView, ApiError>(__TAURI_INVOKE("test_mcp_server", { agent, server })),
 	/**  The ZeroClaw install at ZeroClaw's default place, if there is one. */
 	zeroclawInstall: () => typedError<ZeroclawInstall | null, ApiError>(__TAURI_INVOKE("zeroclaw_install")),
 	/**
@@ -182,6 +202,14 @@ export const commands = {
 	removeProvider: (reference: string) => typedError<null, ApiError>(__TAURI_INVOKE("remove_provider", { reference })),
 	/**  Calls the route once with a tiny prompt and reports the answer or the vendor's error. */
 	testProvider: (reference: string) => typedError<ProviderTestView, ApiError>(__TAURI_INVOKE("test_provider", { reference })),
+	/**  The models the route offers, from the vendor's own list (with the route's key). */
+	providerModels: (reference: string) => typedError<ProviderModelsView, ApiError>(__TAURI_INVOKE("provider_models", { reference })),
+	/**  Whether Ollama runs at `uri` (or the configured / default address), with its models. */
+	detectOllama: (uri: string | null) => typedError<OllamaStatus, ApiError>(__TAURI_INVOKE("detect_ollama", { uri })),
+	/**  Whether the first-run flow shows now, and why. */
+	firstRun: () => typedError<FirstRunView, ApiError>(__TAURI_INVOKE("first_run")),
+	/**  Records how the first-run flow ended (completed or skipped). */
+	finishFirstRun: (outcome: SetupOutcome) => typedError<FirstRunView, ApiError>(__TAURI_INVOKE("finish_first_run", { outcome })),
 	/**  The `[memory]` settings and the backends in use. */
 	memorySettings: () => typedError<MemorySettingsView, ApiError>(__TAURI_INVOKE("memory_settings")),
 	/**  What saving `input` would change in `config.toml`. */
@@ -921,6 +949,24 @@ string |
 /**  A list of text. */
 string[];
 
+/**  The first-run state as the window reads it at start. */
+export type FirstRunView = {
+	/**  Whether the flow should be shown now. */
+	show: boolean,
+	/**  Why (or why not), in words. */
+	reason: string,
+	/**  How the flow ended last, if it did. */
+	outcome: SetupOutcome | null,
+	/**  When it ended (RFC 3339, UTC). */
+	decided_at: string | null,
+	/**  Routes that answered a Test. */
+	answered: string[],
+	/**  The agent the flow points first: `assistant` when it exists, else the first by name. */
+	default_agent: string | null,
+	/**  `<install>/data/first_run.json`. */
+	state_path: string,
+};
+
 /**  What `forget` answers. */
 export type ForgottenMemory = {
 	/**  The agent. */
@@ -1214,6 +1260,81 @@ export type LogQuery = {
 	limit: number,
 };
 
+/**  What saving (or removing) a server would do. */
+export type McpEditPreview = {
+	/**  The changed lines of `config.toml` (credential values hidden). */
+	diff: DiffLine[],
+	/**  The validator's findings on the result (saving is refused while any exist). */
+	errors: McpIssue[],
+	/**  Agents whose `mcp_servers` would lose the server. */
+	agents_losing: string[],
+};
+
+/**  One environment variable of a server. */
+export type McpEnvVar = {
+	/**  Its name. */
+	name: string,
+	/**  Its value. */
+	value: string,
+};
+
+/**  The form field a finding concerns. */
+export type McpField = 
+/**  The server's name. */
+"name" | 
+/**  `command`. */
+"command" | 
+/**  `args`. */
+"args" | 
+/**  `env`. */
+"env" | 
+/**  The agents using it. */
+"agents" | 
+/**  Anything else in the config. */
+"other";
+
+/**  A validator finding on an edited server, with the field it belongs beside. */
+export type McpIssue = {
+	/**  The field. */
+	field: McpField,
+	/**  The dotted path in `config.toml`. */
+	path: string,
+	/**  What is wrong. */
+	message: string,
+};
+
+/**  A configured server and the agents that use it. */
+export type McpServerEntry = {
+	/**  Its name. */
+	name: string,
+	/**  The program of a stdio server. */
+	command: string | null,
+	/**  Its arguments. */
+	args: string[],
+	/**  Its environment. */
+	env: McpEnvVar[],
+	/**  The endpoint of a streamable-HTTP server. */
+	url: string | null,
+	/**  The agents whose `mcp_servers` name it, in config order. */
+	agents: string[],
+};
+
+/**  A stdio server as the form (or `warren mcp add`) gives it. */
+export type McpServerInput = {
+	/**  Its name in `[mcp_servers]`. */
+	name: string,
+	/**  The program (a name on `PATH`, or a path). */
+	command: string,
+	/**  Its arguments, one per entry. */
+	args: string[],
+	/**  Its environment variables. */
+	env: McpEnvVar[],
+	/**  The agents that use it (exactly these), or none to leave every agent's list as it is. */
+	agents: string[] | null,
+	/**  True to change an existing server, false to add a new one (refused if the name exists). */
+	existing: boolean,
+};
+
 /**  Whether a server answered when it was started. */
 export type McpServerStatus = 
 /**  It started and listed its tools. */
@@ -1237,6 +1358,19 @@ export type McpServerView = {
 	sandbox: string | null,
 	/**  Its tools. */
 	tools: McpToolView[],
+};
+
+/**  The agents and servers, for the MCP servers page. */
+export type McpServersOverview = {
+	/**  Every configured server. */
+	servers: McpServerEntry[],
+	/**  Every agent's alias (the choices of "used by"). */
+	agents: string[],
+	/**
+	 *  Words that mark an environment variable's value as a credential (any case): the form
+	 *  hides such values (the rule of docs/security.md, kept in one place).
+	 */
+	credential_words: string[],
 };
 
 /**  One tool of an MCP server. */
@@ -1386,6 +1520,30 @@ export type NamePlan = {
 	name: string,
 };
 
+/**
+ *  What a new agent starts with and may choose from: the create form's selects and the
+ *  defaults `warren agents create` uses for what it is not given (one place for both).
+ */
+export type NewAgentChoices = {
+	/**
+	 *  The risk profile a new agent gets unless another is chosen (`balanced` when the install
+	 *  has it, else its first risk profile; empty when it has none).
+	 */
+	risk_profile: string,
+	/**  The runtime profile a new agent gets (`None`: the built-in defaults). */
+	runtime_profile: string | null,
+	/**  The provider route a new agent gets (`None`: none). */
+	model_provider: string | null,
+	/**  The memory backend a new agent gets (`None`: the install's default). */
+	memory_backend: MemoryBackendKind | null,
+	/**  Every risk profile of the install, by name. */
+	risk_profiles: string[],
+	/**  Every runtime profile of the install, by name. */
+	runtime_profiles: string[],
+	/**  Every provider route, as `family.alias`. */
+	providers: string[],
+};
+
 /**  What a `notice` event is about. */
 export type NoticeCode = 
 /**  The agent's memory could not be opened; the turn runs without it. */
@@ -1398,6 +1556,20 @@ export type NoticeCode =
 "provider_fallback" | 
 /**  A code this version does not know (an event stored by a newer one). */
 string;
+
+/**  Whether an Ollama server answers, for the first-run flow. */
+export type OllamaStatus = {
+	/**  The address probed. */
+	uri: string,
+	/**  The configured route at that address, when there is one (`ollama.local`). */
+	route: string | null,
+	/**  Whether it answered. */
+	running: boolean,
+	/**  The models pulled there (empty when it is not running). */
+	models: ProviderModelView[],
+	/**  One line for the user: "Ollama is running at …, 3 models" or what to do. */
+	message: string,
+};
 
 /**  Agents were paused or resumed outside the window (the tray's pause all / resume all). */
 export type PausedChanged = {
@@ -1661,6 +1833,38 @@ export type ProviderKeyView = {
 	store: KeyLocation | null,
 };
 
+/**  One model a provider offers. */
+export type ProviderModelView = {
+	/**  The name a route's `model` takes. */
+	id: string,
+	/**  The vendor's human name, when it gives one (Anthropic). */
+	display_name: string | null,
+	/**  When it was created or last changed, as the vendor wrote it. */
+	created: string | null,
+	/**  Who publishes it (OpenAI's `owned_by`). */
+	owned_by: string | null,
+	/**  Size on disk, in words (`2.0 GB`), for a local Ollama model. */
+	size: string | null,
+	/**  Parameter count and quantisation of a local Ollama model (`3.2B Q4_K_M`). */
+	details: string | null,
+};
+
+/**  A provider's model list, or why it could not be read. */
+export type ProviderModelsView = {
+	/**  The route asked (`family.alias`; `ollama` for the probe of an address). */
+	reference: string,
+	/**  The list URL. */
+	url: string,
+	/**  Whether the list was read. */
+	ok: boolean,
+	/**  The models, in the vendor's order (OpenAI's by name). */
+	models: ProviderModelView[],
+	/**  The provider error code when it failed. */
+	error_code: LlmErrorCode | null,
+	/**  What went wrong, in plain words. */
+	error: string | null,
+};
+
 /**  A provider entry. */
 export type ProviderPlan = {
 	/**  `family.alias` in ZeroClaw. */
@@ -1903,7 +2107,12 @@ export type RuntimeState =
 /**  The runtime is open. */
 "running" | 
 /**  The runtime could not open. */
-"unavailable";
+"unavailable" | 
+/**
+ *  The runtime is stopped: config.toml does not parse or validate, so no turn or cron job
+ *  can run until it is fixed (`problem` says what is wrong).
+ */
+"stopped";
 
 /**  The status strip: the runtime, agent counts, approvals waiting and today's spend. */
 export type RuntimeStatus = {
@@ -2001,6 +2210,13 @@ export type SessionView = {
 	/**  Its last activity (RFC 3339). */
 	last_activity: string,
 };
+
+/**  How the first-run flow ended. */
+export type SetupOutcome = 
+/**  The user went through it to the end. */
+"completed" | 
+/**  The user chose "Skip setup". */
+"skipped";
 
 /**  Totals of the plan. */
 export type Totals = {
@@ -2137,6 +2353,20 @@ export type UsageDay = {
 	output_tokens: number,
 	/**  Cost in US dollars (from the route's prices; 0 when the route has none). */
 	cost_usd: number | null,
+};
+
+/**  The result of validating the config. */
+export type ValidationReport = {
+	/**  The file validated. */
+	path: string,
+	/**  True when there are no errors. */
+	ok: boolean,
+	/**  Errors (the config is unusable while any exist). */
+	errors: ConfigIssue[],
+	/**  Warnings (the config is usable). */
+	warnings: ConfigIssue[],
+	/**  Number of agents defined, when valid. */
+	agents: number,
 };
 
 /**  A ZeroClaw install found at its default place. */
