@@ -81,6 +81,9 @@ new_home() {
     done
   } > "$home/config.toml"
   chmod 600 "$home/config.toml"
+  # An install past its first run (the first-run flow skipped), as a user's returning start is.
+  mkdir -p "$home/data"
+  echo '{"outcome": "skipped"}' > "$home/data/first_run.json"
   echo "$home"
 }
 set_env() { # set_env NAME HOME: fills ENVV, the environment a run's processes get
