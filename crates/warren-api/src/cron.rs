@@ -326,7 +326,7 @@ impl Warren {
         } else if !config.agents.contains_key(&req.agent) {
             errors.push(CronFieldError {
                 field: CronField::Agent,
-                message: format!("agent `{}` does not exist", req.agent),
+                message: crate::errors::unknown_agent_message(&config, &req.agent),
             });
         }
         let next_runs = match schedule_check(&req.schedule, Utc::now()) {
@@ -350,10 +350,7 @@ impl Warren {
         let config = self.load()?.config;
         if let Some(a) = agent {
             if !config.agents.contains_key(a) {
-                return Err(ApiError::new(
-                    ErrorCode::NotFound,
-                    format!("agent `{a}` does not exist"),
-                ));
+                return Err(crate::errors::unknown_agent(&config, a));
             }
         }
         let store = self.cron_store().await?;

@@ -57,6 +57,20 @@ pub(crate) fn host_error(e: warren_runtime::host::HostError) -> ApiError {
     }
 }
 
+/// The `not_found` answer for an agent `config` does not have, with a "did you mean" when it
+/// has one of a close name (`asistant` → `assistant`).
+pub(crate) fn unknown_agent(config: &warren_types::Config, alias: &str) -> ApiError {
+    ApiError::new(ErrorCode::NotFound, unknown_agent_message(config, alias))
+}
+
+/// The words of [`unknown_agent`], for a finding beside a form's field.
+pub(crate) fn unknown_agent_message(config: &warren_types::Config, alias: &str) -> String {
+    format!(
+        "agent `{alias}` does not exist{}",
+        warren_types::did_you_mean_hint(alias, config.agents.keys())
+    )
+}
+
 impl crate::Warren {
     /// `e` with a "did you mean" added when it is a `not_found` for `alias`, the install has
     /// no agent of that name and has one of a close name (`asistant` → `assistant`).

@@ -71,10 +71,7 @@ impl Warren {
     pub(crate) async fn memory_of(&self, agent: &str) -> Result<Arc<dyn Memory>, ApiError> {
         let config = self.load()?.config;
         if !config.agents.contains_key(agent) {
-            return Err(ApiError::new(
-                ErrorCode::NotFound,
-                format!("agent `{agent}` does not exist"),
-            ));
+            return Err(crate::errors::unknown_agent(&config, agent));
         }
         let host = self.host().await?;
         host.memory()

@@ -107,13 +107,11 @@ impl Warren {
 
     /// `alias` is an agent of the config, or a not-found error naming it.
     fn require_agent(&self, alias: &str) -> Result<(), ApiError> {
-        if self.load()?.config.agents.contains_key(alias) {
+        let config = self.load()?.config;
+        if config.agents.contains_key(alias) {
             Ok(())
         } else {
-            Err(ApiError::new(
-                ErrorCode::NotFound,
-                format!("agent `{alias}` does not exist"),
-            ))
+            Err(crate::errors::unknown_agent(&config, alias))
         }
     }
 

@@ -28,6 +28,11 @@ fn misspelt_agents_keys_and_words_get_a_did_you_mean() {
         &["agents", "delete", "asistant", "--yes"],
         &["agents", "pause", "asistant"],
         &["policy", "show", "--agent", "asistant"],
+        &["memory", "list", "--agent", "asistant"],
+        &["memory", "recall", "--agent", "asistant", "notes"],
+        &["cron", "list", "--agent", "asistant"],
+        &["secrets", "rm", "token", "--agent", "asistant"],
+        &["tool", "--agent", "asistant", "file_read", r#"{"path": "a.txt"}"#],
     ] {
         let r = warren(t.root(), args);
         assert_eq!(r.code, 1, "{args:?}: {}", r.stderr);
