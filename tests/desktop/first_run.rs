@@ -3,9 +3,10 @@
 //! chosen from the server's own list and the default agent pointed at it; config.toml then has
 //! the route with that model and `assistant` using it, never the key; a restart does not show
 //! the flow again and Settings → "Run setup again" does. Skip ends it for good, and an Ollama
-//! that does not answer is said in words.
+//! that does not answer is said in words. A ZeroClaw install found on the machine is offered
+//! as the flow's last step and imported from there.
 
-use crate::harness::{launch_first_run, Desktop};
+use crate::harness::{launch_first_run, launch_first_run_with_env, Desktop};
 use crate::{block_on_mt, serial};
 use fantoccini::Locator;
 use std::path::{Path, PathBuf};
@@ -266,6 +267,83 @@ fn skip_ends_the_flow_for_good_and_a_silent_ollama_is_named() {
         d.close().await;
         let d = launch_first_run(|home| restore_install(&kept_home, home)).await;
         flow_stays_closed(&d).await;
+        d.close().await;
+    });
+}
+
+#[test]
+fn a_zeroclaw_install_found_is_imported_as_the_flows_last_step() {
+    let _serial = serial();
+    block_on_mt(async {
+        let scratch = tempfile::tempdir().unwrap();
+        let src =
+            warren_testkit::zeroclaw::copy_zeroclaw_fixture(&scratch.path().join("zc")).unwrap();
+        let src_text = src.display().to_string();
+        let d = launch_first_run_with_env(&[("ZEROCLAW_CONFIG_DIR", &src_text)], |_| {}).await;
+        d.wait_for("[data-testid=first-run][data-step=provider][data-probing=false]")
+            .await;
+        // Skipping the provider skips testing and choosing a model (no route to test); the
+        // import comes after the agents.
+        for next in ["agents", "import"] {
+            d.click("[data-testid=first-run-next]").await;
+            d.wait_for(&format!("[data-testid=first-run][data-step={next}]"))
+                .await;
+        }
+        let shown = d
+            .wait_text(
+                "[data-testid=first-run-import] [data-testid=import-source]",
+                |t| !t.is_empty(),
+            )
+            .await;
+        assert_eq!(shown, src_text);
+        d.click("[data-testid=first-run-import] [data-testid=import-review]")
+            .await;
+        // The first start wrote Warren's own `ollama.local`; ZeroClaw's differs: a choice.
+        let problems = d
+            .wait_text(
+                "[data-testid=first-run-import] [data-testid=import-problems]",
+                |t| t.contains("ollama.local"),
+            )
+            .await;
+        assert!(problems.contains("choose to rename it"), "{problems}");
+        d.click(
+            "[data-testid=first-run-import] [data-testid=import-collisions] option[value=rename]",
+        )
+        .await;
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while d
+            .client
+            .find(Locator::Css(
+                "[data-testid=first-run-import] [data-testid=import-problems]",
+            ))
+            .await
+            .is_ok()
+        {
+            assert!(
+                Instant::now() < deadline,
+                "the choice never cleared the plan"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        d.click("[data-testid=first-run-import] [data-testid=import-run]")
+            .await;
+        let done = d
+            .wait_text(
+                "[data-testid=first-run-import] [data-testid=import-done]",
+                |t| !t.is_empty(),
+            )
+            .await;
+        assert!(done.contains("Imported 4 agents"), "{done}");
+        d.screenshot("first-run-import").await;
+        d.click("[data-testid=first-run-finish]").await;
+        wait_gone(&d, "[data-testid=first-run]").await;
+        assert_eq!(record(&d.home)["outcome"], "completed");
+        let config = std::fs::read_to_string(d.home.join("config.toml")).unwrap();
+        assert!(config.contains("[agents.assistant]"), "{config}");
+        assert!(config.contains("ollama.local_zeroclaw"), "{config}");
+        // The imported agents are on the Agents screen behind the closed flow.
+        d.wait_for("[data-testid=agent-row][data-alias=writer]")
+            .await;
         d.close().await;
     });
 }

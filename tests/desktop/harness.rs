@@ -297,6 +297,14 @@ pub async fn launch_first_run(prepare: impl FnOnce(&Path)) -> Desktop {
     launch_inner(Bus::None, &[], false, prepare).await
 }
 
+/// [`launch_first_run`] with more environment for the app (a ZeroClaw install's folder, say).
+pub async fn launch_first_run_with_env(
+    env: &[(&str, &str)],
+    prepare: impl FnOnce(&Path),
+) -> Desktop {
+    launch_inner(Bus::None, env, false, prepare).await
+}
+
 /// Writes the first-run record "skipped" into `home` unless it has one.
 fn skip_first_run(home: &Path) {
     let record = home.join("data").join("first_run.json");

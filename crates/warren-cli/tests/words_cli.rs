@@ -32,7 +32,13 @@ fn misspelt_agents_keys_and_words_get_a_did_you_mean() {
         &["memory", "recall", "--agent", "asistant", "notes"],
         &["cron", "list", "--agent", "asistant"],
         &["secrets", "rm", "token", "--agent", "asistant"],
-        &["tool", "--agent", "asistant", "file_read", r#"{"path": "a.txt"}"#],
+        &[
+            "tool",
+            "--agent",
+            "asistant",
+            "file_read",
+            r#"{"path": "a.txt"}"#,
+        ],
     ] {
         let r = warren(t.root(), args);
         assert_eq!(r.code, 1, "{args:?}: {}", r.stderr);
