@@ -5,7 +5,6 @@
 
 use crate::harness::{launch, Desktop};
 use crate::{block_on, serial};
-use fantoccini::Locator;
 use std::path::{Path, PathBuf};
 use warren_api::Warren;
 use warren_config::InstallLayout;
@@ -239,12 +238,21 @@ fn editor_the_permission_map_shows_the_grants_and_explains_a_denial() {
             assert_eq!(got, want, "{agent} on {peer}");
         }
         // Aliases read as they were written in both headers (the rendered text, after CSS).
+        // (`innerText` is the text as shown, after `text-transform`.)
         for css in ["[data-testid=perm-peer]", "[data-testid=perm-agent]"] {
-            let mut shown = Vec::new();
-            for e in d.client.find_all(Locator::Css(css)).await.unwrap() {
-                shown.push(e.text().await.unwrap());
-            }
-            assert_eq!(shown, ["alice", "bob", "carol", "mark"], "{css}");
+            let shown = d
+                .client
+                .execute(
+                    "return [...document.querySelectorAll(arguments[0])].map(e => e.innerText.trim());",
+                    vec![serde_json::json!(css)],
+                )
+                .await
+                .unwrap();
+            assert_eq!(
+                shown,
+                serde_json::json!(["alice", "bob", "carol", "mark"]),
+                "{css}"
+            );
         }
         d.screenshot("permission-map").await;
 
