@@ -175,3 +175,51 @@ fn a_provider_connected_from_the_hint_is_saved_tested_and_guarded() {
         d.close().await;
     });
 }
+
+/// Editing a route, "Models offered" reads the provider's own list (here a local Ollama's
+/// `/api/tags`, no key) and the model picked from it is what Save writes.
+#[test]
+fn a_routes_model_is_picked_from_the_list_its_provider_offers() {
+    let _serial = serial();
+    block_on_mt(async {
+        let fake = FakeLlm::start(ProviderFamily::Ollama).unwrap();
+        fake.set_models(["llama3.2", "qwen2.5-coder:7b"]);
+        let config = format!(
+            "[risk_profiles.sup]\nlevel = \"supervised\"\n\n[providers.models.ollama.local]\nmodel = \"llama3.2\"\nuri = \"{}\"\n\n[agents.alice]\nrisk_profile = \"sup\"\nmodel_provider = \"ollama.local\"\n",
+            fake.uri()
+        );
+        let d = launch(|home| std::fs::write(home.join("config.toml"), &config).unwrap()).await;
+        d.nav("settings").await;
+        let row = "[data-testid=provider-row][data-reference='ollama.local']";
+        d.click(&format!("{row} [data-testid=provider-edit]")).await;
+        d.click("[data-testid=provider-list-models]").await;
+        d.wait_for("[data-testid=provider-model-pick]").await;
+        d.click("[data-testid=provider-model-pick] option[value='qwen2.5-coder:7b']")
+            .await;
+        let model = d
+            .wait_for("[data-testid=provider-model]")
+            .await
+            .prop("value")
+            .await
+            .unwrap();
+        assert_eq!(model.as_deref(), Some("qwen2.5-coder:7b"));
+        d.wait_text("[data-testid=provider-diff]", |t| {
+            t.contains("qwen2.5-coder:7b")
+        })
+        .await;
+        wait_save(&d, true).await;
+        d.screenshot("provider-model-picked").await;
+        d.click("[data-testid=provider-save]").await;
+        d.wait_for("[data-testid=provider-saved]").await;
+        let saved = std::fs::read_to_string(d.home.join("config.toml")).unwrap();
+        assert!(
+            saved.contains("[providers.models.ollama.local]\nmodel = \"qwen2.5-coder:7b\""),
+            "{saved}"
+        );
+        assert!(
+            fake.requests().iter().any(|r| r.path == "/api/tags"),
+            "the list was not read from the provider"
+        );
+        d.close().await;
+    });
+}

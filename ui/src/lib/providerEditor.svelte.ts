@@ -11,6 +11,7 @@ import {
   type DiffLine,
   type ProviderInput,
   type ProviderKeyView,
+  type ProviderModelsView,
   type ProviderTestView,
 } from "../bindings";
 import { toApiError } from "./agents.svelte";
@@ -18,7 +19,7 @@ import { unwrap } from "./result";
 
 export type ProviderEditorApi = Pick<
   typeof commands,
-  "previewProvider" | "saveProvider" | "removeProvider" | "testProvider"
+  "previewProvider" | "saveProvider" | "removeProvider" | "testProvider" | "providerModels"
 >;
 
 export type Family = "openai" | "anthropic" | "ollama";
@@ -61,6 +62,9 @@ export class ProviderEditorStore {
   /** The last test per route. */
   tests = $state<Record<string, ProviderTestView>>({});
   testing = $state<string[]>([]);
+  /** The models the saved route's provider offers (read on request), to pick the model from. */
+  models = $state<ProviderModelsView | null>(null);
+  listing = $state(false);
 
   #api: ProviderEditorApi;
   #seq = 0;
@@ -113,11 +117,42 @@ export class ProviderEditorStore {
   }
 
   #reset() {
+    this.models = null;
     this.diff = [];
     this.issues = [];
     this.inputError = null;
     this.error = null;
     this.saved = null;
+  }
+
+  /** The route whose models can be listed: the one being edited, or the one just saved (its
+   * key is in the secret store by then); null for a route not saved yet. */
+  get listable(): string | null {
+    if (this.saved) return this.saved.reference;
+    return this.draft?.existing ? this.reference : null;
+  }
+
+  /** Reads the provider's own model list for the route (with its stored key). */
+  async listModels(): Promise<void> {
+    const reference = this.listable;
+    if (!reference) return;
+    const seq = this.#seq;
+    this.listing = true;
+    try {
+      const view = unwrap(await this.#api.providerModels(reference));
+      if (seq === this.#seq) this.models = view;
+    } catch (e) {
+      const err = toApiError(e);
+      if (seq === this.#seq)
+        this.models = { reference, url: "", ok: false, models: [], error_code: null, error: err.message };
+    } finally {
+      this.listing = false;
+    }
+  }
+
+  /** Takes `model` from the listed ones as the route's model. */
+  pickModel(model: string) {
+    if (this.draft) this.draft.model = model;
   }
 
   /** The route as the backend takes it: empty fields keep their current value. */
