@@ -7,7 +7,7 @@ use crate::harness::{launch, Desktop};
 use crate::{block_on_mt, serial};
 use fantoccini::Locator;
 use serde_json::json;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use warren_testkit::fake_llm::{FakeLlm, Reply};
 use warren_types::ProviderFamily;
 
@@ -625,6 +625,31 @@ fn a_delegated_child_turn_shows_nested_under_the_delegate_card_live_and_in_repla
             .await;
         assert_eq!(text, "helper found 42");
         d.wait_for(&format!("{child}[data-state=completed]")).await;
+        // The child's tool call is a card like the parent's (its read fails here: the card is
+        // open on its arguments and error in words, and a click folds it).
+        let sub = format!("{child} [data-testid=sub-tool][data-tool=file_read]");
+        d.wait_for(&format!("{sub}[data-state=failed]")).await;
+        let args = d
+            .wait_text(&format!("{sub} [data-testid=tool-args]"), |t| {
+                t.contains("\"path\"")
+            })
+            .await;
+        assert!(args.starts_with('{'), "{args}");
+        d.wait_for(&format!("{sub} [data-testid=tool-error]")).await;
+        d.click(&format!("{sub} [data-testid=tool-toggle]")).await;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while d
+            .client
+            .find(Locator::Css(&format!("{sub} [data-testid=tool-args]")))
+            .await
+            .is_ok()
+        {
+            assert!(
+                Instant::now() < deadline,
+                "the sub-agent's card did not fold"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
         d.wait_for("[data-testid=turn][data-state=completed]").await;
         d.wait_for(&format!("{card}[data-state=ok]")).await;
         assert_eq!(
