@@ -522,13 +522,19 @@ impl Desktop {
         }
     }
 
-    /// Clicks the element matching `css` once it is there.
+    /// Clicks the element matching `css` once it is there. An element the page re-rendered
+    /// between finding and clicking it (a refresh after a file change, say) is found again.
     pub async fn click(&self, css: &str) {
-        self.wait_for(css)
-            .await
-            .click()
-            .await
-            .unwrap_or_else(|e| panic!("clicking `{css}`: {e}"));
+        let deadline = Instant::now() + UI_TIMEOUT;
+        loop {
+            match self.wait_for(css).await.click().await {
+                Ok(_) => return,
+                Err(e) if is_stale(&e) && Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                Err(e) => panic!("clicking `{css}`: {e}"),
+            }
+        }
     }
 
     /// Saves a PNG of the display into `target/screenshots/<name>.png` and returns its path.
@@ -634,4 +640,17 @@ impl Desktop {
         let _ = client.close().await;
         drop(procs);
     }
+}
+
+/// The element a WebDriver call named is gone from the page (WebKitWebDriver says "Node with
+/// identifier … was not found"; the standard error is "stale element reference").
+fn is_stale(e: &fantoccini::error::CmdError) -> bool {
+    if let fantoccini::error::CmdError::Standard(w) = e {
+        if w.error() == "stale element reference" {
+            return true;
+        }
+    }
+    let text = e.to_string();
+    text.contains("stale element")
+        || (text.contains("Node with identifier") && text.contains("was not found"))
 }
