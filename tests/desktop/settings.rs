@@ -275,8 +275,13 @@ fn without_a_keyring_a_key_goes_to_the_encrypted_file() {
     block_on(async {
         let d = launch_with(Bus::None, write_config).await;
         d.nav("settings").await;
-        d.wait_for("[data-testid=secret-backend][data-backend=file]")
+        let said = d
+            .wait_text("[data-testid=secret-backend][data-backend=file]", |t| {
+                t.contains("secrets.enc")
+            })
             .await;
+        // The store is named once, then where it is and why the keyring is not used.
+        assert_eq!(said.matches("encrypted file").count(), 1, "{said}");
         set_key_in_window(&d, "file").await;
         let listed = api(&d).list_secrets().unwrap();
         let entry = listed
