@@ -93,7 +93,12 @@ fn view_of(set: &McpSet, specs: &[ServerSpec]) -> Vec<McpServerView> {
         .map(|(s, spec)| {
             let (status, error) = match s.status() {
                 ServerStatus::Running => (McpServerStatus::Running, None),
-                ServerStatus::Failed(m) => (McpServerStatus::Failed, Some(m)),
+                // A server's error can quote its own stderr: the credentials it was handed are
+                // secrets of the process and never leave in an answer.
+                ServerStatus::Failed(m) => (
+                    McpServerStatus::Failed,
+                    Some(warren_types::redact::redact(&m).into_owned()),
+                ),
             };
             let target = match (&spec.config.command, &spec.config.url) {
                 (Some(c), _) => std::iter::once(c.as_str())
@@ -162,10 +167,7 @@ impl Warren {
     pub async fn mcp_test(&self, alias: &str, server: &str) -> Result<McpServerView, ApiError> {
         let cfg = self.load()?.config;
         if !cfg.agents.contains_key(alias) {
-            return Err(ApiError::new(
-                ErrorCode::NotFound,
-                format!("agent `{alias}` does not exist"),
-            ));
+            return Err(crate::errors::unknown_agent(&cfg, alias));
         }
         let config = cfg.mcp_servers.get(server).cloned().ok_or_else(|| {
             ApiError::new(

@@ -206,7 +206,10 @@ fn apply(doc: &mut ConfigDocument, input: &McpServerInput) -> Result<Vec<String>
         if let Some(unknown) = wanted.iter().find(|a| !all.contains(a)) {
             return Err(ApiError::new(
                 ErrorCode::NotFound,
-                format!("agent `{unknown}` does not exist"),
+                format!(
+                    "agent `{unknown}` does not exist{}",
+                    warren_types::did_you_mean_hint(unknown, all.iter())
+                ),
             ));
         }
         for alias in all {
@@ -304,14 +307,23 @@ impl Warren {
 
     /// Adds or changes a stdio server (and which agents use it) when the whole config still
     /// validates; otherwise nothing is written and the error lists every finding.
+    /// The entry it answers hides credential values (as the preview's diff does): it is what
+    /// `warren mcp add` prints.
     pub fn save_mcp_server(&self, input: &McpServerInput) -> Result<McpServerEntry, ApiError> {
         self.save_config_edit(|doc| apply(doc, input).map(|_| ()))?;
         tracing::info!(server = %input.name, existing = input.existing, "MCP server saved");
-        self.mcp_servers_overview()?
+        let mut entry = self
+            .mcp_servers_overview()?
             .servers
             .into_iter()
             .find(|s| s.name == input.name)
-            .ok_or_else(|| ApiError::new(ErrorCode::Internal, "server missing after saving"))
+            .ok_or_else(|| ApiError::new(ErrorCode::Internal, "server missing after saving"))?;
+        for v in &mut entry.env {
+            if is_credential(&v.name) && !v.value.is_empty() {
+                v.value = warren_types::redact::REDACTED.to_string();
+            }
+        }
+        Ok(entry)
     }
 
     /// What removing `name` would change, and the agents that would lose it.

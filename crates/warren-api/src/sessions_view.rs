@@ -85,11 +85,9 @@ impl Warren {
     /// for an agent the config does not have.
     pub async fn sessions(&self, agent: Option<&str>) -> Result<Vec<SessionView>, ApiError> {
         if let Some(a) = agent {
-            if !self.load()?.config.agents.contains_key(a) {
-                return Err(ApiError::new(
-                    ErrorCode::NotFound,
-                    format!("agent `{a}` does not exist"),
-                ));
+            let config = self.load()?.config;
+            if !config.agents.contains_key(a) {
+                return Err(crate::errors::unknown_agent(&config, a));
             }
         }
         let whose = agent.map_or_else(|| "every agent".to_string(), |a| format!("`{a}`"));

@@ -326,3 +326,47 @@ command = "no-such-mcp-program"
     );
     assert_eq!(r.json()["checked"], 1, "{}\n{}", r.stdout, r.stderr);
 }
+
+/// A credential handed to a server never comes back: `mcp add --json` answers it hidden, and a
+/// server that fails quoting it on stderr is reported with it redacted.
+#[test]
+fn an_mcp_servers_credential_is_hidden_in_add_and_in_its_failure() {
+    const TOKEN: &str = "sk-mcp-leak-5d8e1f0a9b";
+    let t = TestInstall::with_config(EDIT_CONFIG).unwrap();
+    std::fs::create_dir_all(t.root().join("agents/alice/workspace")).unwrap();
+    let r = warren(
+        t.root(),
+        &[
+            "--json",
+            "mcp",
+            "add",
+            "leaky",
+            "--command",
+            "sh",
+            "--arg",
+            "-c",
+            "--arg",
+            "echo \"refused token $API_TOKEN\" >&2; exit 3",
+            "--env",
+            &format!("API_TOKEN={TOKEN}"),
+            "--agent",
+            "alice",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(!r.stdout.contains(TOKEN), "{}", r.stdout);
+    assert!(r.stdout.contains("[redacted]"), "{}", r.stdout);
+    // The file keeps the value (the server needs it).
+    assert!(t.read_config().unwrap().contains(TOKEN));
+
+    let r = warren(
+        t.root(),
+        &["--json", "mcp", "test", "leaky", "--agent", "alice"],
+    );
+    let v = r.json();
+    assert_eq!(v["status"], "failed", "{v}");
+    let error = v["error"].as_str().unwrap_or_default();
+    assert!(error.contains("refused token"), "the stderr is quoted: {v}");
+    assert!(!r.stdout.contains(TOKEN), "{}", r.stdout);
+    assert!(!r.stderr.contains(TOKEN), "{}", r.stderr);
+}

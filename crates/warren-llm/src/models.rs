@@ -131,7 +131,7 @@ impl ProviderClient {
                 let mut after: Option<String> = None;
                 for _ in 0..MAX_PAGES {
                     let page_url = match &after {
-                        Some(id) => format!("{url}?limit=1000&after_id={id}"),
+                        Some(id) => format!("{url}?limit=1000&after_id={}", query_value(id)),
                         None => format!("{url}?limit=1000"),
                     };
                     let body = self.get(&page_url, key.as_deref()).await?;
@@ -260,5 +260,27 @@ impl ProviderClient {
                 excerpt(&String::from_utf8_lossy(body), 200)
             ),
         })
+    }
+}
+
+/// `value` percent-encoded for a query string (a server-given id may hold `&`, `#` or spaces).
+fn query_value(value: &str) -> String {
+    value
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod query_tests {
+    #[test]
+    fn a_server_given_id_is_encoded_for_the_next_page() {
+        assert_eq!(super::query_value("claude-3-5"), "claude-3-5");
+        assert_eq!(super::query_value("a&b#c d"), "a%26b%23c%20d");
     }
 }
