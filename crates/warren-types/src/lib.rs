@@ -8,6 +8,7 @@ pub mod config;
 pub mod dto;
 pub mod error;
 pub mod events;
+pub mod network;
 pub mod redact;
 pub mod suggest;
 
@@ -18,4 +19,7 @@ pub use config::*;
 pub use dto::*;
 pub use error::{ApiError, ErrorCode, UnknownCode};
 pub use events::{ApprovalDecision, EventKind, EventParent, TurnEvent, TurnTrigger};
+pub use network::{
+    is_private, DomainDecision, DomainPattern, DomainRules, HostPattern, NetworkAccess,
+};
 pub use suggest::{did_you_mean, did_you_mean_hint, edit_distance};
