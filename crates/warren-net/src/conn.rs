@@ -1,0 +1,557 @@
+//! One client connection: hyper's HTTP/1 server, a `CONNECT` tunnel or a forwarded plain
+//! request per request, one [`Attempt`] (one record) for each.
+
+use std::convert::Infallible;
+use std::io;
+use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Empty, Full};
+use hyper::body::{Body, Frame, Incoming, SizeHint};
+use hyper::header::{HeaderMap, HeaderName, HeaderValue, CONNECTION, CONTENT_TYPE, HOST};
+use hyper::{Method, Request, Response, StatusCode, Uri};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+use warren_types::network::{is_private, normalize_host};
+
+use crate::{ConnectionRecord, Listener, UPSTREAM_TIMEOUT};
+
+type ProxyBody = BoxBody<Bytes, hyper::Error>;
+
+/// The buffer of each direction of a tunnel.
+const TUNNEL_BUFFER: usize = 64 * 1024;
+
+/// Serves one accepted client connection until it closes (its tunnels run on as tasks).
+pub(crate) async fn serve_connection(listener: Arc<Listener>, stream: TcpStream) {
+    let _ = stream.set_nodelay(true);
+    let timeout = listener.proxy.header_read_timeout;
+    let service = hyper::service::service_fn(move |req| {
+        let listener = listener.clone();
+        async move { Ok::<_, Infallible>(handle(listener, req).await) }
+    });
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(timeout);
+    if let Err(e) = builder
+        .serve_connection(TokioIo::new(stream), service)
+        .with_upgrades()
+        .await
+    {
+        tracing::debug!(error = %e, "egress proxy: client connection ended");
+    }
+}
+
+async fn handle(listener: Arc<Listener>, req: Request<Incoming>) -> Response<ProxyBody> {
+    if req.method() == Method::CONNECT {
+        tunnel(listener, req).await
+    } else {
+        forward(listener, req).await
+    }
+}
+
+/// `CONNECT host:port`: decide, connect, answer 200 and copy both ways on a task of its own.
+async fn tunnel(listener: Arc<Listener>, mut req: Request<Incoming>) -> Response<ProxyBody> {
+    let Some((host, port)) = req
+        .uri()
+        .authority()
+        .and_then(|a| Some((normalize_host(a.host()), a.port_u16()?)))
+    else {
+        return text(
+            StatusCode::BAD_REQUEST,
+            "Warren's egress proxy: CONNECT takes host:port\n".into(),
+        );
+    };
+    let mut attempt = Attempt::new(listener.clone(), host, port, "connect");
+    let upstream = match open(&listener, &mut attempt).await {
+        Ok(stream) => stream,
+        Err(refused) => return refused,
+    };
+    let on_upgrade = hyper::upgrade::on(&mut req);
+    tokio::spawn(async move {
+        match on_upgrade.await {
+            Ok(upgraded) => {
+                let mut client = TokioIo::new(upgraded);
+                let mut server = CountedStream {
+                    inner: upstream,
+                    counts: attempt.counts.clone(),
+                };
+                if let Err(e) = tokio::io::copy_bidirectional_with_sizes(
+                    &mut client,
+                    &mut server,
+                    TUNNEL_BUFFER,
+                    TUNNEL_BUFFER,
+                )
+                .await
+                {
+                    tracing::debug!(error = %e, host = %attempt.host, "egress proxy: tunnel ended");
+                }
+            }
+            Err(e) => attempt.rule = format!("tunnel not opened: {e}"),
+        }
+        drop(attempt);
+    });
+    let mut resp = Response::new(Empty::new().map_err(|never| match never {}).boxed());
+    resp.extensions_mut()
+        .insert(hyper::ext::ReasonPhrase::from_static(
+            b"Connection Established",
+        ));
+    resp
+}
+
+/// A plain request in absolute form: decide, forward in origin form over a fresh connection,
+/// stream the response back.
+async fn forward(listener: Arc<Listener>, req: Request<Incoming>) -> Response<ProxyBody> {
+    let Some(authority) = req.uri().authority().cloned() else {
+        return text(
+            StatusCode::BAD_REQUEST,
+            "This is Warren's egress proxy: send absolute-form requests (GET http://host/path) or CONNECT host:port\n".into(),
+        );
+    };
+    if req.uri().scheme_str() != Some("http") {
+        return text(
+            StatusCode::BAD_REQUEST,
+            "Warren's egress proxy forwards http:// URLs; reach https:// ones with CONNECT\n"
+                .into(),
+        );
+    }
+    let port = authority.port_u16().unwrap_or(80);
+    let mut attempt = Attempt::new(
+        listener.clone(),
+        normalize_host(authority.host()),
+        port,
+        "http",
+    );
+    let upstream = match open(&listener, &mut attempt).await {
+        Ok(stream) => stream,
+        Err(refused) => return refused,
+    };
+    let (mut sender, connection) =
+        match hyper::client::conn::http1::handshake::<_, ProxyBody>(TokioIo::new(upstream)).await {
+            Ok(pair) => pair,
+            Err(e) => return fail(&mut attempt, format!("request failed: {e}")),
+        };
+    tokio::spawn(async move {
+        if let Err(e) = connection.await {
+            tracing::debug!(error = %e, "egress proxy: upstream connection ended");
+        }
+    });
+
+    let (mut parts, body) = req.into_parts();
+    parts.uri = origin_form(&parts.uri);
+    strip_hop_by_hop(&mut parts.headers);
+    if !parts.headers.contains_key(HOST) {
+        if let Ok(host) = HeaderValue::from_str(authority.as_str()) {
+            parts.headers.insert(HOST, host);
+        }
+    }
+    let body = CountedBody {
+        inner: body,
+        counts: attempt.counts.clone(),
+        upward: true,
+        _attempt: None,
+    };
+    let resp = match sender
+        .send_request(Request::from_parts(parts, body.boxed()))
+        .await
+    {
+        Ok(resp) => resp,
+        Err(e) => return fail(&mut attempt, format!("request failed: {e}")),
+    };
+    let (mut parts, body) = resp.into_parts();
+    strip_hop_by_hop(&mut parts.headers);
+    let counts = attempt.counts.clone();
+    // The attempt rides with the response body: it is recorded when the body is done or the
+    // client goes away.
+    let body = CountedBody {
+        inner: body,
+        counts,
+        upward: false,
+        _attempt: Some(attempt),
+    };
+    Response::from_parts(parts, body.boxed())
+}
+
+/// Decides on the attempt's host and port, resolves, checks the addresses and connects to the
+/// one checked; or answers the refusal or failure (and notes it on the attempt).
+async fn open(listener: &Listener, a: &mut Attempt) -> Result<TcpStream, Response<ProxyBody>> {
+    let decision = listener.rules.decide(&a.host, a.port);
+    a.rule = decision.rule;
+    if !decision.allowed {
+        return Err(refuse(listener, a));
+    }
+    a.allowed = true;
+    let addrs = match a.host.parse::<IpAddr>() {
+        Ok(ip) => vec![SocketAddr::new(ip, a.port)],
+        Err(_) => {
+            let lookup = listener.proxy.resolver.resolve(&a.host, a.port);
+            match tokio::time::timeout(UPSTREAM_TIMEOUT, lookup).await {
+                Ok(Ok(addrs)) if !addrs.is_empty() => addrs,
+                Ok(Ok(_)) => return Err(fail(a, "could not resolve: no address".into())),
+                Ok(Err(e)) => return Err(fail(a, format!("could not resolve: {e}"))),
+                Err(_) => {
+                    let secs = UPSTREAM_TIMEOUT.as_secs();
+                    return Err(fail(a, format!("could not resolve: no answer in {secs} s")));
+                }
+            }
+        }
+    };
+    let addr = match pick_address(&addrs, listener.rules.allow_private) {
+        Ok(addr) => addr,
+        Err(ip) => {
+            a.allowed = false;
+            a.rule = format!("private address {ip} (allow_private is off)");
+            return Err(refuse(listener, a));
+        }
+    };
+    a.address = Some(addr);
+    // By address: the name is not resolved again between the check and the connect.
+    match tokio::time::timeout(UPSTREAM_TIMEOUT, TcpStream::connect(addr)).await {
+        Ok(Ok(stream)) => {
+            let _ = stream.set_nodelay(true);
+            Ok(stream)
+        }
+        Ok(Err(e)) => Err(fail(a, format!("connect failed: {addr}: {e}"))),
+        Err(_) => {
+            let secs = UPSTREAM_TIMEOUT.as_secs();
+            Err(fail(
+                a,
+                format!("connect failed: {addr}: no answer in {secs} s"),
+            ))
+        }
+    }
+}
+
+/// The first address the rules let the connection reach, or the first private address found
+/// when every address is private and `allow_private` is off.
+fn pick_address(addrs: &[SocketAddr], allow_private: bool) -> Result<SocketAddr, IpAddr> {
+    match addrs.iter().find(|a| allow_private || !is_private(a.ip())) {
+        Some(a) => Ok(*a),
+        None => Err(addrs
+            .first()
+            .map(|a| a.ip())
+            .unwrap_or(IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED))),
+    }
+}
+
+/// `host:port`, an IPv6 address in brackets.
+fn host_port(host: &str, port: u16) -> String {
+    if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
+}
+
+/// 403 with the rule in a header and in words; the refusal noted on the listener.
+fn refuse(listener: &Listener, a: &Attempt) -> Response<ProxyBody> {
+    let target = host_port(&a.host, a.port);
+    listener.refused(format!("{target} refused: {}", a.rule));
+    let mut resp = text(
+        StatusCode::FORBIDDEN,
+        format!("Warren refused {target}: {}\n", a.rule),
+    );
+    let value = HeaderValue::from_str(&a.rule).unwrap_or_else(|_| {
+        let printable: String = a
+            .rule
+            .chars()
+            .map(|c| {
+                if c.is_ascii_graphic() || c == ' ' {
+                    c
+                } else {
+                    '?'
+                }
+            })
+            .collect();
+        HeaderValue::from_str(&printable).unwrap_or(HeaderValue::from_static("refused"))
+    });
+    resp.headers_mut().insert("x-warren-refused", value);
+    resp
+}
+
+/// 502: the attempt was allowed but could not be carried out; `rule` says why.
+fn fail(a: &mut Attempt, rule: String) -> Response<ProxyBody> {
+    let target = host_port(&a.host, a.port);
+    let resp = text(
+        StatusCode::BAD_GATEWAY,
+        format!("Warren could not reach {target}: {rule}\n"),
+    );
+    a.rule = rule;
+    resp
+}
+
+fn text(status: StatusCode, body: String) -> Response<ProxyBody> {
+    let mut resp = Response::new(
+        Full::new(Bytes::from(body))
+            .map_err(|never| match never {})
+            .boxed(),
+    );
+    *resp.status_mut() = status;
+    resp.headers_mut().insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    resp
+}
+
+/// The request target as the origin server expects it: path and query only.
+fn origin_form(uri: &Uri) -> Uri {
+    let pq = uri.path_and_query().map(|pq| pq.as_str()).unwrap_or("/");
+    let pq = if pq.starts_with('/') {
+        pq.to_string()
+    } else {
+        format!("/{pq}")
+    };
+    pq.parse().unwrap_or_else(|_| Uri::from_static("/"))
+}
+
+/// Removes the headers that concern one hop only: those `Connection` names, the standard
+/// hop-by-hop ones and every `Proxy-*` header.
+fn strip_hop_by_hop(headers: &mut HeaderMap) {
+    let named: Vec<HeaderName> = headers
+        .get_all(CONNECTION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .filter_map(|n| HeaderName::from_bytes(n.trim().as_bytes()).ok())
+        .collect();
+    for name in named {
+        headers.remove(name);
+    }
+    for name in [
+        "connection",
+        "keep-alive",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+    ] {
+        headers.remove(name);
+    }
+    let proxy: Vec<HeaderName> = headers
+        .keys()
+        .filter(|k| k.as_str().starts_with("proxy-"))
+        .cloned()
+        .collect();
+    for name in proxy {
+        headers.remove(name);
+    }
+}
+
+#[derive(Default)]
+struct Counts {
+    up: AtomicU64,
+    down: AtomicU64,
+}
+
+/// One attempt; dropping it hands its record to the sink (exactly once).
+struct Attempt {
+    listener: Arc<Listener>,
+    host: String,
+    port: u16,
+    kind: &'static str,
+    allowed: bool,
+    rule: String,
+    address: Option<SocketAddr>,
+    counts: Arc<Counts>,
+    started: Instant,
+    started_unix_ms: i64,
+}
+
+impl Attempt {
+    fn new(listener: Arc<Listener>, host: String, port: u16, kind: &'static str) -> Attempt {
+        let since_epoch = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default();
+        Attempt {
+            listener,
+            host,
+            port,
+            kind,
+            allowed: false,
+            rule: String::new(),
+            address: None,
+            counts: Arc::new(Counts::default()),
+            started: Instant::now(),
+            started_unix_ms: i64::try_from(since_epoch.as_millis()).unwrap_or(i64::MAX),
+        }
+    }
+}
+
+impl Drop for Attempt {
+    fn drop(&mut self) {
+        let record = ConnectionRecord {
+            agent: self.listener.agent.clone(),
+            host: std::mem::take(&mut self.host),
+            port: self.port,
+            allowed: self.allowed,
+            rule: std::mem::take(&mut self.rule),
+            address: self.address,
+            bytes_up: self.counts.up.load(Ordering::Relaxed),
+            bytes_down: self.counts.down.load(Ordering::Relaxed),
+            started_unix_ms: self.started_unix_ms,
+            duration_ms: u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            kind: self.kind,
+        };
+        self.listener.proxy.sink.record(record);
+    }
+}
+
+/// A body whose data bytes are counted (up for a request, down for a response); it may carry
+/// the attempt, recorded when the body is dropped.
+struct CountedBody {
+    inner: Incoming,
+    counts: Arc<Counts>,
+    upward: bool,
+    _attempt: Option<Attempt>,
+}
+
+impl Body for CountedBody {
+    type Data = Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.inner).poll_frame(cx);
+        if let Poll::Ready(Some(Ok(frame))) = &polled {
+            if let Some(data) = frame.data_ref() {
+                let counter = if this.upward {
+                    &this.counts.up
+                } else {
+                    &this.counts.down
+                };
+                counter.fetch_add(data.len() as u64, Ordering::Relaxed);
+            }
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// The server side of a tunnel, counting what is written to it (up) and read from it (down).
+struct CountedStream {
+    inner: TcpStream,
+    counts: Arc<Counts>,
+}
+
+impl AsyncRead for CountedStream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut this.inner).poll_read(cx, buf);
+        if let Poll::Ready(Ok(())) = polled {
+            let n = buf.filled().len().saturating_sub(before);
+            this.counts.down.fetch_add(n as u64, Ordering::Relaxed);
+        }
+        polled
+    }
+}
+
+impl AsyncWrite for CountedStream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.inner).poll_write(cx, buf);
+        if let Poll::Ready(Ok(n)) = polled {
+            this.counts.up.fetch_add(n as u64, Ordering::Relaxed);
+        }
+        polled
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn addrs(list: &[&str]) -> Vec<SocketAddr> {
+        list.iter().map(|a| a.parse().unwrap()).collect()
+    }
+
+    #[test]
+    fn the_first_public_address_is_picked_and_private_ones_dropped() {
+        let mixed = addrs(&["127.0.0.1:80", "[::ffff:10.0.0.1]:80", "93.184.216.34:80"]);
+        assert_eq!(
+            pick_address(&mixed, false),
+            Ok("93.184.216.34:80".parse().unwrap())
+        );
+        assert_eq!(
+            pick_address(&mixed, true),
+            Ok("127.0.0.1:80".parse().unwrap())
+        );
+        let private = addrs(&["[fd00::1]:443", "192.168.1.1:443"]);
+        assert_eq!(
+            pick_address(&private, false),
+            Err("fd00::1".parse().unwrap())
+        );
+    }
+
+    #[test]
+    fn hop_by_hop_and_proxy_headers_are_removed() {
+        let mut h = HeaderMap::new();
+        for (k, v) in [
+            ("host", "example.com"),
+            ("connection", "keep-alive, x-secret"),
+            ("x-secret", "1"),
+            ("keep-alive", "timeout=5"),
+            ("proxy-authorization", "Basic abc"),
+            ("proxy-connection", "keep-alive"),
+            ("transfer-encoding", "chunked"),
+            ("upgrade", "websocket"),
+            ("te", "trailers"),
+            ("accept", "*/*"),
+            ("content-length", "3"),
+        ] {
+            h.append(k, HeaderValue::from_static(v));
+        }
+        strip_hop_by_hop(&mut h);
+        let mut left: Vec<&str> = h.keys().map(|k| k.as_str()).collect();
+        left.sort();
+        assert_eq!(left, ["accept", "content-length", "host"]);
+    }
+
+    #[test]
+    fn absolute_targets_become_origin_form() {
+        for (abs, origin) in [
+            ("http://example.com/a/b?c=d", "/a/b?c=d"),
+            ("http://example.com", "/"),
+            ("http://example.com:8080/", "/"),
+        ] {
+            let uri: Uri = abs.parse().unwrap();
+            assert_eq!(origin_form(&uri).to_string(), origin, "{abs}");
+        }
+        assert_eq!(host_port("::1", 443), "[::1]:443");
+        assert_eq!(host_port("crates.io", 443), "crates.io:443");
+    }
+}
