@@ -17,7 +17,7 @@ use hyper::body::{Body, Frame, Incoming, SizeHint};
 use hyper::header::{HeaderMap, HeaderName, HeaderValue, CONNECTION, CONTENT_TYPE, HOST};
 use hyper::{Method, Request, Response, StatusCode, Uri};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use warren_types::network::{is_private, normalize_host};
 
@@ -25,8 +25,11 @@ use crate::{ConnectionRecord, Listener, UPSTREAM_TIMEOUT};
 
 type ProxyBody = BoxBody<Bytes, hyper::Error>;
 
-/// The buffer of each direction of a tunnel.
-const TUNNEL_BUFFER: usize = 64 * 1024;
+/// The buffer each direction of a tunnel starts with.
+const TUNNEL_BUFFER_MIN: usize = 16 * 1024;
+/// The most it grows to, doubling each time a read fills it: an idle or slow tunnel keeps a
+/// small buffer, a bulk download gets fewer, larger reads and writes.
+const TUNNEL_BUFFER_MAX: usize = 1024 * 1024;
 
 /// Serves one accepted client connection until it closes (its tunnels run on as tasks).
 pub(crate) async fn serve_connection(listener: Arc<Listener>, stream: TcpStream) {
@@ -78,19 +81,25 @@ async fn tunnel(listener: Arc<Listener>, mut req: Request<Incoming>) -> Response
     tokio::spawn(async move {
         match on_upgrade.await {
             Ok(upgraded) => {
-                let mut client = TokioIo::new(upgraded);
-                let mut server = CountedStream {
-                    inner: upstream,
-                    counts: attempt.counts.clone(),
+                let mut server = upstream;
+                let (server_read, server_write) = server.split();
+                // The client's own socket when hyper hands it back (it does for TCP), so that
+                // the copy runs socket to socket; bytes hyper read past the CONNECT head go
+                // first.
+                let copied = match upgraded.downcast::<TokioIo<TcpStream>>() {
+                    Ok(parts) => {
+                        let mut client = parts.io.into_inner();
+                        let (client_read, client_write) = client.split();
+                        let ends = (client_read, client_write, server_read, server_write);
+                        pipe(ends, &parts.read_buf, &attempt.counts).await
+                    }
+                    Err(upgraded) => {
+                        let (client_read, client_write) = tokio::io::split(TokioIo::new(upgraded));
+                        let ends = (client_read, client_write, server_read, server_write);
+                        pipe(ends, &[], &attempt.counts).await
+                    }
                 };
-                if let Err(e) = tokio::io::copy_bidirectional_with_sizes(
-                    &mut client,
-                    &mut server,
-                    TUNNEL_BUFFER,
-                    TUNNEL_BUFFER,
-                )
-                .await
-                {
+                if let Err(e) = copied {
                     tracing::debug!(error = %e, host = %attempt.host, "egress proxy: tunnel ended");
                 }
             }
@@ -104,6 +113,56 @@ async fn tunnel(listener: Arc<Listener>, mut req: Request<Incoming>) -> Response
             b"Connection Established",
         ));
     resp
+}
+
+/// Copies both ways until both directions are done (each end half-closes the other's write
+/// side), `pending` (client bytes already read) first; an error in either direction ends both.
+async fn pipe<CR, CW, SR, SW>(
+    (mut client_read, mut client_write, mut server_read, mut server_write): (CR, CW, SR, SW),
+    pending: &[u8],
+    counts: &Counts,
+) -> io::Result<()>
+where
+    CR: AsyncRead + Unpin,
+    CW: AsyncWrite + Unpin,
+    SR: AsyncRead + Unpin,
+    SW: AsyncWrite + Unpin,
+{
+    if !pending.is_empty() {
+        server_write.write_all(pending).await?;
+        counts.up.fetch_add(pending.len() as u64, Ordering::Relaxed);
+    }
+    let up = one_way(&mut client_read, &mut server_write, &counts.up);
+    let down = one_way(&mut server_read, &mut client_write, &counts.down);
+    tokio::pin!(up, down);
+    let (mut up_done, mut down_done) = (false, false);
+    while !(up_done && down_done) {
+        tokio::select! {
+            done = &mut up, if !up_done => { done?; up_done = true; }
+            done = &mut down, if !down_done => { done?; down_done = true; }
+        }
+    }
+    Ok(())
+}
+
+/// Copies `from` to `to` until `from` ends, then shuts `to` down for writing.
+async fn one_way<R, W>(from: &mut R, to: &mut W, count: &AtomicU64) -> io::Result<()>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let mut buf = vec![0u8; TUNNEL_BUFFER_MIN];
+    loop {
+        let n = from.read(&mut buf).await?;
+        if n == 0 {
+            return to.shutdown().await;
+        }
+        to.write_all(&buf[..n]).await?;
+        count.fetch_add(n as u64, Ordering::Relaxed);
+        if n == buf.len() && buf.len() < TUNNEL_BUFFER_MAX {
+            buf.resize(buf.len() * 2, 0);
+        }
+    }
 }
 
 /// A plain request in absolute form: decide, forward in origin form over a fresh connection,
@@ -442,52 +501,6 @@ impl Body for CountedBody {
 
     fn size_hint(&self) -> SizeHint {
         self.inner.size_hint()
-    }
-}
-
-/// The server side of a tunnel, counting what is written to it (up) and read from it (down).
-struct CountedStream {
-    inner: TcpStream,
-    counts: Arc<Counts>,
-}
-
-impl AsyncRead for CountedStream {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        let before = buf.filled().len();
-        let polled = Pin::new(&mut this.inner).poll_read(cx, buf);
-        if let Poll::Ready(Ok(())) = polled {
-            let n = buf.filled().len().saturating_sub(before);
-            this.counts.down.fetch_add(n as u64, Ordering::Relaxed);
-        }
-        polled
-    }
-}
-
-impl AsyncWrite for CountedStream {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        let this = self.get_mut();
-        let polled = Pin::new(&mut this.inner).poll_write(cx, buf);
-        if let Poll::Ready(Ok(n)) = polled {
-            this.counts.up.fetch_add(n as u64, Ordering::Relaxed);
-        }
-        polled
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().inner).poll_flush(cx)
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
     }
 }
 

@@ -56,10 +56,26 @@ async fn an_allowed_connect_tunnel_carries_bytes_both_ways_and_records_them() {
     // Resolved once, and the connection went to that answer (no second lookup to rebind).
     assert_eq!(w.resolver.lookups(), ["echo.test"]);
 
+    // A client that sends its first bytes right behind the CONNECT head, before the answer
+    // (as some TLS clients do): those bytes are not lost and are counted.
+    let mut conn = dial(addr).await;
+    let mut early = b"CONNECT echo.test:443 HTTP/1.1\r\nHost: echo.test:443\r\n\r\n".to_vec();
+    early.extend_from_slice(&tunnel_input());
+    conn.get_mut().write_all(&early).await.unwrap();
+    let answer = read_answer(&mut conn).await;
+    assert_eq!(answer.status, 200);
+    assert_eq!(read_all(&mut conn).await, tunnel_output());
+    drop(conn);
+    let records = w.records.wait(2).await;
+    assert_eq!(
+        (records[1].bytes_up, records[1].bytes_down),
+        (TUNNEL_IN as u64, TUNNEL_OUT as u64)
+    );
+
     // The port is part of the pattern: the same name on another port is refused.
     let (_, answer) = connect(addr, "echo.test:8443").await;
     assert_eq!(answer.status, 403);
-    assert_eq!(w.tunnel.accepted(), 1);
+    assert_eq!(w.tunnel.accepted(), 2);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -368,8 +368,16 @@ pub async fn connect(proxy: SocketAddr, target: &str) -> (Conn, Answer) {
 /// Sends the tunnel server its input through `conn` and reads its whole answer.
 pub async fn through_tunnel(conn: &mut Conn) -> Vec<u8> {
     conn.get_mut().write_all(&tunnel_input()).await.unwrap();
+    read_all(conn).await
+}
+
+/// Everything until the other side closes (at most 5 s).
+pub async fn read_all(conn: &mut Conn) -> Vec<u8> {
     let mut out = Vec::new();
-    conn.read_to_end(&mut out).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(5), conn.read_to_end(&mut out))
+        .await
+        .expect("the other side did not close in 5 s")
+        .unwrap();
     out
 }
 
