@@ -1,0 +1,292 @@
+//! The proxy's cost, in one run on loopback: a 10 MB download directly, through the proxy as
+//! a plain HTTP request, and through a CONNECT tunnel, rounds alternated; then the time to the
+//! first byte of a small answer on a new connection, each way (docs/benchmarks.md).
+//!
+//! Targets (printed, not asserted): through the proxy at least 80 % of the direct throughput,
+//! and at most 2 ms added per new connection.
+//!
+//! The clients are blocking threads outside the proxy's runtime (as `curl` in a sandbox is
+//! another process); the origin and the proxy share one tokio runtime of two workers.
+//! `cargo bench -p warren-net --bench proxy`
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use warren_net::{ConnectionRecord, Proxy, Resolve, ResolveFuture};
+use warren_types::network::DomainRules;
+
+const BIG: usize = 10 * 1024 * 1024;
+const ROUNDS: usize = 30;
+const CONNECTIONS: usize = 200;
+
+struct OneName(SocketAddr);
+
+impl Resolve for OneName {
+    fn resolve(&self, _host: &str, _port: u16) -> ResolveFuture<'_> {
+        let addr = self.0;
+        Box::pin(async move { Ok(vec![addr]) })
+    }
+}
+
+/// A minimal HTTP/1.1 origin: `/big` answers [`BIG`] bytes, anything else `ok`; one request
+/// per connection, closed after the answer.
+async fn origin(listener: tokio::net::TcpListener) {
+    let big: Arc<Vec<u8>> = Arc::new((0..BIG).map(|i| (i % 251) as u8).collect());
+    loop {
+        let Ok((mut stream, _)) = listener.accept().await else {
+            return;
+        };
+        let _ = stream.set_nodelay(true);
+        let big = big.clone();
+        tokio::spawn(async move {
+            let mut head = Vec::new();
+            let mut buf = [0u8; 4096];
+            while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                match stream.read(&mut buf).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => head.extend_from_slice(&buf[..n]),
+                }
+            }
+            let body: &[u8] = if head.starts_with(b"GET /big ") {
+                &big
+            } else {
+                b"ok"
+            };
+            let answer = format!(
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            if stream.write_all(answer.as_bytes()).await.is_ok() {
+                let _ = stream.write_all(body).await;
+            }
+            let _ = stream.shutdown().await;
+        });
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Way {
+    Direct,
+    Http,
+    Connect,
+}
+
+impl Way {
+    fn name(self) -> &'static str {
+        match self {
+            Way::Direct => "direct",
+            Way::Http => "proxy, plain HTTP",
+            Way::Connect => "proxy, CONNECT tunnel",
+        }
+    }
+}
+
+/// Opens a connection the given way and sends `GET path`; answers the stream, ready to read
+/// the origin's answer.
+fn open(way: Way, origin: SocketAddr, proxy: SocketAddr, path: &str) -> TcpStream {
+    let get = |target: &str| {
+        format!("GET {target} HTTP/1.1\r\nHost: bench.test\r\nConnection: close\r\n\r\n")
+    };
+    match way {
+        Way::Direct => {
+            let mut s = TcpStream::connect(origin).unwrap();
+            s.set_nodelay(true).unwrap();
+            s.write_all(get(path).as_bytes()).unwrap();
+            s
+        }
+        Way::Http => {
+            let mut s = TcpStream::connect(proxy).unwrap();
+            s.set_nodelay(true).unwrap();
+            s.write_all(get(&format!("http://bench.test{path}")).as_bytes())
+                .unwrap();
+            s
+        }
+        Way::Connect => {
+            let mut s = TcpStream::connect(proxy).unwrap();
+            s.set_nodelay(true).unwrap();
+            s.write_all(b"CONNECT bench.test:443 HTTP/1.1\r\nHost: bench.test:443\r\n\r\n")
+                .unwrap();
+            // The answer head, byte by byte (nothing follows it until the tunnel is used).
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") {
+                assert_eq!(s.read(&mut byte).unwrap(), 1, "proxy closed");
+                head.push(byte[0]);
+            }
+            assert!(
+                head.starts_with(b"HTTP/1.1 200"),
+                "{:?}",
+                String::from_utf8_lossy(&head)
+            );
+            s.write_all(get(path).as_bytes()).unwrap();
+            s
+        }
+    }
+}
+
+/// Downloads `/big` and answers the seconds it took (from connect to the last byte).
+fn download(way: Way, origin: SocketAddr, proxy: SocketAddr) -> f64 {
+    let start = Instant::now();
+    let mut s = open(way, origin, proxy, "/big");
+    let mut buf = vec![0u8; 256 * 1024];
+    let mut total = 0usize;
+    loop {
+        match s.read(&mut buf).unwrap() {
+            0 => break,
+            n => total += n,
+        }
+    }
+    let secs = start.elapsed().as_secs_f64();
+    assert!(total > BIG, "{} read {total} bytes", way.name());
+    secs
+}
+
+/// The time from connect to the first byte of the answer to `GET /small`.
+fn first_byte(way: Way, origin: SocketAddr, proxy: SocketAddr) -> Duration {
+    let start = Instant::now();
+    let mut s = open(way, origin, proxy, "/small");
+    let mut byte = [0u8; 1];
+    assert_eq!(s.read(&mut byte).unwrap(), 1);
+    let took = start.elapsed();
+    let mut rest = Vec::new();
+    let _ = s.read_to_end(&mut rest);
+    took
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// CPU time of this whole process so far (every thread: clients, origin and proxy), in
+/// nanoseconds, from the scheduler's own accounting (`/proc/self/task/*/schedstat`).
+fn cpu_ns() -> u64 {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return 0;
+    };
+    tasks
+        .filter_map(|t| t.ok())
+        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+        .sum()
+}
+
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "(unknown)".into())
+}
+
+fn main() {
+    println!("load average at start: {}", loadavg());
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let origin_addr = listener.local_addr().unwrap();
+    rt.spawn(origin(listener));
+
+    let recorded = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = recorded.clone();
+    let sink = move |_: ConnectionRecord| {
+        count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    };
+    let proxy = Proxy::new(
+        rt.handle().clone(),
+        Arc::new(OneName(origin_addr)),
+        Arc::new(sink),
+    );
+    // The origin is on loopback: allow_private lets the proxy reach it.
+    let rules = Arc::new(DomainRules {
+        allow: vec!["bench.test".into()],
+        deny: vec![],
+        allow_private: true,
+    });
+    let (port, _guard) = proxy.serve_loopback("bench", rules).unwrap();
+    let proxy_addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+
+    let ways = [Way::Direct, Way::Http, Way::Connect];
+    // Warm-up: one of each.
+    for way in ways {
+        download(way, origin_addr, proxy_addr);
+    }
+
+    let mut rates: Vec<Vec<f64>> = vec![Vec::new(); ways.len()];
+    let mut cpu = vec![0u64; ways.len()];
+    for round in 0..ROUNDS {
+        // Rotate the order so that no way always runs first.
+        for k in 0..ways.len() {
+            let i = (round + k) % ways.len();
+            let before = cpu_ns();
+            let secs = download(ways[i], origin_addr, proxy_addr);
+            cpu[i] += cpu_ns().saturating_sub(before);
+            rates[i].push(BIG as f64 / (1024.0 * 1024.0) / secs);
+        }
+    }
+    println!("\n10 MB download over loopback, {ROUNDS} rounds alternated (median MB/s, min..max):");
+    let direct_rate = median(rates[0].clone());
+    for (i, way) in ways.iter().enumerate() {
+        let m = median(rates[i].clone());
+        let lo = rates[i].iter().cloned().fold(f64::INFINITY, f64::min);
+        let hi = rates[i].iter().cloned().fold(0.0, f64::max);
+        let ratio = if *way == Way::Direct {
+            String::new()
+        } else {
+            format!(
+                "  = {:.0} % of direct (target >= 80 %)",
+                100.0 * m / direct_rate
+            )
+        };
+        println!(
+            "  {:<22} {m:>8.0} MB/s  ({lo:.0}..{hi:.0}){ratio}",
+            way.name()
+        );
+    }
+    println!("CPU time per 10 MB download (client, origin and proxy together):");
+    for (i, way) in ways.iter().enumerate() {
+        let ms = cpu[i] as f64 / 1e6 / ROUNDS as f64;
+        println!("  {:<22} {ms:>8.2} ms", way.name());
+    }
+
+    let mut firsts: Vec<Vec<f64>> = vec![Vec::new(); ways.len()];
+    for c in 0..CONNECTIONS {
+        for k in 0..ways.len() {
+            let i = (c + k) % ways.len();
+            let took = first_byte(ways[i], origin_addr, proxy_addr);
+            firsts[i].push(took.as_secs_f64() * 1000.0);
+        }
+    }
+    println!("\ntime to first byte on a new connection, median of {CONNECTIONS} (ms):");
+    let direct_first = median(firsts[0].clone());
+    for (i, way) in ways.iter().enumerate() {
+        let m = median(firsts[i].clone());
+        let added = if *way == Way::Direct {
+            String::new()
+        } else {
+            format!("  added {:.3} ms (target <= 2 ms)", m - direct_first)
+        };
+        println!("  {:<22} {m:>8.3} ms{added}", way.name());
+    }
+    // Every download and connection through the proxy was recorded (warm-up included).
+    std::thread::sleep(Duration::from_millis(200));
+    let through = 2 * (1 + ROUNDS + CONNECTIONS);
+    println!(
+        "\nrecords: {} of {through} attempts through the proxy",
+        recorded.load(std::sync::atomic::Ordering::Relaxed)
+    );
+    println!("load average at end: {}", loadavg());
+}
