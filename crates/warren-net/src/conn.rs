@@ -206,10 +206,12 @@ async fn forward(listener: Arc<Listener>, req: Request<Incoming>) -> Response<Pr
     let (mut parts, body) = req.into_parts();
     parts.uri = origin_form(&parts.uri);
     strip_hop_by_hop(&mut parts.headers);
-    if !parts.headers.contains_key(HOST) {
-        if let Ok(host) = HeaderValue::from_str(authority.as_str()) {
-            parts.headers.insert(HOST, host);
-        }
+    // The Host header names the host that was checked (RFC 9112 3.2.2: a proxy replaces a
+    // received Host with the request target's), so that a server behind the allowed address
+    // is not asked for another site.
+    parts.headers.remove(HOST);
+    if let Ok(host) = HeaderValue::from_str(&host_header(&authority)) {
+        parts.headers.insert(HOST, host);
     }
     let body = CountedBody {
         inner: body,
@@ -297,6 +299,15 @@ fn pick_address(addrs: &[SocketAddr], allow_private: bool) -> Result<SocketAddr,
             .first()
             .map(|a| a.ip())
             .unwrap_or(IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED))),
+    }
+}
+
+/// The `Host` header of a request target: its host and, when it names one, its port (no user
+/// information).
+fn host_header(authority: &hyper::http::uri::Authority) -> String {
+    match authority.port() {
+        Some(port) => format!("{}:{}", authority.host(), port.as_str()),
+        None => authority.host().to_string(),
     }
 }
 
@@ -565,6 +576,14 @@ mod tests {
             assert_eq!(origin_form(&uri).to_string(), origin, "{abs}");
         }
         assert_eq!(host_port("::1", 443), "[::1]:443");
+        for (abs, host) in [
+            ("http://user:pw@Example.com:8080/x", "Example.com:8080"),
+            ("http://[::1]/", "[::1]"),
+            ("http://example.com/", "example.com"),
+        ] {
+            let uri: Uri = abs.parse().unwrap();
+            assert_eq!(host_header(uri.authority().unwrap()), host, "{abs}");
+        }
         assert_eq!(host_port("crates.io", 443), "crates.io:443");
     }
 }

@@ -24,9 +24,13 @@
 //!    is never resolved again, so DNS rebinding between the check and the connect cannot send
 //!    the connection elsewhere. A failed connect answers `502`.
 //!
-//! A `CONNECT` then answers `200 Connection Established` and copies bytes both ways; a plain
-//! request is forwarded over a fresh TCP connection in origin form (the `Host` header kept,
-//! hop-by-hop and `Proxy-*` headers removed) and its response streamed back.
+//! A `CONNECT` then answers `200 Connection Established` and copies bytes both ways, socket to
+//! socket; a plain request is forwarded over a fresh TCP connection in origin form, its `Host`
+//! header naming the host that was checked (RFC 9112 §3.2.2: a `Host` naming another site is
+//! replaced, so a server at the allowed address is not asked for a site the rules did not
+//! admit), hop-by-hop and `Proxy-*` headers removed, and its response streamed back. Requests
+//! without a host (origin form, addressed to the proxy itself) and `https://` URLs outside a
+//! tunnel get `400` and no record.
 //!
 //! **Every attempt is recorded**: one [`ConnectionRecord`] per `CONNECT` or plain request, handed
 //! to the [`ConnectionSink`] when it ends (its byte counts then known), with the agent of the

@@ -105,6 +105,15 @@ async fn an_allowed_plain_request_is_forwarded_in_origin_form_and_its_body_retur
     assert_eq!(answer.header("x-seen-host"), Some("allowed.test:8080"));
     assert_eq!(answer.header("x-seen-proxy-headers"), Some("none"));
 
+    // The origin is asked for the host that was checked, whatever Host header came along.
+    let answer = ask(
+        &mut conn,
+        "GET http://allowed.test/hello HTTP/1.1\r\nHost: evil.example\r\n\r\n",
+    )
+    .await;
+    assert_eq!(answer.status, 200);
+    assert_eq!(answer.header("x-seen-host"), Some("allowed.test"));
+
     // A request body goes up and is counted, on the same keep-alive connection.
     let answer = ask(
         &mut conn,
@@ -113,9 +122,9 @@ async fn an_allowed_plain_request_is_forwarded_in_origin_form_and_its_body_retur
     .await;
     assert_eq!(answer.text(), "got 5 bytes\n");
 
-    let records = w.records.wait(2).await;
-    assert_eq!(records.len(), 2, "{records:?}");
-    let (get, post) = (&records[0], &records[1]);
+    let records = w.records.wait(3).await;
+    assert_eq!(records.len(), 3, "{records:?}");
+    let (get, post) = (&records[0], &records[2]);
     assert_eq!(
         (get.kind, get.host.as_str(), get.port),
         ("http", "allowed.test", 8080)
@@ -133,8 +142,8 @@ async fn an_allowed_plain_request_is_forwarded_in_origin_form_and_its_body_retur
         (5, "got 5 bytes\n".len() as u64)
     );
     // A fresh upstream connection per request, each to the address of its one lookup.
-    assert_eq!(w.origin.accepted(), 2);
-    assert_eq!(w.resolver.lookups(), ["allowed.test", "allowed.test"]);
+    assert_eq!(w.origin.accepted(), 3);
+    assert_eq!(w.resolver.lookups(), ["allowed.test"; 3]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
