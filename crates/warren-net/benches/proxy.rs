@@ -1,6 +1,6 @@
 //! The proxy's cost, in one run on loopback: a 10 MB download directly, through the proxy as
 //! a plain HTTP request, and through a CONNECT tunnel, rounds alternated; then the time to the
-//! first byte of a small answer on a new connection, each way (docs/benchmarks.md).
+//! first byte of a small answer on a new connection, each way (figures in docs/benchmarks.md).
 //!
 //! Targets (printed, not asserted): through the proxy at least 80 % of the direct throughput,
 //! and at most 2 ms added per new connection.
