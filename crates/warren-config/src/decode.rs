@@ -8,10 +8,10 @@ use std::collections::BTreeMap;
 use toml::{Table, Value};
 use warren_types::{
     did_you_mean, did_you_mean_hint, AgentConfig, AgentMemoryConfig, Config, CronJobConfig,
-    DockerConfig, EmbeddingsConfig, LucidMemoryConfig, McpServerConfig, MemoryConfig, MemoryGrant,
-    PostgresMemoryConfig, ProviderFamily, ProviderModel, ProvidersConfig, QdrantMemoryConfig,
-    RiskProfile, RuntimeConfig, RuntimeProfile, SqliteMemoryConfig, WorkspaceConfig,
-    SCHEMA_VERSION,
+    DockerConfig, DomainRules, EmbeddingsConfig, LucidMemoryConfig, McpServerConfig, MemoryConfig,
+    MemoryGrant, NetworkAccess, PostgresMemoryConfig, ProviderFamily, ProviderModel,
+    ProvidersConfig, QdrantMemoryConfig, RiskProfile, RuntimeConfig, RuntimeProfile,
+    SqliteMemoryConfig, WorkspaceConfig, SCHEMA_VERSION,
 };
 
 /// Top-level sections Warren knows. Other top-level keys are kept in the file and ignored.
@@ -487,8 +487,53 @@ fn decode_risk(t: &Table, path: &str, out: &mut Vec<Issue>) -> RiskProfile {
     o.set("sandbox", &mut r.sandbox, out);
     o.set("shell_env_passthrough", &mut r.shell_env_passthrough, out);
     o.set("delegation", &mut r.delegation, out);
-    o.set("network", &mut r.network, out);
+    if let Some(v) = t.get("network") {
+        if let Some(n) = decode_network(v, &o.at("network"), out) {
+            r.network = n;
+        }
+    }
     r
+}
+
+const NETWORK_KEYS: &[&str] = &["allow", "deny", "allow_private"];
+
+/// `network = false | true | { allow, deny, allow_private }`; every pattern that does not
+/// parse is an issue naming its place (`risk_profiles.p.network.allow[1]`).
+fn decode_network(v: &Value, path: &str, out: &mut Vec<Issue>) -> Option<NetworkAccess> {
+    match v {
+        Value::Boolean(b) => Some(NetworkAccess::Switch(*b)),
+        Value::Table(t) => {
+            let before = out.len();
+            let o = Obj::new(t, path, NETWORK_KEYS, out);
+            let mut d = DomainRules::default();
+            o.set("allow", &mut d.allow, out);
+            o.set("deny", &mut d.deny, out);
+            o.set("allow_private", &mut d.allow_private, out);
+            for (key, i, pattern, problem) in d.problems() {
+                out.push(Issue::new(
+                    format!("{path}.{key}[{i}]"),
+                    format!("\"{pattern}\" {problem}"),
+                ));
+            }
+            if d.allow.is_empty() && out.len() == before {
+                out.push(Issue::new(
+                    format!("{path}.allow"),
+                    "lists no domain: nothing could be reached (write `network = false` for no network)",
+                ));
+            }
+            (out.len() == before).then_some(NetworkAccess::Domains(d))
+        }
+        other => {
+            out.push(Issue::new(
+                path,
+                format!(
+                    "expected true, false or a table of domains ({{ allow = [\"crates.io\"] }}), found {}",
+                    type_name(other)
+                ),
+            ));
+            None
+        }
+    }
 }
 
 const RUNTIME_KEYS: &[&str] = &[

@@ -194,8 +194,14 @@ pub fn ensure_no_escalation(
             format!("{sandbox:?} is weaker than the parent's {:?}", p.sandbox),
         );
     }
-    if *network && !p.network {
-        return fail("network", "the parent has no network");
+    if !network.within(&p.network) {
+        return fail(
+            "network",
+            format!(
+                "reaches further than the parent's network ({})",
+                p.network.label()
+            ),
+        );
     }
     if *delegation == DelegationMode::Allow && p.delegation == DelegationMode::Forbidden {
         return fail("delegation", "the parent may not delegate");

@@ -442,13 +442,13 @@ fn kernel_interfaces_and_protected_ancestors() {
 #[test]
 fn network_is_off_by_default_and_on_in_the_yolo_preset() {
     use warren_config::{default_config_text, parse_config, Preset};
-    assert!(!warren_types::RiskProfile::default().network);
+    assert!(warren_types::RiskProfile::default().network.is_off());
     for preset in [Preset::LockedDown, Preset::Balanced, Preset::Yolo] {
         let config = parse_config(&default_config_text(preset)).unwrap();
         for (name, profile) in &config.risk_profiles {
-            assert_eq!(profile.network, name == "yolo", "{name}");
+            assert_eq!(profile.network.is_open(), name == "yolo", "{name}");
         }
     }
     let config = parse_config("[risk_profiles.p]\nnetwork = true\n").unwrap();
-    assert!(config.risk_profiles["p"].network);
+    assert!(config.risk_profiles["p"].network.is_open());
 }

@@ -21,7 +21,7 @@ fn every_axis_is_checked() {
     parent.risk.excluded_tools = vec!["file_edit".into()];
     parent.risk.shell_env_passthrough = vec!["LANG".into()];
     parent.risk.sandbox = SandboxKind::Landlock;
-    parent.risk.network = false;
+    parent.risk.network = false.into();
     parent.risk.require_approval_for_medium_risk = true;
     parent.runtime.max_context_tokens = Some(8_000);
     parent.runtime.single_tool_rounds = true;
@@ -148,7 +148,7 @@ fn every_axis_is_checked() {
         ),
         ("delegation_depth", Box::new(|c, _| c.delegation_depth = 2)),
         // Every remaining field of both profiles is an axis too.
-        ("network", Box::new(|c, _| c.risk.network = true)),
+        ("network", Box::new(|c, _| c.risk.network = true.into())),
         (
             "delegation",
             Box::new(|c, _| c.risk.delegation = warren_types::DelegationMode::Allow),

@@ -1,6 +1,7 @@
 //! The typed config schema of `config.toml` (rules §1.1). Loading, validation and saving live in
 //! `warren-config`; these are the plain data types.
 
+use crate::network::NetworkAccess;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -322,8 +323,9 @@ pub struct RiskProfile {
     pub shell_env_passthrough: Vec<String>,
     /// Whether the `delegate` tool may be used.
     pub delegation: DelegationMode,
-    /// Whether sandboxed commands may connect and bind TCP (off by default: no network).
-    pub network: bool,
+    /// The network of sandboxed commands: `false` (none, the default), `true` (the host's), or
+    /// a table of domains reached through Warren's proxy ([`crate::network`]).
+    pub network: NetworkAccess,
 }
 
 impl Default for RiskProfile {
@@ -343,7 +345,7 @@ impl Default for RiskProfile {
             sandbox: SandboxKind::Auto,
             shell_env_passthrough: Vec::new(),
             delegation: DelegationMode::Forbidden,
-            network: false,
+            network: NetworkAccess::Switch(false),
         }
     }
 }

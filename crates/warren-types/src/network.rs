@@ -49,6 +49,37 @@ impl NetworkAccess {
         }
     }
 
+    /// Whether `self` reaches no further than `parent` (a delegated child's profile): off is
+    /// within everything; everything is within `on`; domains are within domains when the
+    /// child's every allow pattern is one of the parent's (or the parent allows `*`), the
+    /// parent's every deny pattern is also the child's, and the child allows private addresses
+    /// only when the parent does. Patterns are compared as parsed (`*.Example.com` is
+    /// `*.example.com`).
+    pub fn within(&self, parent: &NetworkAccess) -> bool {
+        match (self, parent) {
+            (NetworkAccess::Switch(false), _) | (_, NetworkAccess::Switch(true)) => true,
+            (_, NetworkAccess::Switch(false)) | (NetworkAccess::Switch(true), _) => false,
+            (NetworkAccess::Domains(c), NetworkAccess::Domains(p)) => {
+                let canon = |list: &[String]| -> Option<Vec<String>> {
+                    list.iter()
+                        .map(|x| DomainPattern::parse(x).ok().map(|d| d.to_string()))
+                        .collect()
+                };
+                let (Some(ca), Some(cd), Some(pa), Some(pd)) = (
+                    canon(&c.allow),
+                    canon(&c.deny),
+                    canon(&p.allow),
+                    canon(&p.deny),
+                ) else {
+                    return false;
+                };
+                (!c.allow_private || p.allow_private)
+                    && (pa.iter().any(|x| x == "*") || ca.iter().all(|x| pa.contains(x)))
+                    && pd.iter().all(|x| cd.contains(x))
+            }
+        }
+    }
+
     /// A word for reports: `off`, `on` or `by domain`.
     pub fn label(&self) -> &'static str {
         match self {
@@ -447,6 +478,30 @@ mod tests {
         ] {
             assert!(!is_private(a.parse().unwrap()), "{a}");
         }
+    }
+
+    #[test]
+    fn a_child_reaches_no_further_than_its_parent() {
+        let off = NetworkAccess::Switch(false);
+        let on = NetworkAccess::Switch(true);
+        let d = |allow: &[&str], deny: &[&str], private: bool| {
+            NetworkAccess::Domains(DomainRules {
+                allow: allow.iter().map(|s| s.to_string()).collect(),
+                deny: deny.iter().map(|s| s.to_string()).collect(),
+                allow_private: private,
+            })
+        };
+        let parent = d(&["crates.io", "*.npmjs.org"], &["bad.npmjs.org"], false);
+        assert!(off.within(&parent) && parent.within(&on) && off.within(&off));
+        assert!(!on.within(&parent) && !parent.within(&off));
+        assert!(d(&["CRATES.IO"], &["bad.npmjs.org"], false).within(&parent));
+        assert!(!d(&["pypi.org"], &["bad.npmjs.org"], false).within(&parent));
+        assert!(
+            !d(&["crates.io"], &[], false).within(&parent),
+            "the parent's deny is dropped"
+        );
+        assert!(!d(&["crates.io"], &["bad.npmjs.org"], true).within(&parent));
+        assert!(d(&["pypi.org"], &[], false).within(&d(&["*"], &[], false)));
     }
 
     #[test]
