@@ -130,7 +130,7 @@ fn tcp_is_denied_unless_the_profile_allows_network() {
             let o = run(&p, &sb, bind);
             assert!(!o.stdout.contains("bound"), "[{kind:?}] bind: {}", o.stdout);
         }
-        p.risk.network = true;
+        p.risk.network = true.into();
         let o = run(&p, &sb, &script);
         assert!(
             o.ok && o.stdout.contains("connected"),
@@ -478,7 +478,7 @@ fn a_rule_path_swapped_for_a_symlink_is_not_followed() {
         cmd.args(["-c", &format!("echo pwned > {}/pwned", dave.display())])
             .current_dir(&ws)
             .stderr(std::process::Stdio::null());
-        let _fd = landlock::apply(&plan, false, &mut cmd).unwrap();
+        let _fd = landlock::apply(&plan, landlock::TcpRule::None, &mut cmd).unwrap();
         let _ = cmd.status().unwrap();
         assert!(!fx.root.join("data/pwned").exists());
     }

@@ -70,7 +70,7 @@ fn no_datagram_leaves_without_network() {
             );
             // With network on, the same probe sends (the filter follows the profile).
             let mut open = p.clone();
-            open.risk.network = true;
+            open.risk.network = true.into();
             let o = python(&open, &sb, "udp.py", UDP, &port);
             assert!(
                 o.stdout.contains("sent"),

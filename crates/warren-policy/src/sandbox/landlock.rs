@@ -7,8 +7,8 @@
 use super::plan::FsGrant;
 use super::SandboxError;
 use landlock::{
-    Access, AccessFs, AccessNet, BitFlags, PathBeneath, Ruleset, RulesetAttr, RulesetCreatedAttr,
-    Scope, ABI,
+    Access, AccessFs, AccessNet, BitFlags, NetPort, PathBeneath, Ruleset, RulesetAttr,
+    RulesetCreatedAttr, Scope, ABI,
 };
 use rustix::fs::{FileType, Mode, OFlags, ResolveFlags, CWD};
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -89,10 +89,21 @@ pub fn open_rule_path(path: &Path, is_dir: bool) -> Option<OwnedFd> {
     }
 }
 
-/// Builds the ruleset for `plan` in Warren (rule paths opened without following links). TCP is
-/// denied unless `network`. The descriptor is close-on-exec; it is entered by [`apply`]'s hook
-/// or, inside bubblewrap, by the `warren-confine` helper (see [`super::layer`]).
-pub fn ruleset(plan: &[FsGrant], network: bool) -> Result<OwnedFd, SandboxError> {
+/// What Landlock lets a child do with TCP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TcpRule {
+    /// No rule: TCP as the host has it (`network = true`).
+    Open,
+    /// No port bound or connected to (`network = false`).
+    None,
+    /// Connect to this one port only (Warren's proxy on the host's loopback); nothing bound.
+    ConnectOnly(u16),
+}
+
+/// Builds the ruleset for `plan` in Warren (rule paths opened without following links), with
+/// `tcp` for TCP. The descriptor is close-on-exec; it is entered by [`apply`]'s hook or, inside
+/// bubblewrap, by the `warren-confine` helper (see [`super::layer`]).
+pub fn ruleset(plan: &[FsGrant], tcp: TcpRule) -> Result<OwnedFd, SandboxError> {
     let unavailable = |reason: String| SandboxError::Unavailable {
         sandbox: "landlock",
         reason,
@@ -100,8 +111,17 @@ pub fn ruleset(plan: &[FsGrant], network: bool) -> Result<OwnedFd, SandboxError>
     let mut base = Ruleset::default()
         .handle_access(AccessFs::from_all(TARGET_ABI))
         .map_err(|e| unavailable(e.to_string()))?;
-    if !network {
-        // Handled with no rule: no TCP port may be bound or connected to.
+    if let TcpRule::ConnectOnly(_) = tcp {
+        let abi = kernel_abi();
+        if abi < 4 {
+            // Older kernels would drop the TCP rights silently: refuse rather than run open.
+            return Err(unavailable(format!(
+                "landlock ABI {abi} < 4 cannot limit TCP to Warren's proxy (network by domain needs Linux 6.7 or bubblewrap)"
+            )));
+        }
+    }
+    if tcp != TcpRule::Open {
+        // Handled: no TCP port may be bound or connected to but the one rule added below.
         base = base
             .handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)
             .map_err(|e| unavailable(e.to_string()))?;
@@ -111,6 +131,11 @@ pub fn ruleset(plan: &[FsGrant], network: bool) -> Result<OwnedFd, SandboxError>
         .map_err(|e| unavailable(e.to_string()))?
         .create()
         .map_err(|e| unavailable(e.to_string()))?;
+    if let TcpRule::ConnectOnly(port) = tcp {
+        ruleset = ruleset
+            .add_rule(NetPort::new(port, AccessNet::ConnectTcp))
+            .map_err(|e| unavailable(e.to_string()))?;
+    }
     for g in plan {
         let access = rights(g);
         if access.is_empty() {
@@ -131,10 +156,10 @@ pub fn ruleset(plan: &[FsGrant], network: bool) -> Result<OwnedFd, SandboxError>
     fd.ok_or_else(|| unavailable("landlock not supported by this kernel".into()))
 }
 
-/// Builds the ruleset for `plan` and arms `cmd` to enter it in the child. TCP is denied unless
-/// `network`. Returns the ruleset descriptor, which must stay open until the command is spawned.
-pub fn apply(plan: &[FsGrant], network: bool, cmd: &mut Command) -> Result<OwnedFd, SandboxError> {
-    let fd = ruleset(plan, network)?;
+/// Builds the ruleset for `plan` and arms `cmd` to enter it in the child, with `tcp` for TCP.
+/// Returns the ruleset descriptor, which must stay open until the command is spawned.
+pub fn apply(plan: &[FsGrant], tcp: TcpRule, cmd: &mut Command) -> Result<OwnedFd, SandboxError> {
+    let fd = ruleset(plan, tcp)?;
     let raw = fd.as_raw_fd();
     // SAFETY: the closure runs in the forked child before exec and only makes raw system
     // calls (async-signal-safe, no allocation). `raw` stays valid because the caller keeps the

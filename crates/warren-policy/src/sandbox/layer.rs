@@ -48,22 +48,28 @@ pub fn open_helper(path: &Path) -> std::io::Result<OwnedFd> {
 }
 
 /// The program and arguments bwrap starts: the helper (through the descriptor `helper`, which
-/// the sandbox's `/proc` shows as `/proc/self/fd/<n>`), told the ruleset descriptor and whether
-/// the policy lets the agent open terminals (`terminals`: the sandbox's own devpts is granted),
-/// then the real program and its arguments.
+/// the sandbox's `/proc` shows as `/proc/self/fd/<n>`), told the ruleset descriptor (none: no
+/// second layer), whether the policy lets the agent open terminals (`terminals`: the sandbox's
+/// own devpts is granted), and where to hand the proxy's listener (`proxy`: a Unix socket
+/// descriptor and the sandbox-side port), then the real program and its arguments.
 pub fn wrap(
     helper: RawFd,
-    ruleset: RawFd,
+    ruleset: Option<RawFd>,
     terminals: bool,
+    proxy: Option<(RawFd, u16)>,
     program: &OsStr,
     args: &[OsString],
 ) -> Vec<OsString> {
     let mut out = vec![
         OsString::from(format!("/proc/self/fd/{helper}")),
-        OsString::from(ruleset.to_string()),
+        OsString::from(ruleset.map_or_else(|| NO_RULESET.to_string(), |fd| fd.to_string())),
     ];
     if terminals {
         out.push(OsString::from(TERMINALS));
+    }
+    if let Some((fd, port)) = proxy {
+        out.push(OsString::from(PROXY));
+        out.push(OsString::from(format!("{fd}:{port}")));
     }
     out.push(OsString::from("--"));
     out.push(program.to_os_string());
@@ -73,6 +79,11 @@ pub fn wrap(
 
 /// The helper's flag: grant the sandbox's own `/dev/pts` (new pseudo-terminals).
 const TERMINALS: &str = "--terminals";
+/// The helper's flag: `--proxy <fd>:<port>`, listen on the sandbox's loopback and hand the
+/// listener to Warren's proxy over the Unix socket `<fd>`.
+const PROXY: &str = "--proxy";
+/// The ruleset argument meaning "no Landlock layer" (a kernel without Landlock).
+const NO_RULESET: &str = "-";
 
 const LANDLOCK_ACCESS_FS_WRITE_FILE: u64 = 1 << 1;
 const LANDLOCK_ACCESS_FS_READ_FILE: u64 = 1 << 2;
@@ -86,29 +97,69 @@ struct PathBeneathAttr {
     parent_fd: i32,
 }
 
-/// The helper's whole work (`warren-confine <ruleset-fd> [--terminals] -- <program>
-/// [args...]`): grant the sandbox's own `/proc` for reading (and its `/dev/pts` when told),
-/// enter the ruleset, mark every other descriptor close-on-exec and execute the program.
-/// Returns only on failure, with the message to print; the program is never run unconfined.
+/// The helper's whole work (`warren-confine <ruleset-fd|-> [--terminals] [--proxy <fd>:<port>]
+/// -- <program> [args...]`): when told, listen on `127.0.0.1:<port>` of the sandbox's own
+/// network namespace and hand that listener to Warren over `<fd>` (Warren's proxy accepts on it;
+/// nothing of the helper stays behind); grant the sandbox's own `/proc` for reading (and its
+/// `/dev/pts` when told), enter the ruleset, mark every other descriptor close-on-exec and
+/// execute the program. Returns only on failure, with the message to print; the program is
+/// never run unconfined.
 pub fn helper_main(args: &[OsString]) -> String {
-    let (fd, terminals, program, rest) = match args {
-        [fd, sep, program, rest @ ..] if sep == "--" => (fd, false, program, rest),
-        [fd, flag, sep, program, rest @ ..] if flag == TERMINALS && sep == "--" => {
-            (fd, true, program, rest)
+    let usage = || {
+        format!(
+            "usage: {HELPER} <landlock-ruleset-fd|{NO_RULESET}> [{TERMINALS}] [{PROXY} <fd>:<port>] -- <program> [args...]"
+        )
+    };
+    let Some((first, mut rest)) = args.split_first() else {
+        return usage();
+    };
+    let ruleset = if first == NO_RULESET {
+        None
+    } else {
+        match first.to_str().and_then(|s| s.parse::<RawFd>().ok()) {
+            Some(fd) => Some(fd),
+            None => {
+                return format!(
+                    "{HELPER}: not a descriptor number: {}",
+                    first.to_string_lossy()
+                )
+            }
         }
-        _ => {
+    };
+    let mut terminals = false;
+    let mut proxy = None;
+    let (program, rest) = loop {
+        match rest {
+            [flag, more @ ..] if flag == TERMINALS => {
+                terminals = true;
+                rest = more;
+            }
+            [flag, value, more @ ..] if flag == PROXY => {
+                let parsed = value.to_str().and_then(|v| {
+                    let (fd, port) = v.split_once(':')?;
+                    Some((fd.parse::<RawFd>().ok()?, port.parse::<u16>().ok()?))
+                });
+                let Some(p) = parsed else {
+                    return format!(
+                        "{HELPER}: {PROXY} wants <fd>:<port>, not {}",
+                        value.to_string_lossy()
+                    );
+                };
+                proxy = Some(p);
+                rest = more;
+            }
+            [sep, program, more @ ..] if sep == "--" => break (program, more),
+            _ => return usage(),
+        }
+    };
+    if let Some((channel, port)) = proxy {
+        if let Err(e) = hand_over_listener(channel, port) {
             return format!(
-                "usage: {HELPER} <landlock-ruleset-fd> [{TERMINALS}] -- <program> [args...]"
-            )
+                "{HELPER}: could not open the way to Warren's network proxy (127.0.0.1:{port}): {e}; nothing was run"
+            );
         }
-    };
-    let Some(fd) = fd.to_str().and_then(|s| s.parse::<RawFd>().ok()) else {
-        return format!(
-            "{HELPER}: not a descriptor number: {}",
-            fd.to_string_lossy()
-        );
-    };
-    if let Err(e) = enter(fd, terminals) {
+    }
+    if let Err(e) = enter(ruleset, terminals) {
         return format!("{HELPER}: could not enter the Landlock ruleset: {e}; nothing was run");
     }
     use std::os::unix::process::CommandExt;
@@ -116,7 +167,35 @@ pub fn helper_main(args: &[OsString]) -> String {
     format!("{HELPER}: {}: {e}", program.to_string_lossy())
 }
 
-fn enter(ruleset: RawFd, terminals: bool) -> std::io::Result<()> {
+/// Listens on `127.0.0.1:port` (the sandbox's loopback) and sends the listening socket over the
+/// Unix socket `channel` (`SCM_RIGHTS`), then closes both here: Warren's proxy accepts the
+/// sandbox's connections on it from outside, and the sandbox keeps no process for it.
+fn hand_over_listener(channel: RawFd, port: u16) -> std::io::Result<()> {
+    use std::os::fd::{AsFd, FromRawFd};
+    let listener = std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, port))?;
+    // SAFETY: Warren passed `channel` open for this helper alone; it is owned (and closed) here.
+    let channel = unsafe { OwnedFd::from_raw_fd(channel) };
+    let fds = [listener.as_fd()];
+    let mut space = [std::mem::MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+    let mut control = rustix::net::SendAncillaryBuffer::new(&mut space);
+    if !control.push(rustix::net::SendAncillaryMessage::ScmRights(&fds)) {
+        return Err(std::io::Error::other("no room for the descriptor"));
+    }
+    let byte = [1u8];
+    rustix::net::sendmsg(
+        &channel,
+        &[std::io::IoSlice::new(&byte)],
+        &mut control,
+        rustix::net::SendFlags::empty(),
+    )?;
+    Ok(())
+}
+
+fn enter(ruleset: Option<RawFd>, terminals: bool) -> std::io::Result<()> {
+    let Some(ruleset) = ruleset else {
+        close_on_exec_from_3();
+        return Ok(());
+    };
     // The sandbox's own /proc (its pid namespace only), for reading, as the view shows it.
     grant(
         ruleset,
@@ -143,7 +222,12 @@ fn enter(ruleset: RawFd, terminals: bool) -> std::io::Result<()> {
             return Err(std::io::Error::last_os_error());
         }
     }
-    // Nothing Warren passed (the ruleset, this helper, bwrap's inputs) reaches the program.
+    close_on_exec_from_3();
+    Ok(())
+}
+
+/// Nothing Warren passed (the ruleset, this helper, bwrap's inputs) reaches the program.
+fn close_on_exec_from_3() {
     // SAFETY: close_range with the CLOEXEC flag only changes descriptor flags.
     let r = unsafe {
         libc::syscall(
@@ -159,7 +243,6 @@ fn enter(ruleset: RawFd, terminals: bool) -> std::io::Result<()> {
             unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
         }
     }
-    Ok(())
 }
 
 /// Adds a rule for `path` as the sandbox shows it (a missing path adds nothing).

@@ -310,7 +310,15 @@ pub struct Enforcement {
 impl EffectiveSandbox {
     /// The system-call rules a child of `policy` gets under this sandbox (`None`: no filter).
     pub fn syscall_rules(&self, policy: &SecurityPolicy) -> Option<seccomp::SyscallRules> {
-        let network = policy.risk.network;
+        self.syscall_rules_with(policy, NetRoute::sockets_for(&policy.risk.network))
+    }
+
+    /// [`Self::syscall_rules`] with the network sockets of the route the child actually takes.
+    pub fn syscall_rules_with(
+        &self,
+        policy: &SecurityPolicy,
+        network: seccomp::NetSockets,
+    ) -> Option<seccomp::SyscallRules> {
         match self {
             EffectiveSandbox::Landlock { .. } => Some(seccomp::SyscallRules::landlock(network)),
             EffectiveSandbox::Bubblewrap { .. } => Some(seccomp::SyscallRules::bubblewrap(
@@ -328,8 +336,13 @@ impl EffectiveSandbox {
         match self {
             EffectiveSandbox::Bubblewrap { landlock, .. } => {
                 let mut ns = vec!["mount", "pid", "ipc", "uts"];
-                if !policy.risk.network {
+                if !policy.risk.network.is_open() {
                     ns.push("network");
+                }
+                if policy.risk.network.domains().is_some() {
+                    layers.push(
+                        "network by domain: the sandbox's own loopback holds one listener, Warren's proxy, which checks every connection against the profile's domains and records it".into(),
+                    );
                 }
                 layers.push(format!(
                     "namespaces: {}; the file view is built from the policy (read-only tiers mounted read-only, closed paths hidden)",
@@ -352,7 +365,7 @@ impl EffectiveSandbox {
                         "write-only roots are not mounted (a mount cannot mean write-only): shell commands cannot write there, the file tools can".into(),
                     );
                 }
-                if policy.risk.network {
+                if policy.risk.network.is_open() {
                     not_enforced.push(
                         "with network on, the host's network namespace is shared: no Unix sockets at all (the desktop's abstract sockets live there)".into(),
                     );
@@ -382,16 +395,32 @@ impl EffectiveSandbox {
                         "landlock ABI {abi} < 6 does not scope signals: the child can signal other processes of the same user, its own reaper included"
                     ));
                 }
-                if *abi < 4 && !policy.risk.network {
+                if *abi < 4 && policy.risk.network.is_off() {
                     not_enforced.push(format!(
                         "landlock ABI {abi} < 4 cannot refuse TCP; seccomp refuses every socket"
                     ));
+                }
+                if policy.risk.network.domains().is_some() {
+                    if *abi < 4 {
+                        not_enforced.push(format!(
+                            "landlock ABI {abi} < 4 cannot limit TCP to Warren's proxy: shell commands are refused (network by domain needs bubblewrap or Linux 6.7)"
+                        ));
+                    } else {
+                        layers.push(
+                            "network by domain: TCP connects only to Warren's proxy on the host's loopback (one port per call), which checks every connection against the profile's domains and records it".into(),
+                        );
+                    }
                 }
             }
             EffectiveSandbox::None => {
                 not_enforced.push(
                     "no OS confinement: the tools' policy checks still apply; opaque shell commands are refused, git write commands are not confined".into(),
                 );
+                if policy.risk.network.domains().is_some() {
+                    not_enforced.push(
+                        "network by domain: commands are pointed at Warren's proxy (HTTP_PROXY) but nothing stops a direct connection".into(),
+                    );
+                }
             }
         }
         if let Some(rules) = self.syscall_rules(policy) {
@@ -413,6 +442,8 @@ pub struct ConfinedCommand {
     /// The reaper's control pipe (read end, write end), until spawned.
     control: Option<(OwnedFd, OwnedFd)>,
     sandbox: EffectiveSandbox,
+    /// Warren's end of the socket the helper hands the sandbox's proxy listener over.
+    proxy_channel: Option<OwnedFd>,
 }
 
 impl ConfinedCommand {
@@ -437,12 +468,16 @@ impl ConfinedCommand {
             ));
         }
         let child = self.command.spawn()?;
+        // The child has its copies now: Warren's are closed, so that a helper that fails closes
+        // the proxy channel for good.
+        self._keep.clear();
         // The reaper holds its own copy of the read end; the write end says "stop" when closed.
         let control = self.control.take().map(|(_read, write)| write);
         Ok(ConfinedChild {
             child,
             control,
             exited: None,
+            proxy_channel: self.proxy_channel.take(),
         })
     }
 }
@@ -457,6 +492,7 @@ pub struct ConfinedChild {
     child: Child,
     control: Option<OwnedFd>,
     exited: Option<ExitStatus>,
+    proxy_channel: Option<OwnedFd>,
 }
 
 impl ConfinedChild {
@@ -467,7 +503,22 @@ impl ConfinedChild {
             child,
             control: None,
             exited: None,
+            proxy_channel: None,
         }
+    }
+
+    /// Under bubblewrap with [`NetRoute::Proxy`]: the listener the helper opened on the
+    /// sandbox's loopback, for Warren's proxy to accept on. Waits up to `timeout` for it;
+    /// `Ok(None)` when the command was not routed through the proxy, an error when the helper
+    /// gave none (it then runs nothing).
+    pub fn proxy_listener(
+        &mut self,
+        timeout: Duration,
+    ) -> std::io::Result<Option<std::net::TcpListener>> {
+        let Some(channel) = self.proxy_channel.take() else {
+            return Ok(None);
+        };
+        receive_listener(&channel, timeout).map(Some)
     }
 
     /// The process id of the directly spawned process (reaper, `bwrap` or the program).
@@ -610,9 +661,67 @@ pub fn prepare_closed_paths(policy: &SecurityPolicy) -> Vec<PathBuf> {
     made
 }
 
+/// How a confined child reaches the network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NetRoute {
+    /// No network (`network = false`; also a profile with domains when no proxy serves the
+    /// call: closed, never open).
+    Off,
+    /// The host's network (`network = true`).
+    Open,
+    /// Only Warren's proxy at `127.0.0.1:port`. Under Landlock (and `none`) the proxy listens on
+    /// the host's loopback at `port` and Landlock lets TCP connect there only; under bubblewrap
+    /// the sandbox has its own network namespace, the helper listens on its loopback at `port`
+    /// and hands the listener to Warren ([`ConfinedChild::proxy_listener`]).
+    Proxy {
+        /// The port the child's `HTTP_PROXY` names.
+        port: u16,
+    },
+}
+
+/// The port of the proxy's listener inside a bubblewrap sandbox's own network namespace.
+pub const SANDBOX_PROXY_PORT: u16 = 3128;
+
+impl NetRoute {
+    /// The route `confine` takes for a profile's `network` without a proxy.
+    pub fn without_proxy(network: &warren_types::NetworkAccess) -> NetRoute {
+        if network.is_open() {
+            NetRoute::Open
+        } else {
+            NetRoute::Off
+        }
+    }
+
+    /// The sockets a child of `network` may create (a profile with domains: TCP only).
+    pub fn sockets_for(network: &warren_types::NetworkAccess) -> seccomp::NetSockets {
+        match network {
+            warren_types::NetworkAccess::Switch(false) => seccomp::NetSockets::None,
+            warren_types::NetworkAccess::Switch(true) => seccomp::NetSockets::All,
+            warren_types::NetworkAccess::Domains(_) => seccomp::NetSockets::TcpOnly,
+        }
+    }
+
+    fn sockets(self) -> seccomp::NetSockets {
+        match self {
+            NetRoute::Off => seccomp::NetSockets::None,
+            NetRoute::Open => seccomp::NetSockets::All,
+            NetRoute::Proxy { .. } => seccomp::NetSockets::TcpOnly,
+        }
+    }
+
+    fn tcp(self) -> landlock::TcpRule {
+        match self {
+            NetRoute::Off => landlock::TcpRule::None,
+            NetRoute::Open => landlock::TcpRule::Open,
+            NetRoute::Proxy { port } => landlock::TcpRule::ConnectOnly(port),
+        }
+    }
+}
+
 /// Builds `program args` running in `cwd`, confined to `policy` under `sandbox`, in a new
 /// process group, with a per-call reaper (or bubblewrap's pid namespace) so that nothing it
-/// starts outlives it. Only the child is restricted; Warren itself becomes non-dumpable.
+/// starts outlives it. Only the child is restricted; Warren itself becomes non-dumpable. The
+/// network is the profile's without a proxy ([`NetRoute::without_proxy`]).
 pub fn confine(
     policy: &SecurityPolicy,
     sandbox: &EffectiveSandbox,
@@ -620,12 +729,31 @@ pub fn confine(
     args: &[OsString],
     cwd: &Path,
 ) -> Result<ConfinedCommand, SandboxError> {
+    confine_with(
+        policy,
+        sandbox,
+        program,
+        args,
+        cwd,
+        NetRoute::without_proxy(&policy.risk.network),
+    )
+}
+
+/// [`confine`] with the network route `net` (the proxy's, for a profile with domains).
+pub fn confine_with(
+    policy: &SecurityPolicy,
+    sandbox: &EffectiveSandbox,
+    program: &OsStr,
+    args: &[OsString],
+    cwd: &Path,
+    net: NetRoute,
+) -> Result<ConfinedCommand, SandboxError> {
     protect_process();
-    let network = policy.risk.network;
-    let filters = match sandbox.syscall_rules(policy) {
+    let filters = match sandbox.syscall_rules_with(policy, net.sockets()) {
         Some(rules) => seccomp::programs(&rules)?,
         None => Vec::new(),
     };
+    let mut proxy_channel = None;
     if !matches!(sandbox, EffectiveSandbox::None) {
         prepare_closed_paths(policy);
     }
@@ -643,7 +771,7 @@ pub fn confine(
             // The reaper's hook first: it forks, and only the grandchild enters Landlock and
             // then the system-call filter.
             let control = reaper::arm(&mut c).map_err(SandboxError::Reaper)?;
-            let fd = landlock::apply(&plan, network, &mut c)?;
+            let fd = landlock::apply(&plan, net.tcp(), &mut c)?;
             seccomp::arm(&mut c, filters);
             (c, vec![fd], Some(control))
         }
@@ -653,13 +781,48 @@ pub fn confine(
         } => {
             let plan = plan::mount_plan(policy);
             let files = seccomp::program_files(&filters)?;
-            let built = bwrap::args(&plan, policy.workspace_only, network, cwd, files)?;
+            let built = bwrap::args(
+                &plan,
+                policy.workspace_only,
+                net == NetRoute::Open,
+                cwd,
+                files,
+            )?;
             let mut fds = built.fds;
             let mut c = Command::new(bw);
             c.args(&built.args).arg("--").current_dir(cwd);
+            // The proxy's listener comes back over a Unix socket pair (the helper's end is
+            // inherited through bwrap).
+            let proxy = match net {
+                NetRoute::Proxy { port } => {
+                    let (ours, theirs) = rustix::net::socketpair(
+                        rustix::net::AddressFamily::UNIX,
+                        rustix::net::SocketType::STREAM,
+                        rustix::net::SocketFlags::CLOEXEC,
+                        None,
+                    )
+                    .map_err(|e| SandboxError::Unavailable {
+                        sandbox: "bubblewrap",
+                        reason: format!("no socket pair for the network proxy: {e}"),
+                    })?;
+                    proxy_channel = Some(ours);
+                    let raw = std::os::fd::AsRawFd::as_raw_fd(&theirs);
+                    fds.push(theirs);
+                    Some((raw, port))
+                }
+                NetRoute::Off | NetRoute::Open => None,
+            };
+            // Inside the sandbox's own network namespace the proxy's port is the one reachable.
+            let inner_tcp = match net {
+                NetRoute::Proxy { port } if landlock::kernel_abi() >= 4 => {
+                    landlock::TcpRule::ConnectOnly(port)
+                }
+                NetRoute::Proxy { .. } => landlock::TcpRule::Open,
+                other => other.tcp(),
+            };
             match second {
                 SecondLayer::InForce { helper, .. } => {
-                    let ruleset = landlock::ruleset(&plan::layer_plan(policy, &plan), network)?;
+                    let ruleset = landlock::ruleset(&plan::layer_plan(policy, &plan), inner_tcp)?;
                     let helper = layer::open_helper(helper).map_err(|e| SandboxError::Rule {
                         path: helper.clone(),
                         reason: e.to_string(),
@@ -670,17 +833,45 @@ pub fn confine(
                         .allowed;
                     c.args(layer::wrap(
                         std::os::fd::AsRawFd::as_raw_fd(&helper),
-                        std::os::fd::AsRawFd::as_raw_fd(&ruleset),
+                        Some(std::os::fd::AsRawFd::as_raw_fd(&ruleset)),
                         terminals,
+                        proxy,
                         program,
                         args,
                     ));
                     fds.push(ruleset);
                     fds.push(helper);
                 }
-                SecondLayer::Missing { .. } => {
-                    c.arg(program).args(args);
-                }
+                SecondLayer::Missing { reason } => match proxy {
+                    None => {
+                        c.arg(program).args(args);
+                    }
+                    Some(proxy) => {
+                        // No Landlock layer, but the helper still opens the way to the proxy.
+                        let Some(path) = layer::find_helper() else {
+                            return Err(SandboxError::Unavailable {
+                                sandbox: "bubblewrap",
+                                reason: format!(
+                                    "network by domain needs the {} helper beside Warren ({reason})",
+                                    layer::HELPER
+                                ),
+                            });
+                        };
+                        let helper = layer::open_helper(&path).map_err(|e| SandboxError::Rule {
+                            path: path.clone(),
+                            reason: e.to_string(),
+                        })?;
+                        c.args(layer::wrap(
+                            std::os::fd::AsRawFd::as_raw_fd(&helper),
+                            None,
+                            false,
+                            Some(proxy),
+                            program,
+                            args,
+                        ));
+                        fds.push(helper);
+                    }
+                },
             }
             bwrap::verify(&plan)?;
             // bwrap's outer process exits as soon as the program does, while its pid 1 may
@@ -696,5 +887,47 @@ pub fn confine(
         _keep: ruleset,
         control,
         sandbox: sandbox.clone(),
+        proxy_channel,
     })
+}
+
+/// Receives the listening socket the helper sends over `channel` (`SCM_RIGHTS`), waiting up to
+/// `timeout`.
+fn receive_listener(
+    channel: &OwnedFd,
+    timeout: Duration,
+) -> std::io::Result<std::net::TcpListener> {
+    use rustix::event::{poll, PollFd, PollFlags, Timespec};
+    let mut fds = [PollFd::new(channel, PollFlags::IN)];
+    let ts = Timespec {
+        tv_sec: i64::try_from(timeout.as_secs()).unwrap_or(i64::MAX),
+        tv_nsec: i64::from(timeout.subsec_nanos()),
+    };
+    if poll(&mut fds, Some(&ts))? == 0 {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            "the sandbox did not open its way to Warren's network proxy in time",
+        ));
+    }
+    let mut space = [std::mem::MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+    let mut control = rustix::net::RecvAncillaryBuffer::new(&mut space);
+    let mut byte = [0u8; 1];
+    let got = rustix::net::recvmsg(
+        channel,
+        &mut [std::io::IoSliceMut::new(&mut byte)],
+        &mut control,
+        rustix::net::RecvFlags::CMSG_CLOEXEC,
+    )?;
+    for message in control.drain() {
+        if let rustix::net::RecvAncillaryMessage::ScmRights(mut fds) = message {
+            if let Some(fd) = fds.next() {
+                return Ok(std::net::TcpListener::from(fd));
+            }
+        }
+    }
+    Err(std::io::Error::other(if got.bytes == 0 {
+        "the sandbox's helper ended without opening its way to Warren's network proxy"
+    } else {
+        "the sandbox's helper sent no listener"
+    }))
 }

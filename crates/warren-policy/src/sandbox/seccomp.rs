@@ -38,11 +38,24 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 
+/// Which network sockets a child may create.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NetSockets {
+    /// None (`network = false`).
+    None,
+    /// TCP over IPv4 and IPv6 only, to reach Warren's proxy (`network` by domain): no UDP, no
+    /// raw or packet sockets, no netlink.
+    TcpOnly,
+    /// Every family (`network = true`).
+    All,
+}
+
 /// What the filter of one child allows beyond the fixed denials.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct SyscallRules {
-    /// Sockets of every family (`network = true`).
-    pub network: bool,
+    /// Network sockets.
+    pub network: NetSockets,
     /// `AF_UNIX` sockets may be created.
     pub unix_sockets: bool,
     /// Mode, owner, times and extended attributes may be changed (the mounts decide).
@@ -52,7 +65,7 @@ pub struct SyscallRules {
 impl SyscallRules {
     /// The rules under Landlock alone: no Unix sockets, no metadata changes; other families
     /// only with `network`.
-    pub fn landlock(network: bool) -> Self {
+    pub fn landlock(network: NetSockets) -> Self {
         SyscallRules {
             network,
             unix_sockets: false,
@@ -66,10 +79,11 @@ impl SyscallRules {
     /// `connect()`, so the host tree bound whole or a read-only sibling's workspace rules it out).
     /// With network every family but `AF_UNIX` (the host's abstract sockets share that
     /// namespace).
-    pub fn bubblewrap(network: bool, unix_view: bool) -> Self {
+    pub fn bubblewrap(network: NetSockets, unix_view: bool) -> Self {
         SyscallRules {
             network,
-            unix_sockets: !network && unix_view,
+            // Only `All` shares the host's network namespace (and its abstract sockets).
+            unix_sockets: network != NetSockets::All && unix_view,
             metadata: true,
         }
     }
@@ -80,10 +94,16 @@ impl SyscallRules {
             "refuses io_uring, ptrace, process_vm_*, bpf, perf_event_open, keyctl, mount, kexec and new namespaces".to_string(),
         ];
         match (self.network, self.unix_sockets) {
-            (false, true) => out.push("no network sockets (Unix sockets only)".into()),
-            (false, false) => out.push("no sockets at all".into()),
-            (true, false) => out.push("network sockets, no Unix sockets".into()),
-            (true, true) => {}
+            (NetSockets::None, true) => out.push("no network sockets (Unix sockets only)".into()),
+            (NetSockets::None, false) => out.push("no sockets at all".into()),
+            (NetSockets::TcpOnly, true) => {
+                out.push("TCP sockets and Unix sockets only (no UDP, raw or netlink)".into())
+            }
+            (NetSockets::TcpOnly, false) => {
+                out.push("TCP sockets only (no UDP, raw, netlink or Unix sockets)".into())
+            }
+            (NetSockets::All, false) => out.push("network sockets, no Unix sockets".into()),
+            (NetSockets::All, true) => {}
         }
         if !self.metadata {
             out.push("no chmod, chown, utime or setxattr".into());
@@ -255,15 +275,46 @@ fn main_rules(rules: &SyscallRules) -> Result<BTreeMap<i64, Vec<SeccompRule>>, S
     let unix = libc::AF_UNIX as u64;
     let socket = libc::SYS_socket;
     match (rules.network, rules.unix_sockets) {
-        (true, true) => {}
-        (false, false) => {
+        (NetSockets::All, true) => {}
+        (NetSockets::None, false) => {
             map.insert(socket, Vec::new());
         }
-        (false, true) => {
+        (NetSockets::None, true) => {
             map.insert(socket, vec![rule(vec![cond(0, SeccompCmpOp::Ne, unix)?])?]);
         }
-        (true, false) => {
+        (NetSockets::All, false) => {
             map.insert(socket, vec![rule(vec![cond(0, SeccompCmpOp::Eq, unix)?])?]);
+        }
+        (NetSockets::TcpOnly, unix_ok) => {
+            let inet = libc::AF_INET as u64;
+            let inet6 = libc::AF_INET6 as u64;
+            let stream = libc::SOCK_STREAM as u64;
+            // socket(domain, type, protocol): refused when the family is none of the allowed
+            // ones, or when an internet socket is not a stream (the low bits of `type`; the
+            // flags SOCK_NONBLOCK and SOCK_CLOEXEC sit above them).
+            let mut other_family = vec![
+                cond(0, SeccompCmpOp::Ne, inet)?,
+                cond(0, SeccompCmpOp::Ne, inet6)?,
+            ];
+            if unix_ok {
+                other_family.push(cond(0, SeccompCmpOp::Ne, unix)?);
+            }
+            let mut refused = vec![rule(other_family)?];
+            for family in [inet, inet6] {
+                for kind in (0..16u64).filter(|k| *k != stream) {
+                    refused.push(rule(vec![
+                        cond(0, SeccompCmpOp::Eq, family)?,
+                        cond(1, SeccompCmpOp::MaskedEq(0xf), kind)?,
+                    ])?);
+                }
+                // A stream of another protocol (SCTP, MPTCP) is not TCP to Landlock's rules.
+                refused.push(rule(vec![
+                    cond(0, SeccompCmpOp::Eq, family)?,
+                    cond(2, SeccompCmpOp::Ne, 0)?,
+                    cond(2, SeccompCmpOp::Ne, libc::IPPROTO_TCP as u64)?,
+                ])?);
+            }
+            map.insert(socket, refused);
         }
     }
     if !rules.metadata {
