@@ -796,6 +796,22 @@ export type DoctorReport = {
 	secrets: string,
 };
 
+/**  The table form of `network`. */
+export type DomainRules = {
+	/**
+	 *  Domain patterns a connection may reach (`crates.io`, `*.npmjs.org`,
+	 *  `api.github.com:443`, `*`).
+	 */
+	allow?: string[],
+	/**  Domain patterns refused even when an allow pattern matches (deny wins). */
+	deny?: string[],
+	/**
+	 *  Let connections reach loopback, link-local, private (RFC 1918), ULA and other
+	 *  non-public addresses, and names that resolve to them (off by default).
+	 */
+	allow_private?: boolean,
+};
+
 /**  Stable machine-readable error codes. Front-ends match on these, never on message text. */
 export type ErrorCode = 
 /**  The config file failed to parse or validate. */
@@ -1520,6 +1536,13 @@ export type NamePlan = {
 	name: string,
 };
 
+/**  `network = false | true | { allow = [...], deny = [...], allow_private = false }`. */
+export type NetworkAccess = 
+/**  `false`: no network at all; `true`: the network as the host has it. */
+boolean | 
+/**  Only the named domains, through Warren's proxy, every connection recorded. */
+DomainRules;
+
 /**
  *  What a new agent starts with and may choose from: the create form's selects and the
  *  defaults `warren agents create` uses for what it is not given (one place for both).
@@ -2004,8 +2027,11 @@ export type RiskProfile = {
 	shell_env_passthrough?: string[],
 	/**  Whether the `delegate` tool may be used. */
 	delegation?: DelegationMode,
-	/**  Whether sandboxed commands may connect and bind TCP (off by default: no network). */
-	network?: boolean,
+	/**
+	 *  The network of sandboxed commands: `false` (none, the default), `true` (the host's), or
+	 *  a table of domains reached through Warren's proxy ([`crate::network`]).
+	 */
+	network?: NetworkAccess,
 };
 
 /**  The rule that decided an authorization, allowed or denied (rules §2.1). The code is stable. */

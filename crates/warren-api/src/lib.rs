@@ -22,6 +22,7 @@ pub mod mcp_servers;
 pub mod memory;
 pub mod memory_settings;
 pub mod memory_view;
+pub mod network_view;
 pub mod notify;
 mod pause;
 pub mod permission_map;

@@ -421,6 +421,22 @@ impl Warren {
                 )
             })?;
         let result = rt.block_on(async {
+            // A profile whose network is by domain goes through a proxy of this process,
+            // recording to the install's sessions database.
+            let network_log =
+                match warren_runtime::db::open_sessions_db(&self.layout().sessions_db()).await {
+                    Ok(pool) => {
+                        let log = warren_runtime::network_log::NetworkLog::start(pool);
+                        ctx.network =
+                            Some(warren_runtime::network_log::proxy_recording_to(log.clone()));
+                        Some(log)
+                    }
+                    Err(e) => {
+                        tracing::warn!("no network log for this call: {e}");
+                        None
+                    }
+                };
+            let ctx = &ctx;
             // An agent's MCP tool (`server__tool`): its server is started in the agent's
             // sandbox and registered as a turn registers it, so the call meets the same gates.
             let started = crate::mcp::register_mcp_tool(
@@ -461,6 +477,9 @@ impl Warren {
                         format!("the tool ran but its receipt could not be written: {e}"),
                     )
                 })?;
+            }
+            if let Some(log) = &network_log {
+                log.flush().await;
             }
             Ok::<_, ApiError>(result)
         })?;

@@ -14,6 +14,7 @@ mod lifecycle_cli;
 mod mcp_cli;
 mod memory_backends_cli;
 mod memory_cli;
+mod network_cli;
 mod policy_cli;
 mod providers_cli;
 mod run_cli;

@@ -232,7 +232,7 @@ impl Proxy {
         Ok(ServeGuard {
             shared,
             stopped,
-            _stop: stop,
+            stop: Some(stop),
         })
     }
 
@@ -285,7 +285,7 @@ pub struct ServeGuard {
     shared: Arc<Listener>,
     stopped: Arc<AtomicBool>,
     // Dropping the sender wakes the accept loop, which then drops the listener.
-    _stop: oneshot::Sender<()>,
+    stop: Option<oneshot::Sender<()>>,
 }
 
 impl ServeGuard {
@@ -303,6 +303,23 @@ impl ServeGuard {
     /// The agent this listener serves.
     pub fn agent(&self) -> &str {
         &self.shared.agent
+    }
+
+    /// Stops accepting, then waits (up to `timeout`, blocking this thread) until every
+    /// connection of the listener has ended and been recorded: called when the command it
+    /// served has ended, so that its records are all with the sink. Returns whether they were.
+    pub fn finish(mut self, timeout: Duration) -> bool {
+        self.stopped.store(true, Ordering::SeqCst);
+        self.stop.take();
+        let deadline = std::time::Instant::now() + timeout;
+        // The accept loop and every connection task hold the listener's shared part.
+        while Arc::strong_count(&self.shared) > 1 {
+            if std::time::Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        true
     }
 }
 

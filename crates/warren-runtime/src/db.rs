@@ -110,6 +110,21 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         time_ms INTEGER NOT NULL
     )",
     "CREATE INDEX IF NOT EXISTS actions_agent_time ON actions(agent_id, time_ms)",
+    // Connections through the network proxy (`network` by domain), see network_log.rs.
+    "CREATE TABLE IF NOT EXISTS network (
+        agent_id TEXT NOT NULL REFERENCES agents(id),
+        time_ms INTEGER NOT NULL,
+        host TEXT NOT NULL,
+        port INTEGER NOT NULL,
+        allowed INTEGER NOT NULL,
+        rule TEXT NOT NULL,
+        address TEXT,
+        bytes_up INTEGER NOT NULL,
+        bytes_down INTEGER NOT NULL,
+        duration_ms INTEGER NOT NULL,
+        kind TEXT NOT NULL
+    )",
+    "CREATE INDEX IF NOT EXISTS network_agent_time ON network(agent_id, time_ms)",
 ];
 
 /// Opens (creating when missing) a SQLite database of the runtime in WAL mode and applies

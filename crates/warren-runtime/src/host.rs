@@ -160,6 +160,7 @@ pub struct Host {
     hub: EventHub,
     broker: ApprovalBroker,
     sandbox: SandboxSupport,
+    network: warren_net::Proxy,
     ledger: Arc<dyn ActionLedger>,
     clock: Arc<dyn Clock>,
     agents: Mutex<HashMap<String, Arc<AgentSlot>>>,
@@ -201,7 +202,12 @@ impl Host {
         // Requests are also published to the install's inbox, so `warren approvals` in another
         // process can answer them.
         let broker = ApprovalBroker::with_inbox(crate::approval_inbox::Inbox::for_install(&layout));
+        // The network proxy of profiles whose network is by domain; it records to sessions.db.
+        let network = crate::network_log::proxy_recording_to(
+            crate::network_log::NetworkLog::start(pool.clone()),
+        );
         Ok(Host {
+            network,
             memory: Arc::new(MemoryStores::new(layout.clone())),
             layout,
             env,
@@ -280,6 +286,7 @@ impl Host {
             providers: self.providers.clone(),
             memory: self.memory.clone(),
             sandbox: self.sandbox.clone(),
+            network: self.network.clone(),
             ledger: self.ledger.clone(),
             clock: self.clock.clone(),
             sessions: self.sessions.clone(),

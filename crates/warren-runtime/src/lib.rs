@@ -17,6 +17,7 @@ pub mod ledger;
 pub mod lifecycle;
 pub mod mcp;
 pub mod memory_tools;
+pub mod network_log;
 pub mod owned_state;
 pub mod pause;
 pub mod provider_models;

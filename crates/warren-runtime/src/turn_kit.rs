@@ -44,6 +44,8 @@ pub struct TurnKit {
     pub memory: Arc<MemoryStores>,
     /// Sandboxes available here.
     pub sandbox: SandboxSupport,
+    /// The network proxy (profiles whose network is by domain).
+    pub network: warren_net::Proxy,
     /// The action ledger.
     pub ledger: Arc<dyn ActionLedger>,
     /// The clock.
@@ -141,6 +143,7 @@ impl TurnKit {
             limits: ToolLimits::default(),
             cwd: policy_workspace,
             call: CallIdentity::default(),
+            network: Some(self.network.clone()),
         };
         if let Some(dir) = session.cwd {
             enter_dir(&mut tools, dir)?;

@@ -21,7 +21,9 @@ use warren_policy::shell::ShellPlan;
 use warren_policy::{EffectiveSandbox, ShellError};
 
 mod git_config;
-use warren_policy::sandbox::{choose, confine, layered_plan, ConfinedChild};
+use warren_policy::sandbox::{
+    choose, confine_with, layered_plan, ConfinedChild, NetRoute, SANDBOX_PROXY_PORT,
+};
 
 /// Environment variables a shell command always gets from the host (when set there).
 pub const BASE_ENV: &[&str] = &["PATH", "HOME", "LANG", "TERM", "USER", "TMPDIR"];
@@ -191,6 +193,105 @@ fn plan_and_sandbox(
     Ok((plan, Some(sandbox)))
 }
 
+/// How one command reaches the network: its route, and for a profile with domains the proxy
+/// serving it (on the host's loopback already, or on the sandbox's own once it has started).
+pub struct NetworkWay {
+    /// The route the sandbox is built for.
+    pub route: NetRoute,
+    /// The proxy and the agent's rules, when the profile's network is by domain.
+    proxy: Option<(warren_net::Proxy, std::sync::Arc<warren_types::DomainRules>)>,
+    /// The host-side listener's guard (Landlock and `none`).
+    host_guard: Option<warren_net::ServeGuard>,
+}
+
+impl NetworkWay {
+    /// The way for a command of `ctx`'s agent under `sandbox`. A profile with domains and no
+    /// proxy in this process is refused: never a wider network than the profile says.
+    pub fn open(ctx: &ToolContext, sandbox: &EffectiveSandbox) -> Result<Self, ToolError> {
+        let policy = &ctx.policy;
+        let Some(rules) = policy.risk.network.domains() else {
+            return Ok(NetworkWay {
+                route: NetRoute::without_proxy(&policy.risk.network),
+                proxy: None,
+                host_guard: None,
+            });
+        };
+        let Some(proxy) = ctx.network.clone() else {
+            return Err(warren_policy::SandboxError::Unavailable {
+                sandbox: "network proxy",
+                reason:
+                    "the profile's network is by domain, and this process runs no network proxy"
+                        .into(),
+            }
+            .into());
+        };
+        let rules = std::sync::Arc::new(rules.clone());
+        let io = |e: std::io::Error| warren_policy::SandboxError::Unavailable {
+            sandbox: "network proxy",
+            reason: e.to_string(),
+        };
+        match sandbox {
+            EffectiveSandbox::Bubblewrap { .. } => Ok(NetworkWay {
+                route: NetRoute::Proxy {
+                    port: SANDBOX_PROXY_PORT,
+                },
+                proxy: Some((proxy, rules)),
+                host_guard: None,
+            }),
+            EffectiveSandbox::Landlock { .. } | EffectiveSandbox::None => {
+                let (port, guard) = proxy
+                    .serve_loopback(&policy.alias, rules.clone())
+                    .map_err(io)?;
+                Ok(NetworkWay {
+                    route: NetRoute::Proxy { port },
+                    proxy: Some((proxy, rules)),
+                    host_guard: Some(guard),
+                })
+            }
+        }
+    }
+
+    /// The port `HTTP_PROXY` names, when the command goes through the proxy.
+    pub fn port(&self) -> Option<u16> {
+        match self.route {
+            NetRoute::Proxy { port } => Some(port),
+            NetRoute::Off | NetRoute::Open => None,
+        }
+    }
+
+    /// After spawning: under bubblewrap, the sandbox's own listener is taken and served. The
+    /// returned guard stops the proxy for this command when dropped.
+    pub fn serve(
+        self,
+        ctx: &ToolContext,
+        child: &mut ConfinedChild,
+    ) -> Result<Option<warren_net::ServeGuard>, ToolError> {
+        if self.host_guard.is_some() {
+            return Ok(self.host_guard);
+        }
+        let Some((proxy, rules)) = self.proxy else {
+            return Ok(None);
+        };
+        let io = |e: std::io::Error| {
+            ToolError::from(warren_policy::SandboxError::Unavailable {
+                sandbox: "network proxy",
+                reason: e.to_string(),
+            })
+        };
+        match child.proxy_listener(PROXY_HANDOVER).map_err(io)? {
+            Some(listener) => Ok(Some(
+                proxy
+                    .serve(&ctx.policy.alias, rules, listener)
+                    .map_err(io)?,
+            )),
+            None => Ok(None),
+        }
+    }
+}
+
+/// How long a sandbox may take to hand over its proxy listener (bubblewrap's start included).
+const PROXY_HANDOVER: Duration = Duration::from_secs(10);
+
 fn piped(cmd: &mut Command) {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -254,7 +355,8 @@ impl Shell {
         let confined = chosen
             .as_ref()
             .is_some_and(|s| !matches!(s, EffectiveSandbox::None));
-        let env = child_env(ctx, &plan, confined)?;
+        let mut env = child_env(ctx, &plan, confined)?;
+        let mut proxy_guard = None;
         let (mut child, label, container) = match &policy.container {
             None => {
                 let sandbox = match chosen {
@@ -262,11 +364,23 @@ impl Shell {
                     None => choose(policy.risk.sandbox, policy.workspace_only, &ctx.sandbox)?.0,
                 };
                 let argv: Vec<OsString> = vec!["-c".into(), command.into()];
-                let mut confined = confine(policy, &sandbox, "/bin/sh".as_ref(), &argv, &ctx.cwd)?;
+                let way = NetworkWay::open(ctx, &sandbox)?;
+                if let Some(port) = way.port() {
+                    env.extend(warren_net::proxy_env(port));
+                }
+                let mut confined = confine_with(
+                    policy,
+                    &sandbox,
+                    "/bin/sh".as_ref(),
+                    &argv,
+                    &ctx.cwd,
+                    way.route,
+                )?;
                 let cmd = confined.command_mut();
                 cmd.env_clear().envs(env.iter().map(|(k, v)| (k, v)));
                 piped(cmd);
-                let child = confined.spawn().map_err(|e| ToolError::io("/bin/sh", e))?;
+                let mut child = confined.spawn().map_err(|e| ToolError::io("/bin/sh", e))?;
+                proxy_guard = way.serve(ctx, &mut child)?;
                 (child, sandbox.name().to_string(), None)
             }
             Some(docker) => {
@@ -331,20 +445,40 @@ impl Shell {
         let (stderr, err_cut) = join(err);
         let status = status?;
         let stdout = String::from_utf8_lossy(&stdout).into_owned();
-        let stderr = String::from_utf8_lossy(&stderr).into_owned();
+        let mut stderr = String::from_utf8_lossy(&stderr).into_owned();
+        // The proxy's refusals in words: the agent learns which host was refused and by which
+        // rule, whatever the program printed.
+        let refused = proxy_guard
+            .as_ref()
+            .map(|g| g.refusals())
+            .unwrap_or_default();
+        if let Some(g) = proxy_guard {
+            // The command and everything it started have ended: its connections are recorded.
+            g.finish(Duration::from_secs(2));
+        }
         if !status.success() {
+            for r in &refused {
+                if !stderr.is_empty() && !stderr.ends_with('\n') {
+                    stderr.push('\n');
+                }
+                stderr.push_str(&format!("warren: network: {r}\n"));
+            }
             return Err(ToolError::CommandFailed {
                 exit_code: status.code(),
                 stdout,
                 stderr,
             });
         }
-        Ok(json!({
+        let mut out = json!({
             "exit_code": 0,
             "stdout": stdout,
             "stderr": stderr,
             "truncated": out_cut || err_cut,
             "sandbox": label,
-        }))
+        });
+        if !refused.is_empty() {
+            out["network_refused"] = json!(refused);
+        }
+        Ok(out)
     }
 }

@@ -148,6 +148,9 @@ pub struct ToolContext {
     pub cwd: PathBuf,
     /// The call being made (set by the turn loop for each call).
     pub call: CallIdentity,
+    /// Warren's network proxy, for profiles whose network is by domain (without it such a
+    /// profile's commands get no network at all).
+    pub network: Option<warren_net::Proxy>,
 }
 
 impl ToolContext {
@@ -168,6 +171,7 @@ impl ToolContext {
             cancel: CancelToken::new(),
             limits: ToolLimits::default(),
             call: CallIdentity::default(),
+            network: None,
         }
     }
 

@@ -27,6 +27,13 @@ pub struct LogsArgs {
     /// The newest N lines (1 to 5000).
     #[arg(long, short = 'n', default_value_t = 50)]
     lines: u32,
+    /// The network log instead: every connection through Warren's proxy (profiles whose
+    /// network is by domain), newest first.
+    #[arg(long)]
+    network: bool,
+    /// With --network: only the refused connections.
+    #[arg(long, requires = "network")]
+    refused: bool,
 }
 
 /// Runs `warren usage`.
@@ -52,6 +59,39 @@ pub fn usage(ctx: &Ctx, a: UsageArgs) -> ExitCode {
 
 /// Runs `warren logs`.
 pub fn logs(ctx: &Ctx, a: LogsArgs) -> ExitCode {
+    if a.network {
+        if a.level.is_some() {
+            return ctx.out.fail(&warren_api::ApiError::new(
+                warren_api::ErrorCode::InvalidArgument,
+                "--level filters the log lines; the network log has no levels (use --refused)",
+            ));
+        }
+        let r = ctx.block_on(
+            ctx.warren
+                .network_log(a.agent.as_deref(), a.refused, a.lines),
+        );
+        return ctx.out.result(r, |rows| {
+            if rows.is_empty() {
+                return "no connections recorded (only profiles whose network is by domain go through Warren's proxy)".into();
+            }
+            let mut s = String::new();
+            for r in rows {
+                let verdict = if r.allowed { "allowed" } else { "REFUSED" };
+                s.push_str(&format!(
+                    "{} [{}] {verdict} {}:{} ({}) {}",
+                    r.time, r.agent, r.host, r.port, r.rule, r.kind
+                ));
+                if r.allowed {
+                    s.push_str(&format!(
+                        " sent {} B, received {} B in {} ms",
+                        r.bytes_up, r.bytes_down, r.duration_ms
+                    ));
+                }
+                s.push('\n');
+            }
+            s
+        });
+    }
     let level = match a.level.as_deref().map(str::parse::<LogLevelFilter>) {
         None => None,
         Some(Ok(l)) => Some(l),

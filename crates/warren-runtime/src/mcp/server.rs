@@ -17,7 +17,7 @@ use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use warren_policy::sandbox::{choose, confine, ConfinedChild};
+use warren_policy::sandbox::{choose, confine_with, ConfinedChild};
 use warren_tools::{ToolContext, ToolError};
 
 /// Most bytes of a server's standard error kept for error messages.
@@ -40,6 +40,9 @@ pub struct McpServer {
     tools: Vec<McpToolInfo>,
     client: Option<RunningService<RoleClient, ()>>,
     child: Mutex<Option<ConfinedChild>>,
+    /// The network proxy serving the server while it runs (a profile whose network is by
+    /// domain); dropped with the server.
+    proxy: Mutex<Option<warren_net::ServeGuard>>,
     stderr: Arc<Mutex<Vec<u8>>>,
     failure: Mutex<Option<String>>,
     reported: AtomicBool,
@@ -72,6 +75,7 @@ impl McpServer {
             tools: Vec::new(),
             client: None,
             child: Mutex::new(None),
+            proxy: Mutex::new(None),
             stderr: Arc::new(Mutex::new(Vec::new())),
             failure: Mutex::new(None),
             reported: AtomicBool::new(false),
@@ -155,12 +159,20 @@ impl McpServer {
         let (sandbox, _why) = choose(policy.risk.sandbox, policy.workspace_only, &ctx.sandbox)
             .map_err(|e| e.to_string())?;
         let argv: Vec<OsString> = args.iter().map(OsString::from).collect();
-        let mut confined = confine(
+        // A server of a profile whose network is by domain goes through the same proxy as
+        // the agent's shell commands.
+        let way =
+            warren_tools::shell::NetworkWay::open(ctx, &sandbox).map_err(|e| e.to_string())?;
+        if let Some(port) = way.port() {
+            env.extend(warren_net::proxy_env(port));
+        }
+        let mut confined = confine_with(
             &confined_policy,
             &sandbox,
             program.as_os_str(),
             &argv,
             &ctx.cwd,
+            way.route,
         )
         .map_err(|e| e.to_string())?;
         for (k, v) in &self.spec.config.env {
@@ -187,6 +199,7 @@ impl McpServer {
         let mut child = confined
             .spawn()
             .map_err(|e| format!("{}: {e}", program.display()))?;
+        *lock(&self.proxy) = way.serve(ctx, &mut child).map_err(|e| e.to_string())?;
         let (stdin, stdout, stderr) =
             (child.take_stdin(), child.take_stdout(), child.take_stderr());
         *lock(&self.child) = Some(child);

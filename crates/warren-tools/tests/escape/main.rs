@@ -13,5 +13,6 @@ mod support;
 mod differential;
 mod files;
 mod git;
+mod network;
 mod sandbox;
 mod shell;

@@ -1,0 +1,135 @@
+//! Network by domain through the command line: `warren tool` runs a sandboxed `curl` through
+//! the install's proxy, `warren logs --network` lists what it reached and what was refused
+//! (from sessions.db, attributed to the agent), and `config validate` names a bad pattern.
+
+use crate::common::warren;
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use warren_testkit::agents::Agents;
+
+const BODY: &str = "served to the allowed name";
+
+fn server() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(mut s) = s else { continue };
+            let mut buf = [0u8; 2048];
+            let _ = s.read(&mut buf);
+            let _ = write!(
+                s,
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{BODY}",
+                BODY.len()
+            );
+        }
+    });
+    port
+}
+
+#[test]
+fn a_call_reaches_an_allowed_name_and_the_network_log_lists_it_and_the_refusal() {
+    let t = Agents::new(&["web", "other"])
+        .profile(
+            "net",
+            r#"level = "full"
+allowed_commands = ["*"]
+block_high_risk_commands = false
+network = { allow = ["localhost"], allow_private = true }"#,
+        )
+        .install()
+        .unwrap();
+    let port = server();
+    let tool = |command: &str| {
+        let args = serde_json::json!({ "command": command }).to_string();
+        warren(
+            t.root(),
+            &["--json", "tool", "--agent", "web", "shell", &args],
+        )
+        .json()
+    };
+    let v = tool(&format!("curl -sS -f http://localhost:{port}/"));
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(v["output"]["stdout"], BODY, "{v}");
+    let v = tool("curl -sS -f http://example.com/");
+    assert_eq!(v["ok"], false, "{v}");
+    let stderr = v["output"]["stderr"].as_str().unwrap();
+    assert!(
+        stderr.contains("warren: network: example.com:80 refused: no allow pattern matches"),
+        "{v}"
+    );
+
+    let r = warren(t.root(), &["--json", "logs", "--network", "--agent", "web"]);
+    let rows = r.json();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    // Newest first: the refusal, then the allowed request.
+    assert_eq!(rows[0]["host"], "example.com");
+    assert_eq!(rows[0]["allowed"], false);
+    assert_eq!(rows[0]["rule"], "no allow pattern matches");
+    assert_eq!(rows[1]["host"], "localhost");
+    assert_eq!(rows[1]["port"], port);
+    assert_eq!(rows[1]["allowed"], true);
+    assert_eq!(rows[1]["rule"], "allow \"localhost\"");
+    assert!(
+        rows[1]["bytes_down"].as_u64().unwrap() >= BODY.len() as u64,
+        "{rows:?}"
+    );
+    assert!(rows.iter().all(|r| r["agent"] == "web"));
+
+    // Only the refused ones; another agent has none; the text form says it in words.
+    let refused = warren(t.root(), &["--json", "logs", "--network", "--refused"]).json();
+    assert_eq!(refused.as_array().unwrap().len(), 1, "{refused}");
+    let none = warren(
+        t.root(),
+        &["--json", "logs", "--network", "--agent", "other"],
+    )
+    .json();
+    assert_eq!(none.as_array().unwrap().len(), 0, "{none}");
+    let text = warren(t.root(), &["logs", "--network"]);
+    assert!(
+        text.stdout
+            .contains("[web] REFUSED example.com:80 (no allow pattern matches)"),
+        "{}",
+        text.stdout
+    );
+    let bad = warren(t.root(), &["logs", "--network", "--agent", "nobody"]);
+    assert_ne!(bad.code, 0, "{}", bad.stderr);
+}
+
+#[test]
+fn config_validate_names_a_bad_domain_pattern_by_its_place() {
+    let t = Agents::new(&["web"])
+        .profile(
+            "net",
+            r#"level = "full"
+network = { allow = ["crates.io", "https://pypi.org/simple"], deny = ["a*.b"], alow_private = true }"#,
+        )
+        .install()
+        .unwrap();
+    let r = warren(t.root(), &["config", "validate"]);
+    assert_ne!(r.code, 0);
+    let out = format!("{}{}", r.stdout, r.stderr);
+    // Each problem on its own line: the place (with its line and column in the file), then
+    // what is wrong.
+    for (place, words) in [
+        (
+            "risk_profiles.net.network.allow[1] (line 5,",
+            "\"https://pypi.org/simple\" is a URL; write the host alone (`pypi.org`)",
+        ),
+        (
+            "risk_profiles.net.network.deny[0] (line 5,",
+            "\"a*.b\" `*` is allowed only alone or as the first label (`*.example.com`)",
+        ),
+        (
+            "risk_profiles.net.network.alow_private (line 5,",
+            "unknown key `alow_private`: did you mean `allow_private`?",
+        ),
+    ] {
+        assert!(
+            out.lines()
+                .any(|l| l.starts_with(place) && l.contains(words)),
+            "missing {place:?} {words:?} in:\n{out}"
+        );
+    }
+}

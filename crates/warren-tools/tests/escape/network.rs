@@ -1,0 +1,301 @@
+//! Network by domain (`network = { allow, deny, allow_private }`): a sandboxed `curl` reaches an
+//! allowed name through Warren's proxy and nothing else. Each refusal comes after its positive
+//! control, under bubblewrap and under Landlock: a denied name, a direct connection that
+//! bypasses the proxy, a UDP datagram, a private IP literal and a name that resolves to loopback.
+//! The test servers live on the host's loopback, reached through names the proxy's resolver maps
+//! to them; every connection the proxy saw is checked to carry mallory's alias.
+
+use crate::fixture::call;
+use crate::support::{Lab, Sandbox};
+use serde_json::json;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, UdpSocket};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use warren_net::{ConnectionRecord, Proxy, Resolve, ResolveFuture};
+use warren_tools::{ToolContext, ToolError};
+
+const BODY: &str = "hello from the allowed server";
+
+/// A plain HTTP server on the host's loopback answering every request with [`BODY`].
+fn http_server() -> SocketAddr {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(mut s) = s else { continue };
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                let mut got = Vec::new();
+                while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match s.read(&mut buf) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => got.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let _ = write!(
+                    s,
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{BODY}",
+                    BODY.len()
+                );
+            });
+        }
+    });
+    addr
+}
+
+/// Names the proxy resolves: every `*.test` name to the test server.
+struct Names(SocketAddr);
+
+impl Resolve for Names {
+    fn resolve(&self, host: &str, port: u16) -> ResolveFuture<'_> {
+        let ip = self.0.ip();
+        let known = host.ends_with(".test");
+        Box::pin(async move {
+            if known {
+                Ok(vec![SocketAddr::new(ip, port)])
+            } else {
+                Err(std::io::Error::other("unknown test name"))
+            }
+        })
+    }
+}
+
+struct Net {
+    lab: Lab,
+    ctx: ToolContext,
+    server: SocketAddr,
+    records: Arc<Mutex<Vec<ConnectionRecord>>>,
+    _rt: tokio::runtime::Runtime,
+}
+
+impl Net {
+    /// mallory with `network` as written (TOML), the proxy resolving `*.test` to the server.
+    fn new(sandbox: Sandbox, network: &str) -> Net {
+        let lab = Lab::with_profile(sandbox, true, &format!("network = {network}"));
+        let server = http_server();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let records = Arc::new(Mutex::new(Vec::new()));
+        let sink = records.clone();
+        let proxy = Proxy::new(
+            rt.handle().clone(),
+            Arc::new(Names(server)),
+            Arc::new(move |r: ConnectionRecord| sink.lock().unwrap().push(r)),
+        );
+        let mut ctx = lab.ctx();
+        ctx.network = Some(proxy);
+        Net {
+            lab,
+            ctx,
+            server,
+            records,
+            _rt: rt,
+        }
+    }
+
+    fn sh(&self, command: &str) -> Result<serde_json::Value, ToolError> {
+        call(&self.ctx, "shell", json!({ "command": command }))
+    }
+
+    fn port(&self) -> u16 {
+        self.server.port()
+    }
+
+    /// The records the proxy made so far (they are reported as each connection ends).
+    fn records(&self) -> Vec<ConnectionRecord> {
+        for _ in 0..100 {
+            let r = self.records.lock().unwrap().clone();
+            if !r.is_empty() {
+                return r;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Vec::new()
+    }
+}
+
+fn stdout(r: &Result<serde_json::Value, ToolError>) -> String {
+    match r {
+        Ok(v) => v["stdout"].as_str().unwrap_or_default().to_string(),
+        Err(ToolError::CommandFailed { stdout, .. }) => stdout.clone(),
+        Err(_) => String::new(),
+    }
+}
+
+fn failure_text(r: &Result<serde_json::Value, ToolError>) -> String {
+    match r {
+        Err(ToolError::CommandFailed { stdout, stderr, .. }) => format!("{stdout}\n{stderr}"),
+        Err(e) => e.to_string(),
+        Ok(v) => panic!("expected a failure, got {v}"),
+    }
+}
+
+const SANDBOXES: [Sandbox; 2] = [Sandbox::Landlock, Sandbox::Bubblewrap];
+
+#[test]
+fn an_allowed_name_is_reached_and_a_denied_one_is_refused_in_words() {
+    for sb in SANDBOXES {
+        if !sb.available() {
+            continue;
+        }
+        let net = Net::new(
+            sb,
+            r#"{ allow = ["*.test"], deny = ["denied.test"], allow_private = true }"#,
+        );
+        let port = net.port();
+        // Positive control: plain HTTP and a CONNECT tunnel through the proxy.
+        let r = net.sh(&format!("curl -sS -f http://allowed.test:{port}/x"));
+        assert_eq!(stdout(&r), BODY, "{sb:?}: {r:?}");
+        let r = net.sh(&format!("curl -sS -f -p http://tunnel.test:{port}/x"));
+        assert_eq!(stdout(&r), BODY, "{sb:?} tunnel: {r:?}");
+        // Denied by name: the proxy answers 403 and the tool result says why.
+        let r = net.sh(&format!("curl -sS -f http://denied.test:{port}/x"));
+        let text = failure_text(&r);
+        assert!(!text.contains(BODY), "{sb:?}: {text}");
+        assert!(
+            text.contains(&format!(
+                "warren: network: denied.test:{port} refused: deny \"denied.test\""
+            )),
+            "{sb:?}: {text}"
+        );
+        let records = net.records();
+        assert!(records.iter().all(|r| r.agent == "mallory"), "{records:?}");
+        for (host, allowed) in [
+            ("allowed.test", true),
+            ("tunnel.test", true),
+            ("denied.test", false),
+        ] {
+            let r = records
+                .iter()
+                .find(|r| r.host == host)
+                .unwrap_or_else(|| panic!("{sb:?}: no record of {host}: {records:?}"));
+            assert_eq!(r.allowed, allowed, "{sb:?}: {r:?}");
+            assert_eq!(r.port, port);
+            if allowed {
+                assert!(r.bytes_down >= BODY.len() as u64, "{r:?}");
+            }
+        }
+        assert_eq!(
+            records
+                .iter()
+                .find(|r| r.host == "tunnel.test")
+                .unwrap()
+                .kind,
+            "connect"
+        );
+    }
+}
+
+#[test]
+fn a_direct_connection_around_the_proxy_is_refused() {
+    for sb in SANDBOXES {
+        if !sb.available() {
+            continue;
+        }
+        let net = Net::new(sb, r#"{ allow = ["*.test"], allow_private = true }"#);
+        let port = net.port();
+        // Control: the same server through the proxy.
+        let r = net.sh(&format!("curl -sS -f http://allowed.test:{port}/"));
+        assert_eq!(stdout(&r), BODY, "{sb:?}: {r:?}");
+        // Around it: straight to the server's address, the proxy variables ignored.
+        let r = net.sh(&format!(
+            "curl -sS -f --max-time 5 --noproxy '*' http://127.0.0.1:{port}/"
+        ));
+        assert!(r.is_err(), "{sb:?}: {r:?}");
+        assert!(!stdout(&r).contains(BODY), "{sb:?}: {r:?}");
+        // And with the variables removed.
+        let r = net.sh(&format!(
+            "env -u HTTP_PROXY -u http_proxy -u ALL_PROXY -u all_proxy curl -sS -f --max-time 5 http://127.0.0.1:{port}/"
+        ));
+        assert!(!stdout(&r).contains(BODY), "{sb:?}: {r:?}");
+    }
+}
+
+#[test]
+fn a_udp_datagram_is_refused() {
+    let receiver = UdpSocket::bind("127.0.0.1:0").unwrap();
+    receiver
+        .set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let port = receiver.local_addr().unwrap().port();
+    let send = format!("python3 -c \"import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'leak', ('127.0.0.1', {port}))\"");
+    // Control: the same program unconfined reaches the receiver.
+    let out = std::process::Command::new("sh")
+        .args(["-c", &send])
+        .status()
+        .unwrap();
+    assert!(out.success());
+    let mut buf = [0u8; 16];
+    assert_eq!(receiver.recv(&mut buf).unwrap(), 4, "the control datagram");
+    for sb in SANDBOXES {
+        if !sb.available() {
+            continue;
+        }
+        let net = Net::new(sb, r#"{ allow = ["*"], allow_private = true }"#);
+        let r = net.sh(&send);
+        let text = failure_text(&r);
+        assert!(text.contains("Operation not permitted"), "{sb:?}: {text}");
+        assert!(
+            receiver.recv(&mut buf).is_err(),
+            "{sb:?}: a datagram arrived"
+        );
+    }
+}
+
+#[test]
+fn private_addresses_are_refused_unless_allowed() {
+    for sb in SANDBOXES {
+        if !sb.available() {
+            continue;
+        }
+        // Control: allowed when allow_private is on.
+        let net = Net::new(
+            sb,
+            r#"{ allow = ["127.0.0.1", "loopback.test"], allow_private = true }"#,
+        );
+        let port = net.port();
+        let r = net.sh(&format!("curl -sS -f http://127.0.0.1:{port}/"));
+        assert_eq!(stdout(&r), BODY, "{sb:?}: {r:?}");
+        let r = net.sh(&format!("curl -sS -f http://loopback.test:{port}/"));
+        assert_eq!(stdout(&r), BODY, "{sb:?}: {r:?}");
+        // Off (the default): an IP literal and a name resolving to loopback are refused.
+        let net = Net::new(sb, r#"{ allow = ["127.0.0.1", "loopback.test"] }"#);
+        let port = net.port();
+        for url in [
+            format!("http://127.0.0.1:{port}/"),
+            format!("http://loopback.test:{port}/"),
+        ] {
+            let r = net.sh(&format!("curl -sS -f {url}"));
+            let text = failure_text(&r);
+            assert!(!text.contains(BODY), "{sb:?} {url}: {text}");
+            assert!(
+                text.contains("private address 127.0.0.1 (allow_private is off)"),
+                "{sb:?} {url}: {text}"
+            );
+        }
+        let records = net.records();
+        assert!(
+            records.iter().all(|r| !r.allowed && r.agent == "mallory"),
+            "{records:?}"
+        );
+    }
+}
+
+#[test]
+fn without_a_proxy_a_profile_with_domains_gets_no_network() {
+    for sb in SANDBOXES {
+        if !sb.available() {
+            continue;
+        }
+        let net = Net::new(sb, r#"{ allow = ["*"] }"#);
+        let mut ctx = net.lab.ctx();
+        ctx.network = None;
+        let r = call(&ctx, "shell", json!({ "command": "true" }));
+        let e = r.unwrap_err().to_string();
+        assert!(e.contains("runs no network proxy"), "{sb:?}: {e}");
+    }
+}
