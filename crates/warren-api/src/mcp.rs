@@ -147,7 +147,12 @@ impl Warren {
         let host = &self.env;
         let policy = self.policy_for(cfg, alias, host)?;
         let support = SandboxSupport::probe(path_var(host));
-        let ctx = ToolContext::new(Arc::new(policy), support, host.vars.clone());
+        let mut ctx = ToolContext::new(Arc::new(policy), support, host.vars.clone());
+        // A profile whose network is by domain starts its servers behind this process's proxy.
+        match warren_runtime::network_log::for_process(&self.layout().sessions_db()).await {
+            Ok((proxy, _log)) => ctx.network = Some(proxy),
+            Err(e) => tracing::warn!("no network proxy for the MCP servers: {e}"),
+        }
         let others = other_workspaces(self.layout(), cfg, alias);
         Ok(McpSet::start(specs, &ctx, &others).await)
     }

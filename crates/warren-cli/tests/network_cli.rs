@@ -133,3 +133,59 @@ network = { allow = ["crates.io", "https://pypi.org/simple"], deny = ["a*.b"], a
         );
     }
 }
+
+#[test]
+fn an_mcp_server_of_the_agent_reaches_the_network_only_through_the_proxy() {
+    let script = std::fs::canonicalize(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/mcp/fetch_server.py"),
+    )
+    .unwrap();
+    let t = Agents::new(&["web"])
+        .profile(
+            "net",
+            r#"level = "full"
+allowed_commands = ["*"]
+network = { allow = ["localhost"], allow_private = true }"#,
+        )
+        .extra(&format!(
+            "[mcp_servers.fetcher]\ncommand = \"/usr/bin/python3\"\nargs = [{:?}]\n",
+            script.display().to_string()
+        ))
+        .install()
+        .unwrap();
+    // The agent uses the server.
+    let config = t.root().join("config.toml");
+    let text = std::fs::read_to_string(&config).unwrap().replace(
+        "[agents.web]\nrisk_profile = \"net\"\n",
+        "[agents.web]\nrisk_profile = \"net\"\nmcp_servers = [\"fetcher\"]\n",
+    );
+    std::fs::write(&config, text).unwrap();
+    let port = server();
+    let fetch = |url: &str| {
+        let args = serde_json::json!({ "url": url }).to_string();
+        warren(
+            t.root(),
+            &["--json", "tool", "--agent", "web", "fetcher__fetch", &args],
+        )
+        .json()
+    };
+    // Positive control: the allowed name, through the proxy the server's environment names.
+    let v = fetch(&format!("http://localhost:{port}/"));
+    assert!(v.to_string().contains(BODY), "{v}");
+    // A name no pattern allows: the proxy's refusal is what the server gets.
+    let v = fetch("http://example.com/");
+    assert!(!v.to_string().contains(BODY), "{v}");
+    assert!(v.to_string().contains("no allow pattern matches"), "{v}");
+    let rows = warren(t.root(), &["--json", "logs", "--network", "--agent", "web"]).json();
+    let rows = rows.as_array().unwrap();
+    assert!(
+        rows.iter()
+            .any(|r| r["host"] == "localhost" && r["allowed"] == true && r["agent"] == "web"),
+        "{rows:?}"
+    );
+    assert!(
+        rows.iter()
+            .any(|r| r["host"] == "example.com" && r["allowed"] == false),
+        "{rows:?}"
+    );
+}

@@ -70,6 +70,16 @@ pub fn proxy_recording_to(log: Arc<NetworkLog>) -> warren_net::Proxy {
     )
 }
 
+/// A proxy for a short-lived process of Warren (`warren tool`, `warren mcp list`): recording
+/// to the install's sessions database at `sessions_db`. Flush the log before the process ends.
+pub async fn for_process(
+    sessions_db: &std::path::Path,
+) -> Result<(warren_net::Proxy, Arc<NetworkLog>), DbError> {
+    let pool = crate::db::open_sessions_db(sessions_db).await?;
+    let log = NetworkLog::start(pool);
+    Ok((proxy_recording_to(log.clone()), log))
+}
+
 async fn write(pool: &SqlitePool, r: &ConnectionRecord) -> Result<(), DbError> {
     let id = agent_id(pool, &r.agent).await?;
     sqlx::query(
