@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-use warren_policy::sandbox::{choose, confine, ConfinedChild};
+use warren_policy::sandbox::{choose, ConfinedChild};
 
 /// Host variables a git child gets (when set there); never a `GIT_*` one.
 pub const PASSED_ENV: &[&str] = &["PATH", "HOME", "LANG", "LC_ALL", "USER", "TMPDIR"];
@@ -297,22 +297,38 @@ pub fn run_git(
     } else {
         crate::shell::own_places(&policy.workspace)
     };
-    let mut confined = confine(policy, &sandbox, "git".as_ref(), args, &loc.workdir)?;
+    // A profile whose network is by domain fetches and pushes through the proxy, like its
+    // shell commands.
+    let way = crate::shell::NetworkWay::open(ctx, &sandbox)?;
+    let proxy_env = way.port().map(warren_net::proxy_env).unwrap_or_default();
+    let mut confined = warren_policy::sandbox::confine_with(
+        policy,
+        &sandbox,
+        "git".as_ref(),
+        args,
+        &loc.workdir,
+        way.route,
+    )?;
     let cmd = confined.command_mut();
     cmd.env_clear()
         .envs(git_env(&ctx.host_env))
         .envs(own)
+        .envs(proxy_env)
         .envs(extra_env)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut child = confined.spawn().map_err(|e| ToolError::io("git", e))?;
+    let guard = way.serve(ctx, &mut child)?;
     let cap = ctx.limits.max_output_bytes;
     let out = child.take_stdout().map(|s| capture(s, cap));
     let err = child.take_stderr().map(|s| capture(s, cap));
     let status = wait(ctx, &mut child);
     // Hooks that left background jobs do not outlive the call.
     let _ = child.terminate();
+    if let Some(g) = guard {
+        g.finish(Duration::from_secs(2));
+    }
     let join =
         |h: Option<JoinHandle<(Vec<u8>, bool)>>| h.and_then(|h| h.join().ok()).unwrap_or_default();
     let stdout = String::from_utf8_lossy(&join(out).0).into_owned();
