@@ -146,6 +146,9 @@ impl Warren {
     ) -> Result<McpSet, ApiError> {
         let host = &self.env;
         let policy = self.policy_for(cfg, alias, host)?;
+        policy
+            .prepare()
+            .map_err(|e| ApiError::new(warren_types::ErrorCode::Storage, e.to_string()))?;
         let support = SandboxSupport::probe(path_var(host));
         let mut ctx = ToolContext::new(Arc::new(policy), support, host.vars.clone());
         // A profile whose network is by domain starts its servers behind this process's proxy.

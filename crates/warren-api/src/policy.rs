@@ -398,6 +398,9 @@ impl Warren {
         })?;
         let cfg = self.load()?.config;
         let p = self.policy_for(&cfg, alias, host)?;
+        // The agent is about to act: its workspace exists (reading a policy makes nothing).
+        p.prepare()
+            .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
         let support = SandboxSupport::probe(path_var(host));
         let mut ctx = ToolContext::new(Arc::new(p), support, host.vars.clone());
         // The install's action ledger, shared with every other process (rules §2.3).

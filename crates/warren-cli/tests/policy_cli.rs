@@ -559,3 +559,42 @@ risk_profile = "ll"
         .unwrap()
         .contains("[agents.intruder]"));
 }
+
+#[test]
+fn reading_a_policy_makes_nothing_on_disk_and_acting_makes_the_workspace() {
+    let t = TestInstall::with_config(CONFIG).unwrap();
+    let ws = t.root().join("agents/alice/workspace");
+    let skills = t.root().join("shared/skills");
+    for p in [&ws, &skills] {
+        if p.exists() {
+            std::fs::remove_dir_all(p).unwrap();
+        }
+    }
+    for args in [
+        &["--json", "policy", "show", "--agent", "alice"][..],
+        &[
+            "--json", "policy", "check", "--agent", "alice", "--write", "notes.md",
+        ][..],
+        &["--json", "doctor"][..],
+    ] {
+        let r = warren(t.root(), args);
+        assert_eq!(r.code, 0, "{args:?}: {}\n{}", r.stdout, r.stderr);
+        assert!(!ws.exists(), "{args:?} made {}", ws.display());
+        assert!(!skills.exists(), "{args:?} made {}", skills.display());
+    }
+    // A tool call acts for the agent: the workspace is made first, and the call works in it.
+    let r = warren(
+        t.root(),
+        &[
+            "--json",
+            "tool",
+            "--agent",
+            "alice",
+            "file_write",
+            r#"{"path": "notes.md", "content": "hi"}"#,
+        ],
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(std::fs::read_to_string(ws.join("notes.md")).unwrap(), "hi");
+    assert!(skills.is_dir());
+}

@@ -31,6 +31,7 @@ fn setup() -> (tempfile::TempDir, SecurityPolicy) {
         home: Some(dir.path().join("home")),
     };
     let policy = SecurityPolicy::for_agent(&config, "alice", &env).unwrap();
+    policy.prepare().unwrap();
     std::fs::create_dir_all(policy.workspace.join("src/module")).unwrap();
     std::fs::write(policy.workspace.join("src/module/lib.rs"), "fn main() {}").unwrap();
     (dir, policy)

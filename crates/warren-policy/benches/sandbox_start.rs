@@ -62,6 +62,7 @@ fn main() {
     };
     std::fs::create_dir_all(dir.path().join("home")).unwrap();
     let policy = SecurityPolicy::for_agent(&config, "alice", &env).unwrap();
+    policy.prepare().unwrap();
     let support = SandboxSupport::probe(std::env::var_os("PATH").as_deref());
     let mut backends: Vec<EffectiveSandbox> = vec![EffectiveSandbox::None];
     for kind in [SandboxKind::Landlock, SandboxKind::Bubblewrap] {

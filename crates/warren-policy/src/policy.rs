@@ -206,8 +206,29 @@ pub struct SecurityPolicy {
 }
 
 impl SecurityPolicy {
-    /// Builds the effective policy of `alias` from `config` (rules §2 steps 1–4). Creates the
-    /// agent's workspace when it is missing.
+    /// Makes what an agent acts in before it acts: its workspace when missing (an error names
+    /// the folder when it cannot be made), and the shared skills folder, so that every sandbox
+    /// sees (and protects) it even before the first skill (a folder made later would be
+    /// unknown to the plan; the policy denies writing it either way, so failing to make it only
+    /// leaves the sandbox without the mount).
+    pub fn prepare(&self) -> Result<(), PolicyError> {
+        std::fs::create_dir_all(&self.workspace).map_err(|source| {
+            PolicyError::CreateWorkspace {
+                path: self.workspace.clone(),
+                source,
+            }
+        })?;
+        for r in &self.roots {
+            if r.source == RootSource::SharedSkills {
+                let _ = std::fs::create_dir_all(&r.path);
+            }
+        }
+        Ok(())
+    }
+
+    /// Builds the effective policy of `alias` from `config` (rules §2 steps 1–4). Reads only:
+    /// nothing is created on disk (`warren policy show` and the permission map call it); a caller
+    /// about to act for the agent calls [`SecurityPolicy::prepare`] first.
     pub fn for_agent(config: &Config, alias: &str, env: &PolicyEnv) -> Result<Self, PolicyError> {
         let agent = config
             .agents
@@ -232,12 +253,8 @@ impl SecurityPolicy {
         };
         let home = env.home.as_deref();
 
-        // 2. The workspace boundary, created if missing.
+        // 2. The workspace boundary (made by `prepare` when missing).
         let ws_lexical = workspace_path(env, alias, agent.workspace.path.as_deref())?;
-        std::fs::create_dir_all(&ws_lexical).map_err(|source| PolicyError::CreateWorkspace {
-            path: ws_lexical.clone(),
-            source,
-        })?;
         let workspace = resolve_config_path(
             &ws_lexical,
             Path::new("/"),
@@ -284,10 +301,6 @@ impl SecurityPolicy {
             home,
             "shared/skills",
         )?;
-        // Created now so that every sandbox sees (and protects) it even before the first skill:
-        // a directory made later would be unknown to the plan. The policy denies writing it
-        // either way, so a failure here only leaves the sandbox without the mount.
-        let _ = std::fs::create_dir_all(&skills);
         roots.push(Root::new(skills, Tier::ReadOnly, RootSource::SharedSkills));
 
         // The desktop session's sockets come first: the session bus (and the keyring behind

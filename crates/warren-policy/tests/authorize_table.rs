@@ -321,6 +321,12 @@ fn workspace_created_and_custom_path_honoured() {
         custom.display()
     );
     let fx = Fixture::new(&text);
+    // The fixture prepared every agent; building the policy again after removing the folder
+    // reads only, and preparing it (as an acting caller does) makes the folder again.
+    std::fs::remove_dir_all(&custom).unwrap();
+    let read = SecurityPolicy::for_agent(&fx.config, "a", &fx.env()).unwrap();
+    assert!(!custom.exists(), "a policy read made {}", custom.display());
+    read.prepare().unwrap();
     let p = fx.policy("a");
     assert!(custom.is_dir(), "custom workspace created");
     assert_eq!(p.workspace, custom);

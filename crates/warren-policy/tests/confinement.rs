@@ -465,6 +465,7 @@ fn a_rule_path_swapped_for_a_symlink_is_not_followed() {
         .access
         .insert("dave".into(), warren_types::AccessMode::ReadWrite);
     let p = SecurityPolicy::for_agent(&cfg, "alice", &fx.env()).unwrap();
+    p.prepare().unwrap();
     let plan = warren_policy::sandbox::fs_plan(&p);
     assert!(plan.iter().any(|g| g.path == dave && g.write));
     let layered = warren_policy::sandbox::mount_plan(&p);

@@ -75,7 +75,12 @@ impl Fixture {
     }
 
     pub fn policy(&self, alias: &str) -> SecurityPolicy {
-        SecurityPolicy::for_agent(&self.config, alias, &self.env()).unwrap()
+        {
+            // As an acting caller does: the workspace exists before anything runs in it.
+            let p = SecurityPolicy::for_agent(&self.config, alias, &self.env()).unwrap();
+            p.prepare().unwrap();
+            p
+        }
     }
 
     pub fn ws(&self, alias: &str) -> PathBuf {

@@ -98,6 +98,11 @@ impl TurnKit {
                 }
             })?,
         };
+        // The agent is about to act: its workspace (and the shared skills folder) exist.
+        policy.prepare().map_err(|e| HostError::Policy {
+            alias: alias.to_string(),
+            message: e.to_string(),
+        })?;
         // An agent's route may carry only its own and install-wide secrets (rules §10).
         let entries = warren_llm::resolve_route(config, &reference)?;
         let secrets = entries

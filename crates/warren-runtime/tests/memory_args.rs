@@ -52,6 +52,7 @@ fn no_arguments_make_a_memory_tool_panic_or_reach_another_agent() {
         home: None,
     };
     let policy = SecurityPolicy::for_agent(&cfg, "alice", &env).unwrap();
+    policy.prepare().unwrap();
     let ctx = ToolContext::new(
         Arc::new(policy),
         SandboxSupport::probe(Some("/usr/bin:/bin".as_ref())),

@@ -120,6 +120,7 @@ fn main() {
         home: Some(root.join("home")),
     };
     let policy = SecurityPolicy::for_agent(&config, "bench", &env).unwrap();
+    policy.prepare().unwrap();
     // Nested a few levels, like a file in a project.
     let file = policy.workspace.join("src/module/part/data.txt");
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();

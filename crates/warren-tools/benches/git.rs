@@ -129,6 +129,7 @@ fn main() {
         home: Some(root.join("home")),
     };
     let policy = SecurityPolicy::for_agent(&config, "bench", &env).unwrap();
+    policy.prepare().unwrap();
     let repo = policy.workspace.join("big");
     let t = Instant::now();
     build(&repo);

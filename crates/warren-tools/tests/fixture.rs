@@ -83,7 +83,12 @@ impl Fixture {
             layout: InstallLayout::new(&self.root),
             home: Some(self.home.clone()),
         };
-        SecurityPolicy::for_agent(&self.config, alias, &env).unwrap()
+        {
+            // As an acting caller does: the workspace exists before anything runs in it.
+            let p = SecurityPolicy::for_agent(&self.config, alias, &env).unwrap();
+            p.prepare().unwrap();
+            p
+        }
     }
 
     pub fn ctx(&self, alias: &str) -> ToolContext {

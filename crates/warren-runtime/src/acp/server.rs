@@ -155,6 +155,13 @@ impl Conn {
                     None,
                 )
             })?;
+        policy.prepare().map_err(|e| {
+            (
+                codes::INTERNAL_ERROR,
+                format!("workspace of `{}`: {e}", self.agent),
+                None,
+            )
+        })?;
         let cwd = session_cwd(&policy, params)?;
         let title = format!("ACP session in {}", cwd.display());
         let s = self
