@@ -68,9 +68,6 @@ fn io_error(what: &str, path: &std::path::Path, e: impl std::fmt::Display) -> Ap
     ApiError::new(ErrorCode::Io, format!("{what} {}: {e}", path.display()))
 }
 
-/// One writer of `first_run.json` at a time in this process.
-static WRITING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 impl Warren {
     fn first_run_path(&self) -> PathBuf {
         self.layout().data_dir().join("first_run.json")
@@ -90,16 +87,28 @@ impl Warren {
         }
     }
 
+    /// Reads, changes and writes `first_run.json` holding `first_run.lock` (an exclusive file
+    /// lock), so that the window and a `warren` command changing it at once both keep their
+    /// change: the record itself is replaced whole on each write, so it cannot carry the lock.
     fn update_setup_state(&self, change: impl FnOnce(&mut SetupState)) -> Result<(), ApiError> {
-        let _one = WRITING.lock().unwrap_or_else(|p| p.into_inner());
+        let dir = self.layout().data_dir();
+        std::fs::create_dir_all(&dir).map_err(|e| io_error("creating", &dir, e))?;
+        let lock_path = dir.join("first_run.lock");
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| io_error("opening", &lock_path, e))?;
+        lock.lock()
+            .map_err(|e| io_error("locking", &lock_path, e))?;
         let mut state = self.setup_state()?;
         change(&mut state);
         let path = self.first_run_path();
         let text = serde_json::to_vec_pretty(&state)
             .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
-        let dir = self.layout().data_dir();
-        std::fs::create_dir_all(&dir).map_err(|e| io_error("creating", &dir, e))?;
         warren_config::write_atomic(&path, &text).map_err(|e| io_error("writing", &path, e))
+        // The lock goes with `lock`.
     }
 
     /// Whether the first-run flow should show: no outcome recorded, and no agent uses a route
@@ -203,6 +212,31 @@ mod tests {
         assert_eq!(v.answered, ["openai.other", "ollama.local"]);
         let text = std::fs::read_to_string(dir.path().join("data/first_run.json")).unwrap();
         assert!(text.contains("\"ollama.local\""), "{text}");
+    }
+
+    #[test]
+    fn concurrent_writers_with_their_own_handles_lose_no_update() {
+        // Each thread opens the install on its own, as the window and a `warren` command do;
+        // only the file lock orders their read-change-write.
+        let (dir, _w) = install("schema_version = 1\n");
+        let root = dir.path().to_path_buf();
+        let threads: Vec<_> = (0..8)
+            .map(|i| {
+                let root = root.clone();
+                std::thread::spawn(move || {
+                    let w = Warren::open(warren_config::InstallLayout::new(&root));
+                    for j in 0..10 {
+                        w.record_answered(&format!("p{i}.m{j}")).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let text = std::fs::read_to_string(root.join("data/first_run.json")).unwrap();
+        let state: SetupState = serde_json::from_str(&text).unwrap();
+        assert_eq!(state.answered.len(), 80, "{text}");
     }
 
     #[test]
