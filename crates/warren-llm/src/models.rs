@@ -216,7 +216,14 @@ impl ProviderClient {
             Ok(Ok(r)) => r,
         };
         let status = response.status();
-        let body = match tokio::time::timeout(entry.timeout, response.bytes()).await {
+        // Read at most the limit: a server that streams without end (or lies about its length)
+        // costs no more than LIST_BODY_LIMIT bytes of memory.
+        let body = match tokio::time::timeout(
+            entry.timeout,
+            read_bounded(response, LIST_BODY_LIMIT),
+        )
+        .await
+        {
             Err(_) => return Err(timeout(TimeoutPhase::Body)),
             Ok(Err(e)) if status.is_success() => {
                 return Err(LlmError::StreamInterrupted {
@@ -225,8 +232,15 @@ impl ProviderClient {
                     detail: describe(&e),
                 })
             }
-            Ok(Err(_)) => bytes::Bytes::new(),
+            Ok(Err(_)) => Some(Vec::new()),
             Ok(Ok(b)) => b,
+        };
+        let Some(body) = body else {
+            return Err(LlmError::MalformedResponse {
+                entry: entry.reference.clone(),
+                url: url.to_string(),
+                detail: format!("the model list is larger than {LIST_BODY_LIMIT} bytes"),
+            });
         };
         if !status.is_success() {
             return Err(LlmError::Http {
@@ -236,14 +250,7 @@ impl ProviderClient {
                 body: crate::wire::error_message(&body),
             });
         }
-        if body.len() > LIST_BODY_LIMIT {
-            return Err(LlmError::MalformedResponse {
-                entry: entry.reference.clone(),
-                url: url.to_string(),
-                detail: format!("the model list is larger than {LIST_BODY_LIMIT} bytes"),
-            });
-        }
-        Ok(body.to_vec())
+        Ok(body)
     }
 
     fn parse<T: serde::de::DeserializeOwned>(
@@ -261,6 +268,22 @@ impl ProviderClient {
             ),
         })
     }
+}
+
+/// The body of `response`, read chunk by chunk; `None` as soon as it exceeds `limit` bytes
+/// (the rest is never read).
+async fn read_bounded(
+    mut response: reqwest::Response,
+    limit: usize,
+) -> Result<Option<Vec<u8>>, reqwest::Error> {
+    let mut out = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        if out.len() + chunk.len() > limit {
+            return Ok(None);
+        }
+        out.extend_from_slice(&chunk);
+    }
+    Ok(Some(out))
 }
 
 /// `value` percent-encoded for a query string (a server-given id may hold `&`, `#` or spaces).

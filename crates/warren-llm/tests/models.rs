@@ -164,3 +164,51 @@ async fn a_missing_key_and_a_closed_port_say_what_is_wrong() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn a_model_list_without_end_is_cut_at_the_limit_without_reading_it_all() {
+    use std::io::Write;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    // A server that answers 200 with no length and streams up to 64 MiB: the client must stop
+    // at its 8 MiB limit and say so, not hold the whole body.
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let sent = Arc::new(AtomicUsize::new(0));
+    let counter = sent.clone();
+    std::thread::spawn(move || {
+        let Ok((mut s, _)) = l.accept() else { return };
+        let mut head = [0u8; 4096];
+        let _ = std::io::Read::read(&mut s, &mut head);
+        let _ = s.write_all(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n{\"data\":[",
+        );
+        let block = vec![b' '; 64 * 1024];
+        for _ in 0..1024 {
+            if s.write_all(&block).is_err() {
+                return; // the client hung up: what it should do
+            }
+            counter.fetch_add(block.len(), Ordering::SeqCst);
+        }
+    });
+    let e = crate::common::entry_at(
+        warren_testkit::fake_llm::ProviderFamily::Openai,
+        "endless",
+        &format!("http://127.0.0.1:{port}/v1"),
+    );
+    let err = crate::common::providers()
+        .client(e)
+        .list_models()
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("the model list is larger than 8388608 bytes"),
+        "{err}"
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let sent = sent.load(Ordering::SeqCst);
+    assert!(
+        sent < 32 * 1024 * 1024,
+        "the server could send {sent} bytes: the client kept reading past its limit"
+    );
+}
