@@ -448,13 +448,13 @@ impl Warren {
                 self.layout(),
                 alias,
                 tool,
-                &ctx,
+                ctx,
             )
             .await;
             // The server (if any) lives until the end of this block, past the call.
             let (result, _servers) = match started {
                 Err(e) => (Err(e), None),
-                Ok(set) => (registry.invoke(tool, &args, &ctx, &answer).await, set),
+                Ok(set) => (registry.invoke(tool, &args, ctx, &answer).await, set),
             };
             // An executed call gets a receipt, as in the agent loop (rules §6.3).
             let executed = match &result {
