@@ -409,6 +409,9 @@ impl EffectiveSandbox {
                         layers.push(
                             "network by domain: TCP connects only to Warren's proxy on the host's loopback (one port per call), which checks every connection against the profile's domains and records it".into(),
                         );
+                        not_enforced.push(
+                            "network by domain under Landlock: Landlock limits TCP by port, not by address, so a connection to another host on the proxy's port number (a server the agent's counterpart runs on every port) is not refused; bubblewrap has no such gap".into(),
+                        );
                     }
                 }
             }

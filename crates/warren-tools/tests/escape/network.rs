@@ -299,3 +299,29 @@ fn without_a_proxy_a_profile_with_domains_gets_no_network() {
         assert!(e.contains("runs no network proxy"), "{sb:?}: {e}");
     }
 }
+
+#[test]
+fn doctor_says_how_network_by_domain_is_held_and_what_landlock_cannot_hold() {
+    for sb in SANDBOXES {
+        if !sb.available() {
+            continue;
+        }
+        let net = Net::new(sb, r#"{ allow = ["*"] }"#);
+        let policy = &net.ctx.policy;
+        let (eff, _) = warren_policy::sandbox::choose(
+            policy.risk.sandbox,
+            policy.workspace_only,
+            &net.ctx.sandbox,
+        )
+        .unwrap();
+        let e = eff.enforcement(policy);
+        let all = format!("{e:?}");
+        assert!(all.contains("network by domain"), "{sb:?}: {all}");
+        assert!(all.contains("TCP sockets"), "{sb:?}: {all}");
+        let gap = e
+            .not_enforced
+            .iter()
+            .any(|l| l.contains("Landlock limits TCP by port, not by address"));
+        assert_eq!(gap, sb == Sandbox::Landlock, "{sb:?}: {all}");
+    }
+}
