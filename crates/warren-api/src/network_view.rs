@@ -11,7 +11,8 @@ use crate::Warren;
 use serde::{Deserialize, Serialize};
 use warren_types::{ApiError, Config, DomainPattern, DomainRules, ErrorCode, NetworkAccess};
 
-/// One connection through the proxy.
+/// One connection through the proxy. Byte counts and the duration are `u64` here and `number`
+/// in the window's TypeScript types (JSON carries them exactly up to 2^53).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct NetworkConnectionView {
@@ -31,10 +32,13 @@ pub struct NetworkConnectionView {
     /// The address connected to, when one was.
     pub address: Option<String>,
     /// Bytes the program sent.
+    #[cfg_attr(feature = "specta", specta(type = u32))]
     pub bytes_up: u64,
     /// Bytes it received.
+    #[cfg_attr(feature = "specta", specta(type = u32))]
     pub bytes_down: u64,
     /// How long the connection lasted, in milliseconds.
+    #[cfg_attr(feature = "specta", specta(type = u32))]
     pub duration_ms: u64,
     /// `connect` (an HTTPS tunnel) or `http` (one plain HTTP request).
     pub kind: String,
