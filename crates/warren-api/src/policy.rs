@@ -439,19 +439,13 @@ impl Warren {
             let ctx = &ctx;
             // An agent's MCP tool (`server__tool`): its server is started in the agent's
             // sandbox and registered as a turn registers it, so the call meets the same gates.
-            let started = crate::mcp::register_mcp_tool(
-                &mut registry,
-                &cfg,
-                self.layout(),
-                alias,
-                tool,
-                &ctx,
-            )
-            .await;
+            let started =
+                crate::mcp::register_mcp_tool(&mut registry, &cfg, self.layout(), alias, tool, ctx)
+                    .await;
             // The server (if any) lives until the end of this block, past the call.
             let (result, _servers) = match started {
                 Err(e) => (Err(e), None),
-                Ok(set) => (registry.invoke(tool, &args, &ctx, &answer).await, set),
+                Ok(set) => (registry.invoke(tool, &args, ctx, &answer).await, set),
             };
             // An executed call gets a receipt, as in the agent loop (rules §6.3).
             let executed = match &result {
