@@ -242,6 +242,9 @@ impl ConfigDocument {
         rules: &warren_types::DomainRules,
     ) -> Result<(), DocumentError> {
         let joined = path.join(".");
+        if path.first() == Some(&"agents") && path.len() <= 2 {
+            return Err(DocumentError::LifecycleOnly { path: joined });
+        }
         let (last, parents) = path.split_last().ok_or(DocumentError::NotATable {
             path: joined.clone(),
         })?;
