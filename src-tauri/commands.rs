@@ -11,6 +11,7 @@ mod live;
 mod mcp;
 mod memory;
 mod memory_settings;
+mod network;
 mod pause;
 mod profiles;
 mod providers;
@@ -143,6 +144,9 @@ pub fn specta_builder<R: tauri::Runtime>() -> tauri_specta::Builder<R> {
             activity::usage_by_day,
             activity::tail_logs,
             activity::open_logs_folder,
+            network::network_log,
+            network::preview_allow_domain,
+            network::allow_domain,
             pause::paused_agents,
             pause::set_agent_paused,
             pause::set_all_paused,

@@ -79,6 +79,9 @@ impl Ipc {
                 memory::memory_recall,
                 activity::usage_by_day,
                 activity::tail_logs,
+                network::network_log,
+                network::preview_allow_domain,
+                network::allow_domain,
                 pause::paused_agents,
                 pause::set_agent_paused,
                 editor::agent_settings,
@@ -679,4 +682,63 @@ fn a_refused_agent_edit_names_the_field_and_leaves_the_file_byte_for_byte() {
         .unwrap();
     assert_eq!(view["peers"], json!(["bob"]));
     assert_eq!(view["risk_profiles"], json!(["balanced"]));
+}
+
+#[test]
+fn network_commands_list_connections_and_allow_a_domain_in_the_agent_s_profile() {
+    let cfg = TWO_AGENTS.replace(
+        "[risk_profiles.balanced]\nlevel = \"supervised\"\n",
+        "[risk_profiles.balanced]\nlevel = \"supervised\"\nnetwork = { allow = [\"crates.io\"] }\n",
+    );
+    let ipc = Ipc::on(Some(&cfg));
+    let none = ipc
+        .call(
+            "network_log",
+            json!({ "agent": null, "refusedOnly": false, "limit": 100 }),
+        )
+        .unwrap();
+    assert_eq!(none, json!([]));
+    let err = ipc
+        .call(
+            "network_log",
+            json!({ "agent": "alcie", "refusedOnly": true, "limit": 100 }),
+        )
+        .unwrap_err();
+    assert_eq!(err["code"], "not_found", "{err}");
+    let err = ipc
+        .call(
+            "network_log",
+            json!({ "agent": null, "refusedOnly": false, "limit": 0 }),
+        )
+        .unwrap_err();
+    assert_eq!(err["code"], "invalid_argument", "{err}");
+
+    let p = ipc
+        .call(
+            "preview_allow_domain",
+            json!({ "agent": "alice", "host": "example.com", "port": 443 }),
+        )
+        .unwrap();
+    assert_eq!(p["profile"], "balanced");
+    assert_eq!(p["pattern"], "example.com");
+    assert_eq!(
+        p["edit"]["changes"][0]["value"]["allow"],
+        json!(["crates.io", "example.com"])
+    );
+    let path = ipc.dir.path().join("config.toml");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), cfg);
+    let saved = ipc
+        .call(
+            "allow_domain",
+            json!({ "agent": "alice", "host": "example.com", "port": 443 }),
+        )
+        .unwrap();
+    assert_eq!(
+        saved["risk"]["network"]["allow"],
+        json!(["crates.io", "example.com"])
+    );
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        cfg.replace("[\"crates.io\"]", "[\"crates.io\", \"example.com\"]")
+    );
 }

@@ -16,7 +16,7 @@ risk_profile = "p"
 risk_profile = "p"
 "#;
 
-const SCREENS: [&str; 8] = [
+const SCREENS: [&str; 9] = [
     "agents",
     "live/alice",
     "profiles",
@@ -24,6 +24,7 @@ const SCREENS: [&str; 8] = [
     "memory/alice",
     "usage",
     "logs",
+    "network",
     "settings",
 ];
 
@@ -100,7 +101,7 @@ fn the_navigation_fits_on_one_line_at_the_default_window_size() {
                      document.documentElement.scrollWidth];",
         )
         .await;
-        assert_eq!(m[0].as_u64(), Some(9), "{m}");
+        assert_eq!(m[0].as_u64(), Some(10), "{m}");
         assert_eq!(m[1].as_u64(), Some(1), "the links wrap: {m}");
         let width = m[3].as_f64().unwrap();
         assert!(m[2].as_f64().unwrap() <= width, "{m}");
@@ -182,6 +183,7 @@ risk_profile = "supervised-with-a-rather-long-descriptive-profile-name"
             format!("memory/{long_a}"),
             "usage".to_string(),
             "logs".to_string(),
+            "network".to_string(),
             "settings".to_string(),
         ];
         for screen in &screens {

@@ -18,6 +18,7 @@ mod live;
 mod mcp;
 mod memory;
 mod memory_backends;
+mod network;
 mod pause;
 mod pending;
 mod profiles;

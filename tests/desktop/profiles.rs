@@ -1,10 +1,13 @@
 //! The Profiles screen: a runtime profile edited in the window is written to config.toml with
 //! its comments intact; an invalid value shows the validator's message and saves nothing; a
-//! profile still in use cannot be deleted, an unused one can.
+//! profile still in use cannot be deleted, an unused one can; a risk profile's network goes by
+//! domain and back, a bad pattern's message beside its list.
 
-use crate::harness::launch;
+use crate::harness::{launch, Desktop};
 use crate::{block_on, serial};
 use fantoccini::Locator;
+use std::path::Path;
+use std::time::Duration;
 
 const CONFIG: &str = r#"# Profiles test install.
 schema_version = 1
@@ -277,7 +280,7 @@ fn the_risk_form_sets_network_and_switching_profiles_asks_before_dropping_edits(
         d.nav("profiles").await;
         d.click("[data-testid=profile-item][data-kind=risk][data-name=spare] [data-testid=profile-open]")
             .await;
-        d.click("[data-testid=field-network]").await;
+        d.click("[data-testid=network-on]").await;
         d.wait_text("[data-testid=profile-diff]", |t| {
             t.contains("+ network = true")
         })
@@ -294,7 +297,7 @@ fn the_risk_form_sets_network_and_switching_profiles_asks_before_dropping_edits(
         d.wait_for("[data-testid=profile-form][data-name=spare]")
             .await;
         let checked = d
-            .wait_for("[data-testid=field-network]")
+            .wait_for("[data-testid=network-on]")
             .await
             .prop("checked")
             .await
@@ -309,7 +312,7 @@ fn the_risk_form_sets_network_and_switching_profiles_asks_before_dropping_edits(
             "{saved}"
         );
         // Saved: switching no longer asks. An unsaved edit dropped on purpose is not written.
-        d.click("[data-testid=field-network]").await;
+        d.click("[data-testid=network-off]").await;
         d.click("[data-testid=profile-item][data-kind=risk][data-name=balanced] [data-testid=profile-open]")
             .await;
         d.click("[data-testid=profile-discard]").await;
@@ -325,6 +328,170 @@ fn the_risk_form_sets_network_and_switching_profiles_asks_before_dropping_edits(
             .find(Locator::Css("[data-testid=profile-unsaved]"))
             .await
             .is_err());
+        d.close().await;
+    });
+}
+
+/// Types `text` into the textarea `css` as the user would (one line at a time), replacing what
+/// it held.
+async fn type_lines(d: &Desktop, css: &str, lines: &[&str]) {
+    let field = d.wait_for(css).await;
+    field.clear().await.unwrap();
+    for (i, line) in lines.iter().enumerate() {
+        if i > 0 {
+            field.send_keys("\u{E007}").await.unwrap();
+        }
+        field.send_keys(line).await.unwrap();
+    }
+}
+
+/// The network of a risk profile goes by domain in the window: a bad pattern's message shows
+/// beside "Allowed domains" with Save disabled; a good list is written as a table (comments
+/// kept), and Off replaces the table with `network = false`.
+#[test]
+fn a_risk_profile_s_network_goes_by_domain_and_back() {
+    let _serial = serial();
+    block_on(async {
+        let d = launch(|home| std::fs::write(home.join("config.toml"), CONFIG).unwrap()).await;
+        let config = d.home.join("config.toml");
+        d.nav("profiles").await;
+        d.click("[data-testid=profile-item][data-kind=risk][data-name=balanced] [data-testid=profile-open]")
+            .await;
+        let off = d.wait_for("[data-testid=network-off]").await;
+        assert_eq!(off.prop("checked").await.unwrap().as_deref(), Some("true"));
+        assert!(
+            d.client
+                .find(Locator::Css("[data-testid=field-network-allow]"))
+                .await
+                .is_err(),
+            "the lists show only for By domain"
+        );
+        d.click("[data-testid=network-domains]").await;
+        // An empty list: the validator says so beside it.
+        let msg = d
+            .wait_text(
+                "[data-field='network.allow'] [data-testid=field-error]",
+                |t| t.contains("lists no domain"),
+            )
+            .await;
+        assert!(msg.contains("network = false"), "{msg}");
+
+        // A URL is no pattern: its message beside the list, Save disabled, nothing written.
+        type_lines(
+            &d,
+            "[data-testid=field-network-allow]",
+            &["crates.io", "https://pypi.org/simple"],
+        )
+        .await;
+        let msg = d
+            .wait_text(
+                "[data-field='network.allow'] [data-testid=field-error]",
+                |t| t.contains("is a URL"),
+            )
+            .await;
+        assert!(
+            msg.contains("\"https://pypi.org/simple\" is a URL; write the host alone (`pypi.org`)"),
+            "{msg}"
+        );
+        let save = d.wait_for("[data-testid=profile-save]").await;
+        assert!(
+            !save.is_enabled().await.unwrap(),
+            "Save is offered for a bad pattern"
+        );
+        assert!(
+            d.client
+                .find(Locator::Css(
+                    "[data-field=network] > .field-msg [data-testid=field-error]"
+                ))
+                .await
+                .is_err(),
+            "the finding is shown beside the choice too"
+        );
+        d.client
+            .execute(
+                "document.querySelector('[data-testid=field-network]').scrollIntoView(); return true;",
+                vec![],
+            )
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        d.screenshot("profiles-network-invalid").await;
+        assert_eq!(std::fs::read_to_string(&config).unwrap(), CONFIG);
+
+        // Fixed, with private addresses allowed: the diff shows the table.
+        type_lines(
+            &d,
+            "[data-testid=field-network-allow]",
+            &["crates.io", "pypi.org"],
+        )
+        .await;
+        type_lines(&d, "[data-testid=field-network-deny]", &["*.evil.example"]).await;
+        d.click("[data-testid=field-network-allow_private]").await;
+        let line = r#"+ network = { allow = ["crates.io", "pypi.org"], deny = ["*.evil.example"], allow_private = true }"#;
+        d.wait_text("[data-testid=profile-diff]", |t| t.contains(line))
+            .await;
+        d.wait_for("[data-testid=profile-save]:not([disabled])")
+            .await;
+        // The picture for docs/desktop.md: the choice, its lists and the diff.
+        d.client
+            .execute(
+                "document.querySelector('[data-testid=field-network]').scrollIntoView(); return true;",
+                vec![],
+            )
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        let shot = d.screenshot("profiles-network").await;
+        let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("ui/docs/profiles-network.png");
+        std::fs::copy(&shot, &docs).unwrap_or_else(|e| panic!("{}: {e}", docs.display()));
+        d.click("[data-testid=profile-save]").await;
+        d.wait_text("[data-testid=profile-saved]", |t| t.contains("balanced"))
+            .await;
+        let saved = std::fs::read_to_string(&config).unwrap();
+        assert_eq!(
+            saved,
+            CONFIG.replace(
+                "[risk_profiles.balanced]\nlevel = \"supervised\"\n",
+                "[risk_profiles.balanced]\nlevel = \"supervised\"\nnetwork = { allow = [\"crates.io\", \"pypi.org\"], deny = [\"*.evil.example\"], allow_private = true }\n"
+            )
+        );
+        // Opened again, the form reads the table back.
+        let domains = d.wait_for("[data-testid=network-domains]").await;
+        assert_eq!(
+            domains.prop("checked").await.unwrap().as_deref(),
+            Some("true")
+        );
+        let allow = d
+            .wait_for("[data-testid=field-network-allow]")
+            .await
+            .prop("value")
+            .await
+            .unwrap();
+        assert_eq!(allow.as_deref(), Some("crates.io\npypi.org"));
+
+        // Off: the table is replaced by the switch, cleanly.
+        d.click("[data-testid=network-off]").await;
+        d.wait_text("[data-testid=profile-diff]", |t| {
+            t.contains("+ network = false")
+        })
+        .await;
+        d.click("[data-testid=profile-save]").await;
+        d.wait_for("[data-testid=network-off]:checked").await;
+        let deadline = std::time::Instant::now() + crate::harness::UI_TIMEOUT;
+        let back = loop {
+            let text = std::fs::read_to_string(&config).unwrap();
+            if text.contains("network = false") || std::time::Instant::now() > deadline {
+                break text;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        assert_eq!(
+            back,
+            CONFIG.replace(
+                "[risk_profiles.balanced]\nlevel = \"supervised\"\n",
+                "[risk_profiles.balanced]\nlevel = \"supervised\"\nnetwork = false\n"
+            )
+        );
         d.close().await;
     });
 }

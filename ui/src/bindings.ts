@@ -97,6 +97,15 @@ export const commands = {
 	tailLogs: (query: LogQuery) => typedError<LogLine[], ApiError>(__TAURI_INVOKE("tail_logs", { query })),
 	/**  Opens `<install>/logs/` in the file manager; returns the folder. */
 	openLogsFolder: () => typedError<string, ApiError>(__TAURI_INVOKE("open_logs_folder")),
+	/**
+	 *  The newest `limit` connections of `agent` (every agent when none), only the refused ones
+	 *  with `refused_only`, newest first.
+	 */
+	networkLog: (agent: string | null, refusedOnly: boolean, limit: number) => typedError<NetworkConnectionView[], ApiError>(__TAURI_INVOKE("network_log", { agent, refusedOnly, limit })),
+	/**  What allowing `host` for `agent` would change in its risk profile; writes nothing. */
+	previewAllowDomain: (agent: string, host: string, port: number) => typedError<AllowDomainPreview, ApiError>(__TAURI_INVOKE("preview_allow_domain", { agent, host, port })),
+	/**  Adds `host` to the `allow` list of `agent`'s risk profile (comments are kept). */
+	allowDomain: (agent: string, host: string, port: number) => typedError<ProfileView, ApiError>(__TAURI_INVOKE("allow_domain", { agent, host, port })),
 	/**  The agents paused now. */
 	pausedAgents: () => typedError<string[], ApiError>(__TAURI_INVOKE("paused_agents")),
 	/**  Pauses (`paused = true`) or resumes one agent. */
@@ -459,6 +468,26 @@ export type AgentSummary = {
 export type AgentsChanged = {
 	/**  Oldest first. */
 	finished: AgentLifecycleChange[],
+};
+
+/**
+ *  What "Allow this domain" would change: the edit of the agent's risk profile that adds the
+ *  host to its `allow` list, and that edit's preview (a diff of `config.toml` and the
+ *  validator's findings). Nothing is written.
+ */
+export type AllowDomainPreview = {
+	/**  The agent whose connection was refused. */
+	agent: string,
+	/**  Its risk profile, the one the edit changes. */
+	profile: string,
+	/**  Every agent using that profile: the edit lets each of them reach the host. */
+	used_by: string[],
+	/**  The pattern added to `allow`: the host as the program asked for it, without its port. */
+	pattern: string,
+	/**  The profile edit itself. */
+	edit: ProfileEdit,
+	/**  What saving it would change. */
+	preview: ProfilePreview,
 };
 
 /**  The error shape every `warren-api` function returns: `{code, message, details}`. */
@@ -963,7 +992,12 @@ number | null |
 /**  Text (also what a number field holds when what was typed is not a number). */
 string | 
 /**  A list of text. */
-string[];
+string[] | 
+/**
+ *  A risk profile's `network` by domain (`{ allow = [...], deny = [...], allow_private }`);
+ *  a table already written is edited key by key, its comments kept.
+ */
+DomainRules;
 
 /**  The first-run state as the window reads it at start. */
 export type FirstRunView = {
@@ -1542,6 +1576,38 @@ export type NetworkAccess =
 boolean | 
 /**  Only the named domains, through Warren's proxy, every connection recorded. */
 DomainRules;
+
+/**
+ *  One connection through the proxy. Byte counts and the duration are `u64` here and `number`
+ *  in the window's TypeScript types (JSON carries them exactly up to 2^53).
+ */
+export type NetworkConnectionView = {
+	/**  The agent (its alias now). */
+	agent: string,
+	/**  When it started, RFC 3339 in UTC. */
+	time: string,
+	/**  The host as the program asked for it. */
+	host: string,
+	/**  The port. */
+	port: number,
+	/**  Whether it was let through. */
+	allowed: boolean,
+	/**
+	 *  The rule that decided, in words (`allow "crates.io"`, `no allow pattern matches`,
+	 *  `private address 127.0.0.1 (allow_private is off)`).
+	 */
+	rule: string,
+	/**  The address connected to, when one was. */
+	address: string | null,
+	/**  Bytes the program sent. */
+	bytes_up: number,
+	/**  Bytes it received. */
+	bytes_down: number,
+	/**  How long the connection lasted, in milliseconds. */
+	duration_ms: number,
+	/**  `connect` (an HTTPS tunnel) or `http` (one plain HTTP request). */
+	kind: string,
+};
 
 /**
  *  What a new agent starts with and may choose from: the create form's selects and the

@@ -479,3 +479,53 @@ describe("replaying a stored turn that delegated", () => {
     expect(sent).toEqual([null, "s-new"]);
   });
 });
+
+describe("refused connections on the live screen", () => {
+  it("notes the agent's refused connections of the last day, and again after a tool result", async () => {
+    let push: (f: LiveFrame) => void = () => {};
+    const now = Date.parse("2026-03-02T12:00:00Z");
+    const refusal = (host: string, time: string) => ({
+      agent: "alice",
+      time,
+      host,
+      port: 443,
+      allowed: false,
+      rule: "no allow pattern matches",
+      address: null,
+      bytes_up: 0,
+      bytes_down: 0,
+      duration_ms: 0,
+      kind: "connect",
+    });
+    let rows = [refusal("old.example", "2026-02-28T12:00:00Z")];
+    const asked: unknown[][] = [];
+    const api = {
+      liveSubscribe: async () =>
+        ok({ id: 1, snapshot: { agent: "alice", status: "idle", last_seq: 0, truncated: false, frames: [] } }),
+      liveUnsubscribe: async () => ok(null),
+      agentMeters: async () => ({ status: "error" as const, error: { code: "internal", message: "no" } }),
+      agentSessions: async () => ok([]),
+      agentTurns: async () => ok([]),
+      networkLog: async (...a: unknown[]) => {
+        asked.push(a);
+        return ok(rows);
+      },
+    } as unknown as LiveApi;
+    const store = new LiveStore(api, (onmessage) => {
+      push = onmessage;
+      return {} as Channel<LiveFrame>;
+    });
+    await store.open("alice");
+    expect(asked[0]).toEqual(["alice", true, 3]);
+    await store.refreshRefused(now);
+    expect(store.refused).toEqual([]);
+    rows = [refusal("evil.example", "2026-03-02T11:59:00Z"), ...rows];
+    await store.refreshRefused(now);
+    expect(store.refused.map((r) => r.host)).toEqual(["evil.example"]);
+    // A tool result looks again.
+    const before = asked.length;
+    push(frame(1, { type: "tool_result", call_id: "c1", ok: false }));
+    await settle();
+    expect(asked.length).toBe(before + 1);
+  });
+});

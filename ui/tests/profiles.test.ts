@@ -187,3 +187,71 @@ describe("profiles store", () => {
     expect(s.profiles.map((p) => p.name)).toEqual(["standard", "careful"]);
   });
 });
+
+describe("the network choice", () => {
+  const ok = <T>(data: T) => Promise.resolve({ status: "ok" as const, data });
+  const risk = (network: RiskProfile["network"]): ProfileView => ({
+    kind: "risk",
+    name: "net",
+    used_by: ["web"],
+    runtime: null,
+    risk: { level: "full", network },
+  });
+
+  it("reads off, on and a table of domains, and sends the value chosen", () => {
+    expect(draftOf(risk(false)).network).toBe("off");
+    expect(draftOf(risk(true)).network).toBe("on");
+    const table = draftOf(risk({ allow: ["crates.io", "*.npmjs.org"], deny: ["evil.example"], allow_private: true }));
+    expect(table.network).toBe("domains");
+    expect(table["network.allow"]).toBe("crates.io\n*.npmjs.org");
+    expect(table["network.deny"]).toBe("evil.example");
+    expect(table["network.allow_private"]).toBe(true);
+    expect(changesOf("risk", table, { ...table })).toEqual([]);
+
+    // By domain from off: the lists one pattern a line.
+    const off = draftOf(risk(false));
+    const chosen = { ...off, network: "domains", "network.allow": " crates.io \n\nlocalhost\n" };
+    expect(changesOf("risk", off, chosen)).toEqual([
+      { field: "network", value: { allow: ["crates.io", "localhost"], deny: [], allow_private: false } },
+    ]);
+    // Back to on: a switch, whatever the lists held; back to what it was: no change.
+    expect(changesOf("risk", table, { ...table, network: "on" })).toEqual([{ field: "network", value: true }]);
+    expect(changesOf("risk", off, { ...chosen, network: "off" })).toEqual([]);
+    // A list edited while By domain stays chosen sends the whole table.
+    expect(changesOf("risk", table, { ...table, "network.allow": "crates.io" })).toEqual([
+      { field: "network", value: { allow: ["crates.io"], deny: ["evil.example"], allow_private: true } },
+    ]);
+  });
+
+  it("a bad pattern's finding shows beside its list, not beside the choice, and Save waits", async () => {
+    const api = {
+      listProfiles: () => ok([risk(false)]),
+      previewProfileEdit: () =>
+        ok({
+          diff: [],
+          errors: [
+            {
+              path: "risk_profiles.net.network.allow[1]",
+              message: '"https://pypi.org/simple" is a URL; write the host alone (`pypi.org`)',
+              line: null,
+              column: null,
+            },
+            { path: "risk_profiles.net.network", message: "reaches further than its parent", line: null, column: null },
+          ],
+        }),
+    } as unknown as ProfilesApi;
+    const s = new ProfilesStore(api);
+    await s.load();
+    s.open("risk", "net");
+    s.draft.network = "domains";
+    s.draft["network.allow"] = "crates.io\nhttps://pypi.org/simple";
+    await s.preview();
+    expect(s.messagesFor("network.allow")).toEqual([
+      '"https://pypi.org/simple" is a URL; write the host alone (`pypi.org`)',
+    ]);
+    expect(s.messagesFor("network.deny")).toEqual([]);
+    expect(s.messagesFor("network")).toEqual(["reaches further than its parent"]);
+    expect(s.otherIssues).toEqual([]);
+    expect(s.canSave).toBe(false);
+  });
+});

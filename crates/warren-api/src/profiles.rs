@@ -6,7 +6,9 @@
 use crate::{errors::config_error, Warren};
 use serde::{Deserialize, Serialize};
 use warren_config::{parse_for_install, ConfigDocument, ConfigError, DocumentError};
-use warren_types::{ApiError, Config, ConfigIssue, ErrorCode, RiskProfile, RuntimeProfile};
+use warren_types::{
+    ApiError, Config, ConfigIssue, DomainRules, ErrorCode, RiskProfile, RuntimeProfile,
+};
 
 /// Which kind of profile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -79,6 +81,9 @@ pub enum FieldValue {
     Text(String),
     /// A list of text.
     List(Vec<String>),
+    /// A risk profile's `network` by domain (`{ allow = [...], deny = [...], allow_private }`);
+    /// a table already written is edited key by key, its comments kept.
+    Domains(DomainRules),
 }
 
 /// An edit of one profile (a new name creates the profile).
@@ -157,6 +162,7 @@ pub(crate) fn set_field(
             path,
             ConfigDocument::string_array(items.iter().map(String::as_str)),
         ),
+        FieldValue::Domains(rules) => doc.set_network_domains(path, rules),
     };
     done.map_err(|e| invalid(e.to_string()))
 }
@@ -497,6 +503,62 @@ mod tests {
         let _ = w.delete_profile(ProfileKind::Risk, "careful").unwrap();
         assert!(w.restore_profile(&forged).is_err());
         assert!(!std::fs::read_to_string(&path).unwrap().contains("other"));
+    }
+
+    #[test]
+    fn network_goes_by_domain_and_back_through_a_profile_edit_with_bad_patterns_at_their_place() {
+        let cfg = "[risk_profiles.p]\nlevel = \"full\"\nnetwork = false # for now\n\n[agents.alice]\nrisk_profile = \"p\"\n";
+        let (dir, w) = crate::test_support::install(cfg);
+        let path = dir.path().join("config.toml");
+        // What the window sends for By domain: a table, read as the domain rules.
+        let change: FieldChange = serde_json::from_value(serde_json::json!({
+            "field": "network",
+            "value": {"allow": ["crates.io", "https://pypi.org/simple"], "deny": [], "allow_private": false}
+        }))
+        .unwrap();
+        assert!(
+            matches!(change.value, Some(FieldValue::Domains(_))),
+            "{change:?}"
+        );
+        let edit = |change: FieldChange| ProfileEdit {
+            kind: ProfileKind::Risk,
+            name: "p".into(),
+            changes: vec![change],
+        };
+        let p = w.preview_profile_edit(&edit(change.clone())).unwrap();
+        assert_eq!(p.errors.len(), 1, "{:?}", p.errors);
+        assert_eq!(p.errors[0].path, "risk_profiles.p.network.allow[1]");
+        assert!(p.errors[0].message.contains("is a URL"), "{:?}", p.errors);
+        assert!(w.save_profile_edit(&edit(change)).is_err());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), cfg);
+
+        let good = FieldChange {
+            field: "network".into(),
+            value: Some(FieldValue::Domains(DomainRules {
+                allow: vec!["crates.io".into()],
+                deny: vec![],
+                allow_private: true,
+            })),
+        };
+        let view = w.save_profile_edit(&edit(good)).unwrap();
+        assert!(view.risk.unwrap().network.domains().is_some());
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            cfg.replace(
+                "network = false",
+                "network = { allow = [\"crates.io\"], allow_private = true }"
+            )
+        );
+        // Back to on: the table is replaced by the switch, the comment stays.
+        w.save_profile_edit(&edit(FieldChange {
+            field: "network".into(),
+            value: Some(FieldValue::Bool(true)),
+        }))
+        .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            cfg.replace("network = false", "network = true")
+        );
     }
 
     #[test]

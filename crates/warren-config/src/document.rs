@@ -228,6 +228,79 @@ impl ConfigDocument {
         }
     }
 
+    /// Sets a risk profile's `network` (at `path`) to `rules`. A `network` that already is a
+    /// table (inline, or a `[risk_profiles.<p>.network]` sub-table) is edited key by key: a
+    /// list that did not change is left as written, one that did keeps its layout and the
+    /// comments of the items it keeps, an empty `deny` and a false `allow_private` are removed
+    /// (their defaults). Otherwise (`false`, `true`, no key) it becomes an inline table
+    /// `{ allow = [...], deny = [...], allow_private = true }` holding only what differs from
+    /// the defaults, the key's comments kept. `allow` is always written, so an empty one meets
+    /// the validator.
+    pub fn set_network_domains(
+        &mut self,
+        path: &[&str],
+        rules: &warren_types::DomainRules,
+    ) -> Result<(), DocumentError> {
+        let joined = path.join(".");
+        if path.first() == Some(&"agents") && path.len() <= 2 {
+            return Err(DocumentError::LifecycleOnly { path: joined });
+        }
+        let (last, parents) = path.split_last().ok_or(DocumentError::NotATable {
+            path: joined.clone(),
+        })?;
+        let existing = {
+            let mut table: Option<&mut dyn toml_edit::TableLike> = Some(self.doc.as_table_mut());
+            for key in parents {
+                table = table
+                    .and_then(|t| t.get_mut(key))
+                    .and_then(Item::as_table_like_mut);
+            }
+            table
+                .and_then(|t| t.get_mut(last))
+                .and_then(Item::as_table_like_mut)
+        };
+        let Some(t) = existing else {
+            let mut inline = toml_edit::InlineTable::new();
+            inline.insert(
+                "allow",
+                Self::string_array(rules.allow.iter().map(String::as_str)),
+            );
+            if !rules.deny.is_empty() {
+                inline.insert(
+                    "deny",
+                    Self::string_array(rules.deny.iter().map(String::as_str)),
+                );
+            }
+            if rules.allow_private {
+                inline.insert("allow_private", true.into());
+            }
+            inline.fmt();
+            return self.set_value(path, toml_edit::Value::InlineTable(inline));
+        };
+        set_list_in_place(t, "allow", &rules.allow, true);
+        set_list_in_place(t, "deny", &rules.deny, false);
+        match (
+            t.get("allow_private").and_then(Item::as_bool),
+            rules.allow_private,
+        ) {
+            (Some(old), new) if old == new => {}
+            (_, true) => match t.get_mut("allow_private") {
+                Some(Item::Value(old)) => {
+                    let decor = old.decor().clone();
+                    *old = true.into();
+                    *old.decor_mut() = decor;
+                }
+                _ => {
+                    t.insert("allow_private", value(true));
+                }
+            },
+            (_, false) => {
+                t.remove("allow_private");
+            }
+        }
+        Ok(())
+    }
+
     /// Builds a TOML array of strings.
     pub fn string_array<'a>(items: impl IntoIterator<Item = &'a str>) -> toml_edit::Value {
         let mut a = Array::new();
@@ -235,6 +308,123 @@ impl ConfigDocument {
             a.push(s);
         }
         toml_edit::Value::Array(a)
+    }
+}
+
+/// Sets the list of strings `key` of `t` to `items`, editing what is written in place: nothing
+/// when the list is the same, else the items kept keep their own formatting and comments and
+/// a new item goes on a line of its own in a list written one a line. An empty list removes
+/// the key unless `keep_empty`.
+fn set_list_in_place(
+    t: &mut dyn toml_edit::TableLike,
+    key: &str,
+    items: &[String],
+    keep_empty: bool,
+) {
+    let old: Option<Vec<String>> = t
+        .get(key)
+        .and_then(Item::as_array)
+        .and_then(|a| a.iter().map(|v| v.as_str().map(str::to_string)).collect());
+    if old.as_deref() == Some(items) {
+        return;
+    }
+    if items.is_empty() && !keep_empty {
+        t.remove(key);
+        return;
+    }
+    match t.get_mut(key) {
+        Some(Item::Value(toml_edit::Value::Array(a))) if old.is_some() => {
+            let before: Vec<toml_edit::Value> = a.iter().cloned().collect();
+            // A list written one item a line: a new item goes on its own line, indented like
+            // the last one (without the comment that may sit before that one).
+            let line = before.last().and_then(|v| {
+                let prefix = v.decor().prefix()?.as_str()?;
+                let (_, indent) = prefix.rsplit_once('\n')?;
+                Some(format!("\n{indent}"))
+            });
+            // Which item written before each one is (the first unused one with its text).
+            let mut used = vec![false; before.len()];
+            let chosen: Vec<Option<usize>> = items
+                .iter()
+                .map(|item| {
+                    let i = (0..before.len())
+                        .find(|i| !used[*i] && before[*i].as_str() == Some(item.as_str()))?;
+                    used[i] = true;
+                    Some(i)
+                })
+                .collect();
+            // What follows the last item (`, # comment` and the line break before `]`): a new
+            // item after it takes the comment's part, so the comment stays on its line.
+            let trailing = a.trailing().as_str().unwrap_or_default().to_string();
+            let mut trailing_taken = false;
+            let mut after_last = false;
+            let mut next = toml_edit::Array::new();
+            for (item, kept) in items.iter().zip(chosen) {
+                let follows_last = std::mem::replace(&mut after_last, false);
+                match (kept, &line) {
+                    (Some(i), _) => {
+                        after_last = i + 1 == before.len();
+                        let mut v = before[i].clone();
+                        // A comment at the end of a removed item's line leaves with it.
+                        if i > 0 && !used[i - 1] {
+                            let prefix = v.decor().prefix().and_then(|p| p.as_str());
+                            if let Some((_, rest)) = prefix.and_then(|p| p.split_once('\n')) {
+                                let rest = format!("\n{rest}");
+                                v.decor_mut().set_prefix(rest);
+                            }
+                        }
+                        // In a one-line list the first item has no space before it, the
+                        // others one.
+                        if line.is_none() {
+                            let blank = v
+                                .decor()
+                                .prefix()
+                                .and_then(|p| p.as_str())
+                                .is_none_or(|p| p.trim().is_empty());
+                            if next.is_empty() {
+                                v.decor_mut().set_prefix("");
+                            } else if blank {
+                                v.decor_mut().set_prefix(" ");
+                            }
+                        }
+                        next.push_formatted(v);
+                    }
+                    (None, Some(line)) => {
+                        let mut v = toml_edit::Value::from(item.as_str());
+                        match trailing.split_once('\n') {
+                            Some((comment, _)) if follows_last && !trailing_taken => {
+                                trailing_taken = true;
+                                v.decor_mut().set_prefix(format!("{comment}{line}"));
+                            }
+                            _ => v.decor_mut().set_prefix(line.as_str()),
+                        }
+                        v.decor_mut().set_suffix("");
+                        next.push_formatted(v);
+                    }
+                    (None, None) => next.push(item.as_str()),
+                }
+            }
+            match trailing.split_once('\n') {
+                Some((_, rest)) if trailing_taken => next.set_trailing(format!("\n{rest}")),
+                _ => next.set_trailing(a.trailing().clone()),
+            }
+            next.set_trailing_comma(a.trailing_comma());
+            *next.decor_mut() = a.decor().clone();
+            *a = next;
+        }
+        Some(Item::Value(old)) => {
+            let decor = old.decor().clone();
+            *old = ConfigDocument::string_array(items.iter().map(String::as_str));
+            *old.decor_mut() = decor;
+        }
+        _ => {
+            t.insert(
+                key,
+                Item::Value(ConfigDocument::string_array(
+                    items.iter().map(String::as_str),
+                )),
+            );
+        }
     }
 }
 

@@ -201,3 +201,114 @@ fn deleting_or_renaming_a_referenced_mcp_server_is_refused() {
     assert!(after.contains("mcp_servers = [\"files\"]"), "{after}");
     assert!(!after.contains("[mcp_servers.fs]"), "{after}");
 }
+
+fn rules(allow: &[&str], deny: &[&str], allow_private: bool) -> warren_types::DomainRules {
+    warren_types::DomainRules {
+        allow: allow.iter().map(|s| s.to_string()).collect(),
+        deny: deny.iter().map(|s| s.to_string()).collect(),
+        allow_private,
+    }
+}
+
+const NET: [&str; 3] = ["risk_profiles", "p", "network"];
+
+#[test]
+fn network_by_domain_replaces_a_switch_with_an_inline_table_and_back() {
+    let text =
+        "[risk_profiles.p]\nlevel = \"full\"\nnetwork = false # none yet\nsandbox = \"auto\"\n";
+    let mut doc = ConfigDocument::parse(text).unwrap();
+    doc.set_network_domains(&NET, &rules(&["crates.io", "*.npmjs.org"], &[], true))
+        .unwrap();
+    assert_eq!(
+        doc.to_string(),
+        "[risk_profiles.p]\nlevel = \"full\"\nnetwork = { allow = [\"crates.io\", \"*.npmjs.org\"], allow_private = true } # none yet\nsandbox = \"auto\"\n"
+    );
+    // Back to a switch: the table goes, the comment stays.
+    doc.set_value(&NET, true.into()).unwrap();
+    assert_eq!(
+        doc.to_string(),
+        "[risk_profiles.p]\nlevel = \"full\"\nnetwork = true # none yet\nsandbox = \"auto\"\n"
+    );
+    // No key at all: one is added.
+    let mut doc = ConfigDocument::parse("[risk_profiles.p]\nlevel = \"full\"\n").unwrap();
+    doc.set_network_domains(&NET, &rules(&["a.example"], &["b.example"], false))
+        .unwrap();
+    assert_eq!(
+        doc.to_string(),
+        "[risk_profiles.p]\nlevel = \"full\"\nnetwork = { allow = [\"a.example\"], deny = [\"b.example\"] }\n"
+    );
+}
+
+#[test]
+fn a_network_table_is_edited_key_by_key_keeping_its_layout_and_comments() {
+    // An inline table: only the list that changes is rewritten, one item added at its end.
+    let text = "[risk_profiles.p]\nnetwork = { allow = [\"crates.io\"], deny = [], allow_private = false } # builders\n";
+    let mut doc = ConfigDocument::parse(text).unwrap();
+    doc.set_network_domains(&NET, &rules(&["crates.io", "localhost"], &[], false))
+        .unwrap();
+    assert_eq!(
+        doc.to_string(),
+        "[risk_profiles.p]\nnetwork = { allow = [\"crates.io\", \"localhost\"], deny = [], allow_private = false } # builders\n"
+    );
+
+    // A sub-table written one item a line with comments: a new item gets a line of its own,
+    // every comment stays; a removed `deny` and a false `allow_private` leave (their defaults).
+    let text = r#"[risk_profiles.p]
+level = "full"
+
+# Only what the build needs.
+[risk_profiles.p.network]
+allow = [
+  "crates.io",   # the index
+  # the downloads
+  "static.crates.io",
+]
+deny = ["evil.example"] # never
+allow_private = true # for the local mirror
+"#;
+    let mut doc = ConfigDocument::parse(text).unwrap();
+    doc.set_network_domains(
+        &NET,
+        &rules(&["crates.io", "static.crates.io", "localhost"], &[], false),
+    )
+    .unwrap();
+    assert_eq!(
+        doc.to_string(),
+        r#"[risk_profiles.p]
+level = "full"
+
+# Only what the build needs.
+[risk_profiles.p.network]
+allow = [
+  "crates.io",   # the index
+  # the downloads
+  "static.crates.io",
+  "localhost",
+]
+"#
+    );
+    // Removing an item keeps the others as written.
+    let mut doc = ConfigDocument::parse(text).unwrap();
+    doc.set_network_domains(&NET, &rules(&["static.crates.io"], &["evil.example"], true))
+        .unwrap();
+    let out = doc.to_string();
+    assert!(
+        out.contains("allow = [\n  # the downloads\n  \"static.crates.io\",\n]\ndeny = [\"evil.example\"] # never\nallow_private = true # for the local mirror\n"),
+        "{out}"
+    );
+
+    // Back to off: the sub-table (and its header's comment) goes, `network = false` stands in
+    // the profile's own table, everything else as it was.
+    let mut doc = ConfigDocument::parse(text).unwrap();
+    doc.set_value(&NET, false.into()).unwrap();
+    let out = doc.to_string();
+    assert_eq!(
+        out, "[risk_profiles.p]\nlevel = \"full\"\nnetwork = false\n",
+        "{out}"
+    );
+    let parsed: toml::Value = toml::from_str(&out).unwrap();
+    assert_eq!(
+        parsed["risk_profiles"]["p"]["network"],
+        toml::Value::Boolean(false)
+    );
+}

@@ -1,6 +1,7 @@
 // The Live screen's state for one agent: its frame stream (subscribe + snapshot), meters,
 // stored turns and replay, its chat sessions (pick one to read and continue it, or start a new
-// chat), the chat prompt, approvals and abort, all through the typed commands.
+// chat), the chat prompt, approvals and abort, and the agent's recent refused connections
+// (network by domain), all through the typed commands.
 
 import { Channel } from "@tauri-apps/api/core";
 import {
@@ -10,6 +11,7 @@ import {
   type ApiError,
   type ApprovalDecision,
   type LiveFrame,
+  type NetworkConnectionView,
   type SessionView,
   type TurnSummary,
 } from "../bindings";
@@ -43,7 +45,12 @@ export type LiveApi = Pick<
   | "agentSessions"
   | "sessionTurns"
   | "turnEvents"
+  | "networkLog"
 >;
+
+/** How many refused connections the Live screen notes, and how far back (ms). */
+export const REFUSED_SHOWN = 3;
+export const REFUSED_WITHIN_MS = 24 * 3600 * 1000;
 
 /** Makes the channel frames arrive on; the app uses Tauri's `Channel`. */
 export type ChannelFactory = (onmessage: (f: LiveFrame) => void) => Channel<LiveFrame>;
@@ -82,6 +89,8 @@ export class LiveStore {
   agent = $state<string | null>(null);
   stream = $state<Stream>(emptyStream());
   meters = $state<AgentMeters | null>(null);
+  /** The agent's newest refused connections of the last day (its network is by domain). */
+  refused = $state<NetworkConnectionView[]>([]);
   history = $state<TurnSummary[]>([]);
   /** A stored turn being replayed instead of the live stream. */
   replaying = $state<{ turn: TurnSummary; timeline: Timeline } | null>(null);
@@ -124,6 +133,7 @@ export class LiveStore {
     this.replaying = null;
     this.session = null;
     this.sessions = [];
+    this.refused = [];
     this.view = { kind: "all" };
     this.error = null;
     this.gone = null;
@@ -136,6 +146,9 @@ export class LiveStore {
       if (f.event.type === "usage" || f.event.type === "tool_result" || f.event.type === "turn_completed") {
         void this.refreshMeters();
       }
+      // A command's refused connection is recorded by the time its result arrives (or soon
+      // after: the turn's end looks again).
+      if (f.event.type === "tool_result" || f.event.type === "turn_completed") void this.refreshRefused();
       // A turn that starts may have started a session (a new chat, a cron run): list it. The
       // turn of a prompt sent as a new chat names its session: prompts continue it from now.
       if (f.event.type === "turn_started" && generation === this.#generation) {
@@ -161,7 +174,7 @@ export class LiveStore {
     } catch (e) {
       this.error = toApiError(e);
     }
-    await Promise.all([this.refreshMeters(), this.refreshHistory(), this.refreshSessions()]);
+    await Promise.all([this.refreshMeters(), this.refreshHistory(), this.refreshSessions(), this.refreshRefused()]);
   }
 
   /** Frames were lost on the way: rebuild the stream from a fresh snapshot. */
@@ -190,6 +203,20 @@ export class LiveStore {
       if (this.agent === agent) this.meters = m;
     } catch {
       if (this.agent === agent) this.meters = null;
+    }
+  }
+
+  /** Reads the agent's newest refused connections (none when its network is not by domain:
+   *  nothing goes through the proxy). A failure only leaves the note out. */
+  async refreshRefused(now: number = Date.now()): Promise<void> {
+    const agent = this.agent;
+    if (!agent) return;
+    try {
+      const rows = unwrap(await this.#api.networkLog(agent, true, REFUSED_SHOWN));
+      const recent = rows.filter((r) => now - Date.parse(r.time) < REFUSED_WITHIN_MS);
+      if (this.agent === agent) this.refused = recent;
+    } catch {
+      if (this.agent === agent) this.refused = [];
     }
   }
 
@@ -281,7 +308,7 @@ export class LiveStore {
       this.sending = false;
       this.#sendingNew = null;
     }
-    await Promise.all([this.refreshMeters(), this.refreshHistory(), this.refreshSessions()]);
+    await Promise.all([this.refreshMeters(), this.refreshHistory(), this.refreshSessions(), this.refreshRefused()]);
     return sent;
   }
 

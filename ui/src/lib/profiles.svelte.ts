@@ -8,6 +8,7 @@ import {
   type ConfigIssue,
   type DiffLine,
   type FieldChange,
+  type FieldValue,
   type ProfileKind,
   type ProfileView,
   type RemovedProfile,
@@ -26,7 +27,7 @@ export interface ProfileRef {
   name: string;
 }
 
-export type FieldType = "bool" | "number" | "optional_number" | "list" | { options: string[] };
+export type FieldType = "bool" | "number" | "optional_number" | "list" | "network" | { options: string[] };
 
 export interface FieldSpec {
   key: string;
@@ -88,10 +89,49 @@ export const RISK_FIELDS: FieldSpec[] = [
   {
     key: "network",
     label: "Network",
-    type: "bool",
-    help: "shell commands may reach the network (off: the sandbox has none)",
+    type: "network",
+    help: "what sandboxed commands (shell, git, MCP servers) may reach",
   },
 ];
+
+/** A risk profile's `network` as the form holds it: the choice and, for "By domain", its
+ *  parts (kept while another choice is picked, so going back finds them again). */
+export type NetworkMode = "off" | "on" | "domains";
+export const NETWORK_MODES: { mode: NetworkMode; label: string; help: string }[] = [
+  { mode: "off", label: "Off", help: "no network: the sandbox has none" },
+  { mode: "on", label: "On (the host's network)", help: "unfiltered and not recorded" },
+  {
+    mode: "domains",
+    label: "By domain",
+    help: "only the domains listed, through Warren's proxy; every connection is recorded (Network screen)",
+  },
+];
+/** The draft keys of the "By domain" parts, each shown as a field of its own. */
+export const NETWORK_PARTS = {
+  allow: "network.allow",
+  deny: "network.deny",
+  allowPrivate: "network.allow_private",
+} as const;
+
+/** The value a draft's network choice stands for: what is sent and compared. */
+export function networkValue(d: Draft): FieldValue {
+  const mode = d.network;
+  if (mode === "on") return true;
+  if (mode !== "domains") return false;
+  return {
+    allow: lines(String(d[NETWORK_PARTS.allow] ?? "")),
+    deny: lines(String(d[NETWORK_PARTS.deny] ?? "")),
+    allow_private: Boolean(d[NETWORK_PARTS.allowPrivate]),
+  };
+}
+
+/** One item a line, blank lines dropped. */
+function lines(text: string): string[] {
+  return text
+    .split("\n")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
+}
 
 export const RUNTIME_FIELDS: FieldSpec[] = [
   { key: "max_tool_iterations", label: "Max tool rounds per turn", type: "number", help: "" },
@@ -129,7 +169,16 @@ export function draftOf(p: ProfileView): Draft {
     const v = values[f.key];
     if (f.type === "bool") d[f.key] = Boolean(v);
     else if (f.type === "list") d[f.key] = Array.isArray(v) ? v.join("\n") : "";
-    else d[f.key] = v === null || v === undefined ? "" : String(v);
+    else if (f.type === "network") {
+      const rules =
+        typeof v === "object" && v !== null
+          ? (v as { allow?: string[]; deny?: string[]; allow_private?: boolean })
+          : null;
+      d[f.key] = rules ? "domains" : v ? "on" : "off";
+      d[NETWORK_PARTS.allow] = (rules?.allow ?? []).join("\n");
+      d[NETWORK_PARTS.deny] = (rules?.deny ?? []).join("\n");
+      d[NETWORK_PARTS.allowPrivate] = rules?.allow_private ?? false;
+    } else d[f.key] = v === null || v === undefined ? "" : String(v);
   }
   return d;
 }
@@ -139,18 +188,17 @@ export function draftOf(p: ProfileView): Draft {
 export function changesOf(kind: ProfileKind, original: Draft, draft: Draft): FieldChange[] {
   const out: FieldChange[] = [];
   for (const f of fieldsOf(kind)) {
+    if (f.type === "network") {
+      // The parts of "By domain" count only while it is chosen; what is compared is the value.
+      const value = networkValue(draft);
+      if (JSON.stringify(networkValue(original)) !== JSON.stringify(value)) out.push({ field: f.key, value });
+      continue;
+    }
     const before = original[f.key];
     const after = draft[f.key];
     if (before === after) continue;
     if (f.type === "bool") out.push({ field: f.key, value: Boolean(after) });
-    else if (f.type === "list")
-      out.push({
-        field: f.key,
-        value: String(after)
-          .split("\n")
-          .map((s) => s.trim())
-          .filter((s) => s !== ""),
-      });
+    else if (f.type === "list") out.push({ field: f.key, value: lines(String(after)) });
     else if (f.type === "number" || f.type === "optional_number") {
       const text = String(after).trim();
       if (text === "" && f.type === "optional_number") out.push({ field: f.key, value: null });
@@ -278,9 +326,12 @@ export class ProfilesStore {
     }
   }
 
-  /** The validator's findings on one field of the selected profile. */
+  /** The validator's findings on one field of the selected profile (a finding on one of the
+   *  network's parts, `network.allow[1]`, shows beside that part, not beside the choice). */
   issuesFor(key: string): ConfigIssue[] {
-    return this.issues.filter((i) => this.#on(i, key));
+    const parts: string[] =
+      key === "network" ? [NETWORK_PARTS.allow, NETWORK_PARTS.deny, NETWORK_PARTS.allowPrivate] : [];
+    return this.issues.filter((i) => this.#on(i, key) && !parts.some((p) => this.#on(i, p)));
   }
 
   /** The messages shown beside one field: the form's own problem, else the validator's. */
