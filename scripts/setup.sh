@@ -9,7 +9,7 @@ want_test=0
 build_pkgs=(libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev
   libssl-dev pkg-config build-essential curl git libsqlite3-dev)
 test_pkgs=(xvfb webkit2gtk-driver bubblewrap git imagemagick dbus-daemon dbus-bin gnome-keyring
-  x11-utils python3)
+  x11-utils python3 openssl)
 
 pkgs=("${build_pkgs[@]}")
 [ "$want_test" = 1 ] && pkgs+=("${test_pkgs[@]}")

@@ -2,8 +2,9 @@
 //! allowed name through Warren's proxy and nothing else. Each refusal comes after its positive
 //! control, under bubblewrap and under Landlock: a denied name, a direct connection that
 //! bypasses the proxy, a UDP datagram, a private IP literal and a name that resolves to loopback.
-//! The test servers live on the host's loopback, reached through names the proxy's resolver maps
-//! to them; every connection the proxy saw is checked to carry mallory's alias.
+//! The test servers (plain HTTP, and TLS with a certificate made for the test name) live on the
+//! host's loopback, reached through names the proxy's resolver maps to them; every connection the
+//! proxy saw is checked to carry mallory's alias.
 
 use crate::fixture::call;
 use crate::support::{Lab, Sandbox};
@@ -324,4 +325,107 @@ fn doctor_says_how_network_by_domain_is_held_and_what_landlock_cannot_hold() {
             .any(|l| l.contains("Landlock limits TCP by port, not by address"));
         assert_eq!(gap, sb == Sandbox::Landlock, "{sb:?}: {all}");
     }
+}
+
+/// A TLS server on the host's loopback (Python's standard library) with a certificate made for
+/// `tls.test`; returns its port and the certificate's text.
+fn tls_server(dir: &std::path::Path) -> (u16, String, std::process::Child) {
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    let made = std::process::Command::new("openssl")
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+        ])
+        .args([
+            "-subj",
+            "/CN=tls.test",
+            "-addext",
+            "subjectAltName=DNS:tls.test",
+        ])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(made.success(), "openssl could not make a certificate");
+    let script = r#"
+import http.server, ssl, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        b = b"hello over tls"
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(b)))
+        self.end_headers()
+        self.wfile.write(b)
+    def log_message(self, *a):
+        pass
+s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+c = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+c.load_cert_chain(sys.argv[1], sys.argv[2])
+s.socket = c.wrap_socket(s.socket, server_side=True)
+print(s.server_address[1], flush=True)
+s.serve_forever()
+"#;
+    let mut child = std::process::Command::new("/usr/bin/python3")
+        .args(["-c", script])
+        .arg(&cert)
+        .arg(&key)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let port = line.trim().parse().unwrap();
+    (port, std::fs::read_to_string(&cert).unwrap(), child)
+}
+
+#[test]
+fn a_tls_server_of_an_allowed_name_is_reached_through_a_tunnel_and_another_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (port, cert, mut server) = tls_server(dir.path());
+    for sb in SANDBOXES {
+        if !sb.available() {
+            continue;
+        }
+        let net = Net::new(sb, r#"{ allow = ["tls.test"], allow_private = true }"#);
+        net.lab
+            .fx
+            .write(&net.lab.ws("mallory").join("ca.pem"), &cert);
+        // Positive control: HTTPS through the proxy's CONNECT tunnel, the certificate checked
+        // end to end (the proxy never sees inside).
+        let r = net.sh(&format!(
+            "curl -sS -f --cacert ca.pem https://tls.test:{port}/"
+        ));
+        assert_eq!(stdout(&r), "hello over tls", "{sb:?}: {r:?}");
+        // Another name to the same server: refused before any byte reaches it.
+        let r = net.sh(&format!(
+            "curl -sS -f --cacert ca.pem https://other.test:{port}/"
+        ));
+        let text = failure_text(&r);
+        assert!(!text.contains("hello over tls"), "{sb:?}: {text}");
+        assert!(
+            text.contains(&format!(
+                "warren: network: other.test:{port} refused: no allow pattern matches"
+            )),
+            "{sb:?}: {text}"
+        );
+        let records = net.records();
+        let tunnel = records
+            .iter()
+            .find(|r| r.host == "tls.test")
+            .unwrap_or_else(|| panic!("{sb:?}: {records:?}"));
+        assert_eq!(tunnel.kind, "connect");
+        assert!(
+            tunnel.allowed && tunnel.bytes_up > 0 && tunnel.bytes_down > 0,
+            "{tunnel:?}"
+        );
+        assert_eq!(tunnel.agent, "mallory");
+    }
+    let _ = server.kill();
+    let _ = server.wait();
 }
