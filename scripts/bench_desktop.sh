@@ -3,6 +3,8 @@
 #  - memory: the app started as a user starts it, left idle with its window open for IDLE
 #    seconds (10 by default); VmRSS, RssAnon and PSS of the backend process (target: RSS under
 #    120 MB), and of WebKit's helper processes (WebKitWebProcess, WebKitNetworkProcess) apart;
+#  - idle CPU: the time the backend's threads ran over CPU_WINDOW seconds (20 by default) of that
+#    idle window, as a share of one core (target: at most 0.1 %);
 #  - cold start: from asking tauri-driver for a WebDriver session (which launches the app) to all
 #    20 rows being in the Agents table, RUNS times (5 by default), each in a fresh WARREN_HOME;
 #    the median is printed (target: under 1.5 s). The figure includes WebKitWebDriver's session
@@ -121,6 +123,13 @@ row() { printf '%-34s %10s %10s %10s %10s\n' "$1" "$(mb "$(kib "$2" VmRSS status
   "$(mb "$(kib "$2" RssAnon status)")" "$(mb "$(kib "$2" RssFile status)")" \
   "$(mb "$(kib "$2" Pss smaps_rollup)")"; }
 B_RSS=$(kib "$BACKEND" VmRSS status)
+# Idle CPU of the backend: the time its threads ran over CPU_WINDOW seconds of the idle window
+# open, as a share of one core (nanoseconds from /proc/PID/task/*/schedstat, threads that ended
+# meanwhile left out).
+CPU_WINDOW="${CPU_WINDOW:-20}"
+ran_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%d", s}'; }
+T0=$(ran_ns "$BACKEND"); sleep "$CPU_WINDOW"; T1=$(ran_ns "$BACKEND")
+B_CPU=$(awk -v t="$((T1 - T0))" -v w="$CPU_WINDOW" 'BEGIN {printf "%.3f", 100 * t / 1e9 / w}')
 row "backend (warren-desktop)" "$BACKEND"
 W_RSS=0; W_PSS=0; W_N=0
 for p in $(pids_with "WARREN_HOME=$HOME_M"); do
@@ -208,6 +217,7 @@ MAX=$(printf '%s\n' "${COLD[@]}" | sort -n | tail -n 1)
 echo "   load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-50s %16s %10s\n' "figure" "measured" "target"
 printf '%-50s %13s MB %10s\n' "backend RSS, idle, window open, $AGENTS agents" "$(mb "$B_RSS")" "< 120 MB"
+printf '%-50s %14s %% %10s\n' "backend CPU, idle ${CPU_WINDOW} s, share of one core" "$B_CPU" "<= 0.1 %"
 printf '%-50s %13s MB %10s\n' "WebKit processes RSS, sum of $W_N (PSS $(mb "$W_PSS") MB)" "$(mb "$W_RSS")" "report"
 printf '%-50s %13s ms %10s\n' "cold start to Agents screen, median of $RUNS" "$MEDIAN" "< 1500 ms"
 printf '%-50s %16s\n' "cold start, min - max" "$MIN - $MAX ms"
