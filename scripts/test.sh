@@ -40,6 +40,15 @@ if grep -rnE '^\s*pub use warren_runtime' crates/warren-api/src; then
   exit 1
 fi
 
+echo "== the window's commands: service calls that do file or database work run on a blocking thread"
+# A synchronous warren-api call in a Tauri command body holds up the async executor the window's
+# other commands and events run on: such calls go through commands::blocking.
+if grep -nE '^\s+(let [a-z_]+ = )?core\.warren\.[a-z_]+\(.*\)\??;?$' src-tauri/commands.rs src-tauri/commands/*.rs \
+  | grep -v -e '/ipc_tests.rs:' -e 'core\.warren\.clone()'; then
+  echo "call these through commands::blocking (or an async warren-api function)" >&2
+  exit 1
+fi
+
 echo "== licenses of what ships (crates and bundled npm packages)"
 python3 scripts/check_licenses.py
 

@@ -37,6 +37,24 @@ pub struct Core {
     pub live: Live,
 }
 
+/// Runs `f` on the install on a blocking thread: the service functions read and write files
+/// (config.toml, the install's state) and databases synchronously, which must not hold up the
+/// async executor the window's other commands and events run on.
+pub(crate) async fn blocking<T: Send + 'static>(
+    core: &Core,
+    f: impl FnOnce(&Warren) -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    let warren = core.warren.clone();
+    tauri::async_runtime::spawn_blocking(move || f(&warren))
+        .await
+        .map_err(|e| {
+            ApiError::new(
+                warren_types::ErrorCode::Internal,
+                format!("the command did not finish: {e}"),
+            )
+        })?
+}
+
 /// Where the install lives and whether this start created it.
 #[derive(Debug, Clone, Serialize, Type)]
 pub struct InstallInfo {
@@ -59,14 +77,14 @@ pub async fn install_info(core: State<'_, Core>) -> Result<InstallInfo, ApiError
 #[tauri::command]
 #[specta::specta]
 pub async fn list_agents(core: State<'_, Core>) -> Result<Vec<AgentSummary>, ApiError> {
-    core.warren.list_agents()
+    blocking(&core, move |w| w.list_agents()).await
 }
 
 /// One agent with its grants and the references to it.
 #[tauri::command]
 #[specta::specta]
 pub async fn show_agent(core: State<'_, Core>, alias: String) -> Result<AgentDetail, ApiError> {
-    core.warren.show_agent(&alias)
+    blocking(&core, move |w| w.show_agent(&alias)).await
 }
 
 /// Adds an agent (the config keeps its comments).
@@ -76,21 +94,21 @@ pub async fn create_agent(
     core: State<'_, Core>,
     req: CreateAgentRequest,
 ) -> Result<AgentSummary, ApiError> {
-    core.warren.create_agent(req)
+    blocking(&core, move |w| w.create_agent(req)).await
 }
 
 /// What a new agent starts with and may choose from (the create form's selects).
 #[tauri::command]
 #[specta::specta]
 pub async fn new_agent_choices(core: State<'_, Core>) -> Result<NewAgentChoices, ApiError> {
-    core.warren.new_agent_choices()
+    blocking(&core, move |w| w.new_agent_choices()).await
 }
 
 /// The configured provider routes.
 #[tauri::command]
 #[specta::specta]
 pub async fn providers(core: State<'_, Core>) -> Result<Vec<ProviderSummary>, ApiError> {
-    core.warren.providers()
+    blocking(&core, move |w| w.providers()).await
 }
 
 /// Checks an alias against the alias rules, for inline validation while typing.

@@ -18,12 +18,12 @@ pub async fn usage_by_day(core: State<'_, Core>, days: u32) -> Result<Vec<UsageD
 #[tauri::command]
 #[specta::specta]
 pub async fn tail_logs(core: State<'_, Core>, query: LogQuery) -> Result<Vec<LogLine>, ApiError> {
-    core.warren.tail_logs(&query)
+    super::blocking(&core, move |w| w.tail_logs(&query)).await
 }
 
 /// Opens `<install>/logs/` in the file manager; returns the folder.
 #[tauri::command]
 #[specta::specta]
 pub async fn open_logs_folder(core: State<'_, Core>) -> Result<String, ApiError> {
-    core.warren.open_logs_folder()
+    super::blocking(&core, move |w| w.open_logs_folder()).await
 }

@@ -20,7 +20,7 @@ pub async fn check_cron_job(
     core: State<'_, Core>,
     req: CronJobRequest,
 ) -> Result<CronCheck, ApiError> {
-    core.warren.check_cron_job(&req)
+    super::blocking(&core, move |w| w.check_cron_job(&req)).await
 }
 
 /// The field errors of an edit and the next five run times; saves nothing.

@@ -18,7 +18,7 @@ pub async fn agent_settings(
     core: State<'_, Core>,
     alias: String,
 ) -> Result<AgentSettingsView, ApiError> {
-    core.warren.agent_settings(&alias)
+    super::blocking(&core, move |w| w.agent_settings(&alias)).await
 }
 
 /// What saving `edit` would change in `config.toml`, and the validator's findings; writes
@@ -29,7 +29,7 @@ pub async fn preview_agent_edit(
     core: State<'_, Core>,
     edit: AgentEdit,
 ) -> Result<ProfilePreview, ApiError> {
-    core.warren.preview_agent_edit(&edit)
+    super::blocking(&core, move |w| w.preview_agent_edit(&edit)).await
 }
 
 /// Saves `edit` when the config still validates (comments are kept); a refused edit leaves
@@ -40,14 +40,14 @@ pub async fn save_agent_edit(
     core: State<'_, Core>,
     edit: AgentEdit,
 ) -> Result<AgentDetail, ApiError> {
-    core.warren.save_agent_edit(&edit)
+    super::blocking(&core, move |w| w.save_agent_edit(&edit)).await
 }
 
 /// What every agent may do to every other agent.
 #[tauri::command]
 #[specta::specta]
 pub async fn permission_map(core: State<'_, Core>) -> Result<PermissionMap, ApiError> {
-    core.warren.permission_map()
+    super::blocking(&core, move |w| w.permission_map()).await
 }
 
 /// Why `agent` may or may not do `aspect` to `peer`: the rule, the grants, the enforcement.
@@ -59,7 +59,7 @@ pub async fn explain_permission(
     peer: String,
     aspect: PermissionAspect,
 ) -> Result<PermissionExplanation, ApiError> {
-    core.warren.explain_permission(&agent, &peer, aspect)
+    super::blocking(&core, move |w| w.explain_permission(&agent, &peer, aspect)).await
 }
 
 /// Decides one access of `agent` on `path` exactly as its tools would (`warren policy check`).
@@ -71,5 +71,5 @@ pub async fn policy_check(
     write: bool,
     path: String,
 ) -> Result<PolicyCheck, ApiError> {
-    core.warren.policy_check(&agent, write, &path)
+    super::blocking(&core, move |w| w.policy_check(&agent, write, &path)).await
 }

@@ -14,7 +14,7 @@ use warren_types::{ApiError, ErrorCode};
 #[tauri::command]
 #[specta::specta]
 pub async fn zeroclaw_install(core: State<'_, Core>) -> Result<Option<ZeroclawInstall>, ApiError> {
-    core.warren.zeroclaw_install()
+    super::blocking(&core, move |w| w.zeroclaw_install()).await
 }
 
 fn options(

@@ -24,7 +24,7 @@ pub async fn mcp_servers(
 #[tauri::command]
 #[specta::specta]
 pub async fn mcp_overview(core: State<'_, Core>) -> Result<McpServersOverview, ApiError> {
-    core.warren.mcp_servers_overview()
+    super::blocking(&core, move |w| w.mcp_servers_overview()).await
 }
 
 /// What saving `input` would change in `config.toml`, with the findings at their fields.
@@ -34,7 +34,7 @@ pub async fn preview_mcp_server(
     core: State<'_, Core>,
     input: McpServerInput,
 ) -> Result<McpEditPreview, ApiError> {
-    core.warren.preview_mcp_server(&input)
+    super::blocking(&core, move |w| w.preview_mcp_server(&input)).await
 }
 
 /// Adds or changes a stdio server and the agents using it (validated, atomic).
@@ -44,7 +44,7 @@ pub async fn save_mcp_server(
     core: State<'_, Core>,
     input: McpServerInput,
 ) -> Result<McpServerEntry, ApiError> {
-    core.warren.save_mcp_server(&input)
+    super::blocking(&core, move |w| w.save_mcp_server(&input)).await
 }
 
 /// What removing `name` would change, and which agents would lose it.
@@ -54,7 +54,7 @@ pub async fn preview_remove_mcp_server(
     core: State<'_, Core>,
     name: String,
 ) -> Result<McpEditPreview, ApiError> {
-    core.warren.preview_remove_mcp_server(&name)
+    super::blocking(&core, move |w| w.preview_remove_mcp_server(&name)).await
 }
 
 /// Removes a server and the name from every agent's list; returns the agents that lost it.
@@ -64,7 +64,7 @@ pub async fn remove_mcp_server(
     core: State<'_, Core>,
     name: String,
 ) -> Result<Vec<String>, ApiError> {
-    core.warren.remove_mcp_server(&name)
+    super::blocking(&core, move |w| w.remove_mcp_server(&name)).await
 }
 
 /// Enables or disables `server` for `agent` (its `mcp_servers`, validated and atomic).
@@ -76,7 +76,10 @@ pub async fn set_agent_mcp_server(
     server: String,
     enabled: bool,
 ) -> Result<Vec<String>, ApiError> {
-    core.warren.set_agent_mcp_server(&agent, &server, enabled)
+    super::blocking(&core, move |w| {
+        w.set_agent_mcp_server(&agent, &server, enabled)
+    })
+    .await
 }
 
 /// Starts `server` in `agent`'s sandbox, reports its status, error and tools, and stops it.

@@ -16,7 +16,7 @@ pub async fn memory_recall(
     query: String,
     limit: u32,
 ) -> Result<Vec<MemoryItem>, ApiError> {
-    core.warren.browse_recall(&agent, &query, limit)
+    super::blocking(&core, move |w| w.browse_recall(&agent, &query, limit)).await
 }
 
 /// One page of `agent`'s own rows, newest first.
@@ -28,7 +28,7 @@ pub async fn memory_page(
     offset: u32,
     limit: u32,
 ) -> Result<MemoryPage, ApiError> {
-    core.warren.browse_page(&agent, offset, limit)
+    super::blocking(&core, move |w| w.browse_page(&agent, offset, limit)).await
 }
 
 /// Removes `agent`'s row with `key` (never another agent's).
@@ -39,7 +39,7 @@ pub async fn memory_forget(
     agent: String,
     key: String,
 ) -> Result<ForgottenMemory, ApiError> {
-    core.warren.browse_forget(&agent, &key)
+    super::blocking(&core, move |w| w.browse_forget(&agent, &key)).await
 }
 
 /// The agent's resolved allowlist: itself, then each granted peer with its categories.
@@ -49,5 +49,5 @@ pub async fn memory_grants(
     core: State<'_, Core>,
     agent: String,
 ) -> Result<Vec<MemoryGrantView>, ApiError> {
-    core.warren.browse_grants(&agent)
+    super::blocking(&core, move |w| w.browse_grants(&agent)).await
 }

@@ -12,7 +12,7 @@ use warren_types::ApiError;
 #[tauri::command]
 #[specta::specta]
 pub async fn memory_settings(core: State<'_, Core>) -> Result<MemorySettingsView, ApiError> {
-    core.warren.memory_settings()
+    super::blocking(&core, move |w| w.memory_settings()).await
 }
 
 /// What saving `input` would change in `config.toml`.
@@ -22,7 +22,7 @@ pub async fn preview_memory_settings(
     core: State<'_, Core>,
     input: MemorySettingsInput,
 ) -> Result<ProfilePreview, ApiError> {
-    core.warren.preview_memory_settings(&input)
+    super::blocking(&core, move |w| w.preview_memory_settings(&input)).await
 }
 
 /// Opens every backend the settings with `input` would use and reports each.

@@ -6,7 +6,7 @@ use super::Core;
 use tauri::State;
 use warren_api::network_view::{AllowDomainPreview, NetworkConnectionView};
 use warren_api::profiles::ProfileView;
-use warren_types::{ApiError, ErrorCode};
+use warren_types::ApiError;
 
 /// The newest `limit` connections of `agent` (every agent when none), only the refused ones
 /// with `refused_only`, newest first.
@@ -23,17 +23,6 @@ pub async fn network_log(
         .await
 }
 
-/// Runs `f` on the install on a blocking thread (it reads and writes config.toml).
-async fn blocking<T: Send + 'static>(
-    core: &Core,
-    f: impl FnOnce(&warren_api::Warren) -> Result<T, ApiError> + Send + 'static,
-) -> Result<T, ApiError> {
-    let warren = core.warren.clone();
-    tauri::async_runtime::spawn_blocking(move || f(&warren))
-        .await
-        .map_err(|e| ApiError::new(ErrorCode::Internal, format!("the edit did not finish: {e}")))?
-}
-
 /// What allowing `host` for `agent` would change in its risk profile; writes nothing.
 #[tauri::command]
 #[specta::specta]
@@ -43,7 +32,7 @@ pub async fn preview_allow_domain(
     host: String,
     port: u16,
 ) -> Result<AllowDomainPreview, ApiError> {
-    blocking(&core, move |w| w.preview_allow_domain(&agent, &host, port)).await
+    super::blocking(&core, move |w| w.preview_allow_domain(&agent, &host, port)).await
 }
 
 /// Adds `host` to the `allow` list of `agent`'s risk profile (comments are kept).
@@ -55,5 +44,5 @@ pub async fn allow_domain(
     host: String,
     port: u16,
 ) -> Result<ProfileView, ApiError> {
-    blocking(&core, move |w| w.allow_domain(&agent, &host, port)).await
+    super::blocking(&core, move |w| w.allow_domain(&agent, &host, port)).await
 }

@@ -10,7 +10,7 @@ use warren_types::ApiError;
 #[tauri::command]
 #[specta::specta]
 pub async fn list_profiles(core: State<'_, Core>) -> Result<Vec<ProfileView>, ApiError> {
-    core.warren.list_profiles()
+    super::blocking(&core, move |w| w.list_profiles()).await
 }
 
 /// What saving `edit` would change, and the validator's findings; writes nothing.
@@ -20,7 +20,7 @@ pub async fn preview_profile_edit(
     core: State<'_, Core>,
     edit: ProfileEdit,
 ) -> Result<ProfilePreview, ApiError> {
-    core.warren.preview_profile_edit(&edit)
+    super::blocking(&core, move |w| w.preview_profile_edit(&edit)).await
 }
 
 /// Saves `edit` when the config still validates (comments are kept).
@@ -30,7 +30,7 @@ pub async fn save_profile_edit(
     core: State<'_, Core>,
     edit: ProfileEdit,
 ) -> Result<ProfileView, ApiError> {
-    core.warren.save_profile_edit(&edit)
+    super::blocking(&core, move |w| w.save_profile_edit(&edit)).await
 }
 
 /// Removes a profile that no agent uses; returns it as it was, for Undo.
@@ -41,7 +41,7 @@ pub async fn delete_profile(
     kind: ProfileKind,
     name: String,
 ) -> Result<RemovedProfile, ApiError> {
-    core.warren.delete_profile(kind, &name)
+    super::blocking(&core, move |w| w.delete_profile(kind, &name)).await
 }
 
 /// Puts back a profile a delete removed, comments included (Undo).
@@ -51,7 +51,7 @@ pub async fn restore_profile(
     core: State<'_, Core>,
     removed: RemovedProfile,
 ) -> Result<ProfileView, ApiError> {
-    core.warren.restore_profile(&removed)
+    super::blocking(&core, move |w| w.restore_profile(&removed)).await
 }
 
 /// Adds a profile with default values.
@@ -62,5 +62,5 @@ pub async fn create_profile(
     kind: ProfileKind,
     name: String,
 ) -> Result<ProfileView, ApiError> {
-    core.warren.create_profile(kind, &name)
+    super::blocking(&core, move |w| w.create_profile(kind, &name)).await
 }

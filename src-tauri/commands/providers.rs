@@ -20,7 +20,7 @@ pub async fn preview_provider(
     core: State<'_, Core>,
     input: ProviderInput,
 ) -> Result<ProfilePreview, ApiError> {
-    core.warren.preview_provider(&input)
+    super::blocking(&core, move |w| w.preview_provider(&input)).await
 }
 
 /// Adds or changes a route; `key` (when given) goes to the secret store once the edited config
@@ -32,14 +32,14 @@ pub async fn save_provider(
     input: ProviderInput,
     key: Option<String>,
 ) -> Result<ProviderKeyView, ApiError> {
-    core.warren.save_provider(&input, key.as_deref())
+    super::blocking(&core, move |w| w.save_provider(&input, key.as_deref())).await
 }
 
 /// Removes a route no agent and no fallback list uses (its stored key is kept).
 #[tauri::command]
 #[specta::specta]
 pub async fn remove_provider(core: State<'_, Core>, reference: String) -> Result<(), ApiError> {
-    core.warren.remove_provider(&reference)
+    super::blocking(&core, move |w| w.remove_provider(&reference)).await
 }
 
 /// Calls the route once with a tiny prompt and reports the answer or the vendor's error.
@@ -76,7 +76,7 @@ pub async fn detect_ollama(
 #[tauri::command]
 #[specta::specta]
 pub async fn first_run(core: State<'_, Core>) -> Result<FirstRunView, ApiError> {
-    core.warren.first_run()
+    super::blocking(&core, move |w| w.first_run()).await
 }
 
 /// Records how the first-run flow ended (completed or skipped).
@@ -86,5 +86,5 @@ pub async fn finish_first_run(
     core: State<'_, Core>,
     outcome: SetupOutcome,
 ) -> Result<FirstRunView, ApiError> {
-    core.warren.finish_first_run(outcome)
+    super::blocking(&core, move |w| w.finish_first_run(outcome)).await
 }

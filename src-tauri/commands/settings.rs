@@ -12,7 +12,7 @@ use warren_types::{ApiError, ErrorCode};
 #[tauri::command]
 #[specta::specta]
 pub async fn provider_keys(core: State<'_, Core>) -> Result<Vec<ProviderKeyView>, ApiError> {
-    core.warren.provider_keys()
+    super::blocking(&core, move |w| w.provider_keys()).await
 }
 
 /// Stores (or replaces) the API key of a provider route in the secret store.
@@ -23,28 +23,28 @@ pub async fn set_provider_key(
     reference: String,
     value: String,
 ) -> Result<ProviderKeyView, ApiError> {
-    core.warren.set_provider_key(&reference, &value)
+    super::blocking(&core, move |w| w.set_provider_key(&reference, &value)).await
 }
 
 /// Where user secrets are kept: the desktop keyring or the encrypted file.
 #[tauri::command]
 #[specta::specta]
 pub async fn secret_backend(core: State<'_, Core>) -> Result<SecretBackend, ApiError> {
-    core.warren.secret_backend()
+    super::blocking(&core, move |w| w.secret_backend()).await
 }
 
 /// The sandbox support of this machine and the sandbox each agent gets.
 #[tauri::command]
 #[specta::specta]
 pub async fn sandbox_doctor(core: State<'_, Core>) -> Result<DoctorReport, ApiError> {
-    core.warren.doctor()
+    super::blocking(&core, move |w| w.doctor()).await
 }
 
 /// Start hidden and start on login, as they are now.
 #[tauri::command]
 #[specta::specta]
 pub async fn desktop_settings(core: State<'_, Core>) -> Result<DesktopSettingsView, ApiError> {
-    core.warren.desktop_settings_view()
+    super::blocking(&core, move |w| w.desktop_settings_view()).await
 }
 
 /// Starts the app with its window hidden (tray only) from the next start on, or not.
@@ -54,7 +54,7 @@ pub async fn set_start_hidden(
     core: State<'_, Core>,
     on: bool,
 ) -> Result<DesktopSettingsView, ApiError> {
-    core.warren.set_start_hidden(on)
+    super::blocking(&core, move |w| w.set_start_hidden(on)).await
 }
 
 /// Turns desktop notifications (approval waiting, turn failed) on or off.
@@ -64,7 +64,7 @@ pub async fn set_notifications(
     core: State<'_, Core>,
     on: bool,
 ) -> Result<DesktopSettingsView, ApiError> {
-    core.warren.set_notifications(on)
+    super::blocking(&core, move |w| w.set_notifications(on)).await
 }
 
 /// Writes or removes the autostart entry that starts this app binary on login.
@@ -76,5 +76,5 @@ pub async fn set_start_on_login(
 ) -> Result<DesktopSettingsView, ApiError> {
     let exe = std::env::current_exe()
         .map_err(|e| ApiError::new(ErrorCode::Io, format!("locating the app binary: {e}")))?;
-    core.warren.set_start_on_login(on, &exe)
+    super::blocking(&core, move |w| w.set_start_on_login(on, &exe)).await
 }
