@@ -77,7 +77,7 @@ pub async fn install_info(core: State<'_, Core>) -> Result<InstallInfo, ApiError
 #[tauri::command]
 #[specta::specta]
 pub async fn list_agents(core: State<'_, Core>) -> Result<Vec<AgentSummary>, ApiError> {
-    blocking(&core, move |w| w.list_agents()).await
+    blocking(&core, warren_api::Warren::list_agents).await
 }
 
 /// One agent with its grants and the references to it.
@@ -101,14 +101,14 @@ pub async fn create_agent(
 #[tauri::command]
 #[specta::specta]
 pub async fn new_agent_choices(core: State<'_, Core>) -> Result<NewAgentChoices, ApiError> {
-    blocking(&core, move |w| w.new_agent_choices()).await
+    blocking(&core, warren_api::Warren::new_agent_choices).await
 }
 
 /// The configured provider routes.
 #[tauri::command]
 #[specta::specta]
 pub async fn providers(core: State<'_, Core>) -> Result<Vec<ProviderSummary>, ApiError> {
-    blocking(&core, move |w| w.providers()).await
+    blocking(&core, warren_api::Warren::providers).await
 }
 
 /// Checks an alias against the alias rules, for inline validation while typing.

@@ -38,7 +38,7 @@ fn main() -> anyhow::Result<()> {
         });
     match &start {
         Ok(info) if info.created_default => {
-            tracing::info!(path = %info.config_path, "created the default install")
+            tracing::info!(path = %info.config_path, "created the default install");
         }
         Ok(_) => {}
         Err(e) => tracing::error!("first-start setup failed: {e}"),
@@ -55,7 +55,7 @@ fn main() -> anyhow::Result<()> {
     let bindings = commands::specta_builder::<tauri::Wry>();
     tauri::Builder::default()
         .plugin(tauri_plugin_single_instance::init(|app, _argv, _cwd| {
-            tray::show_main_window(app)
+            tray::show_main_window(app);
         }))
         .manage(Core {
             warren: std::sync::Arc::new(warren),

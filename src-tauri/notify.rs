@@ -14,7 +14,9 @@ static NOTIFIER: Mutex<Option<Notifier>> = Mutex::new(None);
 /// Feeds one state change to the notifier and shows what it asks for, when it should be shown.
 pub fn on_change<R: Runtime>(app: &AppHandle<R>, change: &StateChange) {
     let due = {
-        let mut guard = NOTIFIER.lock().unwrap_or_else(|p| p.into_inner());
+        let mut guard = NOTIFIER
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         guard.get_or_insert_with(Notifier::new).on_change(change)
     };
     if due.is_empty() || !wanted(app) {

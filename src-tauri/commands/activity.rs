@@ -25,5 +25,5 @@ pub async fn tail_logs(core: State<'_, Core>, query: LogQuery) -> Result<Vec<Log
 #[tauri::command]
 #[specta::specta]
 pub async fn open_logs_folder(core: State<'_, Core>) -> Result<String, ApiError> {
-    super::blocking(&core, move |w| w.open_logs_folder()).await
+    super::blocking(&core, warren_api::Warren::open_logs_folder).await
 }

@@ -10,7 +10,7 @@ use warren_types::{ApiError, ValidationReport};
 #[tauri::command]
 #[specta::specta]
 pub async fn open_config_file(core: State<'_, Core>) -> Result<String, ApiError> {
-    super::blocking(&core, move |w| w.open_config_file()).await
+    super::blocking(&core, warren_api::Warren::open_config_file).await
 }
 
 /// Validates `config.toml` again; when it loads, starts the runtime it stopped at start.
@@ -20,7 +20,7 @@ pub async fn check_config_again(
     core: State<'_, Core>,
     tray: State<'_, TrayRuntime>,
 ) -> Result<ValidationReport, ApiError> {
-    let report = super::blocking(&core, |w| w.validate_config()).await?;
+    let report = super::blocking(&core, warren_api::Warren::validate_config).await?;
     if report.ok {
         tray.restart_if_stopped()?;
     }

@@ -47,7 +47,7 @@ pub async fn save_agent_edit(
 #[tauri::command]
 #[specta::specta]
 pub async fn permission_map(core: State<'_, Core>) -> Result<PermissionMap, ApiError> {
-    super::blocking(&core, move |w| w.permission_map()).await
+    super::blocking(&core, warren_api::Warren::permission_map).await
 }
 
 /// Why `agent` may or may not do `aspect` to `peer`: the rule, the grants, the enforcement.

@@ -14,7 +14,7 @@ use warren_types::{ApiError, ErrorCode};
 #[tauri::command]
 #[specta::specta]
 pub async fn zeroclaw_install(core: State<'_, Core>) -> Result<Option<ZeroclawInstall>, ApiError> {
-    super::blocking(&core, move |w| w.zeroclaw_install()).await
+    super::blocking(&core, warren_api::Warren::zeroclaw_install).await
 }
 
 fn options(
@@ -79,7 +79,9 @@ pub async fn import_zeroclaw(
 ) -> Result<ImportReport, ApiError> {
     let last = Mutex::new(None::<Instant>);
     let report = move |p: &ImportProgress| {
-        let mut last = last.lock().unwrap_or_else(|p| p.into_inner());
+        let mut last = last
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let due = last.is_none_or(|t| t.elapsed() >= PROGRESS_EVERY);
         if due || p.overall_done >= p.overall_total {
             *last = Some(Instant::now());

@@ -38,7 +38,7 @@ pub async fn delete_agent(
 #[tauri::command]
 #[specta::specta]
 pub async fn list_archives(core: State<'_, Core>) -> Result<Vec<ArchiveView>, ApiError> {
-    super::blocking(&core, move |w| w.list_archives()).await
+    super::blocking(&core, warren_api::Warren::list_archives).await
 }
 
 /// Restores the agent of `archive`, as `as_alias` when given; with `dry_run` only its plan

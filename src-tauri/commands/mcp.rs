@@ -24,7 +24,7 @@ pub async fn mcp_servers(
 #[tauri::command]
 #[specta::specta]
 pub async fn mcp_overview(core: State<'_, Core>) -> Result<McpServersOverview, ApiError> {
-    super::blocking(&core, move |w| w.mcp_servers_overview()).await
+    super::blocking(&core, warren_api::Warren::mcp_servers_overview).await
 }
 
 /// What saving `input` would change in `config.toml`, with the findings at their fields.

@@ -12,7 +12,7 @@ use warren_types::ApiError;
 #[tauri::command]
 #[specta::specta]
 pub async fn memory_settings(core: State<'_, Core>) -> Result<MemorySettingsView, ApiError> {
-    super::blocking(&core, move |w| w.memory_settings()).await
+    super::blocking(&core, warren_api::Warren::memory_settings).await
 }
 
 /// What saving `input` would change in `config.toml`.

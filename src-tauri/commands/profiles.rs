@@ -10,7 +10,7 @@ use warren_types::ApiError;
 #[tauri::command]
 #[specta::specta]
 pub async fn list_profiles(core: State<'_, Core>) -> Result<Vec<ProfileView>, ApiError> {
-    super::blocking(&core, move |w| w.list_profiles()).await
+    super::blocking(&core, warren_api::Warren::list_profiles).await
 }
 
 /// What saving `edit` would change, and the validator's findings; writes nothing.

@@ -76,7 +76,7 @@ pub async fn detect_ollama(
 #[tauri::command]
 #[specta::specta]
 pub async fn first_run(core: State<'_, Core>) -> Result<FirstRunView, ApiError> {
-    super::blocking(&core, move |w| w.first_run()).await
+    super::blocking(&core, warren_api::Warren::first_run).await
 }
 
 /// Records how the first-run flow ended (completed or skipped).

@@ -12,7 +12,7 @@ use warren_types::{ApiError, ErrorCode};
 #[tauri::command]
 #[specta::specta]
 pub async fn provider_keys(core: State<'_, Core>) -> Result<Vec<ProviderKeyView>, ApiError> {
-    super::blocking(&core, move |w| w.provider_keys()).await
+    super::blocking(&core, warren_api::Warren::provider_keys).await
 }
 
 /// Stores (or replaces) the API key of a provider route in the secret store.
@@ -30,21 +30,21 @@ pub async fn set_provider_key(
 #[tauri::command]
 #[specta::specta]
 pub async fn secret_backend(core: State<'_, Core>) -> Result<SecretBackend, ApiError> {
-    super::blocking(&core, move |w| w.secret_backend()).await
+    super::blocking(&core, warren_api::Warren::secret_backend).await
 }
 
 /// The sandbox support of this machine and the sandbox each agent gets.
 #[tauri::command]
 #[specta::specta]
 pub async fn sandbox_doctor(core: State<'_, Core>) -> Result<DoctorReport, ApiError> {
-    super::blocking(&core, move |w| w.doctor()).await
+    super::blocking(&core, warren_api::Warren::doctor).await
 }
 
 /// Start hidden and start on login, as they are now.
 #[tauri::command]
 #[specta::specta]
 pub async fn desktop_settings(core: State<'_, Core>) -> Result<DesktopSettingsView, ApiError> {
-    super::blocking(&core, move |w| w.desktop_settings_view()).await
+    super::blocking(&core, warren_api::Warren::desktop_settings_view).await
 }
 
 /// Starts the app with its window hidden (tray only) from the next start on, or not.

@@ -382,7 +382,7 @@ fn a_second_launch_hands_over_to_the_running_window_and_exits() {
     let _serial = serial();
     block_on(async {
         let d = crate::harness::launch_with(crate::harness::Bus::Private, |home| {
-            std::fs::write(home.join("config.toml"), THREE_AGENTS).unwrap()
+            std::fs::write(home.join("config.toml"), THREE_AGENTS).unwrap();
         })
         .await;
         assert_eq!(listed_aliases(&d).await, ["alice", "bob", "carol"]);
@@ -430,7 +430,7 @@ fn closing_the_window_without_a_tray_host_quits_the_app() {
     block_on(async {
         // A session bus, but no StatusNotifier host on it: nothing could show the tray icon.
         let d = crate::harness::launch_with(crate::harness::Bus::Private, |home| {
-            std::fs::write(home.join("config.toml"), THREE_AGENTS).unwrap()
+            std::fs::write(home.join("config.toml"), THREE_AGENTS).unwrap();
         })
         .await;
         assert_eq!(listed_aliases(&d).await, ["alice", "bob", "carol"]);
@@ -453,7 +453,7 @@ fn closing_the_window_with_a_tray_host_keeps_the_app_running() {
     let _serial = serial();
     block_on(async {
         let d = crate::harness::launch_with(crate::harness::Bus::PrivateWithTrayHost, |home| {
-            std::fs::write(home.join("config.toml"), THREE_AGENTS).unwrap()
+            std::fs::write(home.join("config.toml"), THREE_AGENTS).unwrap();
         })
         .await;
         assert_eq!(listed_aliases(&d).await, ["alice", "bob", "carol"]);

@@ -131,7 +131,7 @@ fn colours_follow_the_system_light_or_dark_preference() {
         assert_eq!(l[1], "rgb(247, 247, 245)", "{l}");
 
         let dark = launch_with_env(Bus::None, &[("GTK_THEME", "Adwaita:dark")], |home| {
-            std::fs::write(home.join("config.toml"), CONFIG).unwrap()
+            std::fs::write(home.join("config.toml"), CONFIG).unwrap();
         })
         .await;
         dark.wait_for("[data-alias=alice]").await;

@@ -182,7 +182,7 @@ fn a_markdown_answer_is_rendered_sanitised_and_tool_calls_are_foldable_cards() {
             .unwrap();
         match pasted.as_str() {
             Some(t) if t.starts_with("unreadable: ") => {
-                eprintln!("the clipboard cannot be read under WebDriver here ({t}); the button state was checked")
+                eprintln!("the clipboard cannot be read under WebDriver here ({t}); the button state was checked");
             }
             other => assert_eq!(other, Some(CODE), "the clipboard holds the code"),
         }

@@ -239,7 +239,7 @@ fn a_failed_cron_run_is_notified() {
             config(&fake)
         );
         let d = launch_with(Bus::PrivateWithNotifications, |home| {
-            std::fs::write(home.join("config.toml"), &cfg).unwrap()
+            std::fs::write(home.join("config.toml"), &cfg).unwrap();
         })
         .await;
         d.wait_for("[data-alias=writer]").await;

@@ -250,7 +250,10 @@ impl NotificationRecorder {
         _hints: std::collections::HashMap<String, zbus::zvariant::OwnedValue>,
         _expire_timeout: i32,
     ) -> u32 {
-        let mut got = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut got = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         got.push((summary, body));
         u32::try_from(got.len()).unwrap_or(u32::MAX)
     }
@@ -369,7 +372,7 @@ async fn launch_inner(
         let host = std::thread::spawn(move || {
             zbus::blocking::connection::Builder::address(address.as_str())
                 .and_then(|b| b.name("org.kde.StatusNotifierWatcher"))
-                .and_then(|b| b.build())
+                .and_then(zbus::blocking::connection::Builder::build)
         })
         .join()
         .unwrap_or_else(|_| panic!("the D-Bus connection thread panicked"))
@@ -384,7 +387,7 @@ async fn launch_inner(
             zbus::blocking::connection::Builder::address(address.as_str())
                 .and_then(|b| b.name("org.freedesktop.Notifications"))
                 .and_then(|b| b.serve_at("/org/freedesktop/Notifications", recorder))
-                .and_then(|b| b.build())
+                .and_then(zbus::blocking::connection::Builder::build)
         })
         .join()
         .unwrap_or_else(|_| panic!("the D-Bus connection thread panicked"))

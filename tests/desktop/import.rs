@@ -28,7 +28,7 @@ fn a_zeroclaw_install_is_planned_then_imported_from_the_window() {
         let before = tree_snapshot(&src).unwrap();
         let src_text = src.display().to_string();
         let d = launch_with_env(Bus::None, &[("ZEROCLAW_CONFIG_DIR", &src_text)], |home| {
-            std::fs::write(home.join("config.toml"), CONFIG).unwrap()
+            std::fs::write(home.join("config.toml"), CONFIG).unwrap();
         })
         .await;
 
@@ -122,7 +122,7 @@ fn a_name_collision_is_settled_by_a_choice_in_the_window() {
         let src_text = src.display().to_string();
         let default = warren_config::default_config_text(warren_config::Preset::Balanced);
         let d = launch_with_env(Bus::None, &[("ZEROCLAW_CONFIG_DIR", &src_text)], |home| {
-            std::fs::write(home.join("config.toml"), &default).unwrap()
+            std::fs::write(home.join("config.toml"), &default).unwrap();
         })
         .await;
         d.click("[data-testid=import-review]").await;

@@ -398,7 +398,7 @@ fn quitting_during_a_turn_records_it_as_cancelled() {
         let cfg = config(&fake, 500);
         // No tray host: closing the window quits the app.
         let d = crate::harness::launch_with(crate::harness::Bus::Private, |home| {
-            std::fs::write(home.join("config.toml"), &cfg).unwrap()
+            std::fs::write(home.join("config.toml"), &cfg).unwrap();
         })
         .await;
         open_live(&d, "writer").await;
@@ -482,7 +482,7 @@ fn approvals_and_failures_are_notified_while_the_window_is_hidden() {
         ]);
         let cfg = config(&fake, 1000);
         let d = launch_with(Bus::PrivateWithNotifications, |home| {
-            std::fs::write(home.join("config.toml"), &cfg).unwrap()
+            std::fs::write(home.join("config.toml"), &cfg).unwrap();
         })
         .await;
         d.wait_for("[data-alias=writer]").await;

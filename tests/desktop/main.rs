@@ -34,7 +34,7 @@ static SERIAL: Mutex<()> = Mutex::new(());
 pub fn serial() -> MutexGuard<'static, ()> {
     SERIAL
         .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Runs an async test body on a fresh runtime.

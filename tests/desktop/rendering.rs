@@ -87,7 +87,7 @@ fn the_app_process_draws_without_opengl_unless_asked() {
 
         // Asked for: GL is loaded into the app process (Mesa's driver, under Xvfb).
         let d = launch_with_env(Bus::None, &[("WARREN_GPU", "1")], |home| {
-            std::fs::write(home.join("config.toml"), CONFIG).unwrap()
+            std::fs::write(home.join("config.toml"), CONFIG).unwrap();
         })
         .await;
         rendered(&d).await;

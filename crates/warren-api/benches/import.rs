@@ -181,7 +181,7 @@ fn main() {
         .insert("WARREN_SECRET_BACKEND".into(), "file".into());
     let w = warren_api::Warren::open_with_env(warren_config::InstallLayout::new(&home), env);
     let opts = warren_api::import::ImportOptions {
-        path: Some(src.clone()),
+        path: Some(src),
         ..Default::default()
     };
     // The peak is measured from here: the kernel's high-water mark is reset to the current size.

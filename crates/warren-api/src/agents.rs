@@ -71,7 +71,7 @@ impl Warren {
                 .map(|g| GrantSummary {
                     agent: g.agent().to_string(),
                     access: GrantAccess::Memory,
-                    categories: g.categories().map(|c| c.to_vec()),
+                    categories: g.categories().map(<[std::string::String]>::to_vec),
                 })
                 .collect(),
             unrestricted_filesystem: a.workspace.unrestricted_filesystem,

@@ -17,7 +17,13 @@ pub fn config_error(e: ConfigError) -> ApiError {
                 if errors.issues.len() == 1 { "" } else { "s" }
             ),
         )
-        .with_details(errors.issues.iter().map(|i| i.to_string()).collect()),
+        .with_details(
+            errors
+                .issues
+                .iter()
+                .map(std::string::ToString::to_string)
+                .collect(),
+        ),
         ConfigError::Edit(d) => document_error(d.clone()),
     }
 }

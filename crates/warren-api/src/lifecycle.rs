@@ -102,10 +102,10 @@ impl Warren {
         for o in &imports {
             match &o.error {
                 None => {
-                    tracing::info!(journal = %o.journal, "finished an interrupted {}", o.operation)
+                    tracing::info!(journal = %o.journal, "finished an interrupted {}", o.operation);
                 }
                 Some(e) => {
-                    tracing::warn!(journal = %o.journal, "an interrupted {} could not be finished: {e}", o.operation)
+                    tracing::warn!(journal = %o.journal, "an interrupted {} could not be finished: {e}", o.operation);
                 }
             }
         }
@@ -120,10 +120,10 @@ impl Warren {
                 for o in &done {
                     match &o.error {
                         None => {
-                            tracing::info!(journal = %o.journal, "finished an interrupted {}", o.operation)
+                            tracing::info!(journal = %o.journal, "finished an interrupted {}", o.operation);
                         }
                         Some(e) => {
-                            tracing::warn!(journal = %o.journal, "an interrupted {} could not be finished: {e}", o.operation)
+                            tracing::warn!(journal = %o.journal, "an interrupted {} could not be finished: {e}", o.operation);
                         }
                     }
                 }

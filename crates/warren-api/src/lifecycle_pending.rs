@@ -13,7 +13,7 @@ impl Warren {
     ) -> std::sync::MutexGuard<'_, std::collections::BTreeMap<String, String>> {
         self.lifecycle_errors
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Remembers what resuming gave: the error of an entry that could not be finished, and

@@ -250,7 +250,7 @@ impl Warren {
             agents: cfg.agents.keys().cloned().collect(),
             credential_words: warren_types::redact::CREDENTIAL_WORDS
                 .iter()
-                .map(|w| w.to_string())
+                .map(std::string::ToString::to_string)
                 .collect(),
         })
     }

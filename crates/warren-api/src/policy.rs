@@ -537,7 +537,7 @@ impl Warren {
         Ok(DoctorReport {
             landlock_abi: support.landlock_abi,
             bubblewrap: support.bwrap.as_ref().map(|p| p.display().to_string()),
-            bubblewrap_problem: support.bwrap_problem.clone(),
+            bubblewrap_problem: support.bwrap_problem,
             agents,
             secrets: match self.secret_backend() {
                 Ok(b) => b.description,

@@ -498,7 +498,7 @@ mod tests {
         // A block that is not the profile it claims to be is refused.
         let forged = RemovedProfile {
             text: "[risk_profiles.other]\nlevel = \"full\"\n".into(),
-            ..removed.clone()
+            ..removed
         };
         let _ = w.delete_profile(ProfileKind::Risk, "careful").unwrap();
         assert!(w.restore_profile(&forged).is_err());

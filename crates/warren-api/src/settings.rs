@@ -322,7 +322,9 @@ impl Warren {
         change: impl FnOnce(&mut DesktopSettings),
     ) -> Result<DesktopSettingsView, ApiError> {
         static UPDATING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-        let _one_at_a_time = UPDATING.lock().unwrap_or_else(|p| p.into_inner());
+        let _one_at_a_time = UPDATING
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut s = self.desktop_settings()?;
         change(&mut s);
         let path = self.desktop_settings_path();

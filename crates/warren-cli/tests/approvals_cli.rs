@@ -63,7 +63,7 @@ fn events(r: &Run) -> Vec<Value> {
 async fn a_request_waiting_in_another_process_is_listed_and_answered() {
     let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
     tokio::task::spawn_blocking(move || {
-        a_request_waiting_in_another_process_is_listed_and_answered_with(fake)
+        a_request_waiting_in_another_process_is_listed_and_answered_with(fake);
     })
     .await
     .unwrap();

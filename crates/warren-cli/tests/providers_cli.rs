@@ -44,7 +44,7 @@ fn run_file(t: &TestInstall, args: &[&str]) -> Run {
 async fn a_route_added_with_its_key_is_tested_listed_and_removed() {
     let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
     tokio::task::spawn_blocking(move || {
-        a_route_added_with_its_key_is_tested_listed_and_removed_with(fake)
+        a_route_added_with_its_key_is_tested_listed_and_removed_with(fake);
     })
     .await
     .unwrap();

@@ -723,7 +723,7 @@ mod key_lists {
     }
 
     fn listed(keys: &[&str]) -> BTreeSet<String> {
-        keys.iter().map(|k| k.to_string()).collect()
+        keys.iter().map(std::string::ToString::to_string).collect()
     }
 
     #[test]

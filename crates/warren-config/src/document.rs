@@ -220,7 +220,7 @@ impl ConfigDocument {
             let empty = table
                 .get(last)
                 .and_then(Item::as_table_like)
-                .is_some_and(|t| t.is_empty());
+                .is_some_and(toml_edit::TableLike::is_empty);
             if !empty {
                 return;
             }
@@ -245,9 +245,9 @@ impl ConfigDocument {
         if path.first() == Some(&"agents") && path.len() <= 2 {
             return Err(DocumentError::LifecycleOnly { path: joined });
         }
-        let (last, parents) = path.split_last().ok_or(DocumentError::NotATable {
-            path: joined.clone(),
-        })?;
+        let (last, parents) = path
+            .split_last()
+            .ok_or(DocumentError::NotATable { path: joined })?;
         let existing = {
             let mut table: Option<&mut dyn toml_edit::TableLike> = Some(self.doc.as_table_mut());
             for key in parents {

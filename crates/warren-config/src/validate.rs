@@ -341,7 +341,7 @@ fn check_provider_ref(cfg: &Config, reference: &str, path: &str, out: &mut Vec<I
                     "provider `{reference}` is not defined in [providers.models]{}",
                     did_you_mean_hint(reference, &known)
                 ),
-            ))
+            ));
         }
         Some(_) => {}
     }
@@ -385,7 +385,7 @@ fn validate_memory_grants(cfg: &Config, alias: &str, wp: &str, out: &mut Vec<Iss
                 p,
                 format!(
                     "cross-backend cross-agent memory is not supported: `{alias}` uses {} and `{peer}` uses {}",
-                    own_backend.map(|b| b.as_str()).unwrap_or("?"),
+                    own_backend.map(warren_types::MemoryBackendKind::as_str).unwrap_or("?"),
                     peer_backend.as_str()
                 ),
             ));

@@ -204,8 +204,8 @@ fn deleting_or_renaming_a_referenced_mcp_server_is_refused() {
 
 fn rules(allow: &[&str], deny: &[&str], allow_private: bool) -> warren_types::DomainRules {
     warren_types::DomainRules {
-        allow: allow.iter().map(|s| s.to_string()).collect(),
-        deny: deny.iter().map(|s| s.to_string()).collect(),
+        allow: allow.iter().map(std::string::ToString::to_string).collect(),
+        deny: deny.iter().map(std::string::ToString::to_string).collect(),
         allow_private,
     }
 }

@@ -40,7 +40,7 @@ fn sse_parse(c: &mut Criterion) {
                 out.clear();
             }
             n
-        })
+        });
     });
     g.finish();
 }
@@ -72,7 +72,7 @@ fn round_trip(c: &mut Criterion) {
             b.iter(|| {
                 fake.push(Reply::text("Hello there, this is a short answer."));
                 rt.block_on(async { route.chat(&req, &mut |_e| {}).await.unwrap() })
-            })
+            });
         });
     }
     g.finish();

@@ -162,7 +162,7 @@ impl ProviderClient {
             .entry
             .key_sources
             .iter()
-            .map(|s| s.to_string())
+            .map(std::string::ToString::to_string)
             .collect();
         Err(LlmError::NoApiKey {
             entry: self.entry.reference.clone(),

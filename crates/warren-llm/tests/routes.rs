@@ -10,7 +10,10 @@ use warren_types::{Config, ProviderModel};
 fn model(name: &str, fallbacks: &[&str]) -> ProviderModel {
     ProviderModel {
         model: name.into(),
-        fallbacks: fallbacks.iter().map(|s| s.to_string()).collect(),
+        fallbacks: fallbacks
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect(),
         ..ProviderModel::default()
     }
 }

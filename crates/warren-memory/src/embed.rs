@@ -37,7 +37,7 @@ impl LocalEmbedder {
         let words: Vec<String> = text
             .split(|c: char| !c.is_alphanumeric())
             .filter(|w| !w.is_empty())
-            .map(|w| w.to_lowercase())
+            .map(str::to_lowercase)
             .collect();
         let mut v = vec![0f32; self.dims];
         let mut add = |feature: &str, weight: f32| {

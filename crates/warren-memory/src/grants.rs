@@ -34,11 +34,11 @@ pub fn resolve_grants(config: &Config, alias: &str) -> Result<Vec<GrantSpec>, Me
             // The agent always owns its memory; a self grant adds nothing.
             continue;
         }
-        let cats = grant.categories().map(|c| c.to_vec());
+        let cats = grant.categories().map(<[std::string::String]>::to_vec);
         match out.iter_mut().find(|g| g.alias == peer) {
             // Two grants for one agent are rejected by the validator; merge defensively.
             Some(existing) => {
-                existing.categories = union_categories(existing.categories.take(), cats)
+                existing.categories = union_categories(existing.categories.take(), cats);
             }
             None => out.push(GrantSpec {
                 alias: peer.to_string(),

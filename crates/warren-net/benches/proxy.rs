@@ -159,7 +159,7 @@ fn first_byte(way: Way, origin: SocketAddr, proxy: SocketAddr) -> Duration {
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
+    v.sort_by(f64::total_cmp);
     let n = v.len();
     if n % 2 == 1 {
         v[n / 2]
@@ -175,7 +175,7 @@ fn cpu_ns() -> u64 {
         return 0;
     };
     tasks
-        .filter_map(|t| t.ok())
+        .filter_map(std::result::Result::ok)
         .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
         .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
         .sum()

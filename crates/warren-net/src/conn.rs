@@ -297,7 +297,7 @@ fn pick_address(addrs: &[SocketAddr], allow_private: bool) -> Result<SocketAddr,
         Some(a) => Ok(*a),
         None => Err(addrs
             .first()
-            .map(|a| a.ip())
+            .map(std::net::SocketAddr::ip)
             .unwrap_or(IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED))),
     }
 }
@@ -373,7 +373,10 @@ fn text(status: StatusCode, body: String) -> Response<ProxyBody> {
 
 /// The request target as the origin server expects it: path and query only.
 fn origin_form(uri: &Uri) -> Uri {
-    let pq = uri.path_and_query().map(|pq| pq.as_str()).unwrap_or("/");
+    let pq = uri
+        .path_and_query()
+        .map(hyper::http::uri::PathAndQuery::as_str)
+        .unwrap_or("/");
     let pq = if pq.starts_with('/') {
         pq.to_string()
     } else {
@@ -560,7 +563,7 @@ mod tests {
             h.append(k, HeaderValue::from_static(v));
         }
         strip_hop_by_hop(&mut h);
-        let mut left: Vec<&str> = h.keys().map(|k| k.as_str()).collect();
+        let mut left: Vec<&str> = h.keys().map(hyper::http::HeaderName::as_str).collect();
         left.sort();
         assert_eq!(left, ["accept", "content-length", "host"]);
     }

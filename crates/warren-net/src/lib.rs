@@ -104,7 +104,7 @@ where
     F: Fn(ConnectionRecord) + Send + Sync + 'static,
 {
     fn record(&self, record: ConnectionRecord) {
-        self(record)
+        self(record);
     }
 }
 
@@ -164,7 +164,10 @@ pub(crate) struct Listener {
 
 impl Listener {
     fn refused(&self, words: String) {
-        let mut r = self.refusals.lock().unwrap_or_else(|p| p.into_inner());
+        let mut r = self
+            .refusals
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if r.len() >= MAX_REFUSALS_KEPT {
             r.pop_front();
         }
@@ -296,7 +299,7 @@ impl ServeGuard {
             .shared
             .refusals
             .lock()
-            .unwrap_or_else(|p| p.into_inner());
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         r.iter().cloned().collect()
     }
 

@@ -83,10 +83,10 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("authorize");
     g.throughput(Throughput::Elements(1));
     g.bench_function("existing_relative_read", |b| {
-        b.iter(|| policy.authorize(std::hint::black_box(rel), Access::Read))
+        b.iter(|| policy.authorize(std::hint::black_box(rel), Access::Read));
     });
     g.bench_function("existing_absolute_write", |b| {
-        b.iter(|| policy.authorize(std::hint::black_box(&abs), Access::Write))
+        b.iter(|| policy.authorize(std::hint::black_box(&abs), Access::Write));
     });
     g.bench_function("policy_check_in_process", |b| b.iter(policy_check));
     g.finish();

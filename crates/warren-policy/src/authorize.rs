@@ -151,8 +151,8 @@ impl SecurityPolicy {
     /// read at a path where reading is allowed.
     pub fn protected_targets(&self) -> impl Iterator<Item = &Path> {
         std::iter::once(self.install_root.as_path())
-            .chain(self.runtime_state.iter().map(|p| p.as_path()))
-            .chain(self.forbidden.iter().map(|p| p.as_path()))
+            .chain(self.runtime_state.iter().map(std::path::PathBuf::as_path))
+            .chain(self.forbidden.iter().map(std::path::PathBuf::as_path))
             .chain(
                 self.roots
                     .iter()

@@ -304,7 +304,7 @@ pub fn ensure_no_escalation(
     let allowed: BTreeSet<&str> = parent
         .memory_grants
         .iter()
-        .map(|g| g.agent())
+        .map(warren_types::MemoryGrant::agent)
         .chain(std::iter::once(parent.alias.as_str()))
         .collect();
     for g in &child.memory_grants {

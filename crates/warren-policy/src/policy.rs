@@ -385,10 +385,13 @@ impl SecurityPolicy {
             }
             let holds = |p: &Path| crate::authorize::under(p, &resolved);
             let inside = |p: &Path| crate::authorize::under(&resolved, p);
-            let mut wide: Vec<&Path> = self.roots.iter().map(|r| r.path.as_path()).collect();
-            wide.push(&self.install_root);
-            wide.extend(self.home.as_deref());
-            if let Some(p) = wide.into_iter().find(|p| holds(p)) {
+            let mut wide = self
+                .roots
+                .iter()
+                .map(|r| r.path.as_path())
+                .chain([self.install_root.as_path()])
+                .chain(self.home.as_deref());
+            if let Some(p) = wide.find(|p| holds(p)) {
                 return Err(format!(
                     "{} holds {}, which its sandbox must not open wholesale",
                     resolved.display(),

@@ -192,7 +192,7 @@ fn every_axis_is_checked() {
                 c.memory_grants = vec![MemoryGrant::Scoped {
                     agent: "bob".into(),
                     categories: vec!["core".into(), "daily".into()],
-                }]
+                }];
             }),
         ),
     ];

@@ -384,7 +384,7 @@ fn metadata_of_closed_files_does_not_change() {
                         "{}{}",
                         o.stdout,
                         o.stderr
-                    )
+                    );
                 }
                 _ => assert!(
                     o.stdout.contains("chmod refused 1"),

@@ -265,7 +265,7 @@ fn what_sh_and_bash_read_differently_is_refused() {
         assert!(p.check_shell(control).is_ok(), "control {control:?}");
         match p.check_shell(cmd) {
             Err(ShellError::UnknownProgram { why, .. }) => {
-                assert!(why.contains("a[$(cmd)]"), "{cmd}: {why}")
+                assert!(why.contains("a[$(cmd)]"), "{cmd}: {why}");
             }
             other => panic!("{cmd}: expected unknown_program, got {other:?}"),
         }
@@ -536,7 +536,7 @@ fn warrens_own_programs_are_never_allowed() {
     ] {
         match p.check_shell(cmd) {
             Err(ShellError::WarrenProgram { command }) => {
-                assert!(command.starts_with("warren"), "{cmd}: {command}")
+                assert!(command.starts_with("warren"), "{cmd}: {command}");
             }
             other => panic!("{cmd}: {other:?}"),
         }

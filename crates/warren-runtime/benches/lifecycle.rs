@@ -152,7 +152,7 @@ fn main() {
                 }
                 total
             }
-        })
+        });
     });
 
     c.bench_function("rename: whole operation (100k rows)", |b| {
@@ -177,7 +177,7 @@ fn main() {
                 }
                 total
             }
-        })
+        });
     });
 
     c.bench_function("delete: export + purge (100k rows)", |b| {
@@ -205,7 +205,7 @@ fn main() {
                 }
                 total
             }
-        })
+        });
     });
 
     let rows = [

@@ -17,7 +17,7 @@ use warren_testkit::TestInstall;
 use warren_types::{EventKind, ProviderFamily, TurnTrigger};
 
 fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
+    v.sort_by(f64::total_cmp);
     v[v.len() / 2]
 }
 

@@ -45,7 +45,7 @@ impl Drop for Unpark {
     fn drop(&mut self) {
         self.pending
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .remove(&self.key);
         if let Some(inbox) = &self.inbox {
             inbox.withdraw(&self.key.0, &self.key.1);
@@ -71,7 +71,10 @@ impl ApprovalBroker {
 
     /// The requests waiting now.
     pub fn pending(&self) -> Vec<PendingApproval> {
-        let map = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        let map = self
+            .pending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut v: Vec<_> = map.values().map(|(p, _)| p.clone()).collect();
         v.sort_by(|a, b| (&a.turn_id, &a.call_id).cmp(&(&b.turn_id, &b.call_id)));
         v
@@ -83,7 +86,7 @@ impl ApprovalBroker {
         let entry = self
             .pending
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .remove(&(turn_id.to_string(), call_id.to_string()));
         match entry {
             Some((_, tx)) => tx.send(answer).is_ok(),
@@ -162,7 +165,9 @@ fn decide(peer: Option<i32>, m: AnswerMessage, pending: &Mutex<Parked>) -> Resul
         return Err("an approval cannot be answered from inside an agent's tool call; answer it in the window or with `warren approvals` in your own terminal".into());
     }
     let key = (m.turn_id.clone(), m.call_id.clone());
-    let mut map = pending.lock().unwrap_or_else(|p| p.into_inner());
+    let mut map = pending
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let Some((request, _)) = map.get(&key) else {
         return Err(format!(
             "no approval request waits for call `{}` of turn `{}`",
@@ -208,12 +213,12 @@ impl AsyncApprover for ApprovalBroker {
         }
         self.pending
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .insert(key.clone(), (request, tx));
         let unpark = Unpark {
             pending: self.pending.clone(),
             inbox: self.inbox.clone(),
-            key: key.clone(),
+            key,
         };
         Box::pin(async move {
             let answer = rx.await.unwrap_or_else(|_| ApprovalAnswer::no_one());

@@ -129,7 +129,7 @@ impl EventHub {
         let (tx, rx) = unbounded_channel();
         self.subscribers
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .push(tx);
         rx
     }
@@ -150,7 +150,10 @@ impl EventHub {
 
     /// Sends an event to every live subscriber, forgetting closed ones.
     pub fn publish(&self, event: &TurnEvent) {
-        let mut subs = self.subscribers.lock().unwrap_or_else(|p| p.into_inner());
+        let mut subs = self
+            .subscribers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         subs.retain(|s| s.send(event.clone()).is_ok());
     }
 }

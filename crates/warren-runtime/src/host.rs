@@ -112,7 +112,11 @@ impl SecretKeys {
         match source {
             KeySource::Env(name) => self.vars.get(name).cloned(),
             KeySource::Secret(reference) => {
-                let cache = || self.cache.lock().unwrap_or_else(|p| p.into_inner());
+                let cache = || {
+                    self.cache
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                };
                 if let Some((at, v)) = cache().get(reference) {
                     if at.elapsed() < KEY_CACHE_TTL {
                         return Some(v.clone());
@@ -251,7 +255,7 @@ impl Host {
     fn slot(&self, alias: &str) -> Arc<AgentSlot> {
         self.agents
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .entry(alias.to_string())
             .or_default()
             .clone()
@@ -410,7 +414,10 @@ impl Host {
             return Ok(None);
         }
         let cancel = stop.map_or_else(CancellationToken::new, CancellationToken::child_token);
-        *slot.cancel.lock().unwrap_or_else(|p| p.into_inner()) = Some(cancel.clone());
+        *slot
+            .cancel
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(cancel.clone());
         let outcome = run_turn(
             &env,
             TurnInput {
@@ -421,7 +428,10 @@ impl Host {
             cancel,
         )
         .await;
-        slot.cancel.lock().unwrap_or_else(|p| p.into_inner()).take();
+        slot.cancel
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
         Ok(Some(outcome))
     }
 
@@ -491,7 +501,7 @@ impl Host {
         let token = slot
             .cancel
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone();
         match token {
             Some(t) => {

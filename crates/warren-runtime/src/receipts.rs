@@ -300,7 +300,7 @@ impl ReceiptLog {
         .await?;
         match head {
             None if !receipts.is_empty() => {
-                problems.push("the chain head record is missing".to_string())
+                problems.push("the chain head record is missing".to_string());
             }
             None => {}
             Some(h) => {

@@ -315,7 +315,10 @@ impl FileSecretStore {
     /// Encrypts `plain` under this install's key (created on first use), for secrets that
     /// leave the store, such as a deleted agent's secrets in its archive.
     pub fn seal(&self, plain: &[u8]) -> Result<Vec<u8>, SecretError> {
-        let _g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _g = self
+            .lock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let key = self.key(true)?.ok_or_else(|| SecretError::Corrupt {
             path: self.key_path.clone(),
         })?;
@@ -324,7 +327,10 @@ impl FileSecretStore {
 
     /// Decrypts what [`FileSecretStore::seal`] produced with this install's key.
     pub fn unseal(&self, sealed: &[u8]) -> Result<Vec<u8>, SecretError> {
-        let _g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _g = self
+            .lock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let key = self.key(false)?.ok_or_else(|| SecretError::Corrupt {
             path: self.key_path.clone(),
         })?;
@@ -347,7 +353,10 @@ fn map_key(r: &SecretRef) -> String {
 
 impl SecretStore for FileSecretStore {
     fn get(&self, r: &SecretRef) -> Result<Option<String>, SecretError> {
-        let _g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _g = self
+            .lock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let Some(key) = self.key(false)? else {
             return Ok(None);
         };
@@ -355,7 +364,10 @@ impl SecretStore for FileSecretStore {
     }
 
     fn set(&self, r: &SecretRef, value: &str) -> Result<(), SecretError> {
-        let _g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _g = self
+            .lock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let key = self.key(true)?.ok_or_else(|| SecretError::Corrupt {
             path: self.key_path.clone(),
         })?;
@@ -365,7 +377,10 @@ impl SecretStore for FileSecretStore {
     }
 
     fn remove(&self, r: &SecretRef) -> Result<bool, SecretError> {
-        let _g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _g = self
+            .lock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let Some(key) = self.key(false)? else {
             return Ok(false);
         };
@@ -378,7 +393,10 @@ impl SecretStore for FileSecretStore {
     }
 
     fn list(&self) -> Result<Vec<SecretRef>, SecretError> {
-        let _g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _g = self
+            .lock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let Some(key) = self.key(false)? else {
             return Ok(Vec::new());
         };

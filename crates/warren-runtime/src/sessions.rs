@@ -146,7 +146,9 @@ impl SessionStore {
     fn spend_cache(
         &self,
     ) -> std::sync::MutexGuard<'_, std::collections::HashMap<(String, String), Spend>> {
-        self.spend.lock().unwrap_or_else(|p| p.into_inner())
+        self.spend
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The tools the user approved "for the session" in `session_id` (rules §6.3). They hold
@@ -154,7 +156,7 @@ impl SessionStore {
     pub fn session_approvals(&self, session_id: &str) -> Vec<String> {
         self.approvals
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .get(session_id)
             .cloned()
             .unwrap_or_default()
@@ -162,7 +164,10 @@ impl SessionStore {
 
     /// Records the tools approved for the session.
     pub fn set_session_approvals(&self, session_id: &str, tools: &[String]) {
-        let mut map = self.approvals.lock().unwrap_or_else(|p| p.into_inner());
+        let mut map = self
+            .approvals
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if tools.is_empty() {
             map.remove(session_id);
         } else {

@@ -259,9 +259,9 @@ async fn a_repeated_model_call_id_is_two_calls_for_the_editor() {
     assert_eq!(announced[1].1, "two.txt");
     // Each permission request names its own call and its own arguments.
     assert_eq!(asked, announced, "asked about exactly the announced calls");
-    ended.sort_by_key(|v| v.to_string());
+    ended.sort_by_key(std::string::ToString::to_string);
     let mut ids: Vec<Value> = announced.iter().map(|a| a.0.clone()).collect();
-    ids.sort_by_key(|v| v.to_string());
+    ids.sort_by_key(std::string::ToString::to_string);
     assert_eq!(ended, ids, "each call's end is reported under its own id");
     assert_eq!(
         std::fs::read_to_string(ws.join("one.txt")).unwrap(),

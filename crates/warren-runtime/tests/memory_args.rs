@@ -47,10 +47,7 @@ fn no_arguments_make_a_memory_tool_panic_or_reach_another_agent() {
     for t in memory_tools(alice.clone(), true) {
         registry.register(t);
     }
-    let env = PolicyEnv {
-        layout: layout.clone(),
-        home: None,
-    };
+    let env = PolicyEnv { layout, home: None };
     let policy = SecurityPolicy::for_agent(&cfg, "alice", &env).unwrap();
     policy.prepare().unwrap();
     let ctx = ToolContext::new(

@@ -124,7 +124,7 @@ mod keyring {
 
         assert_eq!(s.get(&global).unwrap().as_deref(), Some("sk-global-kr"));
         assert_eq!(s.get(&scoped).unwrap().as_deref(), Some("sk-bob-kr-2"));
-        assert_eq!(s.list().unwrap(), vec![global.clone(), scoped.clone()]);
+        assert_eq!(s.list().unwrap(), vec![global.clone(), scoped]);
         // Another client of the same Secret Service sees the items under Warren's attributes.
         assert_eq!(
             raw_lookup(&kr, t.root(), "agent:bob/OPENAI_API_KEY").as_deref(),
@@ -234,7 +234,7 @@ mod keyring {
         assert!(s.describe().contains("desktop keyring"), "{}", s.describe());
 
         // Forcing the keyring refuses to fall back.
-        let mut forced = env.clone();
+        let mut forced = env;
         forced.insert("WARREN_SECRET_BACKEND".into(), "keyring".into());
         let e = open_user_secrets(&t.layout(), &forced).err().unwrap();
         assert!(matches!(e, SecretError::Backend(_)));
@@ -295,7 +295,7 @@ mod keyring {
             "{:?}",
             s2.fallback_reason()
         );
-        let mut forced = env.clone();
+        let mut forced = env;
         forced.insert("WARREN_SECRET_BACKEND".into(), "keyring".into());
         let e = open_user_secrets(&t.layout(), &forced).err().unwrap();
         assert!(e.to_string().contains("locked"), "{e}");

@@ -158,7 +158,7 @@ async fn daily_spend_counts_own_usage_at_once_and_another_process_soon() {
         async move {
             s.record_usage("alice", None, None, "openai.main", 1, 1, usd, now)
                 .await
-                .unwrap()
+                .unwrap();
         }
     };
     usage(&store, 0.01).await;

@@ -56,7 +56,10 @@ impl Agents {
     /// `aliases`, all on the default `full` profile, without grants.
     pub fn new(aliases: &[&str]) -> Self {
         Agents {
-            aliases: aliases.iter().map(|a| a.to_string()).collect(),
+            aliases: aliases
+                .iter()
+                .map(std::string::ToString::to_string)
+                .collect(),
             profile: "full".into(),
             profile_body: "level = \"full\"\nallowed_commands = [\"*\"]".into(),
             grants: Vec::new(),

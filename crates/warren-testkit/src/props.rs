@@ -83,6 +83,8 @@ pub fn text() -> impl Strategy<Value = String> {
     ]
 }
 
+/// One JSON scalar an agent could put in an argument: hostile text, booleans, null, and numbers
+/// at the edges of what JSON and Rust represent.
 pub fn leaf() -> impl Strategy<Value = Value> {
     prop_oneof![
         4 => text().prop_map(Value::String),
@@ -94,6 +96,7 @@ pub fn leaf() -> impl Strategy<Value = Value> {
     ]
 }
 
+/// Any JSON value built from [`leaf`]s, nested a little (arrays and objects).
 pub fn value() -> impl Strategy<Value = Value> {
     leaf().prop_recursive(2, 8, 4, |inner| {
         prop_oneof![

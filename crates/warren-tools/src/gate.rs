@@ -141,7 +141,7 @@ impl Registry {
         self.tools
             .iter()
             .find(|t| t.name() == name)
-            .map(|t| t.as_ref())
+            .map(std::convert::AsRef::as_ref)
     }
 
     /// Specs of the tools the policy offers, for the model.

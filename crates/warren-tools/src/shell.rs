@@ -116,7 +116,7 @@ fn child_env(
 pub fn base_env(ctx: &ToolContext, confined: bool) -> Vec<(String, String)> {
     let mut env: Vec<(String, String)> = BASE_ENV
         .iter()
-        .map(|s| s.to_string())
+        .map(std::string::ToString::to_string)
         .chain(ctx.policy.risk.shell_env_passthrough.iter().cloned())
         .filter(|k| !warren_config::env_never_passed(k))
         .filter(|k| !confined || !OWN_PLACES.contains(&k.as_str()))
@@ -450,7 +450,7 @@ impl Shell {
         // rule, whatever the program printed.
         let refused = proxy_guard
             .as_ref()
-            .map(|g| g.refusals())
+            .map(warren_net::ServeGuard::refusals)
             .unwrap_or_default();
         if let Some(g) = proxy_guard {
             // The command and everything it started have ended: its connections are recorded.

@@ -1273,7 +1273,7 @@ fn commit_works_under_bubblewrap_too() {
         );
         eprintln!(
             "skipped: bubblewrap unusable here: {}",
-            ctx.sandbox.bwrap_problem.clone().unwrap_or_default()
+            ctx.sandbox.bwrap_problem.unwrap_or_default()
         );
         return;
     }

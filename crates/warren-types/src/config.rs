@@ -286,7 +286,7 @@ pub fn default_allowed_commands() -> Vec<String> {
         "diff", "stat", "file", "tree", "cut", "tr", "which", "git",
     ]
     .iter()
-    .map(|s| s.to_string())
+    .map(std::string::ToString::to_string)
     .collect()
 }
 

@@ -367,8 +367,8 @@ mod tests {
 
     fn rules(allow: &[&str], deny: &[&str]) -> DomainRules {
         DomainRules {
-            allow: allow.iter().map(|s| s.to_string()).collect(),
-            deny: deny.iter().map(|s| s.to_string()).collect(),
+            allow: allow.iter().map(std::string::ToString::to_string).collect(),
+            deny: deny.iter().map(std::string::ToString::to_string).collect(),
             allow_private: false,
         }
     }
@@ -486,8 +486,8 @@ mod tests {
         let on = NetworkAccess::Switch(true);
         let d = |allow: &[&str], deny: &[&str], private: bool| {
             NetworkAccess::Domains(DomainRules {
-                allow: allow.iter().map(|s| s.to_string()).collect(),
-                deny: deny.iter().map(|s| s.to_string()).collect(),
+                allow: allow.iter().map(std::string::ToString::to_string).collect(),
+                deny: deny.iter().map(std::string::ToString::to_string).collect(),
                 allow_private: private,
             })
         };

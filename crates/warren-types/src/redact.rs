@@ -33,7 +33,9 @@ pub fn register(secret: &str) {
     if encoded != secret {
         forms.push(encoded);
     }
-    let mut all = SECRETS.write().unwrap_or_else(|p| p.into_inner());
+    let mut all = SECRETS
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     for f in forms {
         if !all.contains(&f) {
             all.push(f);
@@ -67,7 +69,9 @@ pub fn redact(text: &str) -> Cow<'_, str> {
     if !ANY.load(Ordering::Acquire) {
         return Cow::Borrowed(text);
     }
-    let all = SECRETS.read().unwrap_or_else(|p| p.into_inner());
+    let all = SECRETS
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let mut out: Cow<'_, str> = Cow::Borrowed(text);
     for s in all.iter() {
         if out.contains(s.as_str()) {

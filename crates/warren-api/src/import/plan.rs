@@ -220,10 +220,15 @@ pub struct ImportPlan {
 /// What the import writes, besides the plan shown.
 #[derive(Debug, Clone, Default)]
 pub struct Mapped {
+    /// The agents, by their Warren alias.
     pub agents: BTreeMap<String, AgentConfig>,
+    /// The risk profiles, by their Warren name.
     pub risk_profiles: BTreeMap<String, RiskProfile>,
+    /// The runtime profiles, by their Warren name.
     pub runtime_profiles: BTreeMap<String, RuntimeProfile>,
+    /// The provider models, by family then alias.
     pub providers: BTreeMap<String, BTreeMap<String, ProviderModel>>,
+    /// The scheduled jobs, by name.
     pub cron: BTreeMap<String, CronJobConfig>,
     /// Secret name → value.
     pub secrets: BTreeMap<String, String>,
@@ -235,10 +240,16 @@ pub struct Mapped {
 
 /// Context the mapping needs from the Warren side.
 pub struct Target<'a> {
+    /// The install's config as it is.
     pub config: &'a Config,
+    /// The install's root folder.
     pub install_root: &'a Path,
+    /// The user's home folder (`~` in paths).
     pub home: Option<&'a Path>,
+    /// The workspace folder an alias would get.
     pub workspace_of: &'a dyn Fn(&str) -> PathBuf,
+    /// The aliases whose rows Warren's memory store already holds (an imported agent may not
+    /// take one of them).
     pub memory_taken: &'a BTreeSet<String>,
     /// What to do with a profile or provider entry whose name Warren already uses for
     /// different settings (`None`: the plan refuses and names the choices).
@@ -344,7 +355,7 @@ fn settle<T: PartialEq>(
             (name.to_string(), false)
         }
         Some(Collision::Replace) => {
-            replaced.push(path.iter().map(|s| s.to_string()).collect());
+            replaced.push(path.iter().map(std::string::ToString::to_string).collect());
             let who = if used_by.is_empty() {
                 "no Warren agent uses it".to_string()
             } else {
@@ -447,12 +458,12 @@ fn strings(v: Option<&toml::Value>) -> Vec<String> {
 }
 
 fn boolean(t: &toml::Table, k: &str, default: bool) -> bool {
-    t.get(k).and_then(|v| v.as_bool()).unwrap_or(default)
+    t.get(k).and_then(toml::Value::as_bool).unwrap_or(default)
 }
 
 fn uint(t: &toml::Table, k: &str) -> Option<u32> {
     t.get(k)
-        .and_then(|v| v.as_integer())
+        .and_then(toml::Value::as_integer)
         .and_then(|i| u32::try_from(i).ok())
 }
 
@@ -648,7 +659,7 @@ fn cron_to_utc(expr: &str, tz: &str) -> Result<(String, Option<String>), String>
         .map_err(|_| format!("the minute field `{}` is not a number", fields[0]))?;
     let hours: Vec<i32> = fields[1]
         .split(',')
-        .map(|h| h.parse::<i32>())
+        .map(str::parse::<i32>)
         .collect::<Result<_, _>>()
         .map_err(|_| format!("the hour field `{}` is not a list of numbers", fields[1]))?;
     let mut new_hours = Vec::new();

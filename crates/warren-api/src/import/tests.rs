@@ -1113,7 +1113,7 @@ fn a_bulk_import_with_colliding_ids_and_an_update_gives_the_exact_rows() {
             assert!(ids.insert(*id), "{ctx}: id {id} given twice");
             match Uuid::parse_str(src_id) {
                 Ok(u) if colliding.contains(&u) => {
-                    assert_ne!(*id, u, "{ctx}: {k:?} kept a taken id")
+                    assert_ne!(*id, u, "{ctx}: {k:?} kept a taken id");
                 }
                 Ok(u) => assert_eq!(*id, u, "{ctx}: {k:?} lost its free id"),
                 Err(_) => {}

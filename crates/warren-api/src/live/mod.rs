@@ -171,6 +171,8 @@ impl Live {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, LiveState> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }

@@ -73,7 +73,10 @@ impl ProgressView {
         let done = p.overall_done.min(total);
         let pct = done.saturating_mul(100) / total;
         let last = done >= total;
-        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut st = self
+            .state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if st.finished {
             return;
         }
@@ -115,7 +118,10 @@ impl ProgressView {
 
     /// Ends a bar left open by an import that stopped early, so the error starts on its line.
     fn close(&self) {
-        let st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let st = self
+            .state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if st.open && !st.finished {
             let _ = writeln!(std::io::stderr());
         }

@@ -87,7 +87,7 @@ pub fn render_preview(ctx: &Ctx, r: Result<ProfilePreview, ApiError>) -> ExitCod
         for e in &p.errors {
             match e.line {
                 Some(line) => {
-                    s.push_str(&format!("error: {} (line {line}): {}\n", e.path, e.message))
+                    s.push_str(&format!("error: {} (line {line}): {}\n", e.path, e.message));
                 }
                 None => s.push_str(&format!("error: {}: {}\n", e.path, e.message)),
             }

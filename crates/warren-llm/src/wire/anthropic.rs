@@ -185,7 +185,7 @@ pub(crate) fn parse_full(bytes: &[u8], asm: &mut Assembler) -> Result<(), Decode
                 } else {
                     input
                 };
-                asm.whole_call(&id, &name, input)?
+                asm.whole_call(&id, &name, input)?;
             }
             WireBlock::Other => {}
         }
@@ -301,7 +301,7 @@ impl SseHandler for StreamHandler {
             WireEvent::ContentBlockDelta { index, delta } => match delta {
                 WireDelta::TextDelta { text } => asm.text(&text),
                 WireDelta::InputJsonDelta { partial_json } => {
-                    asm.call_args(index, &partial_json)?
+                    asm.call_args(index, &partial_json)?;
                 }
                 WireDelta::Other => {}
             },

@@ -187,10 +187,10 @@ impl QdrantStore {
         for step in &plan.steps {
             match step {
                 RenameStep::Unregister { alias, agent_id } => {
-                    self.unregister(alias, agent_id, "rename").await?
+                    self.unregister(alias, agent_id, "rename").await?;
                 }
                 RenameStep::Register { alias, agent_id } => {
-                    self.set_agent(alias, *agent_id).await?
+                    self.set_agent(alias, *agent_id).await?;
                 }
                 RenameStep::Relabel { agent_id, alias } => {
                     let mut payload = Map::new();

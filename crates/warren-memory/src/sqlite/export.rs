@@ -63,7 +63,9 @@ impl BlockingReader {
 
     fn slot(&self) -> std::sync::MutexGuard<'_, Option<Connection>> {
         // A panic while the slot was held leaves at worst no idle connection: still usable.
-        self.idle.lock().unwrap_or_else(|p| p.into_inner())
+        self.idle
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Drops the idle connection (the store is closing).

@@ -781,7 +781,7 @@ impl MemoryStore for SqliteStore {
             best.append(&mut rows);
         }
         if asked.len() > RECALL_GROUP {
-            best.sort_by(|a, b| a.order(b));
+            best.sort_by(rows::EntryRow::order);
             best.truncate(q.limit);
         }
         best.into_iter()
@@ -959,7 +959,7 @@ impl MemoryStore for SqliteStore {
 /// included (the primary code is the low byte): the file is damaged or is not a database.
 fn is_corrupt(e: &sqlx::Error) -> bool {
     e.as_database_error()
-        .and_then(|d| d.code())
+        .and_then(sqlx::error::DatabaseError::code)
         .and_then(|c| c.parse::<i32>().ok())
         .is_some_and(|c| matches!(c & 0xff, 11 | 26))
 }

@@ -93,7 +93,7 @@ async fn origin_answer(req: Request<Incoming>) -> Result<Response<Full<Bytes>>, 
         .into_body()
         .collect()
         .await
-        .map(|c| c.to_bytes())
+        .map(http_body_util::Collected::to_bytes)
         .unwrap_or_default();
     let text = if method == Method::POST {
         format!("got {} bytes\n", body.len())
@@ -255,8 +255,8 @@ pub async fn world() -> World {
 /// Rules from lists; `allow_private` explicit at every call.
 pub fn rules(allow: &[&str], deny: &[&str], allow_private: bool) -> Arc<DomainRules> {
     Arc::new(DomainRules {
-        allow: allow.iter().map(|s| s.to_string()).collect(),
-        deny: deny.iter().map(|s| s.to_string()).collect(),
+        allow: allow.iter().map(std::string::ToString::to_string).collect(),
+        deny: deny.iter().map(std::string::ToString::to_string).collect(),
         allow_private,
     })
 }

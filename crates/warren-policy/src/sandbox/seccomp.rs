@@ -97,10 +97,10 @@ impl SyscallRules {
             (NetSockets::None, true) => out.push("no network sockets (Unix sockets only)".into()),
             (NetSockets::None, false) => out.push("no sockets at all".into()),
             (NetSockets::TcpOnly, true) => {
-                out.push("TCP sockets and Unix sockets only (no UDP, raw or netlink)".into())
+                out.push("TCP sockets and Unix sockets only (no UDP, raw or netlink)".into());
             }
             (NetSockets::TcpOnly, false) => {
-                out.push("TCP sockets only (no UDP, raw, netlink or Unix sockets)".into())
+                out.push("TCP sockets only (no UDP, raw, netlink or Unix sockets)".into());
             }
             (NetSockets::All, false) => out.push("network sockets, no Unix sockets".into()),
             (NetSockets::All, true) => {}

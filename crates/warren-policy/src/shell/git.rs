@@ -185,7 +185,7 @@ pub fn sub_runs_program(sub: &str, args: &[&str]) -> Option<String> {
                 (a.starts_with("-O") && !a.starts_with("--"))
                     || a.starts_with("--open-files-in-pager")
             })
-            .map(|a| a.to_string()),
+            .map(std::string::ToString::to_string),
         _ => None,
     };
     if found.is_some() {

@@ -363,7 +363,7 @@ impl SecurityPolicy {
                 Launch::Unknown(why) => {
                     if !any {
                         return Err(ShellError::UnknownProgram {
-                            command: name.clone(),
+                            command: name,
                             why,
                             profile: self.risk_profile_name.clone(),
                         });

@@ -57,7 +57,7 @@ fn prompt_text(blocks: &Value) -> Result<String, String> {
         match b["type"].as_str() {
             Some("text") => parts.push(b["text"].as_str().unwrap_or_default().to_string()),
             Some("resource_link") => {
-                parts.push(format!("[resource: {}]", b["uri"].as_str().unwrap_or("?")))
+                parts.push(format!("[resource: {}]", b["uri"].as_str().unwrap_or("?")));
             }
             Some("resource") => match b["resource"]["text"].as_str() {
                 Some(t) => parts.push(format!(
@@ -87,7 +87,9 @@ impl Conn {
     }
 
     fn lock_sessions(&self) -> std::sync::MutexGuard<'_, HashMap<String, Session>> {
-        self.sessions.lock().unwrap_or_else(|p| p.into_inner())
+        self.sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The stop token of the session a `session/prompt` names, taken when the request is read
@@ -131,7 +133,7 @@ impl Conn {
             Ok(v) => self.peer.respond(id, v),
             Err((code, message, None)) => self.peer.respond_error(id, code, &message),
             Err((code, message, Some(data))) => {
-                self.peer.respond_error_data(id, code, &message, data)
+                self.peer.respond_error_data(id, code, &message, data);
             }
         }
     }

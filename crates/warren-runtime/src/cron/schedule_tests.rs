@@ -8,7 +8,7 @@ fn good_expressions_parse_and_fire_when_expected() {
     let s = check_schedule("*/15 9 * * Mon-Fri").unwrap();
     let after = Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap();
     let next = super::next_times(&s, after, 5);
-    let shown: Vec<String> = next.iter().map(|t| t.to_rfc3339()).collect();
+    let shown: Vec<String> = next.iter().map(chrono::DateTime::to_rfc3339).collect();
     assert_eq!(
         shown,
         [

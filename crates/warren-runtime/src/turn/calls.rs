@@ -225,7 +225,7 @@ pub(super) async fn run_calls(
                             continue;
                         }
                         ApprovalDecision::ApproveSession => {
-                            approved_for_session.push(c.name.clone())
+                            approved_for_session.push(c.name.clone());
                         }
                         ApprovalDecision::ApproveOnce => {}
                     }

@@ -58,7 +58,7 @@ pub(super) async fn call_model(
                 message: format!("{message} ({code}); trying the next route entry"),
             }),
             RouteEvent::Stream(StreamEvent::TextDelta { text }) => {
-                em.emit(EventKind::TextDelta { text })
+                em.emit(EventKind::TextDelta { text });
             }
             _ => {}
         };

@@ -203,7 +203,12 @@ async fn a_delete_whose_export_fails_stays_unfinished_until_the_export_is_comple
     assert_eq!(outcomes.len(), 1);
     assert!(outcomes[0].error.is_none(), "{outcomes:?}");
     let m = json(&archive.join("manifest.json"));
-    assert!(m["failed"].as_object().is_none_or(|f| f.is_empty()), "{m}");
+    assert!(
+        m["failed"]
+            .as_object()
+            .is_none_or(serde_json::Map::is_empty),
+        "{m}"
+    );
     assert_eq!(m["exported"]["memory"], 3, "{m}");
     assert_eq!(m["purged"]["memory"], 3, "{m}");
     let export = std::fs::read_to_string(archive.join("cascade/memory.json")).unwrap();

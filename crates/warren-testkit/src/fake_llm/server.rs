@@ -60,7 +60,9 @@ struct Ctx {
 }
 
 fn lock(c: &Ctx) -> MutexGuard<'_, Shared> {
-    c.state.lock().unwrap_or_else(|p| p.into_inner())
+    c.state
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// A fake provider server speaking one vendor's wire format. Dropping it stops the server and
@@ -112,7 +114,10 @@ impl FakeLlm {
                 scripted: 0,
                 requests: Vec::new(),
                 failures: Vec::new(),
-                models: FAKE_MODELS.iter().map(|m| m.to_string()).collect(),
+                models: FAKE_MODELS
+                    .iter()
+                    .map(std::string::ToString::to_string)
+                    .collect(),
                 models_error: None,
                 models_page: 1000,
             }),

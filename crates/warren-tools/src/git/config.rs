@@ -195,7 +195,7 @@ pub fn verify(policy: &SecurityPolicy, loc: &Location) -> Result<(), ToolError> 
                 PathBuf::from(&value)
             } else if include && depth > 0 {
                 return Err(ToolError::GitMetadata {
-                    path: file.clone(),
+                    path: file,
                     reason: format!(
                         "`{name} = {value}` in a file included by the repository's config is relative to that included file; use an absolute path"
                     ),

@@ -138,7 +138,7 @@ pub fn verify_worktree(
     }
     authorize_all(policy, &dotgit, access, Some(".git"))?;
     let gitdir = if meta.is_dir() {
-        dotgit.clone()
+        dotgit
     } else if meta.is_file() {
         let text = read_meta(&dotgit)?;
         let target = text

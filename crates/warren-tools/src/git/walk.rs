@@ -87,7 +87,7 @@ fn object_dir(
         // line as it is: a relative one would be relative to Warren's working directory.
         if !line.starts_with('.') && !line.starts_with('/') {
             return Err(ToolError::GitMetadata {
-                path: file.clone(),
+                path: file,
                 reason: format!(
                     "{what}: `{line}` is a relative path that does not start with `.`; libgit2 would resolve it against the process's working directory, not the repository; refused"
                 ),

@@ -466,7 +466,11 @@ fn config_text(spec: &Spec, kind: SandboxKind, out: &Path) -> String {
         "[runtime_profiles.diff]\nmax_actions_per_hour = 1000000\nshell_timeout_secs = 60\n\n",
     );
     for (i, p) in spec.profiles.iter().enumerate() {
-        let roots: Vec<String> = p.allowed_root.iter().map(|r| r.to_string()).collect();
+        let roots: Vec<String> = p
+            .allowed_root
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect();
         t.push_str(&format!(
             "[risk_profiles.p{i}]\nlevel = \"full\"\nallowed_commands = [\"*\"]\n\
              block_high_risk_commands = false\nrequire_approval_for_medium_risk = false\n\

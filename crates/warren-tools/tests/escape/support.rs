@@ -152,7 +152,7 @@ risk_profile = "plain"
             }
             let meta = std::fs::symlink_metadata(&e).ok();
             let content = meta
-                .filter(|m| m.is_file())
+                .filter(std::fs::Metadata::is_file)
                 .and_then(|_| std::fs::read(&e).ok());
             out.push((e, content));
         }

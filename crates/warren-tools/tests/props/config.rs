@@ -344,7 +344,7 @@ fn a_decoded_config_written_back_through_the_editor_decodes_to_the_same_value() 
         decoded_count.set(decoded_count.get() + 1);
         // The editor keeps every byte it was not asked to change.
         let doc = ConfigDocument::parse(&text).expect("decoded text is TOML");
-        prop_assert_eq!(doc.document().to_string(), text.clone());
+        prop_assert_eq!(doc.document().to_string(), text);
         // Every field of every profile and provider entry set again to its decoded value.
         let mut doc = doc;
         for (name, p) in &config.risk_profiles {
