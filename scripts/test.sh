@@ -35,6 +35,14 @@ for pkg in warren-cli warren-desktop; do
     exit 1
   fi
 done
+# One crate list: Cargo.toml's members, which docs/architecture.md's map names one by one.
+members=$(grep -oE '^\s*"crates/warren-[a-z]+"' Cargo.toml | grep -oE 'warren-[a-z]+' | sort)
+mapped=$(grep -oE '^  warren-[a-z]+ ' docs/architecture.md | tr -d ' ' | sort)
+if [ "$members" != "$mapped" ]; then
+  echo "docs/architecture.md's crate map and Cargo.toml's members differ:" >&2
+  diff <(echo "$members") <(echo "$mapped") >&2 || true
+  exit 1
+fi
 if grep -rnE '^\s*pub use warren_runtime' crates/warren-api/src; then
   echo "warren-api re-exports the runtime (give the front-ends a view type instead)" >&2
   exit 1
