@@ -35,6 +35,8 @@ for pkg in warren-cli warren-desktop; do
     exit 1
   fi
 done
+# No new circle between the modules of a crate (scripts/module_cycles.allowed lists the known ones).
+python3 scripts/check_module_cycles.py
 # One crate list: Cargo.toml's members, which docs/architecture.md's map names one by one.
 members=$(grep -oE '^\s*"crates/warren-[a-z]+"' Cargo.toml | grep -oE 'warren-[a-z]+' | sort)
 mapped=$(grep -oE '^  warren-[a-z]+ ' docs/architecture.md | tr -d ' ' | sort)

@@ -38,6 +38,7 @@ pub mod sessions_view;
 pub mod settings;
 #[cfg(test)]
 mod test_support;
+pub mod tool_call;
 pub mod usage;
 
 pub use activity::{AgentMeters, RuntimeState, RuntimeStatus, TurnState, TurnSummary};

@@ -197,16 +197,7 @@ pub fn is_kernel_interface(resolved: &Path, access: Access) -> bool {
     }
 }
 
-/// `path.starts_with(root)` for normalised absolute paths, compared as bytes: equal, or `root`
-/// followed by a `/` in `path`.
-pub fn under(path: &Path, root: &Path) -> bool {
-    let p = path.as_os_str().as_bytes();
-    let r = root.as_os_str().as_bytes();
-    if r == b"/" {
-        return true;
-    }
-    p.len() >= r.len() && &p[..r.len()] == r && (p.len() == r.len() || p[r.len()] == b'/')
-}
+pub use crate::resolve::under;
 
 /// Whether `resolved` is one of the always-allowed [`DEVICES`] (for reading and writing alike).
 pub fn is_device(resolved: &Path, _access: Access) -> bool {

@@ -337,7 +337,7 @@ impl SecurityPolicy {
             .memory_sqlite_files(config.memory.sqlite.path.as_deref())
         {
             let p = resolve_config_path(&p, Path::new("/"), home, "memory.sqlite.path")?;
-            if !runtime_state.iter().any(|s| crate::authorize::under(&p, s)) {
+            if !runtime_state.iter().any(|s| crate::resolve::under(&p, s)) {
                 runtime_state.push(p);
             }
         }
@@ -383,8 +383,8 @@ impl SecurityPolicy {
             if !resolved.is_dir() {
                 return Err(format!("{} is not a directory", resolved.display()));
             }
-            let holds = |p: &Path| crate::authorize::under(p, &resolved);
-            let inside = |p: &Path| crate::authorize::under(&resolved, p);
+            let holds = |p: &Path| crate::resolve::under(p, &resolved);
+            let inside = |p: &Path| crate::resolve::under(&resolved, p);
             let mut wide = self
                 .roots
                 .iter()

@@ -6,6 +6,17 @@ use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
+/// `path.starts_with(root)` for normalised absolute paths, compared as bytes: equal, or `root`
+/// followed by a `/` in `path`.
+pub fn under(path: &Path, root: &Path) -> bool {
+    let p = path.as_os_str().as_bytes();
+    let r = root.as_os_str().as_bytes();
+    if r == b"/" {
+        return true;
+    }
+    p.len() >= r.len() && &p[..r.len()] == r && (p.len() == r.len() || p[r.len()] == b'/')
+}
+
 /// The most symbolic links followed while resolving one path.
 pub const MAX_SYMLINK_HOPS: u32 = 40;
 

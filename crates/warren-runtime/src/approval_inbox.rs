@@ -10,7 +10,7 @@
 //! gone is stale and is neither listed nor answerable. `data/` is runtime state no agent may
 //! open (rules §2.1).
 
-use crate::approval::PendingApproval;
+use warren_types::PendingApproval;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::io;

@@ -8,6 +8,7 @@ pub mod error;
 pub mod files;
 pub mod gate;
 pub mod git;
+pub mod process;
 pub mod search;
 pub mod shell;
 pub mod tool;

@@ -8,10 +8,7 @@ use crate::tool::{blocking, CallCheck, Tool, ToolContext, ToolSpec};
 use async_trait::async_trait;
 use serde_json::{json, Value};
 use std::ffi::OsString;
-use std::io::Read;
-use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::process::CommandExt;
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -21,9 +18,9 @@ use warren_policy::shell::ShellPlan;
 use warren_policy::{EffectiveSandbox, ShellError};
 
 mod git_config;
-use warren_policy::sandbox::{
-    choose, confine_with, layered_plan, ConfinedChild, NetRoute, SANDBOX_PROXY_PORT,
-};
+use crate::process::{capture, kill_group};
+pub use crate::process::{own_places, NetworkWay, OWN_PLACES};
+use warren_policy::sandbox::{choose, confine_with, layered_plan, ConfinedChild};
 
 /// Environment variables a shell command always gets from the host (when set there).
 pub const BASE_ENV: &[&str] = &["PATH", "HOME", "LANG", "TERM", "USER", "TMPDIR"];
@@ -55,30 +52,6 @@ impl Shell {
         }
         Ok(c)
     }
-}
-
-/// Reads a pipe to the end, keeping at most `cap` bytes (the rest is drained so the child never
-/// blocks on a full pipe). Returns the kept bytes and whether anything was dropped.
-pub(crate) fn capture(
-    mut r: impl Read + Send + 'static,
-    cap: usize,
-) -> JoinHandle<(Vec<u8>, bool)> {
-    std::thread::spawn(move || {
-        let mut kept = Vec::new();
-        let mut dropped = false;
-        let mut buf = [0u8; 8192];
-        loop {
-            match r.read(&mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    let room = cap.saturating_sub(kept.len());
-                    kept.extend_from_slice(&buf[..n.min(room)]);
-                    dropped |= n > room;
-                }
-            }
-        }
-        (kept, dropped)
-    })
 }
 
 /// The environment of a shell command: PATH, HOME, LANG, TERM, USER, TMPDIR and the profile's
@@ -137,34 +110,6 @@ pub fn base_env(ctx: &ToolContext, confined: bool) -> Vec<(String, String)> {
     env
 }
 
-/// The variables that name where a program keeps its files: always the agent's own.
-pub const OWN_PLACES: &[&str] = &[
-    "HOME",
-    "TMPDIR",
-    "XDG_CONFIG_HOME",
-    "XDG_CACHE_HOME",
-    "XDG_DATA_HOME",
-    "XDG_STATE_HOME",
-];
-
-/// `HOME` is the agent's workspace and the XDG folders and `TMPDIR` lie inside it, so that a
-/// program acting on implicit paths under `HOME` (Warren's own CLI among them) finds the
-/// agent's files, never the user's. `TMPDIR` (`.tmp` in the workspace) is made when missing;
-/// an entry already there, whatever it is, is left alone (the sandbox decides what it reaches).
-pub fn own_places(workspace: &Path) -> Vec<(String, String)> {
-    let tmp = workspace.join(".tmp");
-    let _ = std::fs::DirBuilder::new().mode(0o700).create(&tmp);
-    let at = |rel: &str| workspace.join(rel).display().to_string();
-    vec![
-        ("HOME".into(), workspace.display().to_string()),
-        ("TMPDIR".into(), tmp.display().to_string()),
-        ("XDG_CONFIG_HOME".into(), at(".config")),
-        ("XDG_CACHE_HOME".into(), at(".cache")),
-        ("XDG_DATA_HOME".into(), at(".local/share")),
-        ("XDG_STATE_HOME".into(), at(".local/state")),
-    ]
-}
-
 /// Analyses `command` and picks the sandbox it runs under (`None` for the container runtime).
 /// An opaque line (paths unknown before it runs) is refused with `sandbox_required` when the
 /// effective sandbox is `none`: nothing has run yet.
@@ -193,122 +138,10 @@ fn plan_and_sandbox(
     Ok((plan, Some(sandbox)))
 }
 
-/// How one command reaches the network: its route, and for a profile with domains the proxy
-/// serving it (on the host's loopback already, or on the sandbox's own once it has started).
-pub struct NetworkWay {
-    /// The route the sandbox is built for.
-    pub route: NetRoute,
-    /// The proxy and the agent's rules, when the profile's network is by domain.
-    proxy: Option<(warren_net::Proxy, std::sync::Arc<warren_types::DomainRules>)>,
-    /// The host-side listener's guard (Landlock and `none`).
-    host_guard: Option<warren_net::ServeGuard>,
-}
-
-impl NetworkWay {
-    /// The way for a command of `ctx`'s agent under `sandbox`. A profile with domains and no
-    /// proxy in this process is refused: never a wider network than the profile says.
-    pub fn open(ctx: &ToolContext, sandbox: &EffectiveSandbox) -> Result<Self, ToolError> {
-        let policy = &ctx.policy;
-        let Some(rules) = policy.risk.network.domains() else {
-            return Ok(NetworkWay {
-                route: NetRoute::without_proxy(&policy.risk.network),
-                proxy: None,
-                host_guard: None,
-            });
-        };
-        let Some(proxy) = ctx.network.clone() else {
-            return Err(warren_policy::SandboxError::Unavailable {
-                sandbox: "network proxy",
-                reason:
-                    "the profile's network is by domain, and this process runs no network proxy"
-                        .into(),
-            }
-            .into());
-        };
-        let rules = std::sync::Arc::new(rules.clone());
-        let io = |e: std::io::Error| warren_policy::SandboxError::Unavailable {
-            sandbox: "network proxy",
-            reason: e.to_string(),
-        };
-        match sandbox {
-            EffectiveSandbox::Bubblewrap { .. } => Ok(NetworkWay {
-                route: NetRoute::Proxy {
-                    port: SANDBOX_PROXY_PORT,
-                },
-                proxy: Some((proxy, rules)),
-                host_guard: None,
-            }),
-            EffectiveSandbox::Landlock { .. } | EffectiveSandbox::None => {
-                let (port, guard) = proxy
-                    .serve_loopback(&policy.alias, rules.clone())
-                    .map_err(io)?;
-                Ok(NetworkWay {
-                    route: NetRoute::Proxy { port },
-                    proxy: Some((proxy, rules)),
-                    host_guard: Some(guard),
-                })
-            }
-        }
-    }
-
-    /// The port `HTTP_PROXY` names, when the command goes through the proxy.
-    pub fn port(&self) -> Option<u16> {
-        match self.route {
-            NetRoute::Proxy { port } => Some(port),
-            NetRoute::Off | NetRoute::Open => None,
-        }
-    }
-
-    /// After spawning: under bubblewrap, the sandbox's own listener is taken and served. The
-    /// returned guard stops the proxy for this command when dropped.
-    pub fn serve(
-        self,
-        ctx: &ToolContext,
-        child: &mut ConfinedChild,
-    ) -> Result<Option<warren_net::ServeGuard>, ToolError> {
-        if self.host_guard.is_some() {
-            return Ok(self.host_guard);
-        }
-        let Some((proxy, rules)) = self.proxy else {
-            return Ok(None);
-        };
-        let io = |e: std::io::Error| {
-            ToolError::from(warren_policy::SandboxError::Unavailable {
-                sandbox: "network proxy",
-                reason: e.to_string(),
-            })
-        };
-        match child.proxy_listener(PROXY_HANDOVER).map_err(io)? {
-            Some(listener) => Ok(Some(
-                proxy
-                    .serve(&ctx.policy.alias, rules, listener)
-                    .map_err(io)?,
-            )),
-            None => Ok(None),
-        }
-    }
-}
-
-/// How long a sandbox may take to hand over its proxy listener (bubblewrap's start included).
-const PROXY_HANDOVER: Duration = Duration::from_secs(10);
-
 fn piped(cmd: &mut Command) {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-}
-
-pub(crate) fn kill_group(child: &mut ConfinedChild, container: Option<&str>) {
-    if let Some(name) = container {
-        // The docker client going away does not stop the container: kill it by name.
-        let _ = Command::new("docker")
-            .args(["kill", name])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-    }
-    // Ends the command and everything it started (the sandbox's reaper or pid namespace).
-    let _ = child.terminate();
 }
 
 #[async_trait]

@@ -6,7 +6,7 @@
 use super::meta::Location;
 use super::request::{Operation, Request};
 use crate::error::ToolError;
-use crate::shell::{capture, kill_group};
+use crate::process::{capture, kill_group};
 use crate::tool::ToolContext;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -295,11 +295,11 @@ pub fn run_git(
     let own = if matches!(sandbox, warren_policy::EffectiveSandbox::None) {
         Vec::new()
     } else {
-        crate::shell::own_places(&policy.workspace)
+        crate::process::own_places(&policy.workspace)
     };
     // A profile whose network is by domain fetches and pushes through the proxy, like its
     // shell commands.
-    let way = crate::shell::NetworkWay::open(ctx, &sandbox)?;
+    let way = crate::process::NetworkWay::open(ctx, &sandbox)?;
     let proxy_env = way.port().map(warren_net::proxy_env).unwrap_or_default();
     let mut confined = warren_policy::sandbox::confine_with(
         policy,
