@@ -17,54 +17,11 @@ mod profiles;
 mod providers;
 mod settings;
 
-use serde::Serialize;
-use specta::Type;
+pub use crate::core::{blocking, Core, InstallInfo};
 use tauri::State;
-use warren_api::live::Live;
-use warren_api::Warren;
 use warren_types::{
     AgentDetail, AgentSummary, ApiError, CreateAgentRequest, NewAgentChoices, ProviderSummary,
 };
-
-/// What the backend process holds for the window: one install, opened once at start.
-pub struct Core {
-    /// The service handle every command calls (shared with work a command hands to a
-    /// blocking thread).
-    pub warren: std::sync::Arc<Warren>,
-    /// The outcome of the first-start install, shown by the Agents screen.
-    pub start: Result<InstallInfo, ApiError>,
-    /// The live view the bridge task feeds (see `events.rs`).
-    pub live: Live,
-}
-
-/// Runs `f` on the install on a blocking thread: the service functions read and write files
-/// (config.toml, the install's state) and databases synchronously, which must not hold up the
-/// async executor the window's other commands and events run on.
-pub(crate) async fn blocking<T: Send + 'static>(
-    core: &Core,
-    f: impl FnOnce(&Warren) -> Result<T, ApiError> + Send + 'static,
-) -> Result<T, ApiError> {
-    let warren = core.warren.clone();
-    tauri::async_runtime::spawn_blocking(move || f(&warren))
-        .await
-        .map_err(|e| {
-            ApiError::new(
-                warren_types::ErrorCode::Internal,
-                format!("the command did not finish: {e}"),
-            )
-        })?
-}
-
-/// Where the install lives and whether this start created it.
-#[derive(Debug, Clone, Serialize, Type)]
-pub struct InstallInfo {
-    /// The install root.
-    pub root: String,
-    /// `<install>/config.toml`.
-    pub config_path: String,
-    /// True when this start created the default install.
-    pub created_default: bool,
-}
 
 /// The install this window shows, or the error that stopped its first-start setup.
 #[tauri::command]

@@ -2,7 +2,7 @@
 //! the runtime's event hub (`warren_api::live::Live::run`). Per-agent turn frames go through
 //! the channel of `live_subscribe` instead.
 
-use crate::commands::Core;
+use crate::core::Core;
 use serde::Serialize;
 use specta::Type;
 use tauri::{AppHandle, Manager, Runtime};

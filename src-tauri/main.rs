@@ -3,6 +3,7 @@
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 mod commands;
+mod core;
 mod events;
 mod notify;
 mod rendering;
@@ -10,8 +11,8 @@ mod runtime;
 mod shutdown;
 mod tray;
 
+use crate::core::{Core, InstallInfo};
 use anyhow::Context;
-use commands::{Core, InstallInfo};
 use tauri::Manager;
 use warren_api::Warren;
 use warren_config::{resolve_install_root, HomeEnv, InstallLayout};

@@ -2,7 +2,7 @@
 //! approval waiting or a turn failing, shown while the window is hidden or not focused and the
 //! setting is on. Sending never blocks the bridge: each one goes out from a thread of its own.
 
-use crate::commands::Core;
+use crate::core::Core;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use tauri::{AppHandle, Manager, Runtime};

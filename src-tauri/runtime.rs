@@ -4,7 +4,7 @@
 //! cancelled and recorded before the app exits (see `shutdown.rs`). A config that does not
 //! load stops it at start; "Check again" in the window starts it once the config loads.
 
-use crate::commands::Core;
+use crate::core::Core;
 use std::sync::Mutex;
 use tauri::{App, AppHandle, Manager, Runtime};
 use warren_api::runtime_owner::{RuntimeControl, RuntimeOwner};

@@ -190,7 +190,7 @@ pub fn install<R: Runtime>(app: &App<R>) -> tauri::Result<()> {
 fn set_all_paused<R: Runtime>(app: &AppHandle<R>, paused: bool) {
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
-        let Some(core) = app.try_state::<crate::commands::Core>() else {
+        let Some(core) = app.try_state::<crate::core::Core>() else {
             return;
         };
         // The pause watch (events.rs) tells the window and updates the icon.
@@ -209,7 +209,7 @@ fn set_all_paused<R: Runtime>(app: &AppHandle<R>, paused: bool) {
 pub fn apply_start_hidden<R: Runtime>(app: &App<R>) {
     let to_tray = app.try_state::<CloseBehaviour>().is_some_and(|b| b.to_tray);
     let hidden = app
-        .try_state::<crate::commands::Core>()
+        .try_state::<crate::core::Core>()
         .and_then(|core| core.warren.desktop_settings().ok())
         .is_some_and(|s| s.start_hidden);
     if hidden && to_tray {

@@ -7,6 +7,8 @@ use tauri::ipc::{CallbackFn, InvokeBody};
 use tauri::test::{get_ipc_response, mock_builder, mock_context, noop_assets, INVOKE_KEY};
 use tauri::webview::InvokeRequest;
 use tauri::Manager;
+use warren_api::live::Live;
+use warren_api::Warren;
 use warren_config::InstallLayout;
 
 const TWO_AGENTS: &str = r#"# kept comment
