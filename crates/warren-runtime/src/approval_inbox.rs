@@ -10,13 +10,13 @@
 //! gone is stale and is neither listed nor answerable. `data/` is runtime state no agent may
 //! open (rules §2.1).
 
-use warren_types::PendingApproval;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::io;
 use std::path::{Path, PathBuf};
 use warren_config::InstallLayout;
 use warren_types::ApprovalDecision;
+use warren_types::PendingApproval;
 
 /// A request as the inbox keeps it: the request and the process waiting for it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
