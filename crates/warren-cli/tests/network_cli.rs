@@ -189,3 +189,79 @@ network = { allow = ["localhost"], allow_private = true }"#,
         "{rows:?}"
     );
 }
+
+#[test]
+fn profiles_set_writes_a_network_by_domain_and_refuses_a_bad_one_in_words() {
+    let t = Agents::new(&["web"])
+        .profile("net", "level = \"full\"")
+        .install()
+        .unwrap();
+    let config = t.root().join("config.toml");
+    let r = warren(
+        t.root(),
+        &[
+            "profiles",
+            "set",
+            "risk",
+            "net",
+            "network",
+            r#"{"allow": ["crates.io", "*.npmjs.org"], "deny": ["evil.npmjs.org"]}"#,
+        ],
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let text = std::fs::read_to_string(&config).unwrap();
+    assert!(
+        text.contains(
+            r#"network = { allow = ["crates.io", "*.npmjs.org"], deny = ["evil.npmjs.org"] }"#
+        ),
+        "{text}"
+    );
+    let shown = warren(t.root(), &["--json", "profiles", "show", "risk", "net"]).json();
+    assert_eq!(
+        shown["risk"]["network"]["allow"][1], "*.npmjs.org",
+        "{shown}"
+    );
+
+    // A key the table does not have, and a pattern that does not parse: refused, file unchanged.
+    let before = std::fs::read(&config).unwrap();
+    let r = warren(
+        t.root(),
+        &[
+            "profiles",
+            "set",
+            "risk",
+            "net",
+            "network",
+            r#"{"alow": ["x.org"]}"#,
+        ],
+    );
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("alow"), "{}", r.stderr);
+    let r = warren(
+        t.root(),
+        &[
+            "profiles",
+            "set",
+            "risk",
+            "net",
+            "network",
+            r#"{"allow": ["https://x.org/"]}"#,
+        ],
+    );
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr.contains("risk_profiles.net.network.allow[0]") && r.stderr.contains("is a URL"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(std::fs::read(&config).unwrap(), before);
+    // Back to no network.
+    let r = warren(
+        t.root(),
+        &["profiles", "set", "risk", "net", "network", "false"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(std::fs::read_to_string(&config)
+        .unwrap()
+        .contains("network = false"));
+}

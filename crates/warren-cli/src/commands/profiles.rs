@@ -21,7 +21,8 @@ pub enum Cmd {
         name: String,
     },
     /// Set one field of a profile (VALUE is JSON when it parses as JSON, e.g. true, 10,
-    /// '["ls","cat"]'; else text). Every agent using the profile gets it at its next turn.
+    /// '["ls","cat"]', a network by domain '{"allow": ["crates.io"]}'; else text). Every agent
+    /// using the profile gets it at its next turn.
     Set {
         /// risk or runtime.
         kind: String,

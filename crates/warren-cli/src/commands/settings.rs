@@ -13,8 +13,9 @@ use warren_api::{ApiError, ErrorCode};
 use warren_types::AccessMode;
 
 /// Reads a value given on the command line: JSON when it parses as JSON (`true`, `10`,
-/// `["ls", "cat"]`, `"text"`), else the text as it is. With `list`, plain text is split at
-/// commas (`a,b`; an empty value is the empty list).
+/// `["ls", "cat"]`, `"text"`, and a risk profile's network by domain as an object:
+/// `{"allow": ["crates.io"], "deny": [], "allow_private": false}`), else the text as it is. With
+/// `list`, plain text is split at commas (`a,b`; an empty value is the empty list).
 pub fn parse_value(raw: &str, list: bool) -> Result<FieldValue, ApiError> {
     let bad = || {
         ApiError::new(
@@ -36,6 +37,18 @@ pub fn parse_value(raw: &str, list: bool) -> Result<FieldValue, ApiError> {
             })
             .collect::<Result<Vec<_>, _>>()
             .map(FieldValue::List),
+        Ok(serde_json::Value::Object(o)) if !list => {
+            serde_json::from_value::<warren_types::DomainRules>(serde_json::Value::Object(o))
+                .map(FieldValue::Domains)
+                .map_err(|e| {
+                    ApiError::new(
+                        ErrorCode::InvalidArgument,
+                        format!(
+                            "value `{raw}`: an object is a network by domain, {{\"allow\": [...], \"deny\": [...], \"allow_private\": false}}: {e}"
+                        ),
+                    )
+                })
+        }
         Ok(serde_json::Value::Object(_)) | Ok(serde_json::Value::Null) => Err(bad()),
         _ if list => Ok(FieldValue::List(
             raw.split(',')
