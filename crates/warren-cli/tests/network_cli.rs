@@ -265,3 +265,66 @@ fn profiles_set_writes_a_network_by_domain_and_refuses_a_bad_one_in_words() {
         .unwrap()
         .contains("network = false"));
 }
+
+#[test]
+fn profiles_allow_domain_adds_a_refused_host_like_the_window() {
+    let t = Agents::new(&["web", "peer"])
+        .profile(
+            "net",
+            "level = \"full\"\nnetwork = { allow = [\"crates.io\"], deny = [\"*.evil.example\"] } # kept",
+        )
+        .install()
+        .unwrap();
+    let config = t.root().join("config.toml");
+    let before = std::fs::read(&config).unwrap();
+    let r = warren(
+        t.root(),
+        &[
+            "profiles",
+            "allow-domain",
+            "--agent",
+            "web",
+            "pypi.org",
+            "--dry-run",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout
+            .contains(r#"+ network = { allow = ["crates.io", "pypi.org"]"#),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(
+        std::fs::read(&config).unwrap(),
+        before,
+        "a dry run writes nothing"
+    );
+    let r = warren(
+        t.root(),
+        &["profiles", "allow-domain", "--agent", "web", "pypi.org"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let text = std::fs::read_to_string(&config).unwrap();
+    assert!(
+        text.contains(
+            r#"network = { allow = ["crates.io", "pypi.org"], deny = ["*.evil.example"] } # kept"#
+        ),
+        "{text}"
+    );
+    // A denied host: refused, naming the deny pattern; nothing written.
+    let before = std::fs::read(&config).unwrap();
+    let r = warren(
+        t.root(),
+        &[
+            "profiles",
+            "allow-domain",
+            "--agent",
+            "web",
+            "cdn.evil.example",
+        ],
+    );
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("*.evil.example"), "{}", r.stderr);
+    assert_eq!(std::fs::read(&config).unwrap(), before);
+}

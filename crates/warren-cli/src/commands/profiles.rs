@@ -1,4 +1,4 @@
-//! `warren profiles list | show | set | create | rm`: risk and runtime profiles through the same
+//! `warren profiles list | show | set | allow-domain | create | rm`: risk and runtime profiles through the same
 //! service as the desktop's Profiles screen. `list --json` → `[{"kind", "name", "used_by",
 //! "risk", "runtime"}]`; `show --json` → one such object; `set --dry-run` → the preview of
 //! `agents set` (see `settings`).
@@ -46,6 +46,23 @@ pub enum Cmd {
         kind: String,
         /// The new profile's name.
         name: String,
+    },
+    /// Let an agent reach a host it was refused: adds HOST to the `allow` list of the agent's
+    /// risk profile (whose network must be by domain), for every agent using that profile; the
+    /// window's "Allow this domain". Refused when a `deny` pattern wins or the host is allowed
+    /// already (its address was the reason).
+    AllowDomain {
+        /// The agent that was refused.
+        #[arg(long)]
+        agent: String,
+        /// The host, as the program asked for it (see `warren logs --network --refused`).
+        host: String,
+        /// The port it asked for (a deny pattern may name one).
+        #[arg(long, default_value_t = 443)]
+        port: u16,
+        /// Print the change and the validator's findings; write nothing.
+        #[arg(long)]
+        dry_run: bool,
     },
     /// Remove a profile no agent uses.
     Rm {
@@ -165,6 +182,22 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
                 );
             }
             ctx.warren.save_profile_edit(&edit)
+        }
+        Cmd::AllowDomain {
+            agent,
+            host,
+            port,
+            dry_run,
+        } => {
+            if dry_run {
+                return super::settings::render_preview(
+                    ctx,
+                    ctx.warren
+                        .preview_allow_domain(&agent, &host, port)
+                        .map(|p| p.preview),
+                );
+            }
+            ctx.warren.allow_domain(&agent, &host, port)
         }
         Cmd::Create { kind: k, name } => kind(&k).and_then(|k| ctx.warren.create_profile(k, &name)),
         Cmd::Rm { kind: k, name } => {
