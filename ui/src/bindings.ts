@@ -1980,9 +1980,12 @@ export type ProviderSummary = {
 	has_key_source: boolean,
 };
 
-/**  The outcome of a test call. */
+/**
+ *  The outcome of a provider Test: one small call to one route entry (no fallbacks), made by the
+ *  runtime and shown as is by the CLI and the window.
+ */
 export type ProviderTestView = {
-	/**  The entry called. */
+	/**  The route entry called (`"family.alias"`). */
 	reference: string,
 	/**  The model name sent. */
 	model: string,
@@ -1990,11 +1993,14 @@ export type ProviderTestView = {
 	url: string,
 	/**  Whether the call succeeded. */
 	ok: boolean,
-	/**  The model's answer. */
+	/**  The model's answer, when it succeeded. */
 	answer: string | null,
-	/**  The provider's error code when the call failed. */
+	/**
+	 *  The error code when the call failed (`provider_http`, `provider_unreachable`,
+	 *  `no_api_key`, ...).
+	 */
 	error_code: LlmErrorCode | null,
-	/**  What went wrong, in plain words. */
+	/**  What went wrong, in plain words, with the vendor's own message. */
 	error: string | null,
 	/**  How long the call took, in milliseconds. */
 	duration_ms: number,

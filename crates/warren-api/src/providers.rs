@@ -31,27 +31,7 @@ pub struct ProviderInput {
     pub api_key_env: Option<String>,
 }
 
-/// The outcome of a test call.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
-pub struct ProviderTestView {
-    /// The entry called.
-    pub reference: String,
-    /// The model name sent.
-    pub model: String,
-    /// The request URL.
-    pub url: String,
-    /// Whether the call succeeded.
-    pub ok: bool,
-    /// The model's answer.
-    pub answer: Option<String>,
-    /// The provider's error code when the call failed.
-    pub error_code: Option<warren_types::LlmErrorCode>,
-    /// What went wrong, in plain words.
-    pub error: Option<String>,
-    /// How long the call took, in milliseconds.
-    pub duration_ms: u32,
-}
+pub use warren_types::ProviderTestView;
 
 fn invalid(m: impl Into<String>) -> ApiError {
     ApiError::new(ErrorCode::InvalidArgument, m)
@@ -247,15 +227,6 @@ impl Warren {
                 tracing::warn!(provider = %p.reference, error = %e.message, "recording the answered test");
             }
         }
-        Ok(ProviderTestView {
-            reference: p.reference,
-            model: p.model,
-            url: p.url,
-            ok: p.ok,
-            answer: p.answer,
-            error_code: p.error_code,
-            error: p.error,
-            duration_ms: u32::try_from(p.duration_ms).unwrap_or(u32::MAX),
-        })
+        Ok(p)
     }
 }

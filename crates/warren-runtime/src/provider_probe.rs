@@ -3,30 +3,9 @@
 //! words.
 
 use crate::host::Host;
-use serde::Serialize;
 use std::time::{Duration, Instant};
 use warren_llm::{ChatRequest, LlmError, Message, ProviderEntry};
-
-/// What one test call gave.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ProviderProbe {
-    /// The route entry called (`"family.alias"`).
-    pub reference: String,
-    /// The model name sent.
-    pub model: String,
-    /// The request URL.
-    pub url: String,
-    /// Whether the call succeeded.
-    pub ok: bool,
-    /// The model's answer, when it succeeded.
-    pub answer: Option<String>,
-    /// The error code (`provider_http`, `provider_unreachable`, `no_api_key`, ...).
-    pub error_code: Option<warren_types::LlmErrorCode>,
-    /// What went wrong, in plain words, with the vendor's own message.
-    pub error: Option<String>,
-    /// How long the call took.
-    pub duration_ms: u64,
-}
+use warren_types::ProviderTestView;
 
 /// The longest a test call may take.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
@@ -60,7 +39,7 @@ impl Host {
         &self,
         config: &warren_types::Config,
         reference: &str,
-    ) -> Result<ProviderProbe, LlmError> {
+    ) -> Result<ProviderTestView, LlmError> {
         let entry = ProviderEntry::from_config(config, reference, None)?;
         let client = self.kit().providers.client(entry);
         let req = ChatRequest {
@@ -76,7 +55,7 @@ impl Host {
         };
         let started = Instant::now();
         let outcome = tokio::time::timeout(PROBE_TIMEOUT, client.chat(&req, &mut |_| {})).await;
-        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let duration_ms = u32::try_from(started.elapsed().as_millis()).unwrap_or(u32::MAX);
         let (ok, answer, error_code, error) = match outcome {
             Ok(Ok(r)) => (true, Some(r.text), None, None),
             Ok(Err(e)) => (false, None, Some(e.code()), Some(plain_words(&e))),
@@ -87,7 +66,7 @@ impl Host {
                 Some(format!("no answer within {} s", PROBE_TIMEOUT.as_secs())),
             ),
         };
-        Ok(ProviderProbe {
+        Ok(ProviderTestView {
             reference: reference.to_string(),
             model: client.entry().model.clone(),
             url: client.url().to_string(),

@@ -263,3 +263,27 @@ pub struct ReceiptVerification {
     /// What is wrong, naming the record (`receipt #3 (id …): …`).
     pub problems: Vec<String>,
 }
+
+/// The outcome of a provider Test: one small call to one route entry (no fallbacks), made by the
+/// runtime and shown as is by the CLI and the window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ProviderTestView {
+    /// The route entry called (`"family.alias"`).
+    pub reference: String,
+    /// The model name sent.
+    pub model: String,
+    /// The request URL.
+    pub url: String,
+    /// Whether the call succeeded.
+    pub ok: bool,
+    /// The model's answer, when it succeeded.
+    pub answer: Option<String>,
+    /// The error code when the call failed (`provider_http`, `provider_unreachable`,
+    /// `no_api_key`, ...).
+    pub error_code: Option<crate::codes::LlmErrorCode>,
+    /// What went wrong, in plain words, with the vendor's own message.
+    pub error: Option<String>,
+    /// How long the call took, in milliseconds.
+    pub duration_ms: u32,
+}
