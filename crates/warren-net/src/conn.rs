@@ -82,18 +82,16 @@ async fn tunnel(listener: Arc<Listener>, mut req: Request<Incoming>) -> Response
         match on_upgrade.await {
             Ok(upgraded) => {
                 let mut server = upstream;
-                let (server_read, server_write) = server.split();
                 // The client's own socket when hyper hands it back (it does for TCP), so that
                 // the copy runs socket to socket; bytes hyper read past the CONNECT head go
                 // first.
                 let copied = match upgraded.downcast::<TokioIo<TcpStream>>() {
                     Ok(parts) => {
-                        let mut client = parts.io.into_inner();
-                        let (client_read, client_write) = client.split();
-                        let ends = (client_read, client_write, server_read, server_write);
-                        pipe(ends, &parts.read_buf, &attempt.counts).await
+                        let client = parts.io.into_inner();
+                        splice_both(&client, &mut server, &parts.read_buf, &attempt.counts).await
                     }
                     Err(upgraded) => {
+                        let (server_read, server_write) = server.split();
                         let (client_read, client_write) = tokio::io::split(TokioIo::new(upgraded));
                         let ends = (client_read, client_write, server_read, server_write);
                         pipe(ends, &[], &attempt.counts).await
@@ -143,6 +141,81 @@ where
         }
     }
     Ok(())
+}
+
+/// The kernel pipe each direction of a spliced tunnel moves bytes through.
+const SPLICE_PIPE: usize = 1024 * 1024;
+
+/// [`pipe`] for two TCP sockets, with splice(2): the bytes go from one socket to the other
+/// through a kernel pipe without being copied into Warren's memory and back. `pending` (client
+/// bytes hyper read past the CONNECT head) goes first.
+async fn splice_both(
+    client: &TcpStream,
+    server: &mut TcpStream,
+    pending: &[u8],
+    counts: &Counts,
+) -> io::Result<()> {
+    if !pending.is_empty() {
+        server.write_all(pending).await?;
+        counts.up.fetch_add(pending.len() as u64, Ordering::Relaxed);
+    }
+    let server = &*server;
+    let up = splice_one_way(client, server, &counts.up);
+    let down = splice_one_way(server, client, &counts.down);
+    tokio::pin!(up, down);
+    let (mut up_done, mut down_done) = (false, false);
+    while !(up_done && down_done) {
+        tokio::select! {
+            done = &mut up, if !up_done => { done?; up_done = true; }
+            done = &mut down, if !down_done => { done?; down_done = true; }
+        }
+    }
+    Ok(())
+}
+
+/// Moves bytes from `from` to `to` through a kernel pipe until `from` ends, then shuts `to`
+/// down for writing.
+async fn splice_one_way(from: &TcpStream, to: &TcpStream, count: &AtomicU64) -> io::Result<()> {
+    use rustix::pipe::{pipe_with, splice, PipeFlags, SpliceFlags};
+    use tokio::io::Interest;
+    let (pipe_read, pipe_write) = pipe_with(PipeFlags::CLOEXEC | PipeFlags::NONBLOCK)?;
+    // A larger pipe moves more per call; the default (64 KiB) still works.
+    let _ = rustix::pipe::fcntl_setpipe_size(&pipe_write, SPLICE_PIPE);
+    let flags = SpliceFlags::NONBLOCK | SpliceFlags::MOVE;
+    loop {
+        // The pipe is empty here: fill it from the socket.
+        let n = loop {
+            from.readable().await?;
+            match from.try_io(Interest::READABLE, || {
+                Ok(splice(from, None, &pipe_write, None, SPLICE_PIPE, flags)?)
+            }) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                Err(e) => return Err(e),
+            }
+        };
+        if n == 0 {
+            return match rustix::net::shutdown(to, rustix::net::Shutdown::Write) {
+                Ok(()) | Err(rustix::io::Errno::NOTCONN) => Ok(()),
+                Err(e) => Err(e.into()),
+            };
+        }
+        // Then empty it into the other socket.
+        let mut left = n;
+        while left > 0 {
+            to.writable().await?;
+            match to.try_io(Interest::WRITABLE, || {
+                Ok(splice(&pipe_read, None, to, None, left, flags)?)
+            }) {
+                Ok(m) => {
+                    left -= m;
+                    count.fetch_add(m as u64, Ordering::Relaxed);
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
 }
 
 /// Copies `from` to `to` until `from` ends, then shuts `to` down for writing.
