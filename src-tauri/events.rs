@@ -55,6 +55,35 @@ pub struct PausedChanged {
     pub paused: Vec<String>,
 }
 
+/// `config.toml` changed while the runtime is stopped (a broken config stopped it): when the
+/// file loads again, the runtime starts again, as the Check again button does. Not while the
+/// app quits; a start refused (another process runs the runtime) is logged.
+fn restart_after_a_fix<R: Runtime>(app: &AppHandle<R>) {
+    let quitting = app
+        .try_state::<crate::shutdown::Quitting>()
+        .is_some_and(|q| q.is_quitting());
+    let stopped = app
+        .try_state::<crate::runtime::TrayRuntime>()
+        .is_some_and(|r| !r.0.is_running());
+    if quitting || !stopped {
+        return;
+    }
+    let app = app.clone();
+    tauri::async_runtime::spawn_blocking(move || {
+        let Some(core) = app.try_state::<Core>() else {
+            return;
+        };
+        if core.warren.load().is_err() {
+            return;
+        }
+        if let Some(runtime) = app.try_state::<crate::runtime::TrayRuntime>() {
+            if let Err(e) = runtime.restart_if_stopped() {
+                tracing::info!("the runtime did not start again after config.toml was fixed: {e}");
+            }
+        }
+    });
+}
+
 fn emit<R: Runtime>(app: &AppHandle<R>, change: StateChange) {
     crate::notify::on_change(app, &change);
     // A config change may have pruned the statuses of agents renamed or deleted.
@@ -65,6 +94,9 @@ fn emit<R: Runtime>(app: &AppHandle<R>, change: StateChange) {
         if let Some(core) = app.try_state::<Core>() {
             reflect_tray(app, &core);
         }
+    }
+    if matches!(change, StateChange::AgentsChanged { .. }) {
+        restart_after_a_fix(app);
     }
     let sent = match change {
         StateChange::AgentsChanged { finished } => AgentsChanged { finished }.emit(app),

@@ -2,7 +2,7 @@
 //! recorded) and every other running turn is cancelled and recorded as cancelled, then the
 //! app exits and the runtime lock is free.
 
-use crate::commands::Core;
+use crate::core::Core;
 use crate::runtime::TrayRuntime;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -14,6 +14,13 @@ const TURN_WAIT: Duration = Duration::from_secs(10);
 /// Set once the running turns were cancelled for quitting.
 #[derive(Default)]
 pub struct Quitting(AtomicBool);
+
+impl Quitting {
+    /// Whether the app is on its way out (nothing is to start again).
+    pub fn is_quitting(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}
 
 /// Handles an exit request: when turns run, holds the exit, cancels them, then exits.
 pub fn on_exit_requested<R: Runtime>(app: &AppHandle<R>, api: &ExitRequestApi) {

@@ -314,12 +314,12 @@ fn a_broken_config_stops_the_runtime_offers_the_file_and_checks_again() {
         // Checked again while still broken: the panel stays.
         d.click("[data-testid=config-check]").await;
         wait_text(&d, "[data-testid=config-still-broken]", |t| !t.is_empty()).await;
-        // Fixed on disk, checked again: the agents show and the runtime runs (lock held).
+        // Fixed on disk: the window notices the file by itself, the agents show and the runtime
+        // runs again (lock held) without a click (Check again restarts it the same way).
         // The lock is watched through its holder record, never by taking it: a probe that held
         // the lock for an instant could meet the window's own restart and make it fail.
         let before = warren_api::runtime_owner::read_holder(&lock).map(|h| (h.pid, h.started_at));
         std::fs::write(d.home.join("config.toml"), THREE_AGENTS).unwrap();
-        d.click("[data-testid=config-check]").await;
         assert_eq!(listed_aliases(&d).await, ["alice", "bob", "carol"]);
         wait_text(&d, "[data-testid=strip-state]", |t| t.contains("running")).await;
         let deadline = Instant::now() + Duration::from_secs(20);
