@@ -132,6 +132,14 @@ where
     }
     let up = one_way(&mut client_read, &mut server_write, &counts.up);
     let down = one_way(&mut server_read, &mut client_write, &counts.down);
+    both_ways(up, down).await
+}
+
+/// Runs both directions of a tunnel until both are done; an error in either ends both.
+async fn both_ways(
+    up: impl std::future::Future<Output = io::Result<()>>,
+    down: impl std::future::Future<Output = io::Result<()>>,
+) -> io::Result<()> {
     tokio::pin!(up, down);
     let (mut up_done, mut down_done) = (false, false);
     while !(up_done && down_done) {
@@ -162,15 +170,7 @@ async fn splice_both(
     let server = &*server;
     let up = splice_one_way(client, server, &counts.up);
     let down = splice_one_way(server, client, &counts.down);
-    tokio::pin!(up, down);
-    let (mut up_done, mut down_done) = (false, false);
-    while !(up_done && down_done) {
-        tokio::select! {
-            done = &mut up, if !up_done => { done?; up_done = true; }
-            done = &mut down, if !down_done => { done?; down_done = true; }
-        }
-    }
-    Ok(())
+    both_ways(up, down).await
 }
 
 /// Moves bytes from `from` to `to` through a kernel pipe until `from` ends, then shuts `to`
