@@ -34,6 +34,7 @@ const TUNNEL_BUFFER_MAX: usize = 1024 * 1024;
 /// Serves one accepted client connection until it closes (its tunnels run on as tasks).
 pub(crate) async fn serve_connection(listener: Arc<Listener>, stream: TcpStream) {
     let _ = stream.set_nodelay(true);
+    let closing = listener.clone();
     let timeout = listener.proxy.header_read_timeout;
     let service = hyper::service::service_fn(move |req| {
         let listener = listener.clone();
@@ -43,12 +44,14 @@ pub(crate) async fn serve_connection(listener: Arc<Listener>, stream: TcpStream)
     builder
         .timer(TokioTimer::new())
         .header_read_timeout(timeout);
-    if let Err(e) = builder
+    let served = builder
         .serve_connection(TokioIo::new(stream), service)
-        .with_upgrades()
-        .await
-    {
-        tracing::debug!(error = %e, "egress proxy: client connection ended");
+        .with_upgrades();
+    tokio::select! {
+        ended = served => if let Err(e) = ended {
+            tracing::debug!(error = %e, "egress proxy: client connection ended");
+        },
+        () = closing.closing() => {}
     }
 }
 
@@ -79,29 +82,14 @@ async fn tunnel(listener: Arc<Listener>, mut req: Request<Incoming>) -> Response
     };
     let on_upgrade = hyper::upgrade::on(&mut req);
     tokio::spawn(async move {
-        match on_upgrade.await {
-            Ok(upgraded) => {
-                let mut server = upstream;
-                // The client's own socket when hyper hands it back (it does for TCP), so that
-                // the copy runs socket to socket; bytes hyper read past the CONNECT head go
-                // first.
-                let copied = match upgraded.downcast::<TokioIo<TcpStream>>() {
-                    Ok(parts) => {
-                        let client = parts.io.into_inner();
-                        splice_both(&client, &mut server, &parts.read_buf, &attempt.counts).await
-                    }
-                    Err(upgraded) => {
-                        let (server_read, server_write) = server.split();
-                        let (client_read, client_write) = tokio::io::split(TokioIo::new(upgraded));
-                        let ends = (client_read, client_write, server_read, server_write);
-                        pipe(ends, &[], &attempt.counts).await
-                    }
-                };
-                if let Err(e) = copied {
-                    tracing::debug!(error = %e, host = %attempt.host, "egress proxy: tunnel ended");
-                }
-            }
-            Err(e) => attempt.rule = format!("tunnel not opened: {e}"),
+        let cut = tokio::select! {
+            () = run_tunnel(on_upgrade, upstream, &mut attempt) => false,
+            () = listener.closing() => true,
+        };
+        if cut {
+            attempt
+                .rule
+                .push_str(" (closed: the command it served had ended)");
         }
         drop(attempt);
     });
@@ -111,6 +99,38 @@ async fn tunnel(listener: Arc<Listener>, mut req: Request<Incoming>) -> Response
             b"Connection Established",
         ));
     resp
+}
+
+/// Waits for the client's side of the upgrade, then copies both ways until the tunnel ends.
+async fn run_tunnel(
+    on_upgrade: hyper::upgrade::OnUpgrade,
+    upstream: TcpStream,
+    attempt: &mut Attempt,
+) {
+    match on_upgrade.await {
+        Ok(upgraded) => {
+            let mut server = upstream;
+            // The client's own socket when hyper hands it back (it does for TCP), so that
+            // the copy runs socket to socket; bytes hyper read past the CONNECT head go
+            // first.
+            let copied = match upgraded.downcast::<TokioIo<TcpStream>>() {
+                Ok(parts) => {
+                    let client = parts.io.into_inner();
+                    splice_both(&client, &mut server, &parts.read_buf, &attempt.counts).await
+                }
+                Err(upgraded) => {
+                    let (server_read, server_write) = server.split();
+                    let (client_read, client_write) = tokio::io::split(TokioIo::new(upgraded));
+                    let ends = (client_read, client_write, server_read, server_write);
+                    pipe(ends, &[], &attempt.counts).await
+                }
+            };
+            if let Err(e) = copied {
+                tracing::debug!(error = %e, host = %attempt.host, "egress proxy: tunnel ended");
+            }
+        }
+        Err(e) => attempt.rule = format!("tunnel not opened: {e}"),
+    }
 }
 
 /// Copies both ways until both directions are done (each end half-closes the other's write
@@ -270,9 +290,13 @@ async fn forward(listener: Arc<Listener>, req: Request<Incoming>) -> Response<Pr
             Ok(pair) => pair,
             Err(e) => return fail(&mut attempt, format!("request failed: {e}")),
         };
+    let closing = listener.clone();
     tokio::spawn(async move {
-        if let Err(e) = connection.await {
-            tracing::debug!(error = %e, "egress proxy: upstream connection ended");
+        tokio::select! {
+            ended = connection => if let Err(e) = ended {
+                tracing::debug!(error = %e, "egress proxy: upstream connection ended");
+            },
+            () = closing.closing() => {}
         }
     });
 

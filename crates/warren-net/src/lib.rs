@@ -55,7 +55,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::runtime::Handle;
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, watch};
 use warren_types::network::DomainRules;
 
 /// One connection attempt as recorded (the runtime writes it to its database).
@@ -160,9 +160,18 @@ pub(crate) struct Listener {
     agent: String,
     rules: Arc<DomainRules>,
     refusals: Mutex<VecDeque<String>>,
+    /// Set when the command the listener served has ended: every connection still open
+    /// (a process left behind holding a tunnel) is closed.
+    closed: watch::Sender<bool>,
 }
 
 impl Listener {
+    /// Resolves once the listener's connections are to close.
+    pub(crate) async fn closing(&self) {
+        let mut rx = self.closed.subscribe();
+        let _ = rx.wait_for(|closed| *closed).await;
+    }
+
     fn refused(&self, words: String) {
         let mut r = self
             .refusals
@@ -203,8 +212,8 @@ impl Proxy {
     }
 
     /// Serves every connection accepted on `listener` for `agent` under `rules`, until the
-    /// guard is dropped (then it stops accepting and closes the listener; tunnels already open
-    /// may finish). `listener` may belong to another network namespace (a sandbox's loopback,
+    /// guard is finished or dropped (then it stops accepting, closes the listener and every
+    /// connection still open). `listener` may belong to another network namespace (a sandbox's loopback,
     /// handed over a Unix socket): it is accepted as given, never rebound. Callable from a
     /// non-async thread.
     pub fn serve(
@@ -223,6 +232,7 @@ impl Proxy {
             agent: agent.to_string(),
             rules,
             refusals: Mutex::new(VecDeque::new()),
+            closed: watch::Sender::new(false),
         });
         let stopped = Arc::new(AtomicBool::new(false));
         let (stop, stop_rx) = oneshot::channel();
@@ -283,7 +293,8 @@ async fn accept_loop(
     tracing::debug!(agent = %shared.agent, "egress proxy: listener closed");
 }
 
-/// Keeps one listener served; dropping it stops accepting and closes the listener.
+/// Keeps one listener served; dropping it stops accepting, closes the listener and closes
+/// every connection still open (each is recorded as it closes).
 pub struct ServeGuard {
     shared: Arc<Listener>,
     stopped: Arc<AtomicBool>,
@@ -308,14 +319,26 @@ impl ServeGuard {
         &self.shared.agent
     }
 
-    /// Stops accepting, then waits (up to `timeout`, blocking this thread) until every
-    /// connection of the listener has ended and been recorded: called when the command it
-    /// served has ended, so that its records are all with the sink. Returns whether they were.
-    pub fn finish(mut self, timeout: Duration) -> bool {
+    /// Called when the command the listener served has ended: stops accepting, waits (up to
+    /// `grace`, blocking this thread) for its connections to end by themselves, then closes
+    /// those still open (a process left behind keeps no tunnel) and waits for their records.
+    /// Returns whether every connection ended within `grace` (false: some were closed here).
+    pub fn finish(mut self, grace: Duration) -> bool {
         self.stopped.store(true, Ordering::SeqCst);
         self.stop.take();
+        let ended = self.wait_for_connections(grace);
+        if !ended {
+            self.shared.closed.send_replace(true);
+            self.wait_for_connections(CLOSE_WAIT);
+        }
+        ended
+    }
+
+    /// Waits until only this guard holds the listener's shared part (the accept loop and every
+    /// connection task hold it, and each connection's record is handed over before its task
+    /// lets it go).
+    fn wait_for_connections(&self, timeout: Duration) -> bool {
         let deadline = std::time::Instant::now() + timeout;
-        // The accept loop and every connection task hold the listener's shared part.
         while Arc::strong_count(&self.shared) > 1 {
             if std::time::Instant::now() >= deadline {
                 return false;
@@ -326,9 +349,13 @@ impl ServeGuard {
     }
 }
 
+/// How long [`ServeGuard::finish`] waits for connections it closed to be recorded.
+const CLOSE_WAIT: Duration = Duration::from_secs(2);
+
 impl Drop for ServeGuard {
     fn drop(&mut self) {
         self.stopped.store(true, Ordering::SeqCst);
+        self.shared.closed.send_replace(true);
     }
 }
 

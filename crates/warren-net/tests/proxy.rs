@@ -380,7 +380,7 @@ async fn each_request_of_a_keep_alive_connection_is_decided_on_its_own() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn dropping_the_guard_stops_accepting_and_open_tunnels_finish() {
+async fn dropping_the_guard_stops_accepting_and_closes_open_tunnels() {
     let w = world().await;
     let (listener, addr) = std_listener();
     let guard = w
@@ -401,6 +401,8 @@ async fn dropping_the_guard_stops_accepting_and_open_tunnels_finish() {
     );
     let (mut tunnel, answer) = connect(addr, "echo.test:443").await;
     assert_eq!(answer.status, 200);
+    let half = &tunnel_input()[..TUNNEL_IN / 2];
+    tunnel.get_mut().write_all(half).await.unwrap();
 
     drop(guard);
     tokio::time::sleep(Duration::from_millis(100)).await;
@@ -420,8 +422,91 @@ async fn dropping_the_guard_stops_accepting_and_open_tunnels_finish() {
     }
     assert_eq!(w.origin.accepted(), 1);
 
-    // The tunnel opened before the drop still carries its bytes.
-    assert_eq!(through_tunnel(&mut tunnel).await, tunnel_output());
+    // The tunnel opened before the drop is closed: nothing more comes through it, and its
+    // record says so, with the bytes it carried.
+    assert_closed(&mut tunnel).await;
+    let records = w.records.wait(2).await;
+    let cut = records.iter().find(|r| r.kind == "connect").unwrap();
+    // (The half written may still have been on its way when the tunnel was cut.)
+    assert!(
+        cut.bytes_up <= TUNNEL_IN as u64 / 2 && cut.bytes_down == 0,
+        "{cut:?}"
+    );
+    assert!(
+        cut.rule
+            .ends_with("(closed: the command it served had ended)"),
+        "{cut:?}"
+    );
+}
+
+/// A tunnel still open when the command has ended belongs to a process left behind: finish
+/// waits its grace, then closes it; another listener of the same agent (a call running at the
+/// same time) keeps its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn finish_closes_tunnels_left_open_and_spares_another_calls_listener() {
+    let w = world().await;
+    let serve = |l| {
+        w.proxy
+            .serve("builder", rules(&["echo.test"], &[], ALLOW_PRIVATE), l)
+            .unwrap()
+    };
+    let (first_l, first) = std_listener();
+    let (second_l, second) = std_listener();
+    let (first_guard, second_guard) = (serve(first_l), serve(second_l));
+
+    // A tunnel on each, both held open halfway through their input.
+    let half = &tunnel_input()[..TUNNEL_IN / 2];
+    let (mut left_behind, answer) = connect(first, "echo.test:443").await;
+    assert_eq!(answer.status, 200);
+    left_behind.get_mut().write_all(half).await.unwrap();
+    let (mut other_call, answer) = connect(second, "echo.test:443").await;
+    assert_eq!(answer.status, 200);
+    other_call.get_mut().write_all(half).await.unwrap();
+    // Both tunnels are through to the server before the first call ends.
+    for _ in 0..200 {
+        if w.tunnel.accepted() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(w.tunnel.accepted(), 2);
+
+    let ended_in_grace =
+        tokio::task::spawn_blocking(move || first_guard.finish(Duration::from_millis(200)))
+            .await
+            .unwrap();
+    assert!(
+        !ended_in_grace,
+        "a tunnel was left open: finish must say so"
+    );
+    assert_closed(&mut left_behind).await;
+    let records = w.records.all();
+    assert_eq!(records.len(), 1, "{records:?}");
+    assert!(records[0].bytes_up <= TUNNEL_IN as u64 / 2 && records[0].bytes_down == 0);
+    assert!(records[0]
+        .rule
+        .ends_with("(closed: the command it served had ended)"));
+
+    // The other call's tunnel still carries its bytes to the end.
+    other_call
+        .get_mut()
+        .write_all(&tunnel_input()[TUNNEL_IN / 2..])
+        .await
+        .unwrap();
+    assert_eq!(read_all(&mut other_call).await, tunnel_output());
+    drop(other_call);
+    let ended_in_grace =
+        tokio::task::spawn_blocking(move || second_guard.finish(Duration::from_secs(5)))
+            .await
+            .unwrap();
+    assert!(ended_in_grace);
+    let records = w.records.all();
+    assert_eq!(records.len(), 2, "{records:?}");
+    assert_eq!(
+        (records[1].bytes_up, records[1].bytes_down),
+        (TUNNEL_IN as u64, TUNNEL_OUT as u64)
+    );
+    assert_eq!(records[1].rule, "allow \"echo.test\"");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

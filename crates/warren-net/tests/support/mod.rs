@@ -381,6 +381,21 @@ pub async fn read_all(conn: &mut Conn) -> Vec<u8> {
     out
 }
 
+/// Asserts the other side closed `conn` (an end of stream or a reset, within 5 s) with nothing
+/// more sent.
+pub async fn assert_closed(conn: &mut Conn) {
+    let mut out = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(5), conn.read_to_end(&mut out))
+        .await
+        .expect("the other side did not close in 5 s");
+    match read {
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {}
+        Err(e) => panic!("reading a closed connection: {e}"),
+    }
+    assert_eq!(out, b"", "bytes came after the close");
+}
+
 /// What the tunnel server answers to [`tunnel_input`].
 pub fn tunnel_output() -> Vec<u8> {
     tunnel_input().iter().flat_map(|b| [*b, *b, *b]).collect()
