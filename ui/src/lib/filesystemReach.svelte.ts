@@ -3,8 +3,9 @@
 // naming it shares (they are listed), previewed through the validator and saved like a
 // profile edit.
 
-import { commands, type ApiError, type ConfigIssue, type DiffLine, type ProfileEdit } from "../bindings";
+import { commands, type ProfileEdit, type ProfilePreview, type ProfileView } from "../bindings";
 import { toApiError } from "./agents.svelte";
+import { EditStore } from "./editStore.svelte";
 import { unwrap } from "./result";
 
 export type FilesystemReachApi = Pick<typeof commands, "listProfiles" | "previewProfileEdit" | "saveProfileEdit">;
@@ -17,22 +18,18 @@ export function linesOf(text: string): string[] {
     .filter(Boolean);
 }
 
-export class FilesystemReachStore {
+export class FilesystemReachStore extends EditStore<ProfileEdit, ProfilePreview, ProfileView> {
   profile = $state("");
   usedBy = $state<string[]>([]);
   roots = $state("");
   forbidden = $state("");
   #saved = { roots: "", forbidden: "" };
-  diff = $state<DiffLine[]>([]);
-  issues = $state<ConfigIssue[]>([]);
-  error = $state<ApiError | null>(null);
   saved = $state(false);
-  busy = $state(false);
 
   #api: FilesystemReachApi;
-  #seq = 0;
 
   constructor(api: FilesystemReachApi = commands) {
+    super();
     this.#api = api;
   }
 
@@ -66,38 +63,28 @@ export class FilesystemReachStore {
     return { kind: "risk", name: this.profile, changes };
   }
 
-  async preview(): Promise<void> {
-    const seq = ++this.#seq;
-    this.saved = false;
-    if (!this.changed) {
-      this.diff = [];
-      this.issues = [];
-      return;
-    }
-    try {
-      const p = unwrap(await this.#api.previewProfileEdit(this.edit()));
-      if (seq !== this.#seq) return;
-      this.diff = p.diff;
-      this.issues = p.errors;
-      this.error = null;
-    } catch (e) {
-      if (seq === this.#seq) this.error = toApiError(e);
-    }
+  protected editInput(): ProfileEdit | null {
+    return this.changed ? this.edit() : null;
   }
 
-  async save(): Promise<boolean> {
-    if (!this.changed || this.issues.length) return false;
-    this.busy = true;
-    try {
-      unwrap(await this.#api.saveProfileEdit(this.edit()));
-      await this.load(this.profile);
-      this.saved = true;
-      return true;
-    } catch (e) {
-      this.error = toApiError(e);
-      return false;
-    } finally {
-      this.busy = false;
-    }
+  protected saveAllowed(): boolean {
+    return this.issues.length === 0;
+  }
+
+  protected sendPreview(edit: ProfileEdit) {
+    return this.#api.previewProfileEdit(edit);
+  }
+
+  protected sendSave(edit: ProfileEdit) {
+    return this.#api.saveProfileEdit(edit);
+  }
+
+  protected async afterSave(): Promise<void> {
+    await this.load(this.profile);
+    this.saved = true;
+  }
+
+  protected edited(): void {
+    this.saved = false;
   }
 }
