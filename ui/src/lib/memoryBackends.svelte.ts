@@ -5,15 +5,14 @@
 
 import {
   commands,
-  type ApiError,
-  type ConfigIssue,
-  type DiffLine,
   type MemoryBackendKind,
   type MemoryCheckView,
   type MemorySettingsInput,
   type MemorySettingsView,
+  type ProfilePreview,
 } from "../bindings";
 import { toApiError } from "./agents.svelte";
+import { EditStore } from "./editStore.svelte";
 import { unwrap } from "./result";
 
 export type MemoryBackendsApi = Pick<
@@ -56,20 +55,16 @@ function draftOf(v: MemorySettingsView): MemoryDraft {
   };
 }
 
-export class MemoryBackendsStore {
+export class MemoryBackendsStore extends EditStore<MemorySettingsInput, ProfilePreview, MemorySettingsView> {
   view = $state<MemorySettingsView | null>(null);
   draft = $state<MemoryDraft | null>(null);
-  diff = $state<DiffLine[]>([]);
-  issues = $state<ConfigIssue[]>([]);
   checks = $state<MemoryCheckView[] | null>(null);
-  error = $state<ApiError | null>(null);
-  busy = $state(false);
   saved = $state(false);
 
   #api: MemoryBackendsApi;
-  #seq = 0;
 
   constructor(api: MemoryBackendsApi = commands) {
+    super();
     this.#api = api;
   }
 
@@ -110,25 +105,31 @@ export class MemoryBackendsStore {
     return Object.values(i).some((x) => x !== null);
   }
 
-  /** Previews the draft (findings and diff); clears an earlier check, which no longer applies. */
-  async preview(): Promise<void> {
-    const seq = ++this.#seq;
+  protected editInput(): MemorySettingsInput | null {
+    return this.changed ? this.input() : null;
+  }
+
+  protected sendPreview(input: MemorySettingsInput) {
+    return this.#api.previewMemorySettings(input);
+  }
+
+  /** Saving: the backend checks the connections again first. */
+  protected sendSave(input: MemorySettingsInput) {
+    return this.#api.saveMemorySettings(input);
+  }
+
+  protected afterSave(view: MemorySettingsView): void {
+    this.view = view;
+    this.draft = draftOf(view);
+    this.diff = [];
+    this.issues = [];
+    this.saved = true;
+  }
+
+  /** A new edit: an earlier check no longer applies. */
+  protected edited(): void {
     this.checks = null;
     this.saved = false;
-    if (!this.changed) {
-      this.diff = [];
-      this.issues = [];
-      return;
-    }
-    try {
-      const p = unwrap(await this.#api.previewMemorySettings(this.input()));
-      if (seq !== this.#seq) return;
-      this.diff = p.diff;
-      this.issues = p.errors;
-      this.error = null;
-    } catch (e) {
-      if (seq === this.#seq) this.error = toApiError(e);
-    }
   }
 
   /** Opens every backend the draft would use. */
@@ -146,24 +147,5 @@ export class MemoryBackendsStore {
 
   get checkFailed(): boolean {
     return !!this.checks && this.checks.some((c) => !c.ok);
-  }
-
-  /** Saves the draft; the backend checks the connections again first. */
-  async save(): Promise<boolean> {
-    this.busy = true;
-    this.error = null;
-    try {
-      this.view = unwrap(await this.#api.saveMemorySettings(this.input()));
-      this.draft = draftOf(this.view);
-      this.diff = [];
-      this.issues = [];
-      this.saved = true;
-      return true;
-    } catch (e) {
-      this.error = toApiError(e);
-      return false;
-    } finally {
-      this.busy = false;
-    }
   }
 }
