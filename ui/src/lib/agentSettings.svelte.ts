@@ -7,12 +7,14 @@ import {
   commands,
   type AccessMode,
   type AgentChange,
+  type AgentDetail,
+  type AgentEdit,
   type AgentSettingsView,
-  type ApiError,
   type ConfigIssue,
-  type DiffLine,
+  type ProfilePreview,
 } from "../bindings";
 import { toApiError } from "./agents.svelte";
+import { EditStore } from "./editStore.svelte";
 import { unwrap } from "./result";
 
 export type AgentSettingsApi = Pick<typeof commands, "agentSettings" | "previewAgentEdit" | "saveAgentEdit">;
@@ -152,16 +154,12 @@ export function under(issuePath: string, prefix: string): boolean {
   return issuePath === prefix || issuePath.startsWith(`${prefix}.`) || issuePath.startsWith(`${prefix}[`);
 }
 
-export class AgentSettingsStore {
+export class AgentSettingsStore extends EditStore<AgentEdit, ProfilePreview, AgentDetail> {
   alias = $state<string | null>(null);
   view = $state<AgentSettingsView | null>(null);
   original = $state<AgentDraft | null>(null);
   draft = $state<AgentDraft | null>(null);
-  diff = $state<DiffLine[]>([]);
-  issues = $state<ConfigIssue[]>([]);
-  error = $state<ApiError | null>(null);
   saved = $state(false);
-  busy = $state(false);
 
   changes = $derived(this.original && this.draft ? changesOf(this.original, this.draft) : []);
   /** Save is offered only for a change the validator accepts (its findings show beside their
@@ -175,9 +173,9 @@ export class AgentSettingsStore {
   );
 
   #api: AgentSettingsApi;
-  #previewSeq = 0;
 
   constructor(api: AgentSettingsApi = commands) {
+    super();
     this.#api = api;
   }
 
@@ -188,7 +186,7 @@ export class AgentSettingsStore {
     this.issues = [];
     this.error = null;
     this.saved = false;
-    this.#previewSeq++;
+    this.forget();
     try {
       const v = unwrap(await this.#api.agentSettings(alias));
       if (this.alias !== alias) return;
@@ -204,31 +202,29 @@ export class AgentSettingsStore {
     }
   }
 
-  /** Asks the backend what saving the current form would do. */
-  async preview(): Promise<void> {
+  /** The form's changes as the edit to preview and save (none while nothing changed). */
+  protected editInput(): AgentEdit | null {
     const alias = this.alias;
-    if (!alias || !this.draft) return;
-    this.saved = false;
-    const seq = ++this.#previewSeq;
     const changes = this.changes;
-    if (changes.length === 0) {
-      this.diff = [];
-      this.issues = [];
-      this.error = null;
-      return;
-    }
-    try {
-      const p = unwrap(await this.#api.previewAgentEdit({ alias, changes }));
-      if (seq !== this.#previewSeq) return;
-      this.diff = p.diff;
-      this.issues = p.errors;
-      this.error = null;
-    } catch (e) {
-      if (seq !== this.#previewSeq) return;
-      this.diff = [];
-      this.issues = [];
-      this.error = toApiError(e);
-    }
+    return alias && changes.length > 0 ? { alias, changes } : null;
+  }
+
+  protected sendPreview(edit: AgentEdit) {
+    return this.#api.previewAgentEdit(edit);
+  }
+
+  protected sendSave(edit: AgentEdit) {
+    return this.#api.saveAgentEdit(edit);
+  }
+
+  /** Reloads the form from the saved file. */
+  protected async afterSave(_agent: AgentDetail, edit: AgentEdit): Promise<void> {
+    await this.open(edit.alias);
+    this.saved = true;
+  }
+
+  protected edited(): void {
+    this.saved = false;
   }
 
   /** The validator's findings on one form field (see `pathOf`). */
@@ -255,26 +251,5 @@ export class AgentSettingsStore {
       if (all) return all.reason;
     }
     return null;
-  }
-
-  /** Saves the form; on success reloads it from the saved file and returns true. */
-  async save(): Promise<boolean> {
-    const alias = this.alias;
-    if (!alias) return false;
-    const changes = this.changes;
-    if (changes.length === 0) return false;
-    this.busy = true;
-    this.saved = false;
-    try {
-      unwrap(await this.#api.saveAgentEdit({ alias, changes }));
-      await this.open(alias);
-      this.saved = true;
-      return true;
-    } catch (e) {
-      this.error = toApiError(e);
-      return false;
-    } finally {
-      this.busy = false;
-    }
   }
 }
