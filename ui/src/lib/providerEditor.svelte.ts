@@ -8,13 +8,14 @@ import {
   commands,
   type ApiError,
   type ConfigIssue,
-  type DiffLine,
+  type ProfilePreview,
   type ProviderInput,
   type ProviderKeyView,
   type ProviderModelsView,
   type ProviderTestView,
 } from "../bindings";
 import { toApiError } from "./agents.svelte";
+import { EditStore } from "./editStore.svelte";
 import { unwrap } from "./result";
 
 export type ProviderEditorApi = Pick<
@@ -48,14 +49,10 @@ export const DEFAULT_MODEL: Record<Family, string> = {
   ollama: "llama3.2",
 };
 
-export class ProviderEditorStore {
+export class ProviderEditorStore extends EditStore<ProviderInput, ProfilePreview, ProviderKeyView> {
   draft = $state<ProviderDraft | null>(null);
-  diff = $state<DiffLine[]>([]);
-  issues = $state<ConfigIssue[]>([]);
   /** A problem with the input itself (bad route name, no model). */
   inputError = $state<ApiError | null>(null);
-  error = $state<ApiError | null>(null);
-  busy = $state(false);
   saved = $state<ProviderKeyView | null>(null);
   /** The route the last save added (not one it changed), for the offer to point agents at it. */
   created = $state<string | null>(null);
@@ -67,9 +64,9 @@ export class ProviderEditorStore {
   listing = $state(false);
 
   #api: ProviderEditorApi;
-  #seq = 0;
 
   constructor(api: ProviderEditorApi = commands) {
+    super();
     this.#api = api;
   }
 
@@ -111,7 +108,7 @@ export class ProviderEditorStore {
   }
 
   close() {
-    ++this.#seq;
+    this.forget();
     this.draft = null;
     this.#reset();
   }
@@ -136,15 +133,14 @@ export class ProviderEditorStore {
   async listModels(): Promise<void> {
     const reference = this.listable;
     if (!reference) return;
-    const seq = this.#seq;
+    const fresh = this.latest();
     this.listing = true;
     try {
       const view = unwrap(await this.#api.providerModels(reference));
-      if (seq === this.#seq) this.models = view;
+      if (fresh()) this.models = view;
     } catch (e) {
       const err = toApiError(e);
-      if (seq === this.#seq)
-        this.models = { reference, url: "", ok: false, models: [], error_code: null, error: err.message };
+      if (fresh()) this.models = { reference, url: "", ok: false, models: [], error_code: null, error: err.message };
     } finally {
       this.listing = false;
     }
@@ -185,24 +181,21 @@ export class ProviderEditorStore {
     return Number.isInteger(n) && n > 0 ? null : `timeout must be a whole number of seconds above 0, not \`${t}\``;
   }
 
-  /** Previews the draft through the validator. */
-  async preview(): Promise<void> {
-    const input = this.input();
-    if (!input) return;
-    const seq = ++this.#seq;
+  protected editInput(): ProviderInput | null {
+    return this.input();
+  }
+
+  protected sendPreview(input: ProviderInput) {
+    return this.#api.previewProvider(input);
+  }
+
+  /** A failed preview is a problem with the input itself. */
+  protected previewError(e: ApiError | null): void {
+    this.inputError = e;
+  }
+
+  protected edited(): void {
     this.saved = null;
-    try {
-      const p = unwrap(await this.#api.previewProvider(input));
-      if (seq !== this.#seq) return;
-      this.diff = p.diff;
-      this.issues = p.errors;
-      this.inputError = null;
-    } catch (e) {
-      if (seq !== this.#seq) return;
-      this.diff = [];
-      this.issues = [];
-      this.inputError = toApiError(e);
-    }
   }
 
   /** Findings whose dotted path lies under `field` of this route. */
@@ -216,30 +209,26 @@ export class ProviderEditorStore {
     return !!this.draft && !this.busy && !this.inputError && this.issues.length === 0 && !this.timeoutError;
   }
 
-  /** Saves the route (and the key, when typed); true when saved. */
-  async save(): Promise<boolean> {
-    const input = this.input();
-    if (!input || !this.draft || !this.canSave) return false;
-    const key = this.draft.key.trim() ? this.draft.key : null;
-    this.draft.key = "";
-    this.busy = true;
-    this.error = null;
-    try {
-      const isNew = !this.draft.existing;
-      this.saved = unwrap(await this.#api.saveProvider(input, key));
-      this.created = isNew ? this.saved.reference : null;
-      this.draft = { ...this.draft, existing: true };
-      this.diff = [];
-      // A test of the route as it was says nothing about it now.
-      const { [this.reference]: _stale, ...rest } = this.tests;
-      this.tests = rest;
-      return true;
-    } catch (e) {
-      this.error = toApiError(e);
-      return false;
-    } finally {
-      this.busy = false;
-    }
+  protected saveAllowed(): boolean {
+    return this.canSave;
+  }
+
+  /** Saves the route and the key, when typed (the field is cleared once sent). */
+  protected sendSave(input: ProviderInput) {
+    const d = this.draft;
+    const key = d?.key.trim() ? d.key : null;
+    if (d) d.key = "";
+    return this.#api.saveProvider(input, key);
+  }
+
+  protected afterSave(saved: ProviderKeyView): void {
+    this.saved = saved;
+    this.created = this.draft?.existing ? null : saved.reference;
+    if (this.draft) this.draft = { ...this.draft, existing: true };
+    this.diff = [];
+    // A test of the route as it was says nothing about it now.
+    const { [this.reference]: _stale, ...rest } = this.tests;
+    this.tests = rest;
   }
 
   /** Removes a route; the backend refuses one an agent or a fallback list uses. */
