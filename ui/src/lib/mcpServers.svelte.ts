@@ -8,7 +8,6 @@
 import {
   commands,
   type ApiError,
-  type DiffLine,
   type McpEditPreview,
   type McpField,
   type McpIssue,
@@ -17,6 +16,7 @@ import {
   type McpServerView,
 } from "../bindings";
 import { toApiError } from "./agents.svelte";
+import { EditStore } from "./editStore.svelte";
 import { unwrap } from "./result";
 
 export type McpServersApi = Pick<
@@ -57,7 +57,7 @@ export function argLines(text: string): string[] {
     .filter((l) => l.trim() !== "");
 }
 
-export class McpServersStore {
+export class McpServersStore extends EditStore<McpServerInput, McpEditPreview, McpServerEntry, McpIssue> {
   servers = $state<McpServerEntry[]>([]);
   agents = $state<string[]>([]);
   /** The backend's words that mark a variable as a credential. */
@@ -65,14 +65,9 @@ export class McpServersStore {
   loadError = $state<ApiError | null>(null);
 
   draft = $state<McpDraft | null>(null);
-  diff = $state<DiffLine[]>([]);
-  issues = $state<McpIssue[]>([]);
   agentsLosing = $state<string[]>([]);
   /** A problem with the input itself (a name taken, an unknown agent, a duplicate variable). */
   inputError = $state<ApiError | null>(null);
-  /** The last refused save. */
-  error = $state<ApiError | null>(null);
-  busy = $state(false);
   /** The server the last save wrote. */
   saved = $state<string | null>(null);
 
@@ -89,9 +84,9 @@ export class McpServersStore {
   testAgent = $state<Record<string, string>>({});
 
   #api: McpServersApi;
-  #seq = 0;
 
   constructor(api: McpServersApi = commands) {
+    super();
     this.#api = api;
   }
 
@@ -125,7 +120,7 @@ export class McpServersStore {
   }
 
   close() {
-    ++this.#seq;
+    this.forget();
     this.draft = null;
     this.#reset();
   }
@@ -186,26 +181,25 @@ export class McpServersStore {
     return out;
   }
 
-  /** Previews the draft through the validator. */
-  async preview(): Promise<void> {
-    const input = this.input();
-    if (!input) return;
-    const seq = ++this.#seq;
+  protected editInput(): McpServerInput | null {
+    return this.input();
+  }
+
+  protected sendPreview(input: McpServerInput) {
+    return this.#api.previewMcpServer(input);
+  }
+
+  /** A failed preview is a problem with the input itself. */
+  protected previewError(e: ApiError | null): void {
+    this.inputError = e;
+  }
+
+  protected shown(p: McpEditPreview | null): void {
+    this.agentsLosing = p?.agents_losing ?? [];
+  }
+
+  protected edited(): void {
     this.saved = null;
-    try {
-      const p = unwrap(await this.#api.previewMcpServer(input));
-      if (seq !== this.#seq) return;
-      this.diff = p.diff;
-      this.issues = p.errors;
-      this.agentsLosing = p.agents_losing;
-      this.inputError = null;
-    } catch (e) {
-      if (seq !== this.#seq) return;
-      this.diff = [];
-      this.issues = [];
-      this.agentsLosing = [];
-      this.inputError = toApiError(e);
-    }
   }
 
   get canSave(): boolean {
@@ -219,29 +213,22 @@ export class McpServersStore {
     );
   }
 
-  /** Saves the server; true when saved. */
-  async save(): Promise<boolean> {
-    const input = this.input();
-    if (!input || !this.draft || !this.canSave) return false;
-    this.busy = true;
-    this.error = null;
-    try {
-      const s = unwrap(await this.#api.saveMcpServer(input));
-      ++this.#seq;
-      this.saved = s.name;
-      this.draft = { ...this.draft, existing: true };
-      this.diff = [];
-      this.agentsLosing = [];
-      const { [s.name]: _stale, ...rest } = this.tests;
-      this.tests = rest;
-      await this.load();
-      return true;
-    } catch (e) {
-      this.error = toApiError(e);
-      return false;
-    } finally {
-      this.busy = false;
-    }
+  protected saveAllowed(): boolean {
+    return this.canSave;
+  }
+
+  protected sendSave(input: McpServerInput) {
+    return this.#api.saveMcpServer(input);
+  }
+
+  protected async afterSave(s: McpServerEntry): Promise<void> {
+    this.saved = s.name;
+    if (this.draft) this.draft = { ...this.draft, existing: true };
+    this.diff = [];
+    this.agentsLosing = [];
+    const { [s.name]: _stale, ...rest } = this.tests;
+    this.tests = rest;
+    await this.load();
   }
 
   /** Shows what removing `name` would do (the diff, the agents losing it). */
