@@ -6,14 +6,16 @@ import {
   commands,
   type ApiError,
   type ConfigIssue,
-  type DiffLine,
   type FieldChange,
   type FieldValue,
+  type ProfileEdit,
   type ProfileKind,
+  type ProfilePreview,
   type ProfileView,
   type RemovedProfile,
 } from "../bindings";
 import { toApiError } from "./agents.svelte";
+import { EditStore } from "./editStore.svelte";
 import { unwrap } from "./result";
 
 export type ProfilesApi = Pick<
@@ -217,16 +219,12 @@ export function numberProblem(f: FieldSpec, text: string): string | null {
   return /^\d+$/.test(t) ? null : "Enter a whole number (0 or more), digits only.";
 }
 
-export class ProfilesStore {
+export class ProfilesStore extends EditStore<ProfileEdit, ProfilePreview, ProfileView> {
   profiles = $state<ProfileView[]>([]);
   selected = $state<{ kind: ProfileKind; name: string } | null>(null);
   original = $state<Draft>({});
   draft = $state<Draft>({});
-  diff = $state<DiffLine[]>([]);
-  issues = $state<ConfigIssue[]>([]);
-  error = $state<ApiError | null>(null);
   saved = $state<string | null>(null);
-  busy = $state(false);
   /** The profile whose Delete was clicked and waits for its confirmation. */
   confirming = $state<ProfileRef | null>(null);
   /** Why deleting a profile was refused, shown beside that profile in the list. */
@@ -262,9 +260,9 @@ export class ProfilesStore {
   );
 
   #api: ProfilesApi;
-  #previewSeq = 0;
 
   constructor(api: ProfilesApi = commands) {
+    super();
     this.#api = api;
   }
 
@@ -295,6 +293,8 @@ export class ProfilesStore {
       return;
     }
     this.switching = null;
+    // A preview still on its way is of the profile open before.
+    this.forget();
     this.selected = { kind, name };
     this.original = draftOf(p);
     this.draft = draftOf(p);
@@ -304,26 +304,27 @@ export class ProfilesStore {
     this.saved = null;
   }
 
-  /** Asks the backend what saving the current draft would do. */
-  async preview(): Promise<void> {
+  /** The changed fields of the open profile as the edit to preview and save; none while a
+   *  number field holds no number (the form says so beside it, nothing is sent). */
+  protected editInput(): ProfileEdit | null {
     const sel = this.selected;
-    if (!sel) return;
-    const seq = ++this.#previewSeq;
-    const changes = this.changes;
-    if (changes.length === 0 || Object.keys(this.localProblems).length > 0) {
-      this.diff = [];
-      this.issues = [];
-      return;
-    }
-    try {
-      const p = unwrap(await this.#api.previewProfileEdit({ kind: sel.kind, name: sel.name, changes }));
-      if (seq !== this.#previewSeq) return;
-      this.diff = p.diff;
-      this.issues = p.errors;
-      this.error = null;
-    } catch (e) {
-      if (seq === this.#previewSeq) this.error = toApiError(e);
-    }
+    if (!sel || this.changes.length === 0 || Object.keys(this.localProblems).length > 0) return null;
+    return { kind: sel.kind, name: sel.name, changes: this.changes };
+  }
+
+  protected sendPreview(edit: ProfileEdit) {
+    return this.#api.previewProfileEdit(edit);
+  }
+
+  protected sendSave(edit: ProfileEdit) {
+    return this.#api.saveProfileEdit(edit);
+  }
+
+  /** Reloads the list and opens the saved profile again, as saved. */
+  protected async afterSave(_view: ProfileView, edit: ProfileEdit): Promise<void> {
+    await this.load();
+    this.open(edit.kind, edit.name);
+    this.saved = edit.name;
   }
 
   /** The validator's findings on one field of the selected profile (a finding on one of the
@@ -345,25 +346,6 @@ export class ProfilesStore {
     if (!sel) return false;
     const prefix = `${sel.kind === "risk" ? "risk_profiles" : "runtime_profiles"}.${sel.name}.${key}`;
     return i.path === prefix || i.path.startsWith(`${prefix}.`) || i.path.startsWith(`${prefix}[`);
-  }
-
-  async save(): Promise<void> {
-    const sel = this.selected;
-    // A number field holding no number is never sent (the form says so beside it).
-    if (!sel || this.changes.length === 0 || Object.keys(this.localProblems).length > 0) return;
-    this.busy = true;
-    this.saved = null;
-    try {
-      unwrap(await this.#api.saveProfileEdit({ kind: sel.kind, name: sel.name, changes: this.changes }));
-      this.error = null;
-      await this.load();
-      this.open(sel.kind, sel.name);
-      this.saved = sel.name;
-    } catch (e) {
-      this.error = toApiError(e);
-    } finally {
-      this.busy = false;
-    }
   }
 
   /** Adds a profile with default values and opens it. */
