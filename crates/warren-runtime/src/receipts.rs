@@ -91,8 +91,11 @@ pub async fn append_for_install(
     )?
     .with_anchor(anchor_path(layout));
     let r = log.append(agent, tool, args, result).await;
+    let anchored = log.anchor_pending().await;
     pool.close().await;
-    r
+    let r = r?;
+    anchored?;
+    Ok(r)
 }
 
 /// SHA-256 of bytes, hex.
@@ -105,6 +108,9 @@ pub struct ReceiptLog {
     pool: SqlitePool,
     key: Vec<u8>,
     anchor: Option<std::path::PathBuf>,
+    /// Chains appended to since their anchor was last raised: agent id to the newest seq and
+    /// MAC ([`ReceiptLog::anchor_pending`] raises them).
+    pending: std::sync::Mutex<std::collections::BTreeMap<String, (i64, String)>>,
 }
 
 impl ReceiptLog {
@@ -129,12 +135,21 @@ impl ReceiptLog {
             pool,
             key,
             anchor: None,
+            pending: std::sync::Mutex::new(std::collections::BTreeMap::new()),
         })
     }
 
     /// Keeps an anchor of every chain (its length and newest MAC, by agent id) in the file at
     /// `path`, outside the database: `verify` then detects a chain truncated in the database,
     /// head record included. The host passes `<install>/data/receipt-anchors.json`.
+    ///
+    /// The anchor is raised after a receipt is committed, never ahead of the chain: a chain's
+    /// first receipt at once, later ones when [`anchor_pending`](ReceiptLog::anchor_pending)
+    /// runs (at the end of each turn), so the anchor may lag the chain by the receipts of a
+    /// turn still running or cut short by a crash. A lagging
+    /// anchor still names a receipt that must exist, so removing the chain, or its end with
+    /// the head, is still reported; a missing head with receipts left is reported by the chain
+    /// itself.
     pub fn with_anchor(mut self, path: std::path::PathBuf) -> Self {
         self.anchor = Some(path);
         self
@@ -242,13 +257,58 @@ impl ReceiptLog {
         .bind(&head_mac)
         .execute(&mut *tx)
         .await?;
-        // Written while the database's write lock is held, so writers of every process
-        // update the anchor in chain order.
-        if let Some(path) = &self.anchor {
-            anchor::raise(path, &aid, r.seq, &r.mac).map_err(ReceiptError::Anchor)?;
-        }
         tx.commit().await?;
+        // The anchor is raised after the commit, never ahead of the chain: a new chain at
+        // once, a longer one at the end of the turn.
+        if self.anchor.is_some() {
+            self.pending_lock().insert(aid, (r.seq, r.mac.clone()));
+            if r.seq == 1 {
+                self.anchor_pending().await?;
+            }
+        }
         Ok(r)
+    }
+
+    fn pending_lock(
+        &self,
+    ) -> std::sync::MutexGuard<'_, std::collections::BTreeMap<String, (i64, String)>> {
+        self.pending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Raises the anchor of every chain appended to since it was last raised, in one
+    /// replacement of the anchor file made under the database's write lock. Called at the end
+    /// of each turn (and of each `warren tool` call).
+    pub async fn anchor_pending(&self) -> Result<(), ReceiptError> {
+        let Some(path) = &self.anchor else {
+            return Ok(());
+        };
+        if self.pending_lock().is_empty() {
+            return Ok(());
+        }
+        let mut conn = self.pool.acquire().await?;
+        sqlx::query("BEGIN IMMEDIATE").execute(&mut *conn).await?;
+        let pending = std::mem::take(&mut *self.pending_lock());
+        let raised = anchor::raise_all(
+            path,
+            pending
+                .iter()
+                .map(|(aid, (seq, mac))| (aid.as_str(), *seq, mac.as_str())),
+        );
+        if let Err(e) = sqlx::query("COMMIT").execute(&mut *conn).await {
+            let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
+            return Err(e.into());
+        }
+        if let Err(e) = raised {
+            // Kept for the next try (meanwhile the anchor lags, which is safe).
+            let mut p = self.pending_lock();
+            for (aid, v) in pending {
+                p.entry(aid).or_insert(v);
+            }
+            return Err(ReceiptError::Anchor(e));
+        }
+        Ok(())
     }
 
     /// The agent's receipts in chain order.
@@ -366,19 +426,30 @@ mod anchor {
         }
     }
 
-    /// Records `seq`/`mac` as the anchor of `agent_id` unless a longer chain is anchored.
-    pub(super) fn raise(path: &Path, agent_id: &str, seq: i64, mac: &str) -> Result<(), String> {
+    /// Records each `(agent id, seq, mac)` as that chain's anchor unless a longer chain is
+    /// anchored, in one replacement of the file (none when nothing changes).
+    pub(super) fn raise_all<'a>(
+        path: &Path,
+        chains: impl IntoIterator<Item = (&'a str, i64, &'a str)>,
+    ) -> Result<(), String> {
         let mut all = read(path)?;
-        if all.get(agent_id).is_some_and(|a| a.seq >= seq) {
+        let mut changed = false;
+        for (agent_id, seq, mac) in chains {
+            if all.get(agent_id).is_some_and(|a| a.seq >= seq) {
+                continue;
+            }
+            all.insert(
+                agent_id.to_string(),
+                Anchor {
+                    seq,
+                    mac: mac.to_string(),
+                },
+            );
+            changed = true;
+        }
+        if !changed {
             return Ok(());
         }
-        all.insert(
-            agent_id.to_string(),
-            Anchor {
-                seq,
-                mac: mac.to_string(),
-            },
-        );
         let bytes = serde_json::to_vec_pretty(&all).map_err(|e| e.to_string())?;
         warren_config::write_atomic(path, &bytes)
             .map_err(|e| format!("writing {}: {e}", path.display()))

@@ -175,3 +175,89 @@ async fn an_undecodable_receipt_column_is_an_error_naming_it() {
     // bob's chain is untouched and still verifies.
     assert!(log.verify("bob").await.unwrap().ok);
 }
+
+/// The anchor file's `seq` for `alias`'s chain (0 when it has none).
+async fn anchored_seq(t: &TestInstall, pool: &SqlitePool, alias: &str) -> i64 {
+    let aid: String = sqlx::query_scalar("SELECT id FROM agents WHERE alias = ?")
+        .bind(alias)
+        .fetch_one(pool)
+        .await
+        .unwrap();
+    let path = warren_runtime::receipts::anchor_path(&t.layout());
+    let Ok(bytes) = std::fs::read(&path) else {
+        return 0;
+    };
+    let all: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    all[&aid]["seq"].as_i64().unwrap_or(0)
+}
+
+#[tokio::test]
+async fn the_anchor_is_raised_after_the_commit_a_new_chain_at_once_a_longer_one_when_asked() {
+    let t = TestInstall::empty().unwrap();
+    let pool = open_sessions_db(&t.layout().sessions_db()).await.unwrap();
+    let secrets = FileSecretStore::for_install(&t.layout());
+    let log = ReceiptLog::new(pool.clone(), &secrets)
+        .unwrap()
+        .with_anchor(warren_runtime::receipts::anchor_path(&t.layout()));
+    let args = json!({"path": "f"});
+    let append = |_: usize| log.append("alice", "file_read", &args, "x");
+    append(1).await.unwrap();
+    // A new chain is anchored at once.
+    assert_eq!(anchored_seq(&t, &pool, "alice").await, 1);
+    for i in 2..=4 {
+        append(i).await.unwrap();
+    }
+    // Longer chains wait for the end of the turn...
+    assert_eq!(anchored_seq(&t, &pool, "alice").await, 1);
+    assert!(log.verify("alice").await.unwrap().ok);
+    log.anchor_pending().await.unwrap();
+    assert_eq!(anchored_seq(&t, &pool, "alice").await, 4);
+    // ... and nothing pending writes nothing.
+    let before = std::fs::metadata(warren_runtime::receipts::anchor_path(&t.layout()))
+        .unwrap()
+        .modified()
+        .unwrap();
+    log.anchor_pending().await.unwrap();
+    let after = std::fs::metadata(warren_runtime::receipts::anchor_path(&t.layout()))
+        .unwrap()
+        .modified()
+        .unwrap();
+    assert_eq!(before, after);
+
+    // A turn cut short (the log dropped with raises pending) leaves the anchor behind the
+    // chain, never ahead: the chain verifies after a restart.
+    append(5).await.unwrap();
+    append(6).await.unwrap();
+    drop(log);
+    let log = ReceiptLog::new(pool.clone(), &secrets)
+        .unwrap()
+        .with_anchor(warren_runtime::receipts::anchor_path(&t.layout()));
+    assert_eq!(anchored_seq(&t, &pool, "alice").await, 4);
+    let v = log.verify("alice").await.unwrap();
+    assert!(v.ok && v.checked == 6, "{v:?}");
+
+    // A lagging anchor still catches the chain's end removed with its head: the head is
+    // missing while receipts are left...
+    sqlx::query("DELETE FROM receipts WHERE seq >= 5")
+        .execute(&pool)
+        .await
+        .unwrap();
+    sqlx::query("DELETE FROM receipt_heads")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let v = log.verify("alice").await.unwrap();
+    assert!(!v.ok, "{v:?}");
+    // ... and every receipt removed with the head, through the anchor.
+    sqlx::query("DELETE FROM receipts")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let v = log.verify("alice").await.unwrap();
+    assert!(
+        v.problems
+            .iter()
+            .any(|p| p.contains("receipts were removed")),
+        "{v:?}"
+    );
+}

@@ -183,6 +183,9 @@ async fn run_turn_inner(
             (TurnStatus::Failed { code, message }, String::new())
         }
     };
+    if let Err(e) = env.receipts.anchor_pending().await {
+        tracing::error!(agent = %env.tools.policy.alias, "raising the receipt anchor failed: {e}");
+    }
     record::end(env, em, &turn_id, &status, &text).await;
     TurnOutcome {
         turn_id,
