@@ -4,6 +4,7 @@
 mod acp;
 mod approvals;
 mod cron;
+mod crowd;
 mod delegation;
 mod delegation_memory;
 mod delegation_nested;

@@ -2,9 +2,11 @@
 //! multi-agent install ([`agents`]), real git repositories ([`git`]), fake provider servers
 //! ([`fake_llm`]), real file-system faults ([`faults`]), processes found by command line
 //! ([`procs`]) and, with the `runtime` feature, a
-//! turn harness ([`turn`]).
+//! turn harness ([`turn`]) and many agents at once ([`crowd`]).
 
 pub mod agents;
+#[cfg(feature = "runtime")]
+pub mod crowd;
 pub mod fake_llm;
 pub mod faults;
 pub mod git;
