@@ -83,7 +83,11 @@ fn rows_since(db: &rusqlite::Connection, marks: &BTreeMap<String, i64>) -> TurnR
                 "SELECT * FROM \"{table}\" WHERE rowid > ?1 ORDER BY rowid"
             ))
             .unwrap();
-        let columns: Vec<String> = stmt.column_names().iter().map(std::string::ToString::to_string).collect();
+        let columns: Vec<String> = stmt
+            .column_names()
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect();
         let n = columns.len();
         let rows: Vec<Vec<SqlValue>> = stmt
             .query_map([mark], |r| {
@@ -274,10 +278,7 @@ fn main() {
         let w = per_round(&side.warren_tool, &side.warren_text);
         let f = per_round(&side.floor_tool, &side.floor_text);
         println!("  per tool round: Warren {w:.3} ms, floor {f:.3} ms, difference {:.3} ms (target <= 1 ms)", w - f);
-        let (wt, ft) = (
-            median(side.warren_text.clone()),
-            median(side.floor_text),
-        );
+        let (wt, ft) = (median(side.warren_text.clone()), median(side.floor_text));
         println!(
             "  text-only turn: Warren {wt:.3} ms, floor {ft:.3} ms, difference {:.3} ms",
             wt - ft

@@ -96,6 +96,14 @@ impl Crowd {
         &self.install
     }
 
+    /// Whether the fake providers keep every request (on by default; see
+    /// [`FakeLlm::keep_requests`]).
+    pub fn keep_requests(&self, keep: bool) {
+        for fake in &self.fakes {
+            fake.keep_requests(keep);
+        }
+    }
+
     /// Every agent runs one turn of `rounds` `file_read` rounds and a final answer at the same
     /// time, each provider answering after `latency`.
     pub async fn run(&self, rounds: usize, latency: Duration) -> CrowdRun {

@@ -43,6 +43,10 @@ struct Shared {
     script: VecDeque<Reply>,
     scripted: usize,
     requests: Vec<RecordedRequest>,
+    /// Requests received, kept or not.
+    received: usize,
+    /// Whether each request is kept for [`FakeLlm::requests`] (see [`FakeLlm::keep_requests`]).
+    keep_requests: bool,
     failures: Vec<String>,
     /// What the model list endpoint lists.
     models: Vec<String>,
@@ -113,6 +117,8 @@ impl FakeLlm {
                 script: VecDeque::new(),
                 scripted: 0,
                 requests: Vec::new(),
+                received: 0,
+                keep_requests: true,
                 failures: Vec::new(),
                 models: FAKE_MODELS
                     .iter()
@@ -202,14 +208,23 @@ impl FakeLlm {
         self
     }
 
-    /// Every request received so far, in order (including unexpected ones).
+    /// Every request received so far, in order (including unexpected ones), while
+    /// [`keep_requests`](FakeLlm::keep_requests) is on (the default).
     pub fn requests(&self) -> Vec<RecordedRequest> {
         lock(&self.shared).requests.clone()
     }
 
+    /// Whether requests are kept for [`requests`](FakeLlm::requests) from now on (on by
+    /// default). A benchmark measuring the memory of the process it shares with the server
+    /// turns it off: every request of a long turn carries the whole conversation.
+    pub fn keep_requests(&self, keep: bool) -> &Self {
+        lock(&self.shared).keep_requests = keep;
+        self
+    }
+
     /// How many requests were received.
     pub fn request_count(&self) -> usize {
-        lock(&self.shared).requests.len()
+        lock(&self.shared).received
     }
 
     /// Waits until at least `n` requests have arrived, or `timeout` passed; returns whether
@@ -299,14 +314,17 @@ async fn handle_request(
                 })
                 .or_insert(v);
         }
-        s.requests.push(RecordedRequest {
-            method: method.to_string(),
-            path: path.clone(),
-            headers: hs,
-            body: parsed.as_ref().cloned().unwrap_or(Value::Null),
-        });
+        s.received += 1;
+        if s.keep_requests {
+            s.requests.push(RecordedRequest {
+                method: method.to_string(),
+                path: path.clone(),
+                headers: hs,
+                body: parsed.as_ref().cloned().unwrap_or(Value::Null),
+            });
+        }
         shared.arrived.notify_waiters();
-        let n = s.requests.len();
+        let n = s.received;
         let family = s.family;
         let expected = wire_path(family);
         if method == Method::GET && path == models_path(family) {
