@@ -82,18 +82,6 @@ fn record(home: &Path) -> serde_json::Value {
     serde_json::from_str(&text).unwrap()
 }
 
-/// Saves a screenshot and copies it into `ui/docs/<name>.png` for the docs.
-async fn docs_screenshot(d: &Desktop, name: &str) {
-    // The element is in the page a moment before WebKit paints it on the display.
-    tokio::time::sleep(Duration::from_millis(800)).await;
-    let shot = d.screenshot(name).await;
-    let docs = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("ui")
-        .join("docs")
-        .join(format!("{name}.png"));
-    std::fs::copy(&shot, &docs).unwrap_or_else(|e| panic!("{}: {e}", docs.display()));
-}
-
 #[test]
 fn a_first_start_connects_a_model_in_one_flow_and_it_stays_done() {
     let _serial = serial();
@@ -105,7 +93,7 @@ fn a_first_start_connects_a_model_in_one_flow_and_it_stays_done() {
         let d = launch_first_run(|_| {}).await;
         d.wait_for("[data-testid=first-run][data-step=provider][data-probing=false]")
             .await;
-        docs_screenshot(&d, "first-run-provider").await;
+        d.docs_screenshot("first-run-provider").await;
 
         // Step 1: an OpenAI-compatible server with its address and key.
         d.click("[data-testid=first-run-choice][data-choice=compatible]")
@@ -125,7 +113,7 @@ fn a_first_start_connects_a_model_in_one_flow_and_it_stays_done() {
             .wait_text("[data-testid=first-run-test-result]", |t| !t.is_empty())
             .await;
         assert!(result.contains("It works"), "{result}");
-        docs_screenshot(&d, "first-run-test").await;
+        d.docs_screenshot("first-run-test").await;
 
         // Step 3: the server's own model list; one is chosen.
         d.click("[data-testid=first-run-next]").await;
@@ -138,7 +126,7 @@ fn a_first_start_connects_a_model_in_one_flow_and_it_stays_done() {
         assert!(listed.contains("fake-model-large"), "{listed}");
         d.click("[data-testid=first-run-model-option][data-model=fake-model-large]")
             .await;
-        docs_screenshot(&d, "first-run").await;
+        d.docs_screenshot("first-run").await;
         d.click("[data-testid=first-run-use-model]").await;
 
         // Step 4: the default agent is chosen; pointing it goes through the agent edit.
@@ -157,7 +145,7 @@ fn a_first_start_connects_a_model_in_one_flow_and_it_stays_done() {
             t.contains("assistant")
         })
         .await;
-        docs_screenshot(&d, "first-run-agents").await;
+        d.docs_screenshot("first-run-agents").await;
         d.click("[data-testid=first-run-finish]").await;
         wait_gone(&d, "[data-testid=first-run]").await;
 

@@ -566,6 +566,19 @@ impl Desktop {
         path
     }
 
+    /// Takes a screenshot (as [`screenshot`](Desktop::screenshot)) once WebKit has painted the
+    /// page, and copies it into `ui/docs/<name>.png`, where the docs show it.
+    pub async fn docs_screenshot(&self, name: &str) {
+        // The element is in the page a moment before WebKit paints it on the display.
+        tokio::time::sleep(std::time::Duration::from_millis(800)).await;
+        let shot = self.screenshot(name).await;
+        let docs = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("ui")
+            .join("docs")
+            .join(format!("{name}.png"));
+        std::fs::copy(&shot, &docs).unwrap_or_else(|e| panic!("{}: {e}", docs.display()));
+    }
+
     /// Runs `prompt` as a turn of `agent` through the app's own `send_prompt` command: the
     /// turn's result, or the command's error as `{ error: {code, message} }`.
     pub async fn send_prompt(&self, agent: &str, prompt: &str) -> serde_json::Value {

@@ -10,9 +10,6 @@ use crate::harness::Desktop;
 use crate::{block_on_mt, serial};
 use fantoccini::Locator;
 use serde_json::json;
-use std::io::{Read, Write};
-use std::net::TcpListener;
-use std::path::Path;
 use std::time::Duration;
 use warren_testkit::fake_llm::{FakeLlm, Reply};
 use warren_types::ProviderFamily;
@@ -21,21 +18,7 @@ const BODY: &str = "served to the allowed name";
 
 /// A plain HTTP server on 127.0.0.1 answering every request with `BODY`.
 fn server() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for s in l.incoming() {
-            let Ok(mut s) = s else { continue };
-            let mut buf = [0u8; 2048];
-            let _ = s.read(&mut buf);
-            let _ = write!(
-                s,
-                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{BODY}",
-                BODY.len()
-            );
-        }
-    });
-    port
+    warren_testkit::http::fixed_body_server(BODY).unwrap()
 }
 
 fn config(fake: &FakeLlm) -> String {
@@ -61,18 +44,6 @@ network = {{ allow = ["localhost"], deny = ["*.evil.example"], allow_private = t
 {}"#,
         fake.config_block("fake")
     )
-}
-
-/// Saves a screenshot and copies it into `ui/docs/<name>.png` for the docs.
-async fn docs_screenshot(d: &Desktop, name: &str) {
-    // The element is in the page a moment before WebKit paints it on the display.
-    tokio::time::sleep(Duration::from_millis(800)).await;
-    let shot = d.screenshot(name).await;
-    let docs = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("ui")
-        .join("docs")
-        .join(format!("{name}.png"));
-    std::fs::copy(&shot, &docs).unwrap_or_else(|e| panic!("{}: {e}", docs.display()));
 }
 
 /// The rows shown, read in one script: (host, port, allowed, verdict, rule, bytes, time text,
@@ -263,7 +234,7 @@ fn connections_are_listed_and_allow_this_domain_adds_the_host_to_the_profile() {
             .await
             .is_err());
         assert_eq!(std::fs::read_to_string(&path).unwrap(), cfg);
-        docs_screenshot(&d, "network-screen").await;
+        d.docs_screenshot("network-screen").await;
 
         d.click("[data-testid=network-allow-save]").await;
         let done = d

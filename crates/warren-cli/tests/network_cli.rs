@@ -3,28 +3,13 @@
 //! (from sessions.db, attributed to the agent), and `config validate` names a bad pattern.
 
 use crate::common::warren;
-use std::io::{Read, Write};
-use std::net::TcpListener;
 use warren_testkit::agents::Agents;
 
 const BODY: &str = "served to the allowed name";
 
+/// A plain HTTP server on 127.0.0.1 answering every request with `BODY`.
 fn server() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for s in l.incoming() {
-            let Ok(mut s) = s else { continue };
-            let mut buf = [0u8; 2048];
-            let _ = s.read(&mut buf);
-            let _ = write!(
-                s,
-                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{BODY}",
-                BODY.len()
-            );
-        }
-    });
-    port
+    warren_testkit::http::fixed_body_server(BODY).unwrap()
 }
 
 #[test]

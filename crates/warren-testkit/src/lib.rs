@@ -1,5 +1,6 @@
 //! Test support: hermetic installs in temp folders, with a config written from text; a
-//! multi-agent install ([`agents`]), real git repositories ([`git`]), fake provider servers
+//! multi-agent install ([`agents`]), real git repositories ([`git`]), a plain HTTP server
+//! ([`http`]), fake provider servers
 //! ([`fake_llm`]), real file-system faults ([`faults`]), processes found by command line
 //! ([`procs`]) and, with the `runtime` feature, a
 //! turn harness ([`turn`]) and many agents at once ([`crowd`]).
@@ -10,6 +11,7 @@ pub mod crowd;
 pub mod fake_llm;
 pub mod faults;
 pub mod git;
+pub mod http;
 pub mod keyring;
 pub mod mcp;
 pub mod procs;
