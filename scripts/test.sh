@@ -29,7 +29,7 @@ cargo machete
 echo "== layering: the front-ends reach the runtime only through warren-api"
 for pkg in warren-cli warren-desktop; do
   below=$(cargo tree --locked -e normal -p "$pkg" --depth 1 --prefix none \
-    | grep -E '^warren-(runtime|tools|memory|llm|policy|net) ' || true)
+    | grep -E '^warren-(runtime|state|tools|memory|llm|policy|net) ' || true)
   if [ -n "$below" ]; then
     echo "$pkg depends directly on: $below (call warren-api instead)" >&2
     exit 1
@@ -45,8 +45,8 @@ if [ "$members" != "$mapped" ]; then
   diff <(echo "$members") <(echo "$mapped") >&2 || true
   exit 1
 fi
-if grep -rnE '^\s*pub use warren_runtime' crates/warren-api/src; then
-  echo "warren-api re-exports the runtime (give the front-ends a view type instead)" >&2
+if grep -rnE '^\s*pub use warren_(runtime|state)' crates/warren-api/src; then
+  echo "warren-api re-exports the runtime or its state (give the front-ends a view type instead)" >&2
   exit 1
 fi
 

@@ -4,7 +4,7 @@
 use crate::live::{runtime_profile_of, AgentStatus, Live};
 use crate::Warren;
 use serde::{Deserialize, Serialize};
-use warren_runtime::sessions::TurnInfo;
+use warren_state::sessions::TurnInfo;
 use warren_types::{ApiError, ErrorCode, TurnEvent, TurnTrigger, UnknownCode};
 
 /// A storage error that says what was being read.
@@ -326,7 +326,7 @@ impl Warren {
 mod tests {
     use super::{RuntimeState, TurnState, TurnTrigger};
     use crate::live::Live;
-    use warren_runtime::sessions::SessionKind;
+    use warren_state::sessions::SessionKind;
     use warren_types::ErrorCode;
 
     #[test]

@@ -104,7 +104,7 @@ impl Warren {
         req: CreateAgentRequest,
         adopt_workspace: bool,
     ) -> Result<AgentSummary, ApiError> {
-        warren_runtime::lifecycle::refuse_if_pending(self.layout(), &req.alias)
+        warren_state::lifecycle::refuse_if_pending(self.layout(), &req.alias)
             .map_err(crate::lifecycle::lifecycle_error)?;
         let folder = self.layout().workspace_for(&req.alias, None);
         let occupied = std::fs::read_dir(&folder).is_ok_and(|mut d| d.next().is_some());

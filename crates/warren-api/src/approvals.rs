@@ -5,7 +5,7 @@
 use crate::Warren;
 use serde::Serialize;
 use std::time::{Duration, Instant};
-use warren_runtime::approval_inbox::{Inbox, InboxAnswer, InboxError};
+use warren_state::approval_inbox::{Inbox, InboxAnswer, InboxError};
 use warren_types::{ApiError, ApprovalDecision, ErrorCode};
 
 /// One request waiting for an answer.

@@ -6,7 +6,8 @@
 use crate::Warren;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
-use warren_runtime::cron::{check_schedule, next_times, CronError, CronRun, CronStore, Scheduler};
+use warren_runtime::cron::Scheduler;
+use warren_state::cron::{check_schedule, next_times, CronError, CronRun, CronStore};
 use warren_types::{ApiError, ErrorCode, UnknownCode};
 
 /// How many run times a preview shows.

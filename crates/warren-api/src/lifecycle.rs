@@ -5,12 +5,12 @@
 use crate::lifecycle_view::{ArchiveView, LifecycleOutcome, ResumeOutcomeView};
 use crate::{errors::config_error, Warren};
 use std::sync::Arc;
-use warren_runtime::cron::CronStore;
 use warren_runtime::lifecycle::{
     CronJobsState, Lifecycle, LifecycleError, LifecycleReport, Operation, PausedState,
     ResumeOutcome, RunOptions, SecretsState,
 };
-use warren_runtime::secrets::FileSecretStore;
+use warren_state::cron::CronStore;
+use warren_state::secrets::FileSecretStore;
 use warren_types::{ApiError, ErrorCode};
 
 /// Converts a lifecycle error into an API error (blockers become details).
@@ -109,7 +109,7 @@ impl Warren {
                 }
             }
         }
-        if warren_runtime::lifecycle::journal::Journal::new(self.layout().journal_dir())
+        if warren_state::lifecycle::journal::Journal::new(self.layout().journal_dir())
             .pending()
             .is_empty()
         {
@@ -142,7 +142,7 @@ impl Warren {
     /// Refuses with `lifecycle_pending` while an unfinished rename, delete, restore or import
     /// involves `alias`.
     pub fn refuse_if_lifecycle_pending(&self, alias: &str) -> Result<(), ApiError> {
-        warren_runtime::lifecycle::refuse_if_pending(self.layout(), alias).map_err(lifecycle_error)
+        warren_state::lifecycle::refuse_if_pending(self.layout(), alias).map_err(lifecycle_error)
     }
 
     /// Tries again to finish every unfinished rename, delete, restore and import (`warren agents

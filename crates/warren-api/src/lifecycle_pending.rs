@@ -3,9 +3,9 @@
 
 use crate::lifecycle_view::{step_label, LifecycleKind, PendingOperationView};
 use crate::Warren;
-use warren_runtime::lifecycle::journal::Journal;
 use warren_runtime::lifecycle::Operation;
 use warren_runtime::lifecycle::ResumeOutcome;
+use warren_state::lifecycle::journal::Journal;
 
 impl Warren {
     fn lifecycle_errors(
@@ -30,7 +30,7 @@ impl Warren {
 
     /// Remembers `problem` as the last error of the unfinished operations involving `alias`.
     pub(crate) fn note_unfinished(&self, alias: &str, problem: String) {
-        if let Some(entry) = warren_runtime::lifecycle::pending_for(self.layout(), alias) {
+        if let Some(entry) = warren_state::lifecycle::pending_for(self.layout(), alias) {
             self.lifecycle_errors().insert(entry.id, problem);
         }
     }

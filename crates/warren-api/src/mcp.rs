@@ -152,7 +152,7 @@ impl Warren {
         let support = SandboxSupport::probe(path_var(host));
         let mut ctx = ToolContext::new(Arc::new(policy), support, host.vars.clone());
         // A profile whose network is by domain starts its servers behind this process's proxy.
-        match warren_runtime::network_log::for_process(&self.layout().sessions_db()).await {
+        match warren_state::network_log::for_process(&self.layout().sessions_db()).await {
             Ok((proxy, _log)) => ctx.network = Some(proxy),
             Err(e) => tracing::warn!("no network proxy for the MCP servers: {e}"),
         }

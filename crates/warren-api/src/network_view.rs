@@ -70,7 +70,7 @@ impl Warren {
         }
         let host = self.host().await?;
         let rows =
-            warren_runtime::network_log::recent(host.sessions().pool(), agent, refused_only, limit)
+            warren_state::network_log::recent(host.sessions().pool(), agent, refused_only, limit)
                 .await
                 .map_err(storage("the network log".to_string()))?;
         Ok(rows

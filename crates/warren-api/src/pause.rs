@@ -8,8 +8,8 @@ impl Warren {
     /// The agents paused now, read straight from the install (no host needed): for watchers
     /// such as the desktop tray.
     pub fn paused_now(&self) -> Result<Vec<String>, ApiError> {
-        Ok(warren_runtime::pause::paused_agents(self.layout())
-            .map_err(host_error)?
+        Ok(warren_state::pause::paused_agents(self.layout())
+            .map_err(|e| host_error(e.into()))?
             .into_iter()
             .collect())
     }
@@ -22,7 +22,7 @@ impl Warren {
 
     /// Pauses or resumes one agent; returns the agents paused afterwards. Pausing an agent the
     /// config does not have is a not-found error; the check is made under the pause lock (see
-    /// `warren_runtime::pause::pause_configured_agents`), so a pause racing a rename or delete
+    /// `warren_state::pause::pause_configured_agents`), so a pause racing a rename or delete
     /// of the agent cannot leave the old alias paused.
     pub async fn set_agent_paused(
         &self,

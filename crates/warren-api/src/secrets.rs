@@ -2,10 +2,10 @@
 
 use crate::Warren;
 use serde::Serialize;
-use warren_runtime::db::open_sessions_db;
-use warren_runtime::keyring::{open_user_secrets, UserSecrets};
-use warren_runtime::receipts::ReceiptLog;
-use warren_runtime::secrets::{FileSecretStore, SecretError, SecretRef, SecretScope, SecretStore};
+use warren_state::db::open_sessions_db;
+use warren_state::keyring::{open_user_secrets, UserSecrets};
+use warren_state::receipts::ReceiptLog;
+use warren_state::secrets::{FileSecretStore, SecretError, SecretRef, SecretScope, SecretStore};
 use warren_types::ReceiptVerification;
 use warren_types::{ApiError, ErrorCode, SecretBackendKind};
 
@@ -147,7 +147,7 @@ impl Warren {
             .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
         let log = ReceiptLog::new(pool, &FileSecretStore::for_install(self.layout()))
             .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?
-            .with_anchor(warren_runtime::receipts::anchor_path(self.layout()));
+            .with_anchor(warren_state::receipts::anchor_path(self.layout()));
         log.verify(agent)
             .await
             .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))
@@ -158,8 +158,8 @@ fn entry(r: &SecretRef, store: SecretBackendKind) -> SecretEntry {
     SecretEntry {
         reference: r.to_string(),
         agent: match &r.scope {
-            warren_runtime::secrets::SecretScope::Agent(a) => Some(a.clone()),
-            warren_runtime::secrets::SecretScope::Install => None,
+            warren_state::secrets::SecretScope::Agent(a) => Some(a.clone()),
+            warren_state::secrets::SecretScope::Install => None,
         },
         name: r.name.clone(),
         store,

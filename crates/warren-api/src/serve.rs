@@ -9,8 +9,11 @@ use crate::Warren;
 use serde::Serialize;
 use std::future::Future;
 use std::time::Duration;
-use warren_runtime::acp::{process_alive, AcpSessions, HEARTBEAT_INTERVAL, HEARTBEAT_TIMEOUT};
-use warren_runtime::cron::{CronError, CronStore, Scheduler};
+use warren_runtime::cron::Scheduler;
+use warren_state::acp_sessions::{
+    process_alive, AcpSessions, HEARTBEAT_INTERVAL, HEARTBEAT_TIMEOUT,
+};
+use warren_state::cron::{CronError, CronStore};
 use warren_types::{ApiError, ErrorCode};
 
 /// What a `serve` run did, reported when it stops.

@@ -149,7 +149,7 @@ impl Warren {
 #[cfg(test)]
 mod tests {
     use super::{session_title, SessionKind, TITLE_CHARS};
-    use warren_runtime::sessions::SessionKind as StoredKind;
+    use warren_state::sessions::SessionKind as StoredKind;
     use warren_types::{ErrorCode, TurnTrigger};
 
     #[test]

@@ -5,7 +5,7 @@
 use crate::Warren;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use warren_runtime::secrets::SecretRef;
+use warren_state::secrets::SecretRef;
 use warren_types::{ApiError, ErrorCode, ProviderFamily, SecretBackendKind};
 
 /// Where a provider's API key is found.

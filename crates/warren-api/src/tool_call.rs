@@ -63,7 +63,7 @@ impl Warren {
         let support = SandboxSupport::probe(path_var(host));
         let mut ctx = ToolContext::new(Arc::new(p), support, host.vars.clone());
         // The install's action ledger, shared with every other process (rules §2.3).
-        let ledger = warren_runtime::ledger::DbLedger::open(&self.layout().sessions_db())
+        let ledger = warren_state::ledger::DbLedger::open(&self.layout().sessions_db())
             .map_err(|e| ApiError::new(ErrorCode::Storage, format!("the action ledger: {e}")))?;
         ctx.ledger = Arc::new(ledger);
         let mut registry = Registry::builtin();
@@ -85,19 +85,19 @@ impl Warren {
         let result = rt.block_on(async {
             // A profile whose network is by domain goes through a proxy of this process,
             // recording to the install's sessions database.
-            let network_log =
-                match warren_runtime::db::open_sessions_db(&self.layout().sessions_db()).await {
-                    Ok(pool) => {
-                        let log = warren_runtime::network_log::NetworkLog::start(pool);
-                        ctx.network =
-                            Some(warren_runtime::network_log::proxy_recording_to(log.clone()));
-                        Some(log)
-                    }
-                    Err(e) => {
-                        tracing::warn!("no network log for this call: {e}");
-                        None
-                    }
-                };
+            let network_log = match warren_state::db::open_sessions_db(&self.layout().sessions_db())
+                .await
+            {
+                Ok(pool) => {
+                    let log = warren_state::network_log::NetworkLog::start(pool);
+                    ctx.network = Some(warren_state::network_log::proxy_recording_to(log.clone()));
+                    Some(log)
+                }
+                Err(e) => {
+                    tracing::warn!("no network log for this call: {e}");
+                    None
+                }
+            };
             let ctx = &ctx;
             // An agent's MCP tool (`server__tool`): its server is started in the agent's
             // sandbox and registered as a turn registers it, so the call meets the same gates.
@@ -119,7 +119,7 @@ impl Warren {
                 Err(_) => None,
             };
             if let Some(content) = executed {
-                warren_runtime::receipts::append_for_install(
+                warren_state::receipts::append_for_install(
                     self.layout(),
                     alias,
                     tool,

@@ -215,7 +215,7 @@ fn tool_calls_write_receipts_and_a_truncated_chain_fails_verification() {
         .build()
         .unwrap();
     rt.block_on(async {
-        let pool = warren_runtime::db::open_sessions_db(&t.layout().sessions_db())
+        let pool = warren_state::db::open_sessions_db(&t.layout().sessions_db())
             .await
             .unwrap();
         sqlx::query("DELETE FROM receipt_heads")

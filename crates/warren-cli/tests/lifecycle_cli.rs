@@ -440,9 +440,9 @@ secret = \"agent:alice/OPENAI_KEY\" # alice's own key
         ]
     );
     // The values came back intact.
-    let store = warren_runtime::secrets::FileSecretStore::for_install(&t.layout());
-    use warren_runtime::secrets::SecretStore;
-    let key = warren_runtime::secrets::SecretRef::parse("agent:cleo/OPENAI_KEY").unwrap();
+    let store = warren_state::secrets::FileSecretStore::for_install(&t.layout());
+    use warren_state::secrets::SecretStore;
+    let key = warren_state::secrets::SecretRef::parse("agent:cleo/OPENAI_KEY").unwrap();
     assert_eq!(
         store.get(&key).unwrap().as_deref(),
         Some("sk-alice-secret-value")

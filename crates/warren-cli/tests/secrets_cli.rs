@@ -53,11 +53,11 @@ fn receipts_verify_detects_an_edited_record() {
         .build()
         .unwrap();
     let pool = rt.block_on(async {
-        let pool = warren_runtime::db::open_sessions_db(&t.layout().sessions_db())
+        let pool = warren_state::db::open_sessions_db(&t.layout().sessions_db())
             .await
             .unwrap();
-        let store = warren_runtime::secrets::FileSecretStore::for_install(&t.layout());
-        let log = warren_runtime::receipts::ReceiptLog::new(pool.clone(), &store).unwrap();
+        let store = warren_state::secrets::FileSecretStore::for_install(&t.layout());
+        let log = warren_state::receipts::ReceiptLog::new(pool.clone(), &store).unwrap();
         for i in 0..3 {
             log.append("alice", "file_read", &serde_json::json!({"path": i}), "x")
                 .await

@@ -11,8 +11,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use warren_config::InstallLayout;
 use warren_memory::{MemoryStore, MemoryStores, NewMemory, SqliteStore};
-use warren_runtime::db::open_sessions_db;
 use warren_runtime::lifecycle::{Lifecycle, RunOptions};
+use warren_state::db::open_sessions_db;
 
 const ROWS: usize = 100_000;
 const GO: RunOptions = RunOptions {

@@ -8,10 +8,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 use warren_policy::SystemClock;
-use warren_runtime::db::open_sessions_db;
 use warren_runtime::events::{Emitter, EventHub};
 use warren_runtime::host::{Host, HostEnv};
-use warren_runtime::sessions::SessionStore;
+use warren_state::db::open_sessions_db;
+use warren_state::sessions::SessionStore;
 use warren_testkit::fake_llm::{FakeLlm, Reply};
 use warren_testkit::TestInstall;
 use warren_types::{EventKind, ProviderFamily, TurnTrigger};
@@ -75,7 +75,7 @@ async fn event_throughput() {
     let s = store
         .create_session(
             "a",
-            warren_runtime::sessions::SessionKind::Chat,
+            warren_state::sessions::SessionKind::Chat,
             "bench",
             chrono::Utc::now(),
         )

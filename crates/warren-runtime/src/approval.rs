@@ -1,10 +1,12 @@
 //! Who answers approval requests during a turn: a fixed answer for non-interactive runs, or a
 //! broker that parks each request until a front-end (UI, terminal, ACP client) answers it.
 
-use crate::approval_inbox::{request_digest, AnswerMessage, AnswerReply, Inbox, MAX_ANSWER_LINE};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use tokio::sync::oneshot;
+use warren_state::approval_inbox::{
+    request_digest, AnswerMessage, AnswerReply, Inbox, MAX_ANSWER_LINE,
+};
 pub use warren_types::approval::{
     ApprovalAnswer, ApprovalWait, AsyncApprover, FixedApprover, PendingApproval,
 };
@@ -225,5 +227,85 @@ impl AsyncApprover for ApprovalBroker {
             drop(unpark);
             answer
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use warren_config::InstallLayout;
+    use warren_state::approval_inbox::{Inbox, InboxAnswer, InboxError, InboxRequest};
+    use warren_types::{ApprovalDecision, AsyncApprover, PendingApproval};
+
+    fn request(call: &str) -> PendingApproval {
+        PendingApproval {
+            agent: "alice".into(),
+            turn_id: "t1".into(),
+            call_id: call.into(),
+            tool: "shell".into(),
+            arguments: "{\"command\":\"ls\"}".into(),
+            reason: "supervised".into(),
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_parked_request_is_listed_answered_over_the_socket_and_withdrawn() {
+        let dir = tempfile::tempdir().unwrap();
+        let layout = InstallLayout::new(dir.path());
+        let inbox = Inbox::for_install(&layout);
+        assert!(inbox.list().unwrap().is_empty());
+        let broker = ApprovalBroker::with_inbox(Inbox::for_install(&layout));
+        let wait = broker.ask(request("../../etc/passwd"));
+        let listed = inbox.list().unwrap();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].call_id, "../../etc/passwd");
+        assert_eq!(listed[0].pid, std::process::id());
+        // The file names never carry the model's call id.
+        for e in std::fs::read_dir(inbox.dir()).unwrap() {
+            let name = e.unwrap().file_name().into_string().unwrap();
+            assert!(!name.contains(".."), "{name}");
+        }
+        let a = InboxAnswer {
+            decision: ApprovalDecision::Deny,
+            message: Some("not now".into()),
+        };
+        assert!(matches!(
+            inbox.answer("t1", "other", &a).await,
+            Err(InboxError::NotWaiting { .. })
+        ));
+        // This test process is outside every tool call: its answer is taken.
+        inbox.answer("t1", "../../etc/passwd", &a).await.unwrap();
+        let got = wait.await;
+        assert_eq!(got.decision, ApprovalDecision::Deny);
+        assert_eq!(got.message.as_deref(), Some("not now"));
+        assert!(inbox.list().unwrap().is_empty(), "withdrawn once answered");
+        assert!(matches!(
+            inbox.answer("t1", "../../etc/passwd", &a).await,
+            Err(InboxError::NotWaiting { .. })
+        ));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_answer_for_other_arguments_is_refused_and_the_request_still_waits() {
+        let dir = tempfile::tempdir().unwrap();
+        let layout = InstallLayout::new(dir.path());
+        let inbox = Inbox::for_install(&layout);
+        let broker = ApprovalBroker::with_inbox(Inbox::for_install(&layout));
+        let _wait = broker.ask(request("c1"));
+        // The record the answerer reads shows other arguments than the call that waits.
+        let path = inbox.request_path("t1", "c1");
+        let mut r: InboxRequest = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        r.arguments = "{\"command\":\"touch harmless.txt\"}".into();
+        std::fs::write(&path, serde_json::to_vec(&r).unwrap()).unwrap();
+        let a = InboxAnswer {
+            decision: ApprovalDecision::ApproveOnce,
+            message: None,
+        };
+        let e = inbox.answer("t1", "c1", &a).await.unwrap_err();
+        assert!(
+            matches!(&e, InboxError::Refused { reason } if reason.contains("another request")),
+            "{e}"
+        );
+        assert_eq!(broker.pending().len(), 1, "still waiting");
     }
 }

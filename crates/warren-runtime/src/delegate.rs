@@ -8,7 +8,6 @@
 use crate::approval::AsyncApprover;
 use crate::delegate_memory::MemoryReach;
 use crate::events::EventHub;
-use crate::sessions::SessionKind;
 use crate::turn::{run_turn, TurnInput, TurnStatus};
 use crate::turn_kit::{SessionParts, TurnKit};
 use async_trait::async_trait;
@@ -18,6 +17,7 @@ use std::time::SystemTime;
 use warren_policy::{
     ensure_no_escalation, ActionLedger, ActionTicket, BudgetError, RefusalRule, SecurityPolicy,
 };
+use warren_state::sessions::SessionKind;
 use warren_tools::{CallCheck, Tool, ToolContext, ToolError, ToolSpec};
 use warren_types::{Config, DelegationMode, EventParent};
 
@@ -180,7 +180,7 @@ impl DelegateTool {
         }
         // A SubAgent turn is a turn of the target: an alias in an unfinished rename, delete or
         // restore runs none until the operation is finished.
-        crate::lifecycle::refuse_if_pending(&self.kit.policy_env().layout, target)
+        warren_state::lifecycle::refuse_if_pending(&self.kit.policy_env().layout, target)
             .map_err(|e| refused(e.to_string()))?;
         let mut child = SecurityPolicy::for_agent(&self.config, target, &self.kit.policy_env())
             .map_err(|e| refused(format!("the policy of `{target}` cannot be built: {e}")))?;
@@ -228,7 +228,8 @@ impl Tool for DelegateTool {
         let _target_lock = if target == parent.alias {
             None
         } else {
-            let wait = crate::agent_lock::acquire(&layout, &target, Some(SUBAGENT_LOCK_WAIT));
+            let wait =
+                warren_state::agent_lock::acquire(&layout, &target, Some(SUBAGENT_LOCK_WAIT));
             let lock = tokio::select! {
                 r = wait => r.map_err(|e| refused(format!("the lock of `{target}`: {e}")))?,
                 () = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
@@ -240,9 +241,10 @@ impl Tool for DelegateTool {
                 ))
             })?)
         };
-        crate::lifecycle::refuse_if_pending(&layout, &target)
+        warren_state::lifecycle::refuse_if_pending(&layout, &target)
             .map_err(|e| refused(e.to_string()))?;
-        let paused = crate::pause::paused_agents(&layout).map_err(|e| refused(e.to_string()))?;
+        let paused =
+            warren_state::pause::paused_agents(&layout).map_err(|e| refused(e.to_string()))?;
         if paused.contains(&target) {
             return Err(refused(format!(
                 "`{target}` is paused; it runs no turns, SubAgent turns included, until resumed"

@@ -2,10 +2,10 @@
 //! subscriber without loss (unbounded channels), and is stored with the session by a background
 //! writer that commits in batches.
 
-use crate::sessions::{rfc3339, SessionStore};
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 use tokio::task::JoinHandle;
+use warren_state::sessions::{rfc3339, SessionStore};
 use warren_types::{EventKind, EventParent, TurnEvent};
 
 /// How long the event writer gathers events before a write (they reach subscribers at once).
@@ -100,8 +100,8 @@ impl Pending {
 
 /// Whether a failed event write may succeed when tried again: not when SQLite refused the rows
 /// themselves (a duplicate, a missing turn) or an event could not be encoded.
-fn retryable(e: &crate::db::DbError) -> bool {
-    use crate::db::DbError;
+fn retryable(e: &warren_state::db::DbError) -> bool {
+    use warren_state::db::DbError;
     match e {
         DbError::Query(sqlx::Error::Encode(_)) => false,
         DbError::Query(sqlx::Error::Database(d)) => {

@@ -3,19 +3,19 @@
 //! their events. Config changes apply to the next turn without a restart.
 
 use crate::approval::{ApprovalBroker, AsyncApprover};
-use crate::db::{open_sessions_db, DbError};
 use crate::events::EventHub;
-use crate::keyring::{open_user_secrets, UserSecrets};
-use crate::ledger::DbLedger;
-use crate::pause::{pause_configured_agents, paused_agents, set_paused_agents};
-use crate::receipts::{ReceiptError, ReceiptLog};
-use crate::secrets::{FileSecretStore, SecretError, SecretRef, SecretStore};
-use crate::sessions::{SessionKind, SessionStore};
 use crate::turn::{run_turn, TurnEnv, TurnInput, TurnOutcome};
 use crate::turn_kit::{SessionParts, TurnKit};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
+use warren_state::db::{open_sessions_db, DbError};
+use warren_state::keyring::{open_user_secrets, UserSecrets};
+use warren_state::ledger::DbLedger;
+use warren_state::pause::{pause_configured_agents, paused_agents, set_paused_agents, PauseError};
+use warren_state::receipts::{ReceiptError, ReceiptLog};
+use warren_state::secrets::{FileSecretStore, SecretError, SecretRef, SecretStore};
+use warren_state::sessions::{SessionKind, SessionStore};
 
 /// A boxed, sendable future.
 pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
@@ -86,6 +86,16 @@ pub enum HostError {
     LifecyclePending(String),
 }
 
+impl From<PauseError> for HostError {
+    fn from(e: PauseError) -> Self {
+        match e {
+            PauseError::Config(e) => HostError::Config(e),
+            PauseError::UnknownAgent(alias) => HostError::UnknownAgent(alias),
+            PauseError::State(message) => HostError::PauseState(message),
+        }
+    }
+}
+
 /// How long a key read from the secret store is reused before it is read again (a keyring
 /// read is a D-Bus round trip with its own encrypted session). Kept short: a key replaced or
 /// removed by another process (`warren secrets`, a delete) takes effect within this time.
@@ -150,7 +160,7 @@ struct AgentSlot {
 /// Held while an agent is quiesced (see [`Host::quiesce`]).
 pub struct TurnGate {
     _guard: tokio::sync::OwnedMutexGuard<()>,
-    _file: crate::agent_lock::AgentLock,
+    _file: warren_state::agent_lock::AgentLock,
 }
 
 /// One host per process (desktop app, `warren serve`, or a one-shot `warren run`).
@@ -187,7 +197,7 @@ impl Host {
         // (desktop, `warren serve` without a desktop session) verifies the same chain.
         let receipts = Arc::new(
             ReceiptLog::new(pool.clone(), &FileSecretStore::for_install(&layout))?
-                .with_anchor(crate::receipts::anchor_path(&layout)),
+                .with_anchor(warren_state::receipts::anchor_path(&layout)),
         );
         let user_secrets = {
             let (layout, vars) = (layout.clone(), env.vars.clone());
@@ -205,10 +215,11 @@ impl Host {
         let ledger = Arc::new(DbLedger::open(&layout.sessions_db())?);
         // Requests are also published to the install's inbox, so `warren approvals` in another
         // process can answer them.
-        let broker = ApprovalBroker::with_inbox(crate::approval_inbox::Inbox::for_install(&layout));
+        let broker =
+            ApprovalBroker::with_inbox(warren_state::approval_inbox::Inbox::for_install(&layout));
         // The network proxy of profiles whose network is by domain; it records to sessions.db.
-        let network = crate::network_log::proxy_recording_to(
-            crate::network_log::NetworkLog::start(pool.clone()),
+        let network = warren_state::network_log::proxy_recording_to(
+            warren_state::network_log::NetworkLog::start(pool.clone()),
         );
         Ok(Host {
             network,
@@ -363,13 +374,16 @@ impl Host {
             return Ok(None);
         };
         // Turns of this agent in other processes, and their lifecycle operations, go first.
-        let Some(cross_process) =
-            until_stopped(stop, crate::agent_lock::acquire(&self.layout, alias, None)).await
+        let Some(cross_process) = until_stopped(
+            stop,
+            warren_state::agent_lock::acquire(&self.layout, alias, None),
+        )
+        .await
         else {
             return Ok(None);
         };
         let _cross_process = cross_process.map_err(HostError::Lock)?;
-        crate::lifecycle::refuse_if_pending(&self.layout, alias)
+        warren_state::lifecycle::refuse_if_pending(&self.layout, alias)
             .map_err(|e| HostError::LifecyclePending(e.to_string()))?;
         let config = load_config(&self.layout)?.config;
         let agent = config
@@ -453,7 +467,7 @@ impl Host {
         // A turn in another process is awaited for the rest of the wait (it cannot be
         // cancelled from here).
         let left = wait.saturating_sub(start.elapsed());
-        match crate::agent_lock::acquire(&self.layout, alias, Some(left)).await {
+        match warren_state::agent_lock::acquire(&self.layout, alias, Some(left)).await {
             Ok(Some(file)) => Some(TurnGate {
                 _guard: guard,
                 _file: file,
@@ -469,7 +483,7 @@ impl Host {
     /// The agents paused now (read from `<install>/data/paused.json`, so a pause made by
     /// another process counts too).
     pub fn paused(&self) -> Result<std::collections::BTreeSet<String>, HostError> {
-        paused_agents(&self.layout)
+        Ok(paused_agents(&self.layout)?)
     }
 
     /// Pauses (or resumes) `aliases`: a paused agent's next turn (prompt, cron, ACP) fails with
@@ -483,16 +497,16 @@ impl Host {
         paused: bool,
     ) -> Result<std::collections::BTreeSet<String>, HostError> {
         if paused {
-            pause_configured_agents(&self.layout, Some(aliases))
+            Ok(pause_configured_agents(&self.layout, Some(aliases))?)
         } else {
-            set_paused_agents(&self.layout, aliases, false)
+            Ok(set_paused_agents(&self.layout, aliases, false)?)
         }
     }
 
     /// Pauses every agent config.toml has when the pause lock is taken; returns the agents
     /// paused afterwards.
     pub fn pause_all(&self) -> Result<std::collections::BTreeSet<String>, HostError> {
-        pause_configured_agents(&self.layout, None)
+        Ok(pause_configured_agents(&self.layout, None)?)
     }
 
     /// Cancels the running turn of `alias`; false when none runs.

@@ -13,8 +13,5 @@ mod host;
 mod lifecycle;
 mod mcp;
 mod memory_args;
-mod receipts;
 mod route_secrets;
-mod secrets;
-mod sessions;
 mod turn;

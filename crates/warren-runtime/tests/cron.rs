@@ -5,8 +5,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use warren_policy::ManualClock;
-use warren_runtime::cron::{CronError, CronStore, Scheduler};
+use warren_runtime::cron::Scheduler;
 use warren_runtime::host::{Host, HostEnv};
+use warren_state::cron::{CronError, CronStore};
 use warren_testkit::fake_llm::{FakeLlm, Reply};
 use warren_testkit::TestInstall;
 use warren_types::{EventKind, ProviderFamily};
@@ -206,7 +207,7 @@ async fn an_undecodable_cron_column_is_an_error_naming_it() {
     let now = chrono::DateTime::parse_from_rfc3339("2026-03-01T12:00:00Z")
         .unwrap()
         .into();
-    let sessions = warren_runtime::db::open_sessions_db(&install.layout().sessions_db())
+    let sessions = warren_state::db::open_sessions_db(&install.layout().sessions_db())
         .await
         .unwrap();
     let path = install.layout().cron_db();

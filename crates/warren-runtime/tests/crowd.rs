@@ -35,7 +35,7 @@ async fn agents_running_at_once_lose_and_double_no_row() {
 
     // Each turn's end raised its agent's receipt anchor to the chain's length.
     let anchors: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(warren_runtime::receipts::anchor_path(
+        &std::fs::read(warren_state::receipts::anchor_path(
             &crowd.install().layout(),
         ))
         .unwrap(),

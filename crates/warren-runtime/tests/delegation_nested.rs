@@ -98,7 +98,7 @@ model_provider = "openai.main"
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_delegation_to_an_agent_in_an_unfinished_lifecycle_operation_is_refused() {
-    use warren_runtime::lifecycle::journal::{Journal, JournalEntry, Operation, RenameJob};
+    use warren_state::lifecycle::journal::{Journal, JournalEntry, Operation, RenameJob};
     let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
     let t = TestInstall::empty().unwrap();
     t.write_config(&format!(

@@ -6,9 +6,9 @@ use sqlx::Connection;
 use std::sync::Arc;
 use std::time::Duration;
 use warren_policy::SystemClock;
-use warren_runtime::db::open_sessions_db;
 use warren_runtime::events::{Emitter, EventHub, STORE_PENDING};
-use warren_runtime::sessions::{SessionKind, SessionStore};
+use warren_state::db::open_sessions_db;
+use warren_state::sessions::{SessionKind, SessionStore};
 use warren_testkit::TestInstall;
 use warren_types::{EventKind, TurnTrigger};
 

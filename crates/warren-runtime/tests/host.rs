@@ -168,7 +168,7 @@ async fn approve_for_the_session_covers_later_turns_of_that_session_only() {
         .sessions()
         .create_session(
             "alice",
-            warren_runtime::sessions::SessionKind::Chat,
+            warren_state::sessions::SessionKind::Chat,
             "s",
             chrono::Utc::now(),
         )
@@ -238,7 +238,7 @@ fn concurrent_pauses_lose_nothing() {
             let layout = layout.clone();
             std::thread::spawn(move || {
                 for j in 0..10 {
-                    warren_runtime::pause::set_paused_agents(
+                    warren_state::pause::set_paused_agents(
                         &layout,
                         &[format!("agent{i}x{j}")],
                         true,
@@ -251,7 +251,7 @@ fn concurrent_pauses_lose_nothing() {
     for th in threads {
         th.join().unwrap();
     }
-    let set = warren_runtime::pause::paused_agents(&layout).unwrap();
+    let set = warren_state::pause::paused_agents(&layout).unwrap();
     assert_eq!(set.len(), 80, "{set:?}");
 }
 
@@ -295,7 +295,7 @@ fn reading_the_paused_agents_waits_for_a_change_in_progress() {
     lock.lock().unwrap();
     let reading = {
         let layout = layout.clone();
-        std::thread::spawn(move || warren_runtime::pause::paused_agents(&layout))
+        std::thread::spawn(move || warren_state::pause::paused_agents(&layout))
     };
     wait_for_a_waiter_on(&layout.paused_lock_path());
     // The writer holding the lock finishes its change, then lets go.
@@ -313,7 +313,7 @@ fn reading_the_paused_agents_creates_no_lock_file() {
     let layout = t.layout();
     std::fs::create_dir_all(layout.data_dir()).unwrap();
     std::fs::write(layout.paused_path(), br#"["bob"]"#).unwrap();
-    let set = warren_runtime::pause::paused_agents(&layout).unwrap();
+    let set = warren_state::pause::paused_agents(&layout).unwrap();
     assert_eq!(set.into_iter().collect::<Vec<_>>(), ["bob"]);
     assert!(
         !layout.paused_lock_path().exists(),
@@ -328,13 +328,13 @@ fn the_host_pauses_only_agents_of_the_config() {
     let t = TestInstall::with_config("[risk_profiles.p]\n[agents.alice]\nrisk_profile = \"p\"\n")
         .unwrap();
     let layout = t.layout();
-    let e = warren_runtime::pause::pause_configured_agents(&layout, Some(&["bob".to_string()]))
+    let e = warren_state::pause::pause_configured_agents(&layout, Some(&["bob".to_string()]))
         .unwrap_err();
     assert!(
-        matches!(e, warren_runtime::host::HostError::UnknownAgent(ref a) if a == "bob"),
+        matches!(e, warren_state::pause::PauseError::UnknownAgent(ref a) if a == "bob"),
         "{e}"
     );
     assert!(!layout.paused_path().exists());
-    let set = warren_runtime::pause::pause_configured_agents(&layout, None).unwrap();
+    let set = warren_state::pause::pause_configured_agents(&layout, None).unwrap();
     assert_eq!(set.into_iter().collect::<Vec<_>>(), ["alice"]);
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use warren_config::load_config;
 use warren_runtime::approval::{ApprovalAnswer, FixedApprover};
 use warren_runtime::host::{Host, HostEnv};
-use warren_runtime::secrets::{FileSecretStore, SecretRef, SecretStore};
+use warren_state::secrets::{FileSecretStore, SecretRef, SecretStore};
 use warren_testkit::fake_llm::FakeLlm;
 use warren_testkit::TestInstall;
 use warren_types::ProviderFamily;

@@ -32,7 +32,7 @@ use uuid::Uuid;
 use warren_config::{ConfigDocument, ConfigError, InstallLayout};
 use warren_memory::{MemoryEntry, MemoryStore, MemoryStores, NewMemory};
 use warren_runtime::lifecycle::{NoInterrupt, StepHook};
-use warren_runtime::secrets::{SecretRef, SecretStore};
+use warren_state::secrets::{SecretRef, SecretStore};
 use warren_types::{ApiError, Config, ErrorCode, MemoryBackendKind};
 
 use crate::lifecycle_view::{LifecycleKind, PendingOperationView, ResumeOutcomeView};
@@ -416,7 +416,7 @@ impl Warren {
         let (mut plan, mapped) = plan::build(&src, &sid, prefix, &counts, &target);
         // An alias an unfinished rename, delete or restore holds is not free.
         for a in &plan.agents {
-            if let Some(e) = warren_runtime::lifecycle::pending_for(self.layout(), &a.alias) {
+            if let Some(e) = warren_state::lifecycle::pending_for(self.layout(), &a.alias) {
                 plan.problems.push(format!(
                     "agent `{}` is held by an unfinished operation ({}): {}",
                     a.alias,
@@ -517,7 +517,7 @@ impl Warren {
         }
         // An alias another unfinished import writes is not free either.
         for a in &prep.plan.agents {
-            if let Some(hold) = warren_runtime::lifecycle::import_holding(self.layout(), &a.alias) {
+            if let Some(hold) = warren_state::lifecycle::import_holding(self.layout(), &a.alias) {
                 prep.plan.problems.push(format!(
                     "agent `{}` is held by the unfinished import of {} ({}): finish it first with `warren agents unfinished --finish`",
                     a.alias,

@@ -1392,7 +1392,7 @@ fn a_database_value_of_an_unexpected_type_is_an_error_naming_its_column() {
 
 #[test]
 fn an_alias_an_unfinished_operation_holds_is_not_imported() {
-    use warren_runtime::lifecycle::journal::{DeleteJob, Journal, JournalEntry, Operation};
+    use warren_state::lifecycle::journal::{DeleteJob, Journal, JournalEntry, Operation};
     let rt = runtime();
     let q = quiet();
     let fx = fixture();

@@ -30,8 +30,7 @@ impl Live {
         };
         let mut events = host.subscribe();
         let config = warren.layout().config_path();
-        let journal =
-            warren_runtime::lifecycle::journal::Journal::new(warren.layout().journal_dir());
+        let journal = warren_state::lifecycle::journal::Journal::new(warren.layout().journal_dir());
         let history = journal.history_path();
         let mut stamp = (config_stamp(&config), config_stamp(&history));
         // Operations finished before the window opened are not news.

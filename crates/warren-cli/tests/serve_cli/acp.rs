@@ -7,8 +7,8 @@
 use super::{acp_row, Client};
 use serde_json::{json, Value};
 use std::path::Path;
-use warren_runtime::db::open_sessions_db;
-use warren_runtime::sessions::SessionStore;
+use warren_state::db::open_sessions_db;
+use warren_state::sessions::SessionStore;
 use warren_testkit::fake_llm::{FakeLlm, Reply};
 use warren_testkit::TestInstall;
 use warren_types::ProviderFamily;

@@ -7,12 +7,10 @@
 //! while the wire format needed here (five methods, newline-delimited JSON) is small and tested.
 
 mod forward;
-pub mod liveness;
 mod params;
 pub mod rpc;
 mod server;
 
-pub use liveness::{process_alive, AcpSessions, HEARTBEAT_INTERVAL, HEARTBEAT_TIMEOUT};
 pub use server::{serve, PROTOCOL_VERSION};
 
 /// Why serving ACP stopped.
@@ -23,7 +21,7 @@ pub enum AcpError {
     Host(#[from] crate::host::HostError),
     /// The sessions database failed.
     #[error(transparent)]
-    Db(#[from] crate::db::DbError),
+    Db(#[from] warren_state::db::DbError),
     /// Reading the client's stream failed.
     #[error("reading from the ACP client failed: {0}")]
     Io(#[from] std::io::Error),

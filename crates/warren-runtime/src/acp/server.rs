@@ -3,7 +3,6 @@
 //! `session/cancel`, and approvals asked as `session/request_permission`.
 
 use super::forward::{AcpApprover, Ask, Forwarder};
-use super::liveness::{process_alive, AcpSessions, HEARTBEAT_INTERVAL, HEARTBEAT_TIMEOUT};
 use super::params::{check_initialize, session_cwd, session_mcp_servers, Refusal};
 use super::rpc::{codes, parse_line, Incoming, Peer};
 use super::AcpError;
@@ -22,6 +21,9 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use warren_config::load_config;
 use warren_policy::SecurityPolicy;
+use warren_state::acp_sessions::{
+    process_alive, AcpSessions, HEARTBEAT_INTERVAL, HEARTBEAT_TIMEOUT,
+};
 
 /// The ACP protocol version spoken here.
 pub const PROTOCOL_VERSION: u64 = 1;

@@ -3,8 +3,6 @@
 //! many due times it stands for) and the cursor moves to now. Time comes from an injected clock,
 //! so tests drive it tick by tick.
 
-use super::store::CronStore;
-use super::{parse_schedule, CronError};
 use crate::approval::{ApprovalAnswer, FixedApprover};
 use crate::host::Host;
 use crate::turn::TurnStatus;
@@ -16,6 +14,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use warren_config::load_config;
 use warren_policy::Clock;
+use warren_state::cron::{parse_schedule, CronError, CronStore};
 
 /// Most due times counted for one job in one tick (an every-second job after a month asleep).
 const MAX_COUNTED: usize = 100_000;

@@ -10,9 +10,9 @@
 //! once for time the job did not exist.
 
 use super::owned::{AgentState, OwnedState, OwnedStateError};
-use crate::cron::{CronJob, CronStore};
 use async_trait::async_trait;
 use serde::Deserialize;
+use warren_state::cron::{CronJob, CronStore};
 
 const KIND: &str = "cron_runtime";
 
@@ -42,7 +42,7 @@ struct ExportDoc {
     jobs: Vec<JobRecord>,
 }
 
-fn err(op: &'static str) -> impl Fn(crate::cron::CronError) -> OwnedStateError {
+fn err(op: &'static str) -> impl Fn(warren_state::cron::CronError) -> OwnedStateError {
     move |e| OwnedStateError::new(KIND, op, e)
 }
 

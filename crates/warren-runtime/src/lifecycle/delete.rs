@@ -3,17 +3,17 @@
 //! kind export → fsync → count (journaled) → purge, move the workspace into the archive, write
 //! the manifest.
 
-use super::files::{
+use super::owned::AgentState;
+use super::{Lifecycle, LifecycleError, RunOptions};
+use warren_config::{references_to, ConfigDocument, ConfigError, RefStrength};
+use warren_state::lifecycle::files::{
     archive_dir, move_dir, remove_if_empty, verify_moved, write_bytes, write_json, write_text,
 };
-use super::journal::{DeleteJob, JournalEntry, Operation};
-use super::owned::AgentState;
-use super::plan::{
+use warren_state::lifecycle::journal::{DeleteJob, JournalEntry, Operation};
+use warren_state::lifecycle::plan::{
     LifecycleReport, Manifest, OperationKind, Plan, PlannedMove, PlannedReference, RefAction,
 };
-use super::{Lifecycle, LifecycleError, RunOptions};
-use crate::owned_state as db;
-use warren_config::{references_to, ConfigDocument, ConfigError, RefStrength};
+use warren_state::owned_state as db;
 use warren_types::Config;
 
 /// The name kept data is parked under after a delete: never a valid alias.
@@ -45,13 +45,13 @@ impl Lifecycle {
         if let Some(id) = db::agent_id_of(&self.pool, alias).await? {
             // Live = not ended, a fresh heartbeat, and its serving process still exists (a
             // crashed client never blocks; `warren acp` reaps such sessions).
-            let window = chrono::Duration::from_std(crate::acp::HEARTBEAT_TIMEOUT)
+            let window = chrono::Duration::from_std(warren_state::acp_sessions::HEARTBEAT_TIMEOUT)
                 .unwrap_or(chrono::Duration::seconds(15));
-            let since = crate::sessions::rfc3339(self.clock.now() - window);
+            let since = warren_state::sessions::rfc3339(self.clock.now() - window);
             for (s, pid) in db::live_acp_sessions(&self.pool, &id, &since).await? {
                 let running = pid
                     .and_then(|p| u32::try_from(p).ok())
-                    .is_none_or(crate::acp::process_alive);
+                    .is_none_or(warren_state::acp_sessions::process_alive);
                 if running {
                     blockers.push(format!("live ACP session {s}"));
                 }
@@ -91,7 +91,7 @@ impl Lifecycle {
             memory_backend: cfg.effective_memory_backend(alias).unwrap_or_default(),
             memory_agent_id: None,
             sessions_agent_id: sid.clone(),
-            time: crate::sessions::rfc3339(now),
+            time: warren_state::sessions::rfc3339(now),
             exported: Default::default(),
             purged: Default::default(),
             failed: Default::default(),
@@ -148,7 +148,7 @@ impl Lifecycle {
         for r in &job.references {
             let holder = r.holder().to_string();
             if let std::collections::btree_map::Entry::Vacant(e) = job.holder_ids.entry(holder) {
-                let id = crate::db::agent_id(&self.pool, e.key()).await?;
+                let id = warren_state::db::agent_id(&self.pool, e.key()).await?;
                 e.insert(id);
             }
         }

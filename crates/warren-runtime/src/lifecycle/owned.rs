@@ -13,7 +13,7 @@ use uuid::Uuid;
 use warren_memory::{AgentMemoryAdmin, MemoryEntry, MemoryStores};
 use warren_types::{Config, MemoryBackendKind};
 
-use crate::owned_state as db;
+use warren_state::owned_state as db;
 
 /// What a participant is told about the agent it acts on.
 pub struct AgentState<'a> {
@@ -274,7 +274,7 @@ impl SessionsDbState {
         SessionsDbState { pool, which }
     }
 
-    fn err(&self, op: &'static str) -> impl Fn(crate::db::DbError) -> OwnedStateError + '_ {
+    fn err(&self, op: &'static str) -> impl Fn(warren_state::db::DbError) -> OwnedStateError + '_ {
         move |e| OwnedStateError::new(self.kind(), op, e)
     }
 }

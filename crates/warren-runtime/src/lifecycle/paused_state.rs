@@ -4,10 +4,10 @@
 //! agent again.
 
 use super::owned::{AgentState, OwnedState, OwnedStateError};
-use crate::pause::{paused_agents, set_paused_agents};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use warren_config::InstallLayout;
+use warren_state::pause::{paused_agents, set_paused_agents};
 
 const KIND: &str = "paused";
 

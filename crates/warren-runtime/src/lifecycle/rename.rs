@@ -1,12 +1,14 @@
 //! Rename OLD → NEW (rules §8): config first (table re-keyed, every reference rewritten, one
 //! atomic save), then the workspace move and the owned state, one journaled step each.
 
-use super::files::{move_dir, remove_if_empty, verify_moved};
-use super::journal::{JournalEntry, Operation, RenameJob};
 use super::owned::AgentState;
-use super::plan::{LifecycleReport, OperationKind, Plan, PlannedMove, PlannedReference, RefAction};
 use super::{Lifecycle, LifecycleError, RunOptions};
 use warren_config::references_to;
+use warren_state::lifecycle::files::{move_dir, remove_if_empty, verify_moved};
+use warren_state::lifecycle::journal::{JournalEntry, Operation, RenameJob};
+use warren_state::lifecycle::plan::{
+    LifecycleReport, OperationKind, Plan, PlannedMove, PlannedReference, RefAction,
+};
 use warren_types::validate_alias;
 
 impl Lifecycle {
@@ -67,7 +69,7 @@ impl Lifecycle {
         };
         if job.old_workspace != job.new_workspace
             && job.old_workspace.exists()
-            && !super::files::is_empty_dir(&job.new_workspace)
+            && !warren_state::lifecycle::files::is_empty_dir(&job.new_workspace)
         {
             return Err(LifecycleError::Taken(format!(
                 "the workspace folder {} exists and is not empty; move it away before renaming `{old}` to `{new}`",
@@ -104,7 +106,7 @@ impl Lifecycle {
                 to: job.new_workspace.clone(),
             });
         }
-        let sid = crate::owned_state::agent_id_of(&self.pool, &job.old)
+        let sid = warren_state::owned_state::agent_id_of(&self.pool, &job.old)
             .await
             .ok()
             .flatten();
@@ -188,7 +190,7 @@ impl Lifecycle {
             }
         }
         let cfg = self.store.load()?.config;
-        let sid = crate::owned_state::agent_id_of(&self.pool, &job.old).await?;
+        let sid = warren_state::owned_state::agent_id_of(&self.pool, &job.old).await?;
         let state = AgentState {
             alias: &job.old,
             config: &cfg,

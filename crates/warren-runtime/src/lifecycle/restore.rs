@@ -2,17 +2,17 @@
 //! back from one (workspace, owned state, then the config entry last, so no turn can start on a
 //! half-restored agent). The archive is removed only once everything came back.
 
-use super::files::{is_empty_dir, move_dir, read_json, verify_moved};
-use super::journal::{JournalEntry, Operation, RestoreJob};
 use super::owned::AgentState;
-use super::plan::{
+use super::{Lifecycle, LifecycleError};
+use std::path::{Path, PathBuf};
+use warren_config::{parse_for_install, ConfigDocument, ConfigError, DocumentError, RemovedBlock};
+use warren_state::lifecycle::files::{is_empty_dir, move_dir, read_json, verify_moved};
+use warren_state::lifecycle::journal::{JournalEntry, Operation, RestoreJob};
+use warren_state::lifecycle::plan::{
     ArchiveInfo, LifecycleReport, Manifest, OperationKind, Plan, PlannedMove, PlannedReference,
     RefAction,
 };
-use super::{Lifecycle, LifecycleError};
-use crate::owned_state as db;
-use std::path::{Path, PathBuf};
-use warren_config::{parse_for_install, ConfigDocument, ConfigError, DocumentError, RemovedBlock};
+use warren_state::owned_state as db;
 use warren_types::validate_alias;
 
 /// Journaled just before the restore saves the config entry, as `config_saving:<sha256>` of
@@ -543,7 +543,7 @@ impl Lifecycle {
                 .bind(id)
                 .fetch_optional(&self.pool)
                 .await
-                .map_err(crate::db::DbError::from)?;
+                .map_err(warren_state::db::DbError::from)?;
             match now {
                 Some(a) if config.agents.contains_key(&a) => grants.push(r.with_holder(&a)),
                 _ if config.agents.contains_key(r.holder()) => warnings.push(format!(

@@ -4,11 +4,11 @@
 //! removes them; a restore puts them back under the restored alias.
 
 use super::owned::{AgentState, OwnedState, OwnedStateError};
-use crate::secrets::{FileSecretStore, SecretRef, SecretScope, SecretStore};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use warren_state::secrets::{FileSecretStore, SecretRef, SecretScope, SecretStore};
 
 const KIND: &str = "secrets";
 

@@ -10,8 +10,6 @@ mod round;
 use crate::approval::AsyncApprover;
 use crate::events::{Emitter, EventHub};
 use crate::mcp::McpSet;
-use crate::receipts::ReceiptLog;
-use crate::sessions::SessionStore;
 use budget::Limits;
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,6 +17,8 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 use warren_llm::{Message, Route};
 use warren_memory::{Memory, RecallQuery};
+use warren_state::receipts::ReceiptLog;
+use warren_state::sessions::SessionStore;
 use warren_tools::{Registry, ToolContext};
 use warren_types::{EventKind, NoticeCode, TurnFailure};
 

@@ -5,11 +5,11 @@ use chrono::Utc;
 use serde_json::Value;
 use std::path::Path;
 use warren_config::InstallLayout;
-use warren_runtime::db::open_sessions_db;
 use warren_runtime::lifecycle::{FailExport, LifecycleError, RefAction, RunOptions};
-use warren_runtime::owned_state::export_sessions;
-use warren_runtime::receipts::ReceiptLog;
-use warren_runtime::secrets::FileSecretStore;
+use warren_state::db::open_sessions_db;
+use warren_state::owned_state::export_sessions;
+use warren_state::receipts::ReceiptLog;
+use warren_state::secrets::FileSecretStore;
 
 const GO: RunOptions = RunOptions {
     dry_run: false,
@@ -114,7 +114,7 @@ async fn delete_refuses_hard_references_and_live_acp_sessions_listing_each() {
         .fetch_one(&pool)
         .await
         .unwrap();
-    let beat = warren_runtime::sessions::rfc3339(Utc::now());
+    let beat = warren_state::sessions::rfc3339(Utc::now());
     sqlx::query("INSERT INTO sessions (id, agent_id, kind, title, created_at, updated_at, heartbeat_at, pid) VALUES ('acp-1', ?, 'acp', 'editor', ?, ?, ?, ?)")
         .bind(&bob).bind(&beat).bind(&beat).bind(&beat).bind(i64::from(std::process::id()))
         .execute(&pool).await.unwrap();
@@ -191,7 +191,7 @@ async fn a_delete_whose_export_fails_stays_unfinished_until_the_export_is_comple
     assert!(!archive.join("cascade/memory.json").exists());
     assert_eq!(memory_rows(root, "carol").await.len(), 3);
     assert!(matches!(
-        warren_runtime::lifecycle::refuse_if_pending(&layout, "carol"),
+        warren_state::lifecycle::refuse_if_pending(&layout, "carol"),
         Err(LifecycleError::Pending { .. })
     ));
     // Rerun with the fault still there: still unfinished, still nothing lost.
@@ -214,7 +214,7 @@ async fn a_delete_whose_export_fails_stays_unfinished_until_the_export_is_comple
     let export = std::fs::read_to_string(archive.join("cascade/memory.json")).unwrap();
     assert_eq!(export.matches("\"key\"").count(), 3, "{export}");
     assert!(memory_rows(root, "carol").await.is_empty());
-    assert!(warren_runtime::lifecycle::refuse_if_pending(&layout, "carol").is_ok());
+    assert!(warren_state::lifecycle::refuse_if_pending(&layout, "carol").is_ok());
     // A restore brings the rows back from the export.
     let back = lifecycle(root)
         .await
@@ -318,8 +318,8 @@ async fn restore_refuses_a_taken_alias_unless_renamed() {
 
 #[tokio::test]
 async fn runtime_cron_jobs_are_archived_purged_and_restored() {
-    use warren_runtime::cron::CronStore;
     use warren_runtime::lifecycle::CronJobsState;
+    use warren_state::cron::CronStore;
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     build(root).await;
@@ -371,8 +371,8 @@ async fn runtime_cron_jobs_are_archived_purged_and_restored() {
 
 #[tokio::test]
 async fn cron_cursors_are_archived_purged_and_restored_with_the_agent() {
-    use warren_runtime::cron::CronStore;
     use warren_runtime::lifecycle::CronJobsState;
+    use warren_state::cron::CronStore;
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     build(root).await;

@@ -11,9 +11,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use warren_runtime::host::{Host, HostEnv, HostError};
 use warren_runtime::lifecycle::{
-    refuse_if_pending, InterruptAfter, InterruptBeforeJournal, Lifecycle, LifecycleError,
-    RunOptions, StepHook,
+    InterruptAfter, InterruptBeforeJournal, Lifecycle, LifecycleError, RunOptions, StepHook,
 };
+use warren_state::lifecycle::refuse_if_pending;
 use warren_testkit::faults::{refuse_pg_writes, Frozen};
 use warren_types::TurnTrigger;
 

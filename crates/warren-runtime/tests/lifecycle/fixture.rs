@@ -9,11 +9,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use warren_config::InstallLayout;
 use warren_memory::{Clock, MemoryStores, NewMemory};
-use warren_runtime::db::open_sessions_db;
 use warren_runtime::lifecycle::Lifecycle;
-use warren_runtime::receipts::ReceiptLog;
-use warren_runtime::secrets::FileSecretStore;
-use warren_runtime::sessions::{SessionKind, SessionStore};
+use warren_state::db::open_sessions_db;
+use warren_state::receipts::ReceiptLog;
+use warren_state::secrets::FileSecretStore;
+use warren_state::sessions::{SessionKind, SessionStore};
 use warren_types::{MemoryBackendKind, TurnEvent, TurnTrigger};
 
 pub const CONFIG: &str = r#"schema_version = 1

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use warren_config::InstallLayout;
 use warren_runtime::host::{Host, HostEnv, HostError};
-use warren_runtime::lifecycle::{refuse_if_pending, InterruptAfter, LifecycleError, RunOptions};
+use warren_runtime::lifecycle::{InterruptAfter, LifecycleError, RunOptions};
+use warren_state::lifecycle::refuse_if_pending;
 use warren_types::TurnTrigger;
 
 const GO: RunOptions = RunOptions {

@@ -7,9 +7,9 @@ use std::time::Duration;
 use warren_config::InstallLayout;
 use warren_memory::{MemoryStores, RecallQuery};
 use warren_runtime::lifecycle::{LifecycleError, RunOptions};
-use warren_runtime::receipts::ReceiptLog;
-use warren_runtime::secrets::FileSecretStore;
-use warren_runtime::sessions::SessionStore;
+use warren_state::receipts::ReceiptLog;
+use warren_state::secrets::FileSecretStore;
+use warren_state::sessions::SessionStore;
 use warren_types::TurnTrigger;
 
 const GO: RunOptions = RunOptions {
@@ -77,7 +77,7 @@ async fn rename_rewrites_every_reference_and_moves_all_owned_state() {
     assert!(memory_rows(root, "alice").await.is_empty());
 
     // Sessions, usage, receipts follow the one agent id row.
-    let pool = warren_runtime::db::open_sessions_db(&layout.sessions_db())
+    let pool = warren_state::db::open_sessions_db(&layout.sessions_db())
         .await
         .unwrap();
     let sessions = SessionStore::new(pool.clone());

@@ -2,7 +2,7 @@
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
-use warren_runtime::secrets::{FileSecretStore, SecretError, SecretRef, SecretStore};
+use warren_state::secrets::{FileSecretStore, SecretError, SecretRef, SecretStore};
 use warren_testkit::TestInstall;
 
 #[test]
@@ -63,8 +63,8 @@ fn tampering_and_loose_key_permissions_fail_closed() {
 
 mod keyring {
     use std::collections::{BTreeMap, HashMap};
-    use warren_runtime::keyring::{open_user_secrets, KeyringStore};
-    use warren_runtime::secrets::{FileSecretStore, SecretError, SecretRef, SecretStore};
+    use warren_state::keyring::{open_user_secrets, KeyringStore};
+    use warren_state::secrets::{FileSecretStore, SecretError, SecretRef, SecretStore};
     use warren_testkit::keyring::TestKeyring;
     use warren_testkit::TestInstall;
     use warren_types::SecretBackendKind;

@@ -2,13 +2,26 @@
 //! `data/paused.lock` by every process of the install (the window, the tray, the CLI), so a
 //! paused agent runs no new turn wherever its turn would start.
 
-use crate::host::HostError;
-use warren_config::{load_config, InstallLayout};
+use warren_config::{load_config, ConfigError, InstallLayout};
+
+/// Why the paused agents could not be read or changed.
+#[derive(Debug, thiserror::Error)]
+pub enum PauseError {
+    /// The config is missing or invalid.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// An alias to pause is not an agent of the config.
+    #[error("agent `{0}` does not exist")]
+    UnknownAgent(String),
+    /// The paused-agents file (`<install>/data/paused.json`) could not be read or written.
+    #[error("paused agents: {0}")]
+    State(String),
+}
 
 /// Takes `data/paused.lock` exclusively to change `paused.json` ([`paused_agents`] takes it
 /// shared to read). Every change and every read is ordered by it across processes. The lock
 /// belongs to the open file: do not read through [`paused_agents`] while holding it.
-fn lock_paused(layout: &InstallLayout) -> Result<std::fs::File, HostError> {
+fn lock_paused(layout: &InstallLayout) -> Result<std::fs::File, PauseError> {
     let lock_path = layout.paused_lock_path();
     // The open error names the file already; the lock error is given its name here.
     crate::agent_lock::open_lock_file(&lock_path)
@@ -17,7 +30,7 @@ fn lock_paused(layout: &InstallLayout) -> Result<std::fs::File, HostError> {
                 .map(|()| f)
                 .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", lock_path.display())))
         })
-        .map_err(|e| HostError::PauseState(format!("locking {e}")))
+        .map_err(|e| PauseError::State(format!("locking {e}")))
 }
 
 /// Pauses (or resumes) `aliases` in the install's `data/paused.json` (written atomically);
@@ -27,7 +40,7 @@ pub fn set_paused_agents(
     layout: &InstallLayout,
     aliases: &[String],
     paused: bool,
-) -> Result<std::collections::BTreeSet<String>, HostError> {
+) -> Result<std::collections::BTreeSet<String>, PauseError> {
     // One writer at a time across processes (the window, the tray, the CLI): the read-modify-
     // write below happens under an exclusive lock on `data/paused.lock`.
     let lock = lock_paused(layout)?;
@@ -44,13 +57,13 @@ pub fn set_paused_agents(
 pub fn pause_configured_agents(
     layout: &InstallLayout,
     aliases: Option<&[String]>,
-) -> Result<std::collections::BTreeSet<String>, HostError> {
+) -> Result<std::collections::BTreeSet<String>, PauseError> {
     let lock = lock_paused(layout)?;
     let config = load_config(layout)?.config;
     let targets: Vec<String> = match aliases {
         Some(aliases) => {
             if let Some(unknown) = aliases.iter().find(|a| !config.agents.contains_key(*a)) {
-                return Err(HostError::UnknownAgent(unknown.clone()));
+                return Err(PauseError::UnknownAgent(unknown.clone()));
             }
             aliases.to_vec()
         }
@@ -66,7 +79,7 @@ fn write_paused(
     layout: &InstallLayout,
     aliases: &[String],
     paused: bool,
-) -> Result<std::collections::BTreeSet<String>, HostError> {
+) -> Result<std::collections::BTreeSet<String>, PauseError> {
     let mut set = read_paused(layout)?;
     for a in aliases {
         if paused {
@@ -76,9 +89,9 @@ fn write_paused(
         }
     }
     let path = layout.paused_path();
-    let text = serde_json::to_vec_pretty(&set).map_err(|e| HostError::PauseState(e.to_string()))?;
+    let text = serde_json::to_vec_pretty(&set).map_err(|e| PauseError::State(e.to_string()))?;
     warren_config::write_atomic(&path, &text)
-        .map_err(|e| HostError::PauseState(format!("writing {}: {e}", path.display())))?;
+        .map_err(|e| PauseError::State(format!("writing {}: {e}", path.display())))?;
     Ok(set)
 }
 
@@ -87,7 +100,7 @@ fn write_paused(
 /// a shared lock on `data/paused.lock`, so a change being made is read whole, before or after.
 pub fn paused_agents(
     layout: &InstallLayout,
-) -> Result<std::collections::BTreeSet<String>, HostError> {
+) -> Result<std::collections::BTreeSet<String>, PauseError> {
     // No data folder: nothing was ever paused (and a read creates no folder).
     if !layout.data_dir().is_dir() {
         return Ok(Default::default());
@@ -98,14 +111,13 @@ pub fn paused_agents(
     let lock_path = layout.paused_lock_path();
     let lock = match std::fs::File::open(&lock_path) {
         Ok(file) => {
-            file.lock_shared().map_err(|e| {
-                HostError::PauseState(format!("locking {}: {e}", lock_path.display()))
-            })?;
+            file.lock_shared()
+                .map_err(|e| PauseError::State(format!("locking {}: {e}", lock_path.display())))?;
             Some(file)
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => {
-            return Err(HostError::PauseState(format!(
+            return Err(PauseError::State(format!(
                 "opening {}: {e}",
                 lock_path.display()
             )))
@@ -117,13 +129,13 @@ pub fn paused_agents(
 }
 
 /// `paused.json` as it is now, without taking the lock.
-fn read_paused(layout: &InstallLayout) -> Result<std::collections::BTreeSet<String>, HostError> {
+fn read_paused(layout: &InstallLayout) -> Result<std::collections::BTreeSet<String>, PauseError> {
     let path = layout.paused_path();
     match std::fs::read(&path) {
         Ok(bytes) => serde_json::from_slice(&bytes)
-            .map_err(|e| HostError::PauseState(format!("{}: {e}", path.display()))),
+            .map_err(|e| PauseError::State(format!("{}: {e}", path.display()))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Default::default()),
-        Err(e) => Err(HostError::PauseState(format!(
+        Err(e) => Err(PauseError::State(format!(
             "reading {}: {e}",
             path.display()
         ))),

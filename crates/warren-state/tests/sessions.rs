@@ -2,8 +2,8 @@
 
 use chrono::{TimeZone, Utc};
 use serde_json::json;
-use warren_runtime::db::open_sessions_db;
-use warren_runtime::sessions::{SessionKind, SessionStore};
+use warren_state::db::open_sessions_db;
+use warren_state::sessions::{SessionKind, SessionStore};
 use warren_testkit::TestInstall;
 use warren_types::{EventKind, TurnEvent, TurnTrigger};
 
@@ -255,8 +255,8 @@ async fn an_undecodable_column_is_an_error_naming_it() {
 #[tokio::test]
 async fn owned_state_exports_name_an_undecodable_column() {
     use sqlx::Connection;
-    use warren_runtime::acp::AcpSessions;
-    use warren_runtime::owned_state;
+    use warren_state::acp_sessions::AcpSessions;
+    use warren_state::owned_state;
     let t = TestInstall::empty().unwrap();
     let now = Utc.with_ymd_and_hms(2026, 3, 1, 12, 0, 0).unwrap();
     let path = t.layout().sessions_db();

@@ -53,24 +53,30 @@ pub struct InboxAnswer {
 
 /// What an answering process sends over the waiting process's socket (one line of JSON).
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct AnswerMessage {
-    pub(crate) turn_id: String,
-    pub(crate) call_id: String,
+pub struct AnswerMessage {
+    /// The waiting call's turn.
+    pub turn_id: String,
+    /// The waiting call.
+    pub call_id: String,
     /// The digest of the request the answerer read ([`request_digest`]).
-    pub(crate) request: String,
-    pub(crate) decision: ApprovalDecision,
-    pub(crate) message: Option<String>,
+    pub request: String,
+    /// The answer.
+    pub decision: ApprovalDecision,
+    /// A message for the model (with a denial).
+    pub message: Option<String>,
 }
 
 /// The waiting process's reply (one line of JSON).
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct AnswerReply {
-    pub(crate) ok: bool,
-    pub(crate) reason: Option<String>,
+pub struct AnswerReply {
+    /// Whether the answer was taken.
+    pub ok: bool,
+    /// Why it was not.
+    pub reason: Option<String>,
 }
 
 /// The longest message either side reads.
-pub(crate) const MAX_ANSWER_LINE: usize = 64 * 1024;
+pub const MAX_ANSWER_LINE: usize = 64 * 1024;
 
 /// The digest binding an answer to one request: its agent, turn, call, tool and arguments.
 pub fn request_digest(
@@ -159,7 +165,8 @@ impl Inbox {
         hex::encode(&h.finalize()[..16])
     }
 
-    fn request_path(&self, turn_id: &str, call_id: &str) -> PathBuf {
+    /// The record of the request of `call_id` in `turn_id`.
+    pub fn request_path(&self, turn_id: &str, call_id: &str) -> PathBuf {
         self.dir
             .join(format!("{}.request.json", Self::id(turn_id, call_id)))
     }
@@ -171,7 +178,7 @@ impl Inbox {
 
     /// Binds this process's answer socket (a stale one of a process that had the same pid is
     /// replaced), readable and writable by the user only.
-    pub(crate) fn listen(&self) -> Result<tokio::net::UnixListener, InboxError> {
+    pub fn listen(&self) -> Result<tokio::net::UnixListener, InboxError> {
         use std::os::unix::fs::PermissionsExt;
         self.ensure_dir()?;
         let path = self.socket_path(std::process::id());
@@ -335,8 +342,6 @@ impl Inbox {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::approval::ApprovalBroker;
-    use warren_types::AsyncApprover;
 
     fn request(call: &str) -> PendingApproval {
         PendingApproval {
@@ -347,67 +352,6 @@ mod tests {
             arguments: "{\"command\":\"ls\"}".into(),
             reason: "supervised".into(),
         }
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_parked_request_is_listed_answered_over_the_socket_and_withdrawn() {
-        let dir = tempfile::tempdir().unwrap();
-        let layout = InstallLayout::new(dir.path());
-        let inbox = Inbox::for_install(&layout);
-        assert!(inbox.list().unwrap().is_empty());
-        let broker = ApprovalBroker::with_inbox(Inbox::for_install(&layout));
-        let wait = broker.ask(request("../../etc/passwd"));
-        let listed = inbox.list().unwrap();
-        assert_eq!(listed.len(), 1);
-        assert_eq!(listed[0].call_id, "../../etc/passwd");
-        assert_eq!(listed[0].pid, std::process::id());
-        // The file names never carry the model's call id.
-        for e in std::fs::read_dir(inbox.dir()).unwrap() {
-            let name = e.unwrap().file_name().into_string().unwrap();
-            assert!(!name.contains(".."), "{name}");
-        }
-        let a = InboxAnswer {
-            decision: ApprovalDecision::Deny,
-            message: Some("not now".into()),
-        };
-        assert!(matches!(
-            inbox.answer("t1", "other", &a).await,
-            Err(InboxError::NotWaiting { .. })
-        ));
-        // This test process is outside every tool call: its answer is taken.
-        inbox.answer("t1", "../../etc/passwd", &a).await.unwrap();
-        let got = wait.await;
-        assert_eq!(got.decision, ApprovalDecision::Deny);
-        assert_eq!(got.message.as_deref(), Some("not now"));
-        assert!(inbox.list().unwrap().is_empty(), "withdrawn once answered");
-        assert!(matches!(
-            inbox.answer("t1", "../../etc/passwd", &a).await,
-            Err(InboxError::NotWaiting { .. })
-        ));
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn an_answer_for_other_arguments_is_refused_and_the_request_still_waits() {
-        let dir = tempfile::tempdir().unwrap();
-        let layout = InstallLayout::new(dir.path());
-        let inbox = Inbox::for_install(&layout);
-        let broker = ApprovalBroker::with_inbox(Inbox::for_install(&layout));
-        let _wait = broker.ask(request("c1"));
-        // The record the answerer reads shows other arguments than the call that waits.
-        let path = inbox.request_path("t1", "c1");
-        let mut r: InboxRequest = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-        r.arguments = "{\"command\":\"touch harmless.txt\"}".into();
-        std::fs::write(&path, serde_json::to_vec(&r).unwrap()).unwrap();
-        let a = InboxAnswer {
-            decision: ApprovalDecision::ApproveOnce,
-            message: None,
-        };
-        let e = inbox.answer("t1", "c1", &a).await.unwrap_err();
-        assert!(
-            matches!(&e, InboxError::Refused { reason } if reason.contains("another request")),
-            "{e}"
-        );
-        assert_eq!(broker.pending().len(), 1, "still waiting");
     }
 
     #[test]

@@ -29,7 +29,7 @@ pub fn lock_path(layout: &InstallLayout, alias: &str) -> PathBuf {
 
 /// Opens (creating it and its folder when missing) the lock file at `path`; the error names the
 /// file. The file's content is never used: only its `flock`.
-pub(crate) fn open_lock_file(path: &Path) -> io::Result<File> {
+pub fn open_lock_file(path: &Path) -> io::Result<File> {
     let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", path.display()));
     if let Some(dir) = path.parent() {
         fs::create_dir_all(dir).map_err(named)?;

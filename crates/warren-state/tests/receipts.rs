@@ -2,9 +2,9 @@
 
 use serde_json::json;
 use sqlx::SqlitePool;
-use warren_runtime::db::open_sessions_db;
-use warren_runtime::receipts::ReceiptLog;
-use warren_runtime::secrets::FileSecretStore;
+use warren_state::db::open_sessions_db;
+use warren_state::receipts::ReceiptLog;
+use warren_state::secrets::FileSecretStore;
 use warren_testkit::TestInstall;
 
 async fn log_with(n: usize, t: &TestInstall) -> (ReceiptLog, SqlitePool) {
@@ -168,7 +168,7 @@ async fn an_undecodable_receipt_column_is_an_error_naming_it() {
         .fetch_one(&pool)
         .await
         .unwrap();
-    let e = warren_runtime::owned_state::export_receipts(&pool, &aid)
+    let e = warren_state::owned_state::export_receipts(&pool, &aid)
         .await
         .unwrap_err();
     assert!(e.to_string().contains("`seq` of table `receipts`"), "{e}");
@@ -183,7 +183,7 @@ async fn anchored_seq(t: &TestInstall, pool: &SqlitePool, alias: &str) -> i64 {
         .fetch_one(pool)
         .await
         .unwrap();
-    let path = warren_runtime::receipts::anchor_path(&t.layout());
+    let path = warren_state::receipts::anchor_path(&t.layout());
     let Ok(bytes) = std::fs::read(&path) else {
         return 0;
     };
@@ -198,7 +198,7 @@ async fn the_anchor_is_raised_after_the_commit_a_new_chain_at_once_a_longer_one_
     let secrets = FileSecretStore::for_install(&t.layout());
     let log = ReceiptLog::new(pool.clone(), &secrets)
         .unwrap()
-        .with_anchor(warren_runtime::receipts::anchor_path(&t.layout()));
+        .with_anchor(warren_state::receipts::anchor_path(&t.layout()));
     let args = json!({"path": "f"});
     let append = |_: usize| log.append("alice", "file_read", &args, "x");
     append(1).await.unwrap();
@@ -213,12 +213,12 @@ async fn the_anchor_is_raised_after_the_commit_a_new_chain_at_once_a_longer_one_
     log.anchor_pending().await.unwrap();
     assert_eq!(anchored_seq(&t, &pool, "alice").await, 4);
     // ... and nothing pending writes nothing.
-    let before = std::fs::metadata(warren_runtime::receipts::anchor_path(&t.layout()))
+    let before = std::fs::metadata(warren_state::receipts::anchor_path(&t.layout()))
         .unwrap()
         .modified()
         .unwrap();
     log.anchor_pending().await.unwrap();
-    let after = std::fs::metadata(warren_runtime::receipts::anchor_path(&t.layout()))
+    let after = std::fs::metadata(warren_state::receipts::anchor_path(&t.layout()))
         .unwrap()
         .modified()
         .unwrap();
@@ -231,7 +231,7 @@ async fn the_anchor_is_raised_after_the_commit_a_new_chain_at_once_a_longer_one_
     drop(log);
     let log = ReceiptLog::new(pool.clone(), &secrets)
         .unwrap()
-        .with_anchor(warren_runtime::receipts::anchor_path(&t.layout()));
+        .with_anchor(warren_state::receipts::anchor_path(&t.layout()));
     assert_eq!(anchored_seq(&t, &pool, "alice").await, 4);
     let v = log.verify("alice").await.unwrap();
     assert!(v.ok && v.checked == 6, "{v:?}");
