@@ -3,41 +3,15 @@
 use warren_config::{ConfigError, DocumentError};
 use warren_types::{ApiError, ErrorCode};
 
-/// Converts a config-layer error into an API error, keeping every validation issue as a detail.
+/// Converts a config-layer error into an API error, keeping every validation issue as a detail
+/// (the mapping is warren-config's `From<ConfigError> for ApiError`).
 pub fn config_error(e: ConfigError) -> ApiError {
-    match &e {
-        ConfigError::NotFound { .. } => ApiError::new(ErrorCode::NotFound, e.to_string()),
-        ConfigError::Io { .. } => ApiError::new(ErrorCode::Io, e.to_string()),
-        ConfigError::Invalid { path, errors } => ApiError::new(
-            ErrorCode::InvalidConfig,
-            format!(
-                "{} has {} error{}",
-                path.display(),
-                errors.issues.len(),
-                if errors.issues.len() == 1 { "" } else { "s" }
-            ),
-        )
-        .with_details(
-            errors
-                .issues
-                .iter()
-                .map(std::string::ToString::to_string)
-                .collect(),
-        ),
-        ConfigError::Edit(d) => document_error(d.clone()),
-    }
+    ApiError::from(e)
 }
 
 /// Converts a refused edit into an API error.
 pub(crate) fn document_error(e: DocumentError) -> ApiError {
-    let code = match &e {
-        DocumentError::AlreadyExists { .. } => ErrorCode::AlreadyExists,
-        DocumentError::NotFound { .. } => ErrorCode::NotFound,
-        DocumentError::InvalidAlias { .. } => ErrorCode::InvalidArgument,
-        DocumentError::LifecycleOnly { .. } => ErrorCode::InvalidArgument,
-        DocumentError::Syntax(_) | DocumentError::NotATable { .. } => ErrorCode::InvalidConfig,
-    };
-    ApiError::new(code, e.to_string())
+    ApiError::from(e)
 }
 
 /// Converts a host error into an API error.

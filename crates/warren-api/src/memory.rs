@@ -50,7 +50,7 @@ pub struct ForgottenMemory {
 
 /// Maps a memory error to the API error with its stable code.
 pub(crate) fn memory_error(e: MemoryError) -> ApiError {
-    ApiError::new(e.code(), e.to_string())
+    ApiError::from(e)
 }
 
 pub(crate) fn item(e: MemoryEntry) -> MemoryItem {

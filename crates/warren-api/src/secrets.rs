@@ -10,14 +10,7 @@ use warren_types::ReceiptVerification;
 use warren_types::{ApiError, ErrorCode, SecretBackendKind};
 
 pub(crate) fn secret_error(e: SecretError) -> ApiError {
-    let code = match &e {
-        SecretError::InvalidName { .. } => ErrorCode::InvalidArgument,
-        SecretError::Io { .. } => ErrorCode::Io,
-        SecretError::InsecureKey { .. } | SecretError::Corrupt { .. } | SecretError::Backend(_) => {
-            ErrorCode::Storage
-        }
-    };
-    ApiError::new(code, e.to_string())
+    ApiError::from(e)
 }
 
 /// One stored secret's name (values are never returned).

@@ -444,7 +444,8 @@ fn decode_grant(v: &Value, path: &str, out: &mut Vec<Issue>) -> Option<MemoryGra
     }
 }
 
-const RISK_KEYS: &[&str] = &[
+/// The keys of a `[risk_profiles.<name>]` table, in the order the decoder reads them.
+pub const RISK_KEYS: &[&str] = &[
     "level",
     "workspace_only",
     "allowed_commands",

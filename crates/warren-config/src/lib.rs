@@ -3,6 +3,7 @@
 //! reference graph that the lifecycle service uses.
 
 mod agent_edit;
+mod api_error;
 mod atomic;
 mod authority;
 mod decode;
@@ -19,6 +20,7 @@ mod validate;
 
 pub use atomic::{write_atomic, write_atomic_with, SaveFault, SaveStep};
 pub use authority::{nested_workspace_warnings, secret_owner};
+pub use decode::RISK_KEYS;
 pub use document::{ConfigDocument, DocumentError, NewAgent};
 pub use held::{held_references, HeldReference};
 pub use issue::{ConfigErrors, Issue};

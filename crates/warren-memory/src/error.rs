@@ -91,6 +91,13 @@ pub enum MemoryError {
     },
 }
 
+impl From<MemoryError> for warren_types::ApiError {
+    /// The error's [`MemoryError::code`] and its message.
+    fn from(e: MemoryError) -> Self {
+        warren_types::ApiError::new(e.code(), e.to_string())
+    }
+}
+
 impl MemoryError {
     /// The stable API error code for this error.
     pub fn code(&self) -> ErrorCode {

@@ -414,6 +414,20 @@ impl SecretStore for FileSecretStore {
     }
 }
 
+impl From<SecretError> for warren_types::ApiError {
+    fn from(e: SecretError) -> Self {
+        use warren_types::ErrorCode;
+        let code = match &e {
+            SecretError::InvalidName { .. } => ErrorCode::InvalidArgument,
+            SecretError::Io { .. } => ErrorCode::Io,
+            SecretError::InsecureKey { .. }
+            | SecretError::Corrupt { .. }
+            | SecretError::Backend(_) => ErrorCode::Storage,
+        };
+        warren_types::ApiError::new(code, e.to_string())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,9 +3,47 @@
 
 use super::*;
 use crate::test_support::runtime;
+use std::collections::BTreeSet;
+use std::path::Path;
 use std::str::FromStr;
-use warren_memory::{ListQuery, RecallQuery};
+use std::sync::Arc;
+use uuid::Uuid;
+use warren_config::InstallLayout;
+use warren_import::{pending_imports as pending_jobs, PAGE};
+use warren_memory::{ListQuery, MemoryEntry, MemoryStore, MemoryStores, RecallQuery};
 use warren_runtime::lifecycle::{InterruptAfter, InterruptBeforeJournal};
+use warren_state::lifecycle::StepHook;
+use warren_state::secrets::{SecretRef, SecretStore};
+use warren_types::{ErrorCode, MemoryBackendKind};
+
+/// An RFC 3339 time with any offset, as an instant (as the importer reads the source's).
+fn parse_time(s: &str) -> Option<chrono::DateTime<chrono::Utc>> {
+    chrono::DateTime::parse_from_rfc3339(s)
+        .ok()
+        .map(|t| t.with_timezone(&chrono::Utc))
+}
+
+/// Warren's SQLite memory store, as the importer writes it.
+async fn import_store(w: &Warren, config: &warren_types::Config) -> Arc<dyn MemoryStore> {
+    MemoryStores::new(w.layout().clone())
+        .shared_store(config, MemoryBackendKind::Sqlite)
+        .await
+        .unwrap()
+}
+
+/// The finished imports recorded in `data/import/zeroclaw.json`.
+fn read_records(layout: &InstallLayout) -> Result<Vec<serde_json::Value>, ApiError> {
+    let path = layout.data_dir().join("import").join("zeroclaw.json");
+    match std::fs::read(&path) {
+        Ok(b) => serde_json::from_slice(&b)
+            .map_err(|e| ApiError::new(ErrorCode::Io, format!("reading {}: {e}", path.display()))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(ApiError::new(
+            ErrorCode::Io,
+            format!("reading {}: {e}", path.display()),
+        )),
+    }
+}
 use warren_testkit::zeroclaw::{copy_zeroclaw_fixture, tree_snapshot};
 
 const BASE: &str = "schema_version = 1\n\n# my own agent\n[risk_profiles.p]\nlevel = \"supervised\"\n\n[agents.alice]\nrisk_profile = \"p\"\n";
@@ -78,8 +116,8 @@ fn source_rows(src: &Path) -> BTreeMap<(String, String), Row> {
                     (
                         c,
                         s,
-                        source::parse_time(&cr).unwrap(),
-                        source::parse_time(&up).unwrap(),
+                        parse_time(&cr).unwrap(),
+                        parse_time(&up).unwrap(),
                         content,
                     ),
                 )
@@ -96,7 +134,7 @@ fn micros(t: DateTime) -> i64 {
 fn warren_rows(w: &Warren, prefix: &str) -> BTreeMap<(String, String), Row> {
     runtime().block_on(async {
         let config = w.load().unwrap().config;
-        let store = w.import_store(&config).await.unwrap();
+        let store = import_store(w, &config).await;
         let mut out = BTreeMap::new();
         for a in ["researcher", "writer", "reviewer"] {
             let alias = format!("{prefix}{a}");
@@ -989,7 +1027,7 @@ async fn add_source_rows(pool: &sqlx::SqlitePool, alias: &str, range: std::ops::
 fn warren_rows_of(w: &Warren, aliases: &[&str]) -> BTreeMap<(String, String), (Row, Uuid)> {
     runtime().block_on(async {
         let config = w.load().unwrap().config;
-        let store = w.import_store(&config).await.unwrap();
+        let store = import_store(w, &config).await;
         let mut out = BTreeMap::new();
         for alias in aliases {
             let r = store.lookup_agent(alias).await.unwrap().unwrap();
@@ -1029,8 +1067,8 @@ fn source_rows_with_ids(src: &Path) -> BTreeMap<(String, String), (Row, String)>
         pool.close().await;
         rows.into_iter()
             .map(|(a, k, id, c, s, cr, up, content)| {
-                let cr = source::parse_time(&cr).unwrap();
-                let up = source::parse_time(&up).unwrap();
+                let cr = parse_time(&cr).unwrap();
+                let up = parse_time(&up).unwrap();
                 // Warren keeps microseconds.
                 let cr = chrono::DateTime::from_timestamp_micros(cr.timestamp_micros()).unwrap();
                 let up = chrono::DateTime::from_timestamp_micros(up.timestamp_micros()).unwrap();
@@ -1066,8 +1104,12 @@ fn a_bulk_import_with_colliding_ids_and_an_update_gives_the_exact_rows() {
         .collect();
     assert_eq!(colliding.len(), 297 + 198);
     rt.block_on(async {
-        let config = w.current_config().unwrap().0;
-        let store = w.import_store(&config).await.unwrap();
+        // No config yet: the importer plans against the default one.
+        let config = match w.layout().config_path().exists() {
+            true => w.load().unwrap().config,
+            false => warren_types::Config::default(),
+        };
+        let store = import_store(&w, &config).await;
         let now = chrono::Utc::now();
         let held: Vec<MemoryEntry> = colliding
             .iter()

@@ -148,8 +148,8 @@ impl Source {
         .collect();
         for a in aliases {
             let ws = Path::new("agents").join(a).join("workspace");
-            wanted.push(ws.join(crate::import::markdown::CORE_FILE));
-            let daily = ws.join(crate::import::markdown::DAILY_DIR);
+            wanted.push(ws.join(crate::markdown::CORE_FILE));
+            let daily = ws.join(crate::markdown::DAILY_DIR);
             if let Ok(rd) = std::fs::read_dir(self.root.join(&daily)) {
                 if !is_link_on_way(&self.root, &daily) {
                     for e in rd.flatten() {

@@ -124,16 +124,16 @@ fn parse(text: &str, file: &MdFile) -> Vec<Piece> {
 }
 
 /// The entries of a workspace's memory files, in file order; a key stored again later wins.
-/// Each file is read through `src`, never through a link.
+/// Each file is read through `read` (the source's reader, which never follows a link).
 pub fn entries(
-    src: &super::source::Source,
+    read: &dyn Fn(&Path) -> std::io::Result<String>,
     workspace: &Path,
 ) -> Result<Vec<MdEntry>, (PathBuf, std::io::Error)> {
     let mut by_key: BTreeMap<String, usize> = BTreeMap::new();
     let mut out: Vec<MdEntry> = Vec::new();
     for f in memory_files(workspace) {
         let path = workspace.join(&f.rel);
-        let text = src.read_to_string(&path).map_err(|e| (path.clone(), e))?;
+        let text = read(&path).map_err(|e| (path.clone(), e))?;
         for p in parse(&text, &f) {
             if let Piece::Entry(e) = p {
                 match by_key.get(&e.key) {

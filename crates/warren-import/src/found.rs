@@ -5,8 +5,7 @@ use serde::Serialize;
 use std::path::Path;
 use warren_types::ApiError;
 
-use super::{default_source, read_records};
-use crate::Warren;
+use crate::{default_source, read_records, Importer};
 
 /// A ZeroClaw install found at its default place.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -25,7 +24,7 @@ fn same_folder(a: &Path, b: &Path) -> bool {
     }
 }
 
-impl Warren {
+impl Importer<'_> {
     /// The ZeroClaw install at ZeroClaw's own default place (`$ZEROCLAW_CONFIG_DIR`, else
     /// `~/.zeroclaw`), when it has a `config.toml`; `None` otherwise. Reads nothing else of it.
     pub fn zeroclaw_install(&self) -> Result<Option<ZeroclawInstall>, ApiError> {

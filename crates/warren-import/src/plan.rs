@@ -524,20 +524,13 @@ fn map_risk(name: &str, t: &toml::Table, ctx: &mut Ctx, target: &Target) -> Risk
             p.forbidden_paths.push(raw);
         }
     }
-    let mut handled = vec![
-        "level",
-        "workspace_only",
-        "allowed_commands",
-        "forbidden_paths",
-        "allowed_roots",
-        "require_approval_for_medium_risk",
-        "block_high_risk_commands",
-        "auto_approve",
-        "always_ask",
-        "allowed_tools",
-        "excluded_tools",
-        "shell_env_passthrough",
-    ];
+    // ZeroClaw's autonomy table shares its keys with a Warren risk profile, except the three
+    // Warren tables it has no counterpart for (reported as unmapped when present).
+    let mut handled: Vec<&str> = warren_config::RISK_KEYS
+        .iter()
+        .copied()
+        .filter(|k| !matches!(*k, "sandbox" | "delegation" | "network"))
+        .collect();
     if let Some(dp) = t.get("delegation_policy").and_then(|v| v.as_table()) {
         handled.push("delegation_policy");
         match dp.get("mode").and_then(|v| v.as_str()) {
@@ -1276,7 +1269,7 @@ pub fn build(
         let mut sessions = 0;
         let mut rows = 0;
         if backend == MemoryBackendKind::Markdown {
-            match markdown::entries(src, &src_ws) {
+            match markdown::entries(&|p| src.read_to_string(p), &src_ws) {
                 Ok(entries) => {
                     for e in &entries {
                         *memory.entry(e.category.clone()).or_insert(0u64) += 1;
@@ -1465,7 +1458,12 @@ mod tests {
             (CalloutDirection::Stronger, "stronger"),
             (CalloutDirection::Weaker, "weaker"),
         ];
-        crate::test_support::assert_codes(&table);
+        for (value, code) in &table {
+            let json = serde_json::to_string(value).unwrap();
+            assert_eq!(json, format!("\"{code}\""), "{value:?}");
+            let back: CalloutDirection = serde_json::from_str(&json).unwrap();
+            assert_eq!(&back, value);
+        }
         for (d, code) in table {
             assert_eq!(d.as_str(), code);
         }

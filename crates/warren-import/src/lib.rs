@@ -1,4 +1,5 @@
-//! `warren import zeroclaw`: moving a ZeroClaw install into Warren (docs/import.md).
+//! The ZeroClaw importer behind `warren import zeroclaw` and the window's import: moving a
+//! ZeroClaw install into Warren (docs/import.md). `warren-api` calls it through [`Importer`].
 //!
 //! The source is only read: its config with a TOML parser, its memory database opened
 //! read-only and immutable, its workspaces copied. The import is one journaled operation
@@ -29,21 +30,20 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
-use warren_config::{ConfigDocument, ConfigError, InstallLayout};
+use warren_config::{ConfigDocument, ConfigError, ConfigStore, HostEnv, InstallLayout};
 use warren_memory::{MemoryEntry, MemoryStore, MemoryStores, NewMemory};
-use warren_runtime::lifecycle::{NoInterrupt, StepHook};
+use warren_state::keyring::open_user_secrets;
+use warren_state::lifecycle::{NoInterrupt, StepHook};
 use warren_state::secrets::{SecretRef, SecretStore};
 use warren_types::{ApiError, Config, ErrorCode, MemoryBackendKind};
 
-use crate::lifecycle_view::{LifecycleKind, PendingOperationView, ResumeOutcomeView};
-use crate::{config_error, Warren};
 use source::Source;
 
 /// Rows read and written per batch, each batch one transaction of Warren's store. Two batches
 /// are in memory at once (one written while the next is read, a few MB), which bounds the
 /// memory an import uses whatever the size of the source; fewer, bigger transactions write each
 /// touched index page to the log fewer times.
-const PAGE: i64 = 10_000;
+pub const PAGE: i64 = 10_000;
 
 /// Where the memory rows of an import stand: sent once before the first batch, after every
 /// batch of rows (read, then written or refused), and once for each agent finished earlier.
@@ -289,7 +289,63 @@ struct Prepared {
     config_exists: bool,
 }
 
-impl Warren {
+/// The importer of one Warren install: its config store and the host facts (home folder,
+/// environment) that say where ZeroClaw keeps its install and where secrets go.
+pub struct Importer<'a> {
+    store: &'a ConfigStore,
+    env: &'a HostEnv,
+}
+
+/// An unfinished import, as its journal entry (`data/import/journal/<id>.json`) records it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PendingImport {
+    /// The journal entry's id (its file name without `.json`).
+    pub id: String,
+    /// When it started (RFC 3339).
+    pub started_at: String,
+    /// The install imported from.
+    pub source: PathBuf,
+    /// The Warren aliases it writes.
+    pub aliases: Vec<String>,
+    /// The steps done so far, in order.
+    pub steps: Vec<String>,
+}
+
+/// The unfinished imports of the install at `layout`, in journal order; an entry that cannot be
+/// read is an error in its place.
+pub fn pending_imports(layout: &InstallLayout) -> Vec<Result<PendingImport, ApiError>> {
+    pending_jobs(layout)
+        .into_iter()
+        .map(|job| {
+            job.map(|j| PendingImport {
+                id: j.id,
+                started_at: j.started_at,
+                source: j.source,
+                aliases: j.aliases,
+                steps: j.steps,
+            })
+        })
+        .collect()
+}
+
+impl<'a> Importer<'a> {
+    /// The importer of the install whose config `store` keeps, with the host facts `env`.
+    pub fn new(store: &'a ConfigStore, env: &'a HostEnv) -> Self {
+        Importer { store, env }
+    }
+
+    fn layout(&self) -> &InstallLayout {
+        self.store.layout()
+    }
+
+    fn load(&self) -> Result<warren_config::LoadedConfig, ApiError> {
+        self.store.load().map_err(ApiError::from)
+    }
+
+    fn secret_store(&self) -> Result<warren_state::keyring::UserSecrets, ApiError> {
+        open_user_secrets(self.layout(), &self.env.vars).map_err(ApiError::from)
+    }
+
     fn import_source_path(&self, path: Option<&Path>) -> Result<PathBuf, ApiError> {
         match path {
             Some(p) => Ok(p.to_path_buf()),
@@ -329,17 +385,9 @@ impl Warren {
         let store = self.import_store(config).await?;
         let mut out = BTreeSet::new();
         for alias in aliases {
-            let known = store
-                .lookup_agent(alias)
-                .await
-                .map_err(crate::memory::memory_error)?;
+            let known = store.lookup_agent(alias).await.map_err(ApiError::from)?;
             if let Some(r) = known {
-                if store
-                    .count_for_agent(&r)
-                    .await
-                    .map_err(crate::memory::memory_error)?
-                    > 0
-                {
+                if store.count_for_agent(&r).await.map_err(ApiError::from)? > 0 {
                     out.insert(alias.clone());
                 }
             }
@@ -365,7 +413,7 @@ impl Warren {
         MemoryStores::new(self.layout().clone())
             .shared_store(config, MemoryBackendKind::Sqlite)
             .await
-            .map_err(crate::memory::memory_error)
+            .map_err(ApiError::from)
     }
 
     async fn prepare(
@@ -446,8 +494,8 @@ impl Warren {
             .await
     }
 
-    /// [`Warren::import_zeroclaw`] with a step hook (tests interrupt it after a step).
-    pub(crate) async fn import_zeroclaw_with(
+    /// [`Importer::import_zeroclaw`] with a step hook (tests interrupt it after a step).
+    pub async fn import_zeroclaw_with(
         &self,
         opts: &ImportOptions,
         progress: Progress<'_>,
@@ -620,8 +668,8 @@ impl Warren {
             if !prep.mapped.secrets.is_empty() {
                 let store = self.secret_store()?;
                 for (name, value) in &prep.mapped.secrets {
-                    let r = SecretRef::install(name).map_err(crate::secrets::secret_error)?;
-                    store.set(&r, value).map_err(crate::secrets::secret_error)?;
+                    let r = SecretRef::install(name).map_err(ApiError::from)?;
+                    store.set(&r, value).map_err(ApiError::from)?;
                 }
             }
             job.counts
@@ -741,10 +789,10 @@ impl Warren {
         let add = plan::config_text(&prep.mapped, &prep.src.root.display().to_string())
             .map_err(|e| ApiError::new(ErrorCode::Internal, e))?;
         let aliases: Vec<String> = prep.mapped.agents.keys().cloned().collect();
-        let store = self.config_store();
+        let store = self.store;
         if !self.layout().config_path().exists() {
             let text = format!("schema_version = {}\n{add}", warren_types::SCHEMA_VERSION);
-            store.create(&text).map_err(config_error)?;
+            store.create(&text).map_err(ApiError::from)?;
             return Ok(());
         }
         store
@@ -758,7 +806,7 @@ impl Warren {
                 *doc = ConfigDocument::parse(&text).map_err(ConfigError::from)?;
                 Ok(())
             })
-            .map_err(config_error)?;
+            .map_err(ApiError::from)?;
         Ok(())
     }
 
@@ -779,11 +827,7 @@ impl Warren {
             return Ok((0, 0));
         };
         // An earlier, interrupted attempt may have created the agent already: keep its id.
-        let mut agent_id = match store
-            .lookup_agent(&a.alias)
-            .await
-            .map_err(crate::memory::memory_error)?
-        {
+        let mut agent_id = match store.lookup_agent(&a.alias).await.map_err(ApiError::from)? {
             Some(r) => r.id,
             None => Uuid::parse_str(src_id).unwrap_or_else(|_| Uuid::new_v4()),
         };
@@ -813,7 +857,7 @@ impl Warren {
                 // next page is read while this one is written.
                 let write = store.import_agent(&a.alias, agent_id, &entries);
                 let (rep, following) = tokio::join!(write, next);
-                let rep = rep.map_err(crate::memory::memory_error)?;
+                let rep = rep.map_err(ApiError::from)?;
                 page = following?;
                 agent_id = rep.agent_id;
                 written += rep.imported;
@@ -884,7 +928,7 @@ impl Warren {
                 Some(MemoryBackendKind::Markdown) => {
                     let ws = self.layout().default_workspace(alias);
                     let src_ws = Path::new(&a.source_workspace);
-                    let entries = markdown::entries(&prep.src, src_ws)
+                    let entries = markdown::entries(&|p| prep.src.read_to_string(p), src_ws)
                         .map_err(|(p, e)| io_err("reading", &p, e))?;
                     let rows: Vec<MemoryEntry> = entries
                         .into_iter()
@@ -903,10 +947,7 @@ impl Warren {
                         })
                         .collect();
                     let store = warren_memory::MarkdownStore::new(alias.clone(), ws);
-                    let (written, skipped) = store
-                        .import(&rows)
-                        .await
-                        .map_err(crate::memory::memory_error)?;
+                    let (written, skipped) = store.import(&rows).await.map_err(ApiError::from)?;
                     counts.markdown_entries += written;
                     counts.memory_rows_skipped += skipped;
                 }
@@ -930,68 +971,6 @@ impl Warren {
             imported: counts,
             warnings,
         })
-    }
-
-    /// The unfinished imports as the list of unfinished operations shows them, with the error
-    /// of the last attempt to finish each (`errors`, by journal id).
-    pub(crate) fn pending_import_views(
-        &self,
-        errors: &BTreeMap<String, String>,
-    ) -> Vec<PendingOperationView> {
-        let hint = "warren agents unfinished --finish (or run the same import again)".to_string();
-        pending_jobs(self.layout())
-            .into_iter()
-            .map(|job| match job {
-                Ok(j) => PendingOperationView {
-                    kind: LifecycleKind::Import,
-                    description: import_description(&j.source),
-                    aliases: j.aliases.clone(),
-                    started_at: j.started_at.clone(),
-                    steps_done: j.steps.iter().map(|s| import_step_label(s)).collect(),
-                    stopped_at: None,
-                    last_error: errors.get(&j.id).cloned(),
-                    hint: hint.clone(),
-                    journal: j.id,
-                },
-                Err(e) => PendingOperationView {
-                    journal: String::new(),
-                    kind: LifecycleKind::Unreadable,
-                    description: "an unreadable import journal entry".into(),
-                    aliases: Vec::new(),
-                    started_at: String::new(),
-                    steps_done: Vec::new(),
-                    stopped_at: None,
-                    last_error: Some(e.message),
-                    hint: format!(
-                        "repair or remove the file under {}",
-                        journal_dir(self.layout()).display()
-                    ),
-                },
-            })
-            .collect()
-    }
-
-    /// [`Warren::resume_imports`] as resume outcomes: one per unfinished import, finished or
-    /// with the reason it is not.
-    pub(crate) async fn resume_import_views(&self) -> Vec<ResumeOutcomeView> {
-        let sources: BTreeMap<String, PathBuf> = pending_jobs(self.layout())
-            .into_iter()
-            .filter_map(Result::ok)
-            .map(|j| (j.id, j.source))
-            .collect();
-        self.resume_imports()
-            .await
-            .into_iter()
-            .map(|(id, r)| ResumeOutcomeView {
-                operation: sources
-                    .get(&id)
-                    .map(|s| import_description(s))
-                    .unwrap_or_else(|| "an unreadable import journal entry".into()),
-                journal: id,
-                ok: r.is_ok(),
-                error: r.err().map(|e| e.message),
-            })
-            .collect()
     }
 
     /// Finishes every interrupted import (at start, like unfinished renames and deletes).
@@ -1022,12 +1001,13 @@ impl Warren {
     }
 }
 
-fn import_description(source: &Path) -> String {
+/// How the list of unfinished operations names an import of `source`.
+pub fn import_description(source: &Path) -> String {
     format!("import of the ZeroClaw install at {}", source.display())
 }
 
-/// An import step in a user's words.
-fn import_step_label(step: &str) -> String {
+/// An import step in a user's words, as the list of unfinished operations shows it.
+pub fn import_step_label(step: &str) -> String {
     match step.split_once(':') {
         Some(("workspace", a)) => format!("workspace of {a} copied"),
         Some(("memory", a)) => format!("memory of {a} imported"),
@@ -1073,7 +1053,7 @@ fn copy_workspace(
     }
     if markdown_agent && from_is_dir {
         let finals: BTreeMap<String, (chrono::DateTime<chrono::Utc>, String)> =
-            markdown::entries(src, from)
+            markdown::entries(&|p| src.read_to_string(p), from)
                 .map_err(|(p, e)| io_err("reading", &p, e))?
                 .into_iter()
                 .map(|e| (e.key, (e.created_at, e.content)))
@@ -1178,6 +1158,3 @@ fn copy_dir(
     }
     Ok(())
 }
-
-#[cfg(test)]
-mod tests;
