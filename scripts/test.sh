@@ -29,7 +29,7 @@ cargo machete
 echo "== layering: the front-ends reach the runtime only through warren-api"
 for pkg in warren-cli warren-desktop; do
   below=$(cargo tree --locked -e normal -p "$pkg" --depth 1 --prefix none \
-    | grep -E '^warren-(runtime|state|import|tools|memory|llm|policy|net) ' || true)
+    | grep -E '^warren-(runtime|state|acp|import|tools|memory|llm|policy|net) ' || true)
   if [ -n "$below" ]; then
     echo "$pkg depends directly on: $below (call warren-api instead)" >&2
     exit 1

@@ -3,7 +3,7 @@
 
 use crate::Warren;
 use tokio::io::{AsyncRead, AsyncWrite};
-use warren_runtime::acp::AcpError;
+use warren_acp::AcpError;
 use warren_types::{ApiError, ErrorCode};
 
 fn acp_error(e: AcpError) -> ApiError {
@@ -29,7 +29,7 @@ impl Warren {
         W: AsyncWrite + Unpin + Send + 'static,
     {
         let host = self.host().await?;
-        warren_runtime::acp::serve(host, agent, pid, input, output)
+        warren_acp::serve(host, agent, pid, input, output)
             .await
             .map_err(acp_error)
     }

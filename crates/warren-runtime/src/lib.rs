@@ -1,9 +1,9 @@
 //! Warren's agent host, the engine above the stored state (`warren-state`): the turn loop and
 //! the turn kit that builds one, approvals and events, delegation to other agents, MCP servers,
-//! the memory tools, the host that opens agents, the cron scheduler, the lifecycle service
-//! (rename, delete, restore) and the ACP server.
+//! the memory tools, the host that opens agents, the cron scheduler and the lifecycle service
+//! (rename, delete, restore). The ACP server that serves an agent to an editor is `warren-acp`,
+//! above this crate.
 
-pub mod acp;
 pub mod approval;
 pub mod bounded;
 pub mod cron;

@@ -1,7 +1,6 @@
 //! Integration tests of the runtime state against real files.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod acp;
 mod approvals;
 mod cron;
 mod crowd;

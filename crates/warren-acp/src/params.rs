@@ -3,11 +3,11 @@
 //! is refused naming the rule that decided, and the stdio MCP servers given are read (those of
 //! another transport are refused rather than dropped).
 
-use super::rpc::codes;
-use crate::mcp::ServerSpec;
+use crate::rpc::codes;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use warren_policy::{Access, Decision, Rule, SecurityPolicy};
+use warren_runtime::mcp::ServerSpec;
 use warren_types::McpServerConfig;
 
 /// A refused call: JSON-RPC code, message, and optional `data` (with a stable `code`).

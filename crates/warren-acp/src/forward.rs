@@ -4,11 +4,11 @@
 //! (among them the `tool_call` that announces the call) before the request itself, so an editor
 //! never sees a permission request for a call it does not know yet.
 
-use super::rpc::{Answer, Peer};
-use crate::approval::{ApprovalAnswer, ApprovalWait, AsyncApprover, PendingApproval};
+use crate::rpc::{Answer, Peer};
 use serde_json::{json, Value};
 use std::collections::HashSet;
 use tokio::sync::{mpsc, oneshot};
+use warren_runtime::approval::{ApprovalAnswer, ApprovalWait, AsyncApprover, PendingApproval};
 use warren_types::{ApprovalDecision, EventKind, TurnEvent};
 
 /// An approval waiting to be asked: the request, and where its answer is handed back.

@@ -1,5 +1,6 @@
-//! The Agent Client Protocol (rules §9.3) over stdio: JSON-RPC 2.0, one message per line, so
-//! editors can drive an agent. Sessions are recorded in `sessions.db` with the serving process
+//! The Agent Client Protocol front-end (rules §9.3): an agent of the runtime served over stdio,
+//! JSON-RPC 2.0, one message per line, so editors can drive it (`warren acp`, through
+//! `warren-api`). Sessions are recorded in `sessions.db` with the serving process
 //! and a heartbeat, so a crashed client's session ends instead of staying live forever.
 //!
 //! The framing is written here rather than taken from the `agent-client-protocol` crate: that
@@ -18,7 +19,7 @@ pub use server::{serve, PROTOCOL_VERSION};
 pub enum AcpError {
     /// The agent cannot be served (unknown, disabled, invalid config).
     #[error(transparent)]
-    Host(#[from] crate::host::HostError),
+    Host(#[from] warren_runtime::host::HostError),
     /// The sessions database failed.
     #[error(transparent)]
     Db(#[from] warren_state::db::DbError),

@@ -2,15 +2,10 @@
 //! turn with trigger `acp`, its events streamed as `session/update` notifications),
 //! `session/cancel`, and approvals asked as `session/request_permission`.
 
-use super::forward::{AcpApprover, Ask, Forwarder};
-use super::params::{check_initialize, session_cwd, session_mcp_servers, Refusal};
-use super::rpc::{codes, parse_line, Incoming, Peer};
-use super::AcpError;
-use crate::bounded::{Line, MAX_MESSAGE_BYTES};
-use crate::host::{Host, HostError};
-use crate::mcp::ServerSpec;
-use crate::turn::TurnStatus;
-use crate::turn_kit::SessionParts;
+use crate::forward::{AcpApprover, Ask, Forwarder};
+use crate::params::{check_initialize, session_cwd, session_mcp_servers, Refusal};
+use crate::rpc::{codes, parse_line, Incoming, Peer};
+use crate::AcpError;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -21,6 +16,11 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use warren_config::load_config;
 use warren_policy::SecurityPolicy;
+use warren_runtime::bounded::{Line, MAX_MESSAGE_BYTES};
+use warren_runtime::host::{Host, HostError};
+use warren_runtime::mcp::ServerSpec;
+use warren_runtime::turn::TurnStatus;
+use warren_runtime::turn_kit::SessionParts;
 use warren_state::acp_sessions::{
     process_alive, AcpSessions, HEARTBEAT_INTERVAL, HEARTBEAT_TIMEOUT,
 };
@@ -328,7 +328,7 @@ where
     let mut handlers = JoinSet::new();
     let mut lines = BufReader::new(reader);
     let read_error = loop {
-        let line = match crate::bounded::next_line(&mut lines, MAX_MESSAGE_BYTES).await {
+        let line = match warren_runtime::bounded::next_line(&mut lines, MAX_MESSAGE_BYTES).await {
             Ok(Some(Line::Text(l))) => l,
             Ok(Some(Line::TooLong(n))) => {
                 // Never held whole; the client hears why and the connection goes on.

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use warren_runtime::acp::serve;
+use warren_acp::serve;
 use warren_runtime::host::{Host, HostEnv};
 use warren_state::acp_sessions::{AcpSessions, HEARTBEAT_TIMEOUT};
 use warren_testkit::fake_llm::{FakeLlm, Reply};
@@ -24,7 +24,7 @@ async fn next(lines: &mut Lines) -> Value {
     serde_json::from_str::<Value>(&l).unwrap()
 }
 
-type Agent = tokio::task::JoinHandle<Result<(), warren_runtime::acp::AcpError>>;
+type Agent = tokio::task::JoinHandle<Result<(), warren_acp::AcpError>>;
 
 /// `alice` served over an in-memory pipe: the server task, the client's reading lines and its
 /// writing half.
