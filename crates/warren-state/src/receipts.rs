@@ -70,6 +70,46 @@ pub struct Receipt {
     pub mac: String,
 }
 
+/// What [`insert`] does when the receipt is stored already.
+pub(crate) enum Conflict {
+    /// The insert fails (a new receipt).
+    Fail,
+    /// The stored one stays (a chain imported again).
+    Ignore,
+}
+
+/// Stores `r` in `agent_id`'s chain; answers the rows written (0 when ignored).
+pub(crate) async fn insert(
+    conn: &mut sqlx::SqliteConnection,
+    agent_id: &str,
+    r: &Receipt,
+    conflict: Conflict,
+) -> Result<u64, sqlx::Error> {
+    let sql = match conflict {
+        Conflict::Fail => {
+            "INSERT INTO receipts (agent_id, seq, id, tool, args_hash, result_hash, time, prev_mac, mac)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        }
+        Conflict::Ignore => {
+            "INSERT OR IGNORE INTO receipts (agent_id, seq, id, tool, args_hash, result_hash, time, prev_mac, mac)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        }
+    };
+    let done = sqlx::query(sql)
+        .bind(agent_id)
+        .bind(r.seq)
+        .bind(&r.id)
+        .bind(&r.tool)
+        .bind(&r.args_hash)
+        .bind(&r.result_hash)
+        .bind(&r.time)
+        .bind(&r.prev_mac)
+        .bind(&r.mac)
+        .execute(conn)
+        .await?;
+    Ok(done.rows_affected())
+}
+
 /// Where the install keeps the receipt anchors: `<install>/data/receipt-anchors.json`.
 pub fn anchor_path(layout: &warren_config::InstallLayout) -> std::path::PathBuf {
     layout.data_dir().join("receipt-anchors.json")
@@ -230,21 +270,7 @@ impl ReceiptLog {
             mac: String::new(),
         };
         r.mac = self.receipt_mac(&aid, &r);
-        sqlx::query(
-            "INSERT INTO receipts (agent_id, seq, id, tool, args_hash, result_hash, time, prev_mac, mac)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(&aid)
-        .bind(r.seq)
-        .bind(&r.id)
-        .bind(&r.tool)
-        .bind(&r.args_hash)
-        .bind(&r.result_hash)
-        .bind(&r.time)
-        .bind(&r.prev_mac)
-        .bind(&r.mac)
-        .execute(&mut *tx)
-        .await?;
+        insert(&mut tx, &aid, &r, Conflict::Fail).await?;
         let head_mac = self.head_mac(&aid, r.seq, &r.mac);
         sqlx::query(
             "INSERT INTO receipt_heads (agent_id, last_seq, last_mac, head_mac) VALUES (?, ?, ?, ?)

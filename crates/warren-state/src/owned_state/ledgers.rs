@@ -162,22 +162,7 @@ pub async fn import_receipts(
     let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
     let mut n = 0;
     for r in &rec.receipts {
-        let done = sqlx::query(
-            "INSERT OR IGNORE INTO receipts (agent_id, seq, id, tool, args_hash, result_hash, time, prev_mac, mac)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(id)
-        .bind(r.seq)
-        .bind(&r.id)
-        .bind(&r.tool)
-        .bind(&r.args_hash)
-        .bind(&r.result_hash)
-        .bind(&r.time)
-        .bind(&r.prev_mac)
-        .bind(&r.mac)
-        .execute(&mut *tx)
-        .await?;
-        n += done.rows_affected();
+        n += crate::receipts::insert(&mut tx, id, r, crate::receipts::Conflict::Ignore).await?;
     }
     if let Some(h) = &rec.head {
         sqlx::query(
