@@ -386,9 +386,7 @@ impl AgentMemoryAdmin {
     /// The agent's UUID in the store, when it has one.
     pub async fn agent_id(&self) -> Result<Option<Uuid>, MemoryError> {
         match self {
-            AgentMemoryAdmin::Shared { store, alias } => {
-                Ok(store.lookup_agent(alias).await?.map(|a| a.id))
-            }
+            AgentMemoryAdmin::Shared { store, alias } => store.agent_id(alias).await,
             AgentMemoryAdmin::Markdown(s) => {
                 Ok(Some(crate::markdown::markdown_agent_id(s.alias())))
             }

@@ -103,16 +103,16 @@ impl MemoryStore for LucidStore {
     async fn ensure_agent(&self, alias: &str) -> Result<AgentRef, MemoryError> {
         self.local.ensure_agent(alias).await
     }
-    async fn lookup_agent(&self, alias: &str) -> Result<Option<AgentRef>, MemoryError> {
-        self.local.lookup_agent(alias).await
+    async fn agent_id(&self, alias: &str) -> Result<Option<Uuid>, MemoryError> {
+        self.local.agent_id(alias).await
     }
-    async fn store_with_agent(
+    async fn write_rows(
         &self,
         agent: &AgentRef,
         rows: &[NewMemory],
         now: DateTime<Utc>,
     ) -> Result<Vec<StoreReceipt>, MemoryError> {
-        let mut out = self.local.store_with_agent(agent, rows, now).await?;
+        let mut out = self.local.write_rows(agent, rows, now).await?;
         for receipt in &mut out {
             if let Err(w) = self.mirror(&receipt.entry).await {
                 tracing::warn!(agent = %agent.alias, "{w}");

@@ -40,24 +40,22 @@ impl MemoryStore for NoneStore {
             alias: alias.to_string(),
         })
     }
-    async fn lookup_agent(&self, alias: &str) -> Result<Option<AgentRef>, MemoryError> {
-        Ok(Some(self.ensure_agent(alias).await?))
+    async fn agent_id(&self, alias: &str) -> Result<Option<Uuid>, MemoryError> {
+        Ok(Some(none_id(alias)))
     }
-    async fn store_with_agent(
+    async fn write_rows(
         &self,
         agent: &AgentRef,
         rows: &[NewMemory],
         now: DateTime<Utc>,
     ) -> Result<Vec<StoreReceipt>, MemoryError> {
-        rows.iter()
-            .map(|r| {
-                r.validate()?;
-                Ok(StoreReceipt {
-                    entry: r.stored_as(agent, Uuid::new_v4(), now, now),
-                    warnings: vec!["memory backend is `none`: nothing was kept".into()],
-                })
+        Ok(rows
+            .iter()
+            .map(|r| StoreReceipt {
+                entry: r.stored_as(agent, Uuid::new_v4(), now, now),
+                warnings: vec!["memory backend is `none`: nothing was kept".into()],
             })
-            .collect()
+            .collect())
     }
     async fn get_for_agent(
         &self,

@@ -55,10 +55,34 @@ pub trait MemoryStore: Send + Sync {
     fn location(&self) -> String;
     /// The agent's UUID, creating its `agents` row on first use.
     async fn ensure_agent(&self, alias: &str) -> Result<AgentRef, MemoryError>;
+    /// The UUID the store keeps for the alias, if it knows it.
+    async fn agent_id(&self, alias: &str) -> Result<Option<Uuid>, MemoryError>;
     /// The agent's UUID if the store knows the alias.
-    async fn lookup_agent(&self, alias: &str) -> Result<Option<AgentRef>, MemoryError>;
-    /// Stores rows stamped with `agent`'s UUID (upsert by key), in one transaction.
+    async fn lookup_agent(&self, alias: &str) -> Result<Option<AgentRef>, MemoryError> {
+        Ok(self.agent_id(alias).await?.map(|id| AgentRef {
+            id,
+            alias: alias.to_string(),
+        }))
+    }
+    /// Stores rows stamped with `agent`'s UUID (upsert by key), in one transaction. Every row
+    /// is validated first (none is written when one is invalid); no rows, no work.
     async fn store_with_agent(
+        &self,
+        agent: &AgentRef,
+        rows: &[NewMemory],
+        now: DateTime<Utc>,
+    ) -> Result<Vec<StoreReceipt>, MemoryError> {
+        for r in rows {
+            r.validate()?;
+        }
+        if rows.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.write_rows(agent, rows, now).await
+    }
+    /// Writes rows [`MemoryStore::store_with_agent`] has validated (at least one): what it
+    /// does after its checks.
+    async fn write_rows(
         &self,
         agent: &AgentRef,
         rows: &[NewMemory],

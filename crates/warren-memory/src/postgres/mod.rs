@@ -261,33 +261,23 @@ impl MemoryStore for PostgresStore {
         })
     }
 
-    async fn lookup_agent(&self, alias: &str) -> Result<Option<AgentRef>, MemoryError> {
-        let id: Option<Uuid> = sqlx::query_scalar(&format!(
+    async fn agent_id(&self, alias: &str) -> Result<Option<Uuid>, MemoryError> {
+        sqlx::query_scalar(&format!(
             "SELECT id FROM {}.agents WHERE alias = $1",
             self.s
         ))
         .bind(alias)
         .fetch_optional(&self.pool)
         .await
-        .map_err(self.err("look up agent"))?;
-        Ok(id.map(|id| AgentRef {
-            id,
-            alias: alias.to_string(),
-        }))
+        .map_err(self.err("look up agent"))
     }
 
-    async fn store_with_agent(
+    async fn write_rows(
         &self,
         agent: &AgentRef,
         rows: &[NewMemory],
         now: DateTime<Utc>,
     ) -> Result<Vec<StoreReceipt>, MemoryError> {
-        for r in rows {
-            r.validate()?;
-        }
-        if rows.is_empty() {
-            return Ok(Vec::new());
-        }
         // Chunks of rows as column arrays, one upsert statement each. A key given twice in a
         // call is written once, with its last values (what writing the rows one by one leaves);
         // both receipts name the one row.

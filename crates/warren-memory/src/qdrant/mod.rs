@@ -241,22 +241,16 @@ impl MemoryStore for QdrantStore {
         self.register(alias).await
     }
 
-    async fn lookup_agent(&self, alias: &str) -> Result<Option<AgentRef>, MemoryError> {
-        Ok(self.registered(alias).await?.map(|id| AgentRef {
-            id,
-            alias: alias.to_string(),
-        }))
+    async fn agent_id(&self, alias: &str) -> Result<Option<Uuid>, MemoryError> {
+        self.registered(alias).await
     }
 
-    async fn store_with_agent(
+    async fn write_rows(
         &self,
         agent: &AgentRef,
         rows: &[NewMemory],
         now: DateTime<Utc>,
     ) -> Result<Vec<StoreReceipt>, MemoryError> {
-        for r in rows {
-            r.validate()?;
-        }
         let ids: Vec<PointId> = rows
             .iter()
             .map(|r| PointId::from(point_id(&agent.id, &r.key).to_string()))

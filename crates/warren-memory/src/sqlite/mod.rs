@@ -682,30 +682,20 @@ impl MemoryStore for SqliteStore {
             })
     }
 
-    async fn lookup_agent(&self, alias: &str) -> Result<Option<AgentRef>, MemoryError> {
-        let id: Option<Uuid> = sqlx::query_scalar("SELECT id FROM agents WHERE alias = ?")
+    async fn agent_id(&self, alias: &str) -> Result<Option<Uuid>, MemoryError> {
+        sqlx::query_scalar("SELECT id FROM agents WHERE alias = ?")
             .bind(alias)
             .fetch_optional(&self.pool)
             .await
-            .map_err(self.err("look up agent"))?;
-        Ok(id.map(|id| AgentRef {
-            id,
-            alias: alias.to_string(),
-        }))
+            .map_err(self.err("look up agent"))
     }
 
-    async fn store_with_agent(
+    async fn write_rows(
         &self,
         agent: &AgentRef,
         rows: &[NewMemory],
         now: DateTime<Utc>,
     ) -> Result<Vec<StoreReceipt>, MemoryError> {
-        for r in rows {
-            r.validate()?;
-        }
-        if rows.is_empty() {
-            return Ok(Vec::new());
-        }
         if rows.len() <= STORE_CHUNK {
             return self.store_in_one_request(agent, rows, now).await;
         }
