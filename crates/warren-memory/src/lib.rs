@@ -13,6 +13,7 @@ pub mod markdown;
 pub mod none;
 pub mod postgres;
 pub mod qdrant;
+mod scope_sql;
 pub mod scoped;
 pub mod sqlite;
 pub mod text;

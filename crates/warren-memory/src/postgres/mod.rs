@@ -17,6 +17,7 @@ use warren_types::MemoryBackendKind;
 use crate::error::{redact_url, MemoryError};
 use crate::export::EXPORT_PAGE;
 use crate::grants::RecallScope;
+use crate::scope_sql::push_scope;
 use crate::text::query_terms;
 use crate::traits::MemoryStore;
 use crate::types::{
@@ -139,34 +140,6 @@ impl PostgresStore {
             " FROM {s}.memories m JOIN {s}.agents a ON a.id = m.agent_id",
             s = self.s
         )
-    }
-
-    fn push_scope(
-        qb: &mut QueryBuilder<'_, Postgres>,
-        scope: &RecallScope,
-        cat: Option<&str>,
-    ) -> bool {
-        let mut any = false;
-        qb.push("(");
-        for entry in &scope.entries {
-            let Some(cats) = entry.effective_categories(cat) else {
-                continue;
-            };
-            if any {
-                qb.push(" OR ");
-            }
-            any = true;
-            qb.push("(m.agent_id = ");
-            qb.push_bind(entry.agent.id);
-            if let Some(cats) = cats {
-                qb.push(" AND m.category = ANY(");
-                qb.push_bind(cats);
-                qb.push(")");
-            }
-            qb.push(")");
-        }
-        qb.push(")");
-        any
     }
 
     async fn rows_of(tx: &mut sqlx::PgConnection, s: &str, id: Uuid) -> Result<i64, sqlx::Error> {
@@ -402,7 +375,7 @@ impl MemoryStore for PostgresStore {
             qb.push_bind(tsq);
             qb.push(") AND ");
         }
-        if !Self::push_scope(&mut qb, scope, q.category.as_deref()) {
+        if !push_scope(&mut qb, scope, q.category.as_deref()) {
             return Ok(Vec::new());
         }
         if let Some(s) = &q.session {

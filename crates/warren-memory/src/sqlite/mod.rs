@@ -26,13 +26,14 @@ use warren_types::MemoryBackendKind;
 
 use crate::error::MemoryError;
 use crate::grants::{RecallScope, ScopeEntry};
+use crate::scope_sql::push_scope;
 use crate::text::query_terms;
 use crate::traits::MemoryStore;
 use crate::types::{
     format_ts, AgentRef, ExportCursor, ImportReport, ListQuery, MemoryEntry, NewMemory, Page,
     RecallQuery, StoreReceipt,
 };
-use rows::{micros, push_scope_sql, ts_from_micros, EntryRow, ENTRY_COLUMNS};
+use rows::{micros, ts_from_micros, EntryRow, ENTRY_COLUMNS};
 
 /// Agents per recall statement (SQLite allows 500 terms in a compound `SELECT`): a larger
 /// allowlist is asked in groups of this many and the groups' best rows merged.
@@ -365,7 +366,7 @@ impl SqliteStore {
         let mut qb = QueryBuilder::<Sqlite>::new("SELECT ");
         qb.push(ENTRY_COLUMNS);
         qb.push(", NULL FROM memories m JOIN agents a ON a.id = m.agent_id WHERE ");
-        if !push_scope_sql(&mut qb, scope, category) {
+        if !push_scope(&mut qb, scope, category) {
             return Ok(Vec::new());
         }
         if let Some(c) = category {

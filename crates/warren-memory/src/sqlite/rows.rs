@@ -1,9 +1,7 @@
-//! Mapping SQLite rows to `MemoryEntry` and the SQL fragments shared by the SQLite queries.
+//! Mapping SQLite rows to `MemoryEntry`.
 
-use sqlx::{QueryBuilder, Sqlite};
 use uuid::Uuid;
 
-use crate::grants::RecallScope;
 use crate::types::MemoryEntry;
 use chrono::{DateTime, Utc};
 
@@ -68,37 +66,4 @@ pub fn micros(t: DateTime<Utc>) -> i64 {
 /// The time of a stored row.
 pub fn ts_from_micros(us: i64) -> Result<DateTime<Utc>, String> {
     DateTime::from_timestamp_micros(us).ok_or_else(|| format!("bad timestamp {us}"))
-}
-
-/// Pushes `(<allowlist>)` as SQL over `m.agent_id` / `m.category`. Returns `false` when the
-/// scope admits nothing (the caller then answers with no rows).
-pub fn push_scope_sql(
-    qb: &mut QueryBuilder<'_, Sqlite>,
-    scope: &RecallScope,
-    category: Option<&str>,
-) -> bool {
-    let mut any = false;
-    qb.push("(");
-    for entry in &scope.entries {
-        let Some(cats) = entry.effective_categories(category) else {
-            continue;
-        };
-        if any {
-            qb.push(" OR ");
-        }
-        any = true;
-        qb.push("(m.agent_id = ");
-        qb.push_bind(entry.agent.id);
-        if let Some(cats) = cats {
-            qb.push(" AND m.category IN (");
-            let mut sep = qb.separated(", ");
-            for c in cats {
-                sep.push_bind(c);
-            }
-            qb.push(")");
-        }
-        qb.push(")");
-    }
-    qb.push(")");
-    any
 }
