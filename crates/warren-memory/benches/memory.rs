@@ -21,11 +21,17 @@
 //!   a shared index costs) for reference;
 //! - database bytes per row.
 //!
+//! First, Warren beside ZeroClaw's SQLite memory and three plain FTS5 layouts on the same
+//! corpus, each in a process of its own, three rounds ([`compare`]);
+//! `WARREN_BENCH_COMPARE_ONLY=1` stops after it.
+//!
 //! `WARREN_BENCH_1M=1` adds the same run at 1,000,000 rows over 200 agents. With
 //! `WARREN_TEST_POSTGRES_URL` set, the Postgres backend's figures are printed beside.
 //! The load average is printed at the start and the end (the machine may be shared).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "memory/compare.rs"]
+mod compare;
 #[path = "memory/postgres.rs"]
 mod postgres;
 
@@ -926,9 +932,19 @@ fn purge_figures(
 
 fn main() {
     // `cargo bench` passes `--bench`; nothing else is taken from the command line.
-    let rt = tokio::runtime::Runtime::new().unwrap();
+    if let Ok(layout) = std::env::var("WARREN_MEMORY_LAYOUT") {
+        compare::child(&layout);
+        return;
+    }
     let mut t = Table(Vec::new());
     println!("load average at the start: {}", loadavg());
+    compare::run(&mut t);
+    println!("load average after the comparison: {}", loadavg());
+    if std::env::var("WARREN_BENCH_COMPARE_ONLY").as_deref() == Ok("1") {
+        t.print();
+        return;
+    }
+    let rt = tokio::runtime::Runtime::new().unwrap();
     let small = sqlite_run(&rt, 20, &mut t);
     println!("load average after the 100k run: {}", loadavg());
     match std::env::var("WARREN_TEST_POSTGRES_URL") {
