@@ -28,6 +28,8 @@ const PAGE_SQL: &str = "SELECT a.alias, m.id, m.key, m.content, m.category, m.se
 pub(crate) enum ReadError {
     Sql(rusqlite::Error),
     Row(String),
+    /// The connection could not be prepared (the ranking functions not registered).
+    Setup(String),
 }
 
 impl From<rusqlite::Error> for ReadError {
@@ -52,13 +54,37 @@ impl BlockingReader {
         }
     }
 
-    fn open(&self) -> rusqlite::Result<Connection> {
+    fn open(&self) -> Result<Connection, ReadError> {
         let conn = Connection::open_with_flags(
             &self.path,
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )?;
         conn.busy_timeout(Duration::from_secs(10))?;
+        // Recalls rank with `warren_bm25` on this connection too (see [`super::rank`]).
+        // SAFETY: the connection was just opened and is used by this thread only.
+        unsafe { super::rank::register(conn.handle()) }.map_err(ReadError::Setup)?;
         Ok(conn)
+    }
+
+    /// Runs `f` on the idle connection (or a new one), keeping the connection for the next
+    /// call when `f` succeeds. Blocks: call it on a blocking thread.
+    pub(crate) fn with<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, ReadError>,
+    ) -> Result<T, ReadError> {
+        let taken = self.slot().take();
+        let conn = match taken {
+            Some(c) => c,
+            None => self.open()?,
+        };
+        let out = f(&conn);
+        if out.is_ok() {
+            let mut slot = self.slot();
+            if slot.is_none() {
+                *slot = Some(conn);
+            }
+        }
+        out
     }
 
     fn slot(&self) -> std::sync::MutexGuard<'_, Option<Connection>> {
@@ -81,19 +107,7 @@ impl BlockingReader {
         after: Option<(i64, Uuid)>,
         limit: i64,
     ) -> Result<Vec<MemoryEntry>, ReadError> {
-        let taken = self.slot().take();
-        let conn = match taken {
-            Some(c) => c,
-            None => self.open()?,
-        };
-        let out = read_page(&conn, agent_id, after, limit);
-        if out.is_ok() {
-            let mut slot = self.slot();
-            if slot.is_none() {
-                *slot = Some(conn);
-            }
-        }
-        out
+        self.with(|conn| read_page(conn, agent_id, after, limit))
     }
 }
 

@@ -9,6 +9,7 @@ mod admin;
 mod export;
 pub mod index;
 pub mod rank;
+mod recall;
 mod rows;
 pub mod schema;
 
@@ -407,69 +408,48 @@ impl SqliteStore {
         q: &RecallQuery,
     ) -> Result<Vec<EntryRow>, MemoryError> {
         let limit = i64::try_from(q.limit).unwrap_or(i64::MAX);
-        let mut qb = QueryBuilder::<Sqlite>::new("SELECT ");
-        qb.push(ENTRY_COLUMNS);
-        qb.push(", f.rank, f.seq FROM (SELECT seq, rank FROM (");
-        for (i, (entry, cats)) in group.iter().enumerate() {
-            if i > 0 {
-                qb.push(" UNION ALL ");
-            }
-            let t = index::index_table(&entry.agent.id);
-            qb.push(format!("SELECT rowid AS seq, warren_bm25({t}, "));
-            qb.push_bind(stats.rows);
-            qb.push(", ");
-            qb.push_bind(stats.avgdl());
-            for df in &stats.docs {
-                qb.push(", ");
-                qb.push_bind(*df);
-            }
-            qb.push(format!(") AS rank FROM {t} WHERE {t} MATCH "));
-            qb.push_bind(index::match_expr(
-                terms,
-                cats.as_deref(),
-                q.session.as_deref(),
-            ));
-        }
-        qb.push(" LIMIT -1) ORDER BY rank, seq DESC LIMIT ");
-        qb.push_bind(limit);
-        qb.push(
-            ") f CROSS JOIN memories m ON m.seq = f.seq \
-             CROSS JOIN agents a ON a.id = m.agent_id WHERE (",
-        );
-        // Defence in depth behind the per-agent indexes: each row is the allowlist's, in plain
-        // SQL (exact comparison).
-        let mut sep = false;
-        for (entry, cats) in group {
-            qb.push(if sep {
-                " OR (m.agent_id = "
-            } else {
-                "(m.agent_id = "
-            });
-            sep = true;
-            qb.push_bind(entry.agent.id);
-            if let Some(cats) = cats {
-                qb.push(" AND m.category IN (");
-                let mut list = qb.separated(", ");
-                for c in cats {
-                    list.push_bind(c.clone());
-                }
-                qb.push(")");
-            }
-            qb.push(")");
-        }
-        qb.push(")");
-        if let Some(s) = &q.session {
-            qb.push(" AND m.session_id = ");
-            qb.push_bind(s.clone());
-        }
-        qb.push(" ORDER BY f.rank, m.seq DESC LIMIT ");
-        qb.push_bind(limit);
+        let st = recall::rank_stmt(group, terms, stats, q.session.as_deref(), limit);
         // The text names the agents' tables: kept prepared while it repeats (an agent recalling
         // again), like any other statement of the connection's cache.
-        qb.build_query_as::<EntryRow>()
+        let args = st.args().map_err(self.err("recall"))?;
+        sqlx::query_as_with::<_, EntryRow, _>(&st.sql, args)
             .fetch_all(&self.pool)
             .await
             .map_err(self.read_err("recall"))
+    }
+
+    /// Both statements of a recall of up to [`RECALL_GROUP`] agents over the blocking
+    /// connection, in one trip to a blocking thread. `None` when anything failed (a peer's
+    /// index gone, the connection unusable): the caller then takes the sqlx path, which
+    /// handles a missing index and reports the error.
+    async fn recall_blocking(
+        &self,
+        asked: &[(&ScopeEntry, Option<Vec<String>>)],
+        terms: &[String],
+        q: &RecallQuery,
+    ) -> Option<Vec<EntryRow>> {
+        if self.pool.is_closed() {
+            return None;
+        }
+        let group: Vec<(ScopeEntry, Option<Vec<String>>)> = asked
+            .iter()
+            .map(|(e, c)| ((*e).clone(), c.clone()))
+            .collect();
+        let terms = terms.to_vec();
+        let session = q.session.clone();
+        let limit = i64::try_from(q.limit).unwrap_or(i64::MAX);
+        let reader = self.reader.clone();
+        let read = tokio::task::spawn_blocking(move || {
+            let group: Vec<(&ScopeEntry, Option<Vec<String>>)> =
+                group.iter().map(|(e, c)| (e, c.clone())).collect();
+            reader
+                .with(|conn| recall::run_blocking(conn, &group, &terms, session.as_deref(), limit))
+        })
+        .await;
+        match read {
+            Ok(Ok(rows)) => Some(rows),
+            _ => None,
+        }
     }
 
     /// The statistics of every index a recall asks, added up (see [`rank`]): rows and tokens
@@ -486,29 +466,10 @@ impl SqliteStore {
             tokens: 0.0,
             docs: vec![0.0; terms.len()],
         };
-        let body = format!("body : ({})", crate::text::fts_terms_expr(terms));
         for group in asked.chunks(RECALL_GROUP) {
-            let mut qb = QueryBuilder::<Sqlite>::new("");
-            for (i, (entry, _)) in group.iter().enumerate() {
-                let t = index::index_table(&entry.agent.id);
-                if i > 0 {
-                    qb.push(" UNION ALL ");
-                }
-                qb.push("SELECT block");
-                for _ in terms {
-                    qb.push(", 0");
-                }
-                qb.push(format!(
-                    " FROM {t}_data WHERE id = 1 UNION ALL SELECT * FROM (SELECT NULL"
-                ));
-                for k in 0..terms.len() {
-                    qb.push(format!(", warren_df({t}, {k})"));
-                }
-                qb.push(format!(" FROM {t} WHERE {t} MATCH "));
-                qb.push_bind(body.clone());
-                qb.push(" LIMIT 1)");
-            }
-            let rows = match qb.build().fetch_all(&self.pool).await {
+            let st = recall::stats_stmt(group, terms);
+            let args = st.args().map_err(self.err("recall"))?;
+            let rows = match sqlx::query_with(&st.sql, args).fetch_all(&self.pool).await {
                 Ok(rows) => rows,
                 // A group naming an index that is gone: each index asked on its own.
                 Err(_) if group.len() > 1 => {
@@ -534,17 +495,12 @@ impl SqliteStore {
             };
             for row in rows {
                 let block: Option<Vec<u8>> = row.try_get(0).map_err(self.err("recall"))?;
-                if let Some(block) = block {
-                    let (n, tokens) = rank::decode_averages(&block).ok_or_else(|| {
-                        self.bad_row("recall")("an index's averages record does not decode".into())
-                    })?;
-                    stats.rows += n as f64;
-                    stats.tokens += tokens as f64;
-                }
-                for (k, d) in stats.docs.iter_mut().enumerate() {
-                    let v: i64 = row.try_get(k + 1).map_err(self.err("recall"))?;
-                    *d += v as f64;
-                }
+                let docs = (0..terms.len())
+                    .map(|k| row.try_get::<i64, _>(k + 1))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(self.err("recall"))?;
+                recall::add_stats_row(&mut stats, block.as_deref(), docs.into_iter())
+                    .map_err(self.bad_row("recall"))?;
             }
         }
         Ok(stats)
@@ -758,6 +714,18 @@ impl MemoryStore for SqliteStore {
                 None => asked.push((e, cats)),
             }
         }
+        if asked.is_empty() {
+            return Ok(Vec::new());
+        }
+        if asked.len() <= RECALL_GROUP {
+            if let Some(rows) = self.recall_blocking(&asked, &terms, q).await {
+                return rows
+                    .into_iter()
+                    .map(EntryRow::into_entry)
+                    .collect::<Result<_, _>>()
+                    .map_err(self.bad_row("recall"));
+            }
+        }
         let stats = self.scope_stats(&asked, &terms).await?;
         let mut best: Vec<EntryRow> = Vec::new();
         for group in asked.chunks(RECALL_GROUP) {
@@ -917,6 +885,12 @@ impl MemoryStore for SqliteStore {
                 reason: e.to_string(),
             }),
             Ok(Err(export::ReadError::Row(reason))) => Err(self.bad_row("export")(reason)),
+            Ok(Err(export::ReadError::Setup(reason))) => Err(MemoryError::Backend {
+                backend: BACKEND,
+                location: self.location(),
+                operation: "export",
+                reason,
+            }),
             Err(e) => Err(MemoryError::Backend {
                 backend: BACKEND,
                 location: self.location(),

@@ -2,6 +2,7 @@
 
 use uuid::Uuid;
 
+use super::export::ReadError;
 use crate::types::MemoryEntry;
 use chrono::{DateTime, Utc};
 
@@ -38,6 +39,29 @@ impl EntryRow {
         rank(self)
             .total_cmp(&rank(other))
             .then(other.seq.cmp(&self.seq))
+    }
+
+    /// A row of the ranked recall statement read over a blocking connection (the columns of
+    /// [`ENTRY_COLUMNS`], then `rank` and `seq`).
+    pub(crate) fn from_blocking(r: &rusqlite::Row<'_>) -> Result<Self, ReadError> {
+        let uuid = |i: usize| -> Result<Uuid, ReadError> {
+            let b = r.get_ref(i)?.as_blob().map_err(rusqlite::Error::from)?;
+            Uuid::from_slice(b).map_err(|e| ReadError::Row(format!("bad id: {e}")))
+        };
+        Ok(EntryRow {
+            id: uuid(0)?,
+            agent_id: uuid(1)?,
+            alias: r.get(2)?,
+            key: r.get(3)?,
+            content: r.get(4)?,
+            category: r.get(5)?,
+            session_id: r.get(6)?,
+            importance: r.get(7)?,
+            created_at: r.get(8)?,
+            updated_at: r.get(9)?,
+            rank: r.get(10)?,
+            seq: r.get(11)?,
+        })
     }
 
     /// The entry; FTS5's rank (lower is better) becomes the score (higher is better).
