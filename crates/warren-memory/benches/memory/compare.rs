@@ -15,7 +15,8 @@
 //!   and its statements: recall is its keyword path (`"w1" OR "w2"` over the external-content
 //!   index joined to `memories`, `agent_id IN (...)`, `bm25` order, twice the limit, then the
 //!   rows fetched by id; it has no per-grant category filter), a store its upsert (no
-//!   embedder), export its `export_agent` query, purge its `purge_agent` statement.
+//!   embedder), export its `export_agent` query, purge its `purge_agent` statement; each call
+//!   goes through `spawn_blocking` to its one connection behind a mutex, as in ZeroClaw.
 //! - `ext-join`: a plain table with an agent column and an external-content FTS5 index over
 //!   `key, content`; recall joins the matches to the rows and filters by agent and category.
 //! - `agent-token`: the same table with a contentless index whose second column holds the
@@ -196,7 +197,7 @@ pub fn child(layout: &str) {
     let path = dir.path().join("memory.db");
     let f = match layout {
         "warren" => warren(&path),
-        "zeroclaw" => plain(&mut ZeroClaw::open(&path)),
+        "zeroclaw" => plain(&mut Hopped::new(ZeroClaw::open(&path))),
         "ext-join" => plain(&mut Plain::open(&path, Shape::ExtJoin)),
         "agent-token" => plain(&mut Plain::open(&path, Shape::AgentToken)),
         "rowid-range" => plain(&mut Plain::open(&path, Shape::RowidRange)),
@@ -212,7 +213,54 @@ trait Layout {
     fn recall(&mut self, q: &str) -> usize;
     fn export(&mut self, a: usize) -> usize;
     fn purge(&mut self, a: usize) -> usize;
-    fn conn(&self) -> &Connection;
+    fn bytes(&mut self, rows: usize) -> f64;
+}
+
+/// A layout whose every call goes through `tokio::task::spawn_blocking` to a connection behind
+/// a mutex, as ZeroClaw's SQLite memory runs its statements (its process runs tokio).
+struct Hopped {
+    rt: tokio::runtime::Runtime,
+    inner: Arc<std::sync::Mutex<Box<dyn Layout + Send>>>,
+}
+
+impl Hopped {
+    fn new(l: impl Layout + Send + 'static) -> Self {
+        Hopped {
+            rt: tokio::runtime::Runtime::new().unwrap(),
+            inner: Arc::new(std::sync::Mutex::new(Box::new(l))),
+        }
+    }
+    fn hop<T: Send + 'static>(&self, f: impl FnOnce(&mut dyn Layout) -> T + Send + 'static) -> T {
+        let inner = self.inner.clone();
+        let task = self
+            .rt
+            .spawn_blocking(move || f(&mut **inner.lock().unwrap()));
+        self.rt.block_on(task).unwrap()
+    }
+}
+
+impl Layout for Hopped {
+    fn load_batch(&mut self, a: usize, rows: &[NewMemory]) {
+        let rows = rows.to_vec();
+        self.hop(move |l| l.load_batch(a, &rows));
+    }
+    fn store_one(&mut self, a: usize, row: &NewMemory) {
+        let row = row.clone();
+        self.hop(move |l| l.store_one(a, &row));
+    }
+    fn recall(&mut self, q: &str) -> usize {
+        let q = q.to_string();
+        self.hop(move |l| l.recall(&q))
+    }
+    fn export(&mut self, a: usize) -> usize {
+        self.hop(move |l| l.export(a))
+    }
+    fn purge(&mut self, a: usize) -> usize {
+        self.hop(move |l| l.purge(a))
+    }
+    fn bytes(&mut self, rows: usize) -> f64 {
+        self.hop(move |l| l.bytes(rows))
+    }
 }
 
 fn bytes_per_row(conn: &Connection, rows: usize) -> f64 {
@@ -257,7 +305,7 @@ fn plain(l: &mut dyn Layout) -> Figures {
         p50(v)
     };
     let (rare, common) = (lat(&qs.rare), lat(&qs.common));
-    let bytes = bytes_per_row(l.conn(), AGENTS * ROWS_PER_AGENT + SINGLES);
+    let bytes = l.bytes(AGENTS * ROWS_PER_AGENT + SINGLES);
     let t = Instant::now();
     assert_eq!(l.export(TARGET), ROWS_PER_AGENT + 20);
     let export = msf(t.elapsed());
@@ -582,8 +630,8 @@ impl Layout for ZeroClaw {
             )
             .unwrap()
     }
-    fn conn(&self) -> &Connection {
-        &self.conn
+    fn bytes(&mut self, rows: usize) -> f64 {
+        bytes_per_row(&self.conn, rows)
     }
 }
 
@@ -832,7 +880,7 @@ impl Layout for Plain {
         self.conn.execute_batch("COMMIT").unwrap();
         n
     }
-    fn conn(&self) -> &Connection {
-        &self.conn
+    fn bytes(&mut self, rows: usize) -> f64 {
+        bytes_per_row(&self.conn, rows)
     }
 }
