@@ -423,6 +423,13 @@ fn new_chat_starts_a_session_and_picking_one_shows_and_continues_it() {
             assert_eq!(r["status"], "completed", "{r}");
         }
         send(&d, "sixth prompt").await;
+        // The list settles first: the sixth turn completed and its session moved to the top
+        // (a click while the list reorders can land on a moving item instead).
+        wait_count(&d, done, 5).await;
+        d.wait_for(&format!(
+            "[data-testid=session-item]:first-child[data-session-id='{old_id}'][data-turns='5']"
+        ))
+        .await;
         wait_count(&d, "[data-testid=session-item]", 20).await;
         wait_content(&d, "[data-testid=session-more]", |t| t == "Show all 21").await;
         d.click("[data-testid=session-more]").await;
