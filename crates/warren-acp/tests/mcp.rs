@@ -3,7 +3,7 @@
 //! the model, called through the session's permission request.
 
 use serde_json::json;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use warren_testkit::fake_llm::{FakeLlm, Reply};
@@ -27,18 +27,9 @@ async fn setup(config_text: &str) -> Setup {
     }
 }
 
-/// The entry script of a reference server (`filesystem`).
+/// The entry script of a reference server.
 fn server_script(name: &str) -> PathBuf {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/mcp/node_modules/@modelcontextprotocol")
-        .join(format!("server-{name}"))
-        .join("dist/index.js");
-    assert!(
-        p.is_file(),
-        "{} is missing: run scripts/setup.sh --test (npm ci in tests/mcp)",
-        p.display()
-    );
-    std::fs::canonicalize(p).unwrap()
+    warren_testkit::mcp::reference_server(name)
 }
 
 /// The tool names offered in the `n`th model request.

@@ -13,18 +13,9 @@ use warren_testkit::fake_llm::{FakeLlm, Reply};
 use warren_testkit::turn::drain;
 use warren_types::{EventKind, NoticeCode, ProviderFamily, TurnEvent, TurnTrigger};
 
-/// The entry script of a reference server (`filesystem` or `everything`).
+/// The entry script of a reference server.
 fn server_script(name: &str) -> PathBuf {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/mcp/node_modules/@modelcontextprotocol")
-        .join(format!("server-{name}"))
-        .join("dist/index.js");
-    assert!(
-        p.is_file(),
-        "{} is missing: run scripts/setup.sh --test (npm ci in tests/mcp)",
-        p.display()
-    );
-    std::fs::canonicalize(p).unwrap()
+    warren_testkit::mcp::reference_server(name)
 }
 
 /// (ok, output) of every tool result, in order.

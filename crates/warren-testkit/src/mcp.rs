@@ -28,3 +28,19 @@ for line in sys.stdin:
     else:
         send({"jsonrpc": "2.0", "id": i, "result": {}})
 "#;
+
+/// The entry script of a reference MCP server (`filesystem`, `everything`) that `npm ci` in
+/// `tests/mcp` installs. Panics naming that step when it is missing.
+pub fn reference_server(name: &str) -> std::path::PathBuf {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/mcp/node_modules/@modelcontextprotocol")
+        .join(format!("server-{name}"))
+        .join("dist/index.js");
+    match std::fs::canonicalize(&p) {
+        Ok(p) if p.is_file() => p,
+        _ => panic!(
+            "{} is missing: run scripts/setup.sh --test (npm ci in tests/mcp)",
+            p.display()
+        ),
+    }
+}
