@@ -1,9 +1,13 @@
 //! The proxy's cost, in one run on loopback: a 10 MB download directly, through the proxy as
-//! a plain HTTP request, and through a CONNECT tunnel, rounds alternated; then the time to the
-//! first byte of a small answer on a new connection, each way (figures in docs/benchmarks.md).
+//! a plain HTTP request, through a CONNECT tunnel, and through a floor relay (the least any
+//! relay does: blocking threads splicing, no policy), rounds alternated; the same download from
+//! an origin paced at a 1 Gbit/s link's speed; then the time to the first byte of a small
+//! answer on a new connection, each way (figures in docs/benchmarks.md).
 //!
 //! Targets (printed, not asserted): through the proxy at least 80 % of the direct throughput,
-//! and at most 2 ms added per new connection.
+//! and at most 2 ms added per new connection. An unpaced download on loopback is bound by the
+//! CPU of client, origin and relay together, so on two cores the floor relay shows what any
+//! third party can reach; the paced download shows the cost at a network's speed.
 //!
 //! The clients are blocking threads outside the proxy's runtime (as `curl` in a sandbox is
 //! another process); the origin and the proxy share one tokio runtime of two workers.
@@ -23,6 +27,10 @@ use warren_types::network::DomainRules;
 const BIG: usize = 10 * 1024 * 1024;
 const ROUNDS: usize = 30;
 const CONNECTIONS: usize = 200;
+/// The speed of the paced origin, in MB/s: a 1 Gbit/s link.
+const LINK_MB_S: f64 = 125.0;
+/// Rounds of the paced download (each takes about 80 ms).
+const PACED_ROUNDS: usize = 10;
 
 struct OneName(SocketAddr);
 
@@ -33,8 +41,9 @@ impl Resolve for OneName {
     }
 }
 
-/// A minimal HTTP/1.1 origin: `/big` answers [`BIG`] bytes, anything else `ok`; one request
-/// per connection, closed after the answer.
+/// A minimal HTTP/1.1 origin: `/big` answers [`BIG`] bytes as fast as it can, `/paced` the
+/// same bytes at [`LINK_MB_S`] (a network link's speed), anything else `ok`; one request per
+/// connection, closed after the answer.
 async fn origin(listener: tokio::net::TcpListener) {
     let big: Arc<Vec<u8>> = Arc::new((0..BIG).map(|i| (i % 251) as u8).collect());
     loop {
@@ -52,7 +61,8 @@ async fn origin(listener: tokio::net::TcpListener) {
                     Ok(n) => head.extend_from_slice(&buf[..n]),
                 }
             }
-            let body: &[u8] = if head.starts_with(b"GET /big ") {
+            let paced = head.starts_with(b"GET /paced ");
+            let body: &[u8] = if paced || head.starts_with(b"GET /big ") {
                 &big
             } else {
                 b"ok"
@@ -61,7 +71,21 @@ async fn origin(listener: tokio::net::TcpListener) {
                 "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
                 body.len()
             );
-            if stream.write_all(answer.as_bytes()).await.is_ok() {
+            if stream.write_all(answer.as_bytes()).await.is_err() {
+                return;
+            }
+            if paced {
+                // Each piece leaves when the link would have carried the bytes before it.
+                let start = tokio::time::Instant::now();
+                let per_byte = 1.0 / (LINK_MB_S * 1024.0 * 1024.0);
+                for (k, piece) in body.chunks(64 * 1024).enumerate() {
+                    let due = start + Duration::from_secs_f64((k * 64 * 1024) as f64 * per_byte);
+                    tokio::time::sleep_until(due).await;
+                    if stream.write_all(piece).await.is_err() {
+                        return;
+                    }
+                }
+            } else {
                 let _ = stream.write_all(body).await;
             }
             let _ = stream.shutdown().await;
@@ -69,26 +93,108 @@ async fn origin(listener: tokio::net::TcpListener) {
     }
 }
 
+/// The floor for a relay: the least a third party can do to carry a tunnel on this machine.
+/// Blocking threads, no policy, no record, no async runtime: read the `CONNECT` head, connect
+/// to the origin, answer 200, then one thread per direction moving bytes with splice(2)
+/// through a kernel pipe, as Warren's tunnels do.
+fn floor_relay(listener: std::net::TcpListener, origin: SocketAddr) {
+    for client in listener.incoming() {
+        let Ok(mut client) = client else { return };
+        std::thread::spawn(move || {
+            let _ = client.set_nodelay(true);
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") {
+                if client.read(&mut byte).unwrap_or(0) == 0 {
+                    return;
+                }
+                head.push(byte[0]);
+            }
+            let Ok(server) = TcpStream::connect(origin) else {
+                return;
+            };
+            let _ = server.set_nodelay(true);
+            if client
+                .write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+                .is_err()
+            {
+                return;
+            }
+            let (c2, s2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+            let up = std::thread::spawn(move || splice_blocking(&c2, &s2));
+            splice_blocking(&server, &client);
+            let _ = up.join();
+        });
+    }
+}
+
+/// Moves bytes from `from` to `to` through a 1 MiB kernel pipe until `from` ends.
+fn splice_blocking(from: &TcpStream, to: &TcpStream) {
+    use rustix::pipe::{pipe, splice, SpliceFlags};
+    let (r, w) = pipe().unwrap();
+    let _ = rustix::pipe::fcntl_setpipe_size(&w, 1024 * 1024);
+    loop {
+        let n = match splice(from, None, &w, None, 1024 * 1024, SpliceFlags::MOVE) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let mut left = n;
+        while left > 0 {
+            match splice(&r, None, to, None, left, SpliceFlags::MOVE) {
+                Ok(m) if m > 0 => left -= m,
+                _ => return,
+            }
+        }
+    }
+    let _ = to.shutdown(std::net::Shutdown::Write);
+}
+
 #[derive(Clone, Copy, PartialEq)]
 enum Way {
     Direct,
     Http,
     Connect,
+    /// A `CONNECT` tunnel through [`floor_relay`] (the proxy address given is the floor's).
+    Floor,
 }
 
 impl Way {
+    fn key(self) -> &'static str {
+        match self {
+            Way::Direct => "direct",
+            Way::Http => "http",
+            Way::Connect => "connect",
+            Way::Floor => "floor",
+        }
+    }
+
     fn name(self) -> &'static str {
         match self {
             Way::Direct => "direct",
             Way::Http => "proxy, plain HTTP",
             Way::Connect => "proxy, CONNECT tunnel",
+            Way::Floor => "floor relay, CONNECT",
         }
     }
 }
 
 /// Opens a connection the given way and sends `GET path`; answers the stream, ready to read
 /// the origin's answer.
-fn open(way: Way, origin: SocketAddr, proxy: SocketAddr, path: &str) -> TcpStream {
+/// Where each way connects.
+#[derive(Clone, Copy)]
+struct Addrs {
+    origin: SocketAddr,
+    proxy: SocketAddr,
+    floor: SocketAddr,
+}
+
+fn open(way: Way, addrs: Addrs, path: &str) -> TcpStream {
+    let Addrs { origin, .. } = addrs;
+    let proxy = if way == Way::Floor {
+        addrs.floor
+    } else {
+        addrs.proxy
+    };
     let get = |target: &str| {
         format!("GET {target} HTTP/1.1\r\nHost: bench.test\r\nConnection: close\r\n\r\n")
     };
@@ -106,7 +212,7 @@ fn open(way: Way, origin: SocketAddr, proxy: SocketAddr, path: &str) -> TcpStrea
                 .unwrap();
             s
         }
-        Way::Connect => {
+        Way::Connect | Way::Floor => {
             let mut s = TcpStream::connect(proxy).unwrap();
             s.set_nodelay(true).unwrap();
             s.write_all(b"CONNECT bench.test:443 HTTP/1.1\r\nHost: bench.test:443\r\n\r\n")
@@ -129,10 +235,11 @@ fn open(way: Way, origin: SocketAddr, proxy: SocketAddr, path: &str) -> TcpStrea
     }
 }
 
-/// Downloads `/big` and answers the seconds it took (from connect to the last byte).
-fn download(way: Way, origin: SocketAddr, proxy: SocketAddr) -> f64 {
+/// Downloads `path` (`/big` or `/paced`) and answers the seconds it took (from connect to the
+/// last byte).
+fn download(way: Way, addrs: Addrs, path: &str) -> f64 {
     let start = Instant::now();
-    let mut s = open(way, origin, proxy, "/big");
+    let mut s = open(way, addrs, path);
     let mut buf = vec![0u8; 256 * 1024];
     let mut total = 0usize;
     loop {
@@ -147,9 +254,9 @@ fn download(way: Way, origin: SocketAddr, proxy: SocketAddr) -> f64 {
 }
 
 /// The time from connect to the first byte of the answer to `GET /small`.
-fn first_byte(way: Way, origin: SocketAddr, proxy: SocketAddr) -> Duration {
+fn first_byte(way: Way, addrs: Addrs) -> Duration {
     let start = Instant::now();
-    let mut s = open(way, origin, proxy, "/small");
+    let mut s = open(way, addrs, "/small");
     let mut byte = [0u8; 1];
     assert_eq!(s.read(&mut byte).unwrap(), 1);
     let took = start.elapsed();
@@ -218,11 +325,25 @@ fn main() {
     });
     let (port, _guard) = proxy.serve_loopback("bench", rules).unwrap();
     let proxy_addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let floor = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let floor_addr = floor.local_addr().unwrap();
+    std::thread::spawn(move || floor_relay(floor, origin_addr));
+    let addrs = Addrs {
+        origin: origin_addr,
+        proxy: proxy_addr,
+        floor: floor_addr,
+    };
 
-    let ways = [Way::Direct, Way::Http, Way::Connect];
+    // Direct first: the ratios are against it. `PROXY_BENCH_WAYS=connect,floor` (names: direct,
+    // http, connect, floor) runs only those, for a profile of one way.
+    let chosen = std::env::var("PROXY_BENCH_WAYS").unwrap_or_default();
+    let ways: Vec<Way> = [Way::Direct, Way::Http, Way::Connect, Way::Floor]
+        .into_iter()
+        .filter(|w| chosen.is_empty() || chosen.split(',').any(|c| c == w.key()))
+        .collect();
     // Warm-up: one of each.
-    for way in ways {
-        download(way, origin_addr, proxy_addr);
+    for &way in &ways {
+        download(way, addrs, "/big");
     }
 
     let mut rates: Vec<Vec<f64>> = vec![Vec::new(); ways.len()];
@@ -232,7 +353,7 @@ fn main() {
         for k in 0..ways.len() {
             let i = (round + k) % ways.len();
             let before = cpu_ns();
-            let secs = download(ways[i], origin_addr, proxy_addr);
+            let secs = download(ways[i], addrs, "/big");
             cpu[i] += cpu_ns().saturating_sub(before);
             rates[i].push(BIG as f64 / (1024.0 * 1024.0) / secs);
         }
@@ -256,17 +377,60 @@ fn main() {
             way.name()
         );
     }
-    println!("CPU time per 10 MB download (client, origin and proxy together):");
+    // The floor relay is the most any relay reaches here: Warren's tunnel against it.
+    let of = |way: Way| ways.iter().position(|w| *w == way);
+    if let (Some(c), Some(f)) = (of(Way::Connect), of(Way::Floor)) {
+        println!(
+            "  CONNECT tunnel = {:.0} % of the floor relay's throughput",
+            100.0 * median(rates[c].clone()) / median(rates[f].clone())
+        );
+    }
+    println!("CPU time per 10 MB download (client, origin and relay together):");
     for (i, way) in ways.iter().enumerate() {
         let ms = cpu[i] as f64 / 1e6 / ROUNDS as f64;
-        println!("  {:<22} {ms:>8.2} ms", way.name());
+        let extra = match of(Way::Direct) {
+            Some(d) if *way != Way::Direct => {
+                format!(
+                    "  (+{:.2} ms over direct)",
+                    (cpu[i] as f64 - cpu[d] as f64) / 1e6 / ROUNDS as f64
+                )
+            }
+            _ => String::new(),
+        };
+        println!("  {:<22} {ms:>8.2} ms{extra}", way.name());
+    }
+
+    // At a network link's speed: the origin paced, as a registry across the internet is.
+    let mut paced: Vec<Vec<f64>> = vec![Vec::new(); ways.len()];
+    for round in 0..PACED_ROUNDS {
+        for k in 0..ways.len() {
+            let i = (round + k) % ways.len();
+            let secs = download(ways[i], addrs, "/paced");
+            paced[i].push(BIG as f64 / (1024.0 * 1024.0) / secs);
+        }
+    }
+    println!(
+        "\n10 MB download from an origin paced at {LINK_MB_S:.0} MB/s (1 Gbit/s), {PACED_ROUNDS} rounds (median MB/s):"
+    );
+    let paced_direct = median(paced[0].clone());
+    for (i, way) in ways.iter().enumerate() {
+        let m = median(paced[i].clone());
+        let ratio = if *way == Way::Direct {
+            String::new()
+        } else {
+            format!(
+                "  = {:.0} % of direct (target >= 80 %)",
+                100.0 * m / paced_direct
+            )
+        };
+        println!("  {:<22} {m:>8.1} MB/s{ratio}", way.name());
     }
 
     let mut firsts: Vec<Vec<f64>> = vec![Vec::new(); ways.len()];
     for c in 0..CONNECTIONS {
         for k in 0..ways.len() {
             let i = (c + k) % ways.len();
-            let took = first_byte(ways[i], origin_addr, proxy_addr);
+            let took = first_byte(ways[i], addrs);
             firsts[i].push(took.as_secs_f64() * 1000.0);
         }
     }
@@ -283,7 +447,11 @@ fn main() {
     }
     // Every download and connection through the proxy was recorded (warm-up included).
     std::thread::sleep(Duration::from_millis(200));
-    let through = 2 * (1 + ROUNDS + CONNECTIONS);
+    let proxied = ways
+        .iter()
+        .filter(|w| matches!(w, Way::Http | Way::Connect))
+        .count();
+    let through = proxied * (1 + ROUNDS + PACED_ROUNDS + CONNECTIONS);
     println!(
         "\nrecords: {} of {through} attempts through the proxy",
         recorded.load(std::sync::atomic::Ordering::Relaxed)

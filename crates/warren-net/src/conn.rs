@@ -195,44 +195,67 @@ async fn splice_both(
 
 /// Moves bytes from `from` to `to` through a kernel pipe until `from` ends, then shuts `to`
 /// down for writing.
+///
+/// Both ends are kept moving: bytes are taken from `from` while the pipe has room and given
+/// to `to` while it holds some, and the task sleeps only when neither moved. A splice
+/// into a pipe that holds bytes can fail with `EAGAIN` because the pipe is full (its slots
+/// hold socket fragments, not whole pages) as well as because the socket is empty; so only a
+/// refusal into an empty pipe is taken as "nothing to read" and clears the socket's
+/// readiness, and otherwise the bytes in the pipe are moved first.
 async fn splice_one_way(from: &TcpStream, to: &TcpStream, count: &AtomicU64) -> io::Result<()> {
     use rustix::pipe::{pipe_with, splice, PipeFlags, SpliceFlags};
     use tokio::io::Interest;
     let (pipe_read, pipe_write) = pipe_with(PipeFlags::CLOEXEC | PipeFlags::NONBLOCK)?;
     // A larger pipe moves more per call; the default (64 KiB) still works.
-    let _ = rustix::pipe::fcntl_setpipe_size(&pipe_write, SPLICE_PIPE);
+    let room = rustix::pipe::fcntl_setpipe_size(&pipe_write, SPLICE_PIPE).unwrap_or(64 * 1024);
     let flags = SpliceFlags::NONBLOCK | SpliceFlags::MOVE;
+    let mut held = 0usize;
+    let mut ended = false;
     loop {
-        // The pipe is empty here: fill it from the socket.
-        let n = loop {
-            from.readable().await?;
-            match from.try_io(Interest::READABLE, || {
-                Ok(splice(from, None, &pipe_write, None, SPLICE_PIPE, flags)?)
-            }) {
-                Ok(n) => break n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+        let mut moved = false;
+        if !ended && held < room {
+            let take = || Ok(splice(from, None, &pipe_write, None, room - held, flags)?);
+            let took = if held == 0 {
+                from.try_io(Interest::READABLE, take)
+            } else {
+                take()
+            };
+            match took {
+                Ok(0) => ended = true,
+                Ok(n) => {
+                    held += n;
+                    moved = true;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                 Err(e) => return Err(e),
             }
-        };
-        if n == 0 {
+        }
+        if held > 0 {
+            match to.try_io(Interest::WRITABLE, || {
+                Ok(splice(&pipe_read, None, to, None, held, flags)?)
+            }) {
+                Ok(m) => {
+                    held -= m;
+                    count.fetch_add(m as u64, Ordering::Relaxed);
+                    moved = true;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(e),
+            }
+        }
+        if ended && held == 0 {
             return match rustix::net::shutdown(to, rustix::net::Shutdown::Write) {
                 Ok(()) | Err(rustix::io::Errno::NOTCONN) => Ok(()),
                 Err(e) => Err(e.into()),
             };
         }
-        // Then empty it into the other socket.
-        let mut left = n;
-        while left > 0 {
-            to.writable().await?;
-            match to.try_io(Interest::WRITABLE, || {
-                Ok(splice(&pipe_read, None, to, None, left, flags)?)
-            }) {
-                Ok(m) => {
-                    left -= m;
-                    count.fetch_add(m as u64, Ordering::Relaxed);
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-                Err(e) => return Err(e),
+        // Nothing moved: with bytes held, `to` refused them (its readiness is cleared), and
+        // reading more would not help the reader; with none, `from` had nothing.
+        if !moved {
+            if held == 0 {
+                from.readable().await?;
+            } else {
+                to.writable().await?;
             }
         }
     }

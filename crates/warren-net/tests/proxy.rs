@@ -9,6 +9,7 @@
 
 mod support;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use support::*;
@@ -76,6 +77,81 @@ async fn an_allowed_connect_tunnel_carries_bytes_both_ways_and_records_them() {
     let (_, answer) = connect(addr, "echo.test:8443").await;
     assert_eq!(answer.status, 403);
     assert_eq!(w.tunnel.accepted(), 2);
+}
+
+/// Megabytes each way at once through one tunnel, the client reading in small pieces with
+/// pauses: the relay's pipe fills, its writes are refused, its reads are put off, and every
+/// byte still arrives once and in order, and the record counts them all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bulk_tunnel_to_a_slow_reader_loses_and_reorders_nothing() {
+    const BULK: usize = 6 * 1024 * 1024;
+    // An echo server: what it reads it writes back, until the client half-closes.
+    let echo = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let echo_addr = echo.local_addr().unwrap();
+    tokio::spawn(async move {
+        let (mut stream, _) = echo.accept().await.unwrap();
+        let (mut r, mut w) = stream.split();
+        let _ = tokio::io::copy(&mut r, &mut w).await;
+        let _ = w.shutdown().await;
+    });
+    let records = Arc::new(Records::default());
+    let proxy = Proxy::new(
+        tokio::runtime::Handle::current(),
+        MapResolver::new(&[("bulk.test", vec![echo_addr])]),
+        records.clone(),
+    );
+    let (listener, addr) = std_listener();
+    let _guard = proxy
+        .serve(
+            "builder",
+            rules(&["bulk.test"], &[], ALLOW_PRIVATE),
+            listener,
+        )
+        .unwrap();
+
+    let (conn, answer) = connect(addr, "bulk.test:443").await;
+    assert_eq!(answer.status, 200);
+    assert!(conn.buffer().is_empty());
+    let stream = conn.into_inner();
+    stream.set_nodelay(true).unwrap();
+    let (mut read, mut write) = stream.into_split();
+    let sent: Vec<u8> = (0..BULK).map(|i| (i * 7 % 253) as u8).collect();
+    let to_send = sent.clone();
+    // Small writes without Nagle: many short segments, so that the relay's pipe can fill
+    // its slots long before its bytes.
+    let writer = tokio::spawn(async move {
+        for piece in to_send.chunks(300) {
+            write.write_all(piece).await.unwrap();
+        }
+        write.shutdown().await.unwrap();
+    });
+    let mut got = Vec::with_capacity(BULK);
+    let mut piece = [0u8; 4096];
+    let mut reads = 0usize;
+    loop {
+        let n = tokio::time::timeout(Duration::from_secs(20), read.read(&mut piece))
+            .await
+            .expect("the tunnel stalled")
+            .unwrap();
+        if n == 0 {
+            break;
+        }
+        got.extend_from_slice(&piece[..n]);
+        reads += 1;
+        if reads.is_multiple_of(64) {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    }
+    writer.await.unwrap();
+    assert_eq!(got.len(), BULK);
+    assert!(got == sent, "the bytes came back changed or out of order");
+
+    let records = records.wait(1).await;
+    assert_eq!(records.len(), 1, "{records:?}");
+    assert_eq!(
+        (records[0].bytes_up, records[0].bytes_down),
+        (BULK as u64, BULK as u64)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
