@@ -23,6 +23,8 @@ use warren_types::network::{is_private, normalize_host};
 
 use crate::{ConnectionRecord, Listener, UPSTREAM_TIMEOUT};
 
+mod socks;
+
 type ProxyBody = BoxBody<Bytes, hyper::Error>;
 
 /// The buffer each direction of a tunnel starts with.
@@ -34,8 +36,19 @@ const TUNNEL_BUFFER_MAX: usize = 1024 * 1024;
 /// Serves one accepted client connection until it closes (its tunnels run on as tasks).
 pub(crate) async fn serve_connection(listener: Arc<Listener>, stream: TcpStream) {
     let _ = stream.set_nodelay(true);
-    let closing = listener.clone();
     let timeout = listener.proxy.header_read_timeout;
+    // SOCKS5 greets with its version (5); an HTTP request starts with a method's letter.
+    let mut first = [0u8; 1];
+    let peeked = tokio::select! {
+        peeked = tokio::time::timeout(timeout, stream.peek(&mut first)) => peeked,
+        () = listener.closing() => return,
+    };
+    match peeked {
+        Ok(Ok(1)) if first[0] == 5 => return socks::serve(listener, stream).await,
+        Ok(Ok(1)) => {}
+        _ => return,
+    }
+    let closing = listener.clone();
     let service = hyper::service::service_fn(move |req| {
         let listener = listener.clone();
         async move { Ok::<_, Infallible>(handle(listener, req).await) }
@@ -361,12 +374,32 @@ async fn forward(listener: Arc<Listener>, req: Request<Incoming>) -> Response<Pr
 }
 
 /// Decides on the attempt's host and port, resolves, checks the addresses and connects to the
-/// one checked; or answers the refusal or failure (and notes it on the attempt).
+/// one checked; or answers the refusal (`403`) or failure (`502`), noted on the attempt.
 async fn open(listener: &Listener, a: &mut Attempt) -> Result<TcpStream, Response<ProxyBody>> {
+    match reach(listener, a).await {
+        Ok(stream) => Ok(stream),
+        Err(Unreached::Refused) => Err(refuse(a)),
+        Err(Unreached::Failed) => Err(failed(a)),
+    }
+}
+
+/// Why [`reach`] gave no connection; the attempt's `rule` says it in words.
+pub(crate) enum Unreached {
+    /// The rules or the address check refused it (noted on the listener too).
+    Refused,
+    /// It was allowed, but resolving or connecting failed.
+    Failed,
+}
+
+/// The decision and the connection of one attempt, whatever the client spoke (HTTP or
+/// SOCKS5): decides on the host and port, resolves, checks the addresses and connects to the
+/// one checked. Notes the outcome on the attempt (`allowed`, `rule`, `address`) and a refusal
+/// on the listener.
+pub(crate) async fn reach(listener: &Listener, a: &mut Attempt) -> Result<TcpStream, Unreached> {
     let decision = listener.rules.decide(&a.host, a.port);
     a.rule = decision.rule;
     if !decision.allowed {
-        return Err(refuse(listener, a));
+        return Err(refused(listener, a));
     }
     a.allowed = true;
     let addrs = match a.host.parse::<IpAddr>() {
@@ -375,11 +408,11 @@ async fn open(listener: &Listener, a: &mut Attempt) -> Result<TcpStream, Respons
             let lookup = listener.proxy.resolver.resolve(&a.host, a.port);
             match tokio::time::timeout(UPSTREAM_TIMEOUT, lookup).await {
                 Ok(Ok(addrs)) if !addrs.is_empty() => addrs,
-                Ok(Ok(_)) => return Err(fail(a, "could not resolve: no address".into())),
-                Ok(Err(e)) => return Err(fail(a, format!("could not resolve: {e}"))),
+                Ok(Ok(_)) => return Err(a.failed("could not resolve: no address".into())),
+                Ok(Err(e)) => return Err(a.failed(format!("could not resolve: {e}"))),
                 Err(_) => {
                     let secs = UPSTREAM_TIMEOUT.as_secs();
-                    return Err(fail(a, format!("could not resolve: no answer in {secs} s")));
+                    return Err(a.failed(format!("could not resolve: no answer in {secs} s")));
                 }
             }
         }
@@ -389,7 +422,7 @@ async fn open(listener: &Listener, a: &mut Attempt) -> Result<TcpStream, Respons
         Err(ip) => {
             a.allowed = false;
             a.rule = format!("private address {ip} (allow_private is off)");
-            return Err(refuse(listener, a));
+            return Err(refused(listener, a));
         }
     };
     a.address = Some(addr);
@@ -399,15 +432,22 @@ async fn open(listener: &Listener, a: &mut Attempt) -> Result<TcpStream, Respons
             let _ = stream.set_nodelay(true);
             Ok(stream)
         }
-        Ok(Err(e)) => Err(fail(a, format!("connect failed: {addr}: {e}"))),
+        Ok(Err(e)) => Err(a.failed(format!("connect failed: {addr}: {e}"))),
         Err(_) => {
             let secs = UPSTREAM_TIMEOUT.as_secs();
-            Err(fail(
-                a,
-                format!("connect failed: {addr}: no answer in {secs} s"),
-            ))
+            Err(a.failed(format!("connect failed: {addr}: no answer in {secs} s")))
         }
     }
+}
+
+/// Notes a refusal on the listener, in words for the tool result.
+fn refused(listener: &Listener, a: &Attempt) -> Unreached {
+    listener.refused(format!(
+        "{} refused: {}",
+        host_port(&a.host, a.port),
+        a.rule
+    ));
+    Unreached::Refused
 }
 
 /// The first address the rules let the connection reach, or the first private address found
@@ -440,10 +480,9 @@ fn host_port(host: &str, port: u16) -> String {
     }
 }
 
-/// 403 with the rule in a header and in words; the refusal noted on the listener.
-fn refuse(listener: &Listener, a: &Attempt) -> Response<ProxyBody> {
+/// 403 with the rule in a header and in words.
+fn refuse(a: &Attempt) -> Response<ProxyBody> {
     let target = host_port(&a.host, a.port);
-    listener.refused(format!("{target} refused: {}", a.rule));
     let mut resp = text(
         StatusCode::FORBIDDEN,
         format!("Warren refused {target}: {}\n", a.rule),
@@ -466,15 +505,19 @@ fn refuse(listener: &Listener, a: &Attempt) -> Response<ProxyBody> {
     resp
 }
 
-/// 502: the attempt was allowed but could not be carried out; `rule` says why.
-fn fail(a: &mut Attempt, rule: String) -> Response<ProxyBody> {
+/// 502: the attempt was allowed but could not be carried out; its `rule` says why.
+fn failed(a: &Attempt) -> Response<ProxyBody> {
     let target = host_port(&a.host, a.port);
-    let resp = text(
+    text(
         StatusCode::BAD_GATEWAY,
-        format!("Warren could not reach {target}: {rule}\n"),
-    );
-    a.rule = rule;
-    resp
+        format!("Warren could not reach {target}: {}\n", a.rule),
+    )
+}
+
+/// 502 for a failure after the connection was made, `rule` noted on the attempt.
+fn fail(a: &mut Attempt, rule: String) -> Response<ProxyBody> {
+    a.failed(rule);
+    failed(a)
 }
 
 fn text(status: StatusCode, body: String) -> Response<ProxyBody> {
@@ -539,13 +582,13 @@ fn strip_hop_by_hop(headers: &mut HeaderMap) {
 }
 
 #[derive(Default)]
-struct Counts {
+pub(crate) struct Counts {
     up: AtomicU64,
     down: AtomicU64,
 }
 
 /// One attempt; dropping it hands its record to the sink (exactly once).
-struct Attempt {
+pub(crate) struct Attempt {
     listener: Arc<Listener>,
     host: String,
     port: u16,
@@ -559,7 +602,18 @@ struct Attempt {
 }
 
 impl Attempt {
-    fn new(listener: Arc<Listener>, host: String, port: u16, kind: &'static str) -> Attempt {
+    /// Notes that the allowed attempt failed, and why.
+    fn failed(&mut self, rule: String) -> Unreached {
+        self.rule = rule;
+        Unreached::Failed
+    }
+
+    pub(crate) fn new(
+        listener: Arc<Listener>,
+        host: String,
+        port: u16,
+        kind: &'static str,
+    ) -> Attempt {
         let since_epoch = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default();

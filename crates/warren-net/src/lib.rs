@@ -39,7 +39,15 @@
 //!
 //! A slow or silent client holds only its own task: each connection is served by one task, and
 //! hyper's HTTP/1 server closes a connection whose request head does not arrive within the
-//! header-read timeout (30 s) or outgrows its header limits. SOCKS5 is not served.
+//! header-read timeout (30 s) or outgrows its header limits.
+//!
+//! **SOCKS5** is served on the same listener (a client whose first byte is version 5):
+//! `CONNECT` only, without authentication, by name, IPv4 or IPv6, through the same decision,
+//! connection and record as an HTTP `CONNECT` (kind `"socks5"`); a refusal replies `02`
+//! (not allowed by ruleset), `BIND` and `UDP ASSOCIATE` reply `07` (not supported). The child's
+//! `ALL_PROXY` still names the HTTP proxy, which every HTTP client understands; a client told
+//! explicitly (`curl --socks5-hostname`, `ssh -o ProxyCommand='nc -X 5 …'`) can tunnel any TCP
+//! protocol to an allowed host and port.
 
 #![warn(missing_docs)]
 
@@ -88,7 +96,8 @@ pub struct ConnectionRecord {
     pub started_unix_ms: i64,
     /// How long from the request's arrival to the end of the tunnel or of the response.
     pub duration_ms: u64,
-    /// `"connect"` (an HTTPS `CONNECT` tunnel) or `"http"` (a plain HTTP request).
+    /// `"connect"` (an HTTPS `CONNECT` tunnel), `"http"` (a plain HTTP request) or
+    /// `"socks5"` (a SOCKS5 `CONNECT` tunnel).
     pub kind: &'static str,
 }
 

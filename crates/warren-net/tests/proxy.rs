@@ -873,3 +873,152 @@ fn the_child_environment_points_every_proxy_variable_at_the_listener() {
     }
     assert!(env.iter().any(|(n, _)| n == "https_proxy"));
 }
+
+/// A SOCKS5 client's greeting and `CONNECT` request for `host:port` by name (address type 3);
+/// answers the stream and the reply code (the greeting's method must be "no authentication").
+async fn socks_connect_by_name(
+    proxy: std::net::SocketAddr,
+    host: &str,
+    port: u16,
+) -> (tokio::net::TcpStream, u8) {
+    let mut request = vec![5, 1, 0, 3, u8::try_from(host.len()).unwrap()];
+    request.extend_from_slice(host.as_bytes());
+    request.extend_from_slice(&port.to_be_bytes());
+    socks_request(proxy, &request).await
+}
+
+/// Sends the greeting, then `request` (a whole SOCKS5 request); answers the stream and the
+/// reply code.
+async fn socks_request(proxy: std::net::SocketAddr, request: &[u8]) -> (tokio::net::TcpStream, u8) {
+    let mut s = tokio::net::TcpStream::connect(proxy).await.unwrap();
+    s.write_all(&[5, 1, 0]).await.unwrap();
+    let mut method = [0u8; 2];
+    s.read_exact(&mut method).await.unwrap();
+    assert_eq!(method, [5, 0], "no authentication accepted");
+    s.write_all(request).await.unwrap();
+    let mut reply = [0u8; 10];
+    s.read_exact(&mut reply).await.unwrap();
+    assert_eq!((reply[0], reply[2], reply[3]), (5, 0, 1), "{reply:?}");
+    (s, reply[1])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn socks5_connect_by_name_is_decided_carried_and_recorded_like_connect() {
+    let w = world().await;
+    let (listener, addr) = std_listener();
+    let _guard = w
+        .proxy
+        .serve(
+            "builder",
+            rules(&["echo.test:443"], &["denied.test"], ALLOW_PRIVATE),
+            listener,
+        )
+        .unwrap();
+
+    // Positive control: an allowed name carries bytes both ways.
+    let (mut s, code) = socks_connect_by_name(addr, "echo.test", 443).await;
+    assert_eq!(code, 0, "succeeded");
+    s.write_all(&tunnel_input()).await.unwrap();
+    let mut got = Vec::new();
+    s.read_to_end(&mut got).await.unwrap();
+    assert_eq!(got, tunnel_output());
+    drop(s);
+    let records = w.records.wait(1).await;
+    assert_eq!(records.len(), 1, "{records:?}");
+    let r = &records[0];
+    assert_eq!(
+        (r.agent.as_str(), r.host.as_str(), r.port, r.kind, r.allowed),
+        ("builder", "echo.test", 443, "socks5", true)
+    );
+    assert_eq!(r.rule, "allow \"echo.test:443\"");
+    assert_eq!(
+        (r.bytes_up, r.bytes_down),
+        (TUNNEL_IN as u64, TUNNEL_OUT as u64)
+    );
+    assert_eq!(w.tunnel.accepted(), 1);
+
+    // Denied by a deny pattern, and by no allow pattern: reply 02, nothing reached.
+    let (_, code) = socks_connect_by_name(addr, "denied.test", 80).await;
+    assert_eq!(code, 2, "not allowed by ruleset");
+    let (_, code) = socks_connect_by_name(addr, "echo.test", 8443).await;
+    assert_eq!(code, 2, "the port is part of the pattern");
+    let records = w.records.wait(3).await;
+    assert_eq!(records.len(), 3, "{records:?}");
+    assert!(!records[1].allowed && records[1].rule == "deny \"denied.test\"");
+    assert!(!records[2].allowed && records[2].rule == "no allow pattern matches");
+    assert_eq!(w.tunnel.accepted(), 1);
+    assert_eq!(w.origin.accepted(), 0);
+    // Refusals are kept in words for the tool result, as for HTTP.
+    assert_eq!(
+        _guard.refusals(),
+        [
+            "denied.test:80 refused: deny \"denied.test\"",
+            "echo.test:8443 refused: no allow pattern matches"
+        ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn socks5_refuses_private_addresses_unknown_names_and_other_commands() {
+    let w = world().await;
+    let (listener, addr) = std_listener();
+    let port = w.tunnel.addr.port();
+    let _guard = w
+        .proxy
+        .serve("builder", rules(&["*"], &[], NO_PRIVATE), listener)
+        .unwrap();
+
+    // An IPv4 literal of loopback (address type 1) and a name that resolves to loopback.
+    let mut by_ip = vec![5, 1, 0, 1, 127, 0, 0, 1];
+    by_ip.extend_from_slice(&port.to_be_bytes());
+    let (_, code) = socks_request(addr, &by_ip).await;
+    assert_eq!(code, 2);
+    let (_, code) = socks_connect_by_name(addr, "echo.test", port).await;
+    assert_eq!(code, 2);
+    // An IPv6 literal of loopback (address type 4).
+    let mut by_ip6 = vec![5, 1, 0, 4];
+    by_ip6.extend_from_slice(&std::net::Ipv6Addr::LOCALHOST.octets());
+    by_ip6.extend_from_slice(&port.to_be_bytes());
+    let (_, code) = socks_request(addr, &by_ip6).await;
+    assert_eq!(code, 2);
+    // A name nobody resolves: host unreachable (allowed, failed).
+    let (_, code) = socks_connect_by_name(addr, "nowhere.test", 443).await;
+    assert_eq!(code, 4);
+    // BIND (2) and UDP ASSOCIATE (3): not supported, and nothing recorded for them.
+    for command in [2u8, 3] {
+        let mut req = vec![5, command, 0, 3, 9];
+        req.extend_from_slice(b"echo.test");
+        req.extend_from_slice(&443u16.to_be_bytes());
+        let (_, code) = socks_request(addr, &req).await;
+        assert_eq!(code, 7, "command {command}");
+    }
+    let records = w.records.wait(4).await;
+    assert_eq!(records.len(), 4, "{records:?}");
+    for r in &records[..3] {
+        assert!(!r.allowed, "{r:?}");
+        assert!(r.rule.starts_with("private address "), "{r:?}");
+        assert_eq!(r.kind, "socks5");
+    }
+    assert!(records[3].allowed && records[3].rule.starts_with("could not resolve"));
+    assert_eq!(w.tunnel.accepted(), 0, "no private address was reached");
+
+    // A client offering only username/password authentication: no acceptable method.
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    s.write_all(&[5, 1, 2]).await.unwrap();
+    let mut method = [0u8; 2];
+    s.read_exact(&mut method).await.unwrap();
+    assert_eq!(method, [5, 0xff]);
+    let mut rest = Vec::new();
+    s.read_to_end(&mut rest).await.unwrap();
+    assert!(rest.is_empty());
+
+    // HTTP is still served on the same listener (the first byte decides the protocol): a
+    // plain request gets its HTTP answer (a refusal here, the name being private).
+    let mut conn = dial(addr).await;
+    conn.get_mut()
+        .write_all(b"GET http://echo.test/ HTTP/1.1\r\nHost: echo.test\r\n\r\n")
+        .await
+        .unwrap();
+    let answer = read_answer(&mut conn).await;
+    assert_eq!(answer.status, 403, "HTTP is served beside SOCKS5");
+}

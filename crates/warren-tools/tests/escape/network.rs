@@ -153,6 +153,24 @@ fn an_allowed_name_is_reached_and_a_denied_one_is_refused_in_words() {
         assert_eq!(stdout(&r), BODY, "{sb:?}: {r:?}");
         let r = net.sh(&format!("curl -sS -f -p http://tunnel.test:{port}/x"));
         assert_eq!(stdout(&r), BODY, "{sb:?} tunnel: {r:?}");
+        // SOCKS5 on the same port, the name resolved by the proxy: carried; a denied name is
+        // refused, and the tool result says why.
+        // (A script: the shell tool takes no parameter expansion on its own command line.)
+        net.lab.fx.write(
+            &net.lab.ws("mallory").join("socks.sh"),
+            r#"exec curl -sS -f --proxy "socks5h://${HTTP_PROXY#http://}" "$1""#,
+        );
+        let r = net.sh(&format!("sh socks.sh http://socks.test:{port}/x"));
+        assert_eq!(stdout(&r), BODY, "{sb:?} socks5: {r:?}");
+        let r = net.sh(&format!("sh socks.sh http://denied.test:{port}/y"));
+        let text = failure_text(&r);
+        assert!(!text.contains(BODY), "{sb:?}: {text}");
+        assert!(
+            text.contains(&format!(
+                "warren: network: denied.test:{port} refused: deny \"denied.test\""
+            )),
+            "{sb:?} socks5: {text}"
+        );
         // Denied by name: the proxy answers 403 and the tool result says why.
         let r = net.sh(&format!("curl -sS -f http://denied.test:{port}/x"));
         let text = failure_text(&r);
@@ -187,6 +205,20 @@ fn an_allowed_name_is_reached_and_a_denied_one_is_refused_in_words() {
                 .unwrap()
                 .kind,
             "connect"
+        );
+        let socks = records
+            .iter()
+            .find(|r| r.host == "socks.test")
+            .unwrap_or_else(|| panic!("{sb:?}: no record of socks.test: {records:?}"));
+        assert_eq!((socks.kind, socks.allowed), ("socks5", true), "{socks:?}");
+        assert!(socks.bytes_down >= BODY.len() as u64, "{socks:?}");
+        assert_eq!(
+            records
+                .iter()
+                .filter(|r| r.host == "denied.test" && !r.allowed)
+                .count(),
+            2,
+            "{sb:?}: {records:?}"
         );
     }
 }
