@@ -1,7 +1,7 @@
 //! The proxy's cost, in one run on loopback: a 10 MB download directly, through the proxy as
 //! a plain HTTP request, through a CONNECT tunnel, and through a floor relay (the least any
 //! relay does: blocking threads splicing, no policy), rounds alternated; the same download from
-//! an origin paced at a 1 Gbit/s link's speed; then the time to the first byte of a small
+//! an origin paced at a 1 Gbit/s and at a 10 Gbit/s link's speed; then the time to the first byte of a small
 //! answer on a new connection, each way (figures in docs/benchmarks.md).
 //!
 //! Targets (printed, not asserted): through the proxy at least 80 % of the direct throughput,
@@ -27,9 +27,9 @@ use warren_types::network::DomainRules;
 const BIG: usize = 10 * 1024 * 1024;
 const ROUNDS: usize = 30;
 const CONNECTIONS: usize = 200;
-/// The speed of the paced origin, in MB/s: a 1 Gbit/s link.
-const LINK_MB_S: f64 = 125.0;
-/// Rounds of the paced download (each takes about 80 ms).
+/// The speeds of the paced origin, in MB/s, and the links they stand for.
+const LINKS: [(u32, &str); 2] = [(125, "1 Gbit/s"), (1250, "10 Gbit/s")];
+/// Rounds of each paced download (about 80 ms each at 1 Gbit/s).
 const PACED_ROUNDS: usize = 10;
 
 struct OneName(SocketAddr);
@@ -41,8 +41,8 @@ impl Resolve for OneName {
     }
 }
 
-/// A minimal HTTP/1.1 origin: `/big` answers [`BIG`] bytes as fast as it can, `/paced` the
-/// same bytes at [`LINK_MB_S`] (a network link's speed), anything else `ok`; one request per
+/// A minimal HTTP/1.1 origin: `/big` answers [`BIG`] bytes as fast as it can, `/paced/N` the
+/// same bytes at N MB/s (a network link's speed), anything else `ok`; one request per
 /// connection, closed after the answer.
 async fn origin(listener: tokio::net::TcpListener) {
     let big: Arc<Vec<u8>> = Arc::new((0..BIG).map(|i| (i % 251) as u8).collect());
@@ -61,8 +61,12 @@ async fn origin(listener: tokio::net::TcpListener) {
                     Ok(n) => head.extend_from_slice(&buf[..n]),
                 }
             }
-            let paced = head.starts_with(b"GET /paced ");
-            let body: &[u8] = if paced || head.starts_with(b"GET /big ") {
+            // `GET /paced/N `: the rate in MB/s.
+            let paced: Option<f64> = head
+                .strip_prefix(b"GET /paced/")
+                .and_then(|rest| rest.split(|b| *b == b' ').next())
+                .and_then(|n| std::str::from_utf8(n).ok()?.parse().ok());
+            let body: &[u8] = if paced.is_some() || head.starts_with(b"GET /big ") {
                 &big
             } else {
                 b"ok"
@@ -74,10 +78,10 @@ async fn origin(listener: tokio::net::TcpListener) {
             if stream.write_all(answer.as_bytes()).await.is_err() {
                 return;
             }
-            if paced {
+            if let Some(rate) = paced {
                 // Each piece leaves when the link would have carried the bytes before it.
                 let start = tokio::time::Instant::now();
-                let per_byte = 1.0 / (LINK_MB_S * 1024.0 * 1024.0);
+                let per_byte = 1.0 / (rate * 1024.0 * 1024.0);
                 for (k, piece) in body.chunks(64 * 1024).enumerate() {
                     let due = start + Duration::from_secs_f64((k * 64 * 1024) as f64 * per_byte);
                     tokio::time::sleep_until(due).await;
@@ -173,7 +177,7 @@ impl Way {
             Way::Direct => "direct",
             Way::Http => "proxy, plain HTTP",
             Way::Connect => "proxy, CONNECT tunnel",
-            Way::Floor => "floor relay, CONNECT",
+            Way::Floor => "minimal relay, CONNECT",
         }
     }
 }
@@ -235,7 +239,7 @@ fn open(way: Way, addrs: Addrs, path: &str) -> TcpStream {
     }
 }
 
-/// Downloads `path` (`/big` or `/paced`) and answers the seconds it took (from connect to the
+/// Downloads `path` (`/big` or `/paced/N`) and answers the seconds it took (from connect to the
 /// last byte).
 fn download(way: Way, addrs: Addrs, path: &str) -> f64 {
     let start = Instant::now();
@@ -381,7 +385,7 @@ fn main() {
     let of = |way: Way| ways.iter().position(|w| *w == way);
     if let (Some(c), Some(f)) = (of(Way::Connect), of(Way::Floor)) {
         println!(
-            "  CONNECT tunnel = {:.0} % of the floor relay's throughput",
+            "  CONNECT tunnel = {:.0} % of the minimal relay's throughput",
             100.0 * median(rates[c].clone()) / median(rates[f].clone())
         );
     }
@@ -401,29 +405,32 @@ fn main() {
     }
 
     // At a network link's speed: the origin paced, as a registry across the internet is.
-    let mut paced: Vec<Vec<f64>> = vec![Vec::new(); ways.len()];
-    for round in 0..PACED_ROUNDS {
-        for k in 0..ways.len() {
-            let i = (round + k) % ways.len();
-            let secs = download(ways[i], addrs, "/paced");
-            paced[i].push(BIG as f64 / (1024.0 * 1024.0) / secs);
+    for (rate, link) in LINKS {
+        let path = format!("/paced/{rate}");
+        let mut paced: Vec<Vec<f64>> = vec![Vec::new(); ways.len()];
+        for round in 0..PACED_ROUNDS {
+            for k in 0..ways.len() {
+                let i = (round + k) % ways.len();
+                let secs = download(ways[i], addrs, &path);
+                paced[i].push(BIG as f64 / (1024.0 * 1024.0) / secs);
+            }
         }
-    }
-    println!(
-        "\n10 MB download from an origin paced at {LINK_MB_S:.0} MB/s (1 Gbit/s), {PACED_ROUNDS} rounds (median MB/s):"
-    );
-    let paced_direct = median(paced[0].clone());
-    for (i, way) in ways.iter().enumerate() {
-        let m = median(paced[i].clone());
-        let ratio = if *way == Way::Direct {
-            String::new()
-        } else {
-            format!(
-                "  = {:.0} % of direct (target >= 80 %)",
-                100.0 * m / paced_direct
-            )
-        };
-        println!("  {:<22} {m:>8.1} MB/s{ratio}", way.name());
+        println!(
+            "\n10 MB download from an origin paced at {rate} MB/s ({link}), {PACED_ROUNDS} rounds (median MB/s):"
+        );
+        let paced_direct = median(paced[0].clone());
+        for (i, way) in ways.iter().enumerate() {
+            let m = median(paced[i].clone());
+            let ratio = if *way == Way::Direct {
+                String::new()
+            } else {
+                format!(
+                    "  = {:.0} % of direct (target >= 80 %)",
+                    100.0 * m / paced_direct
+                )
+            };
+            println!("  {:<22} {m:>8.1} MB/s{ratio}", way.name());
+        }
     }
 
     let mut firsts: Vec<Vec<f64>> = vec![Vec::new(); ways.len()];
@@ -451,7 +458,7 @@ fn main() {
         .iter()
         .filter(|w| matches!(w, Way::Http | Way::Connect))
         .count();
-    let through = proxied * (1 + ROUNDS + PACED_ROUNDS + CONNECTIONS);
+    let through = proxied * (1 + ROUNDS + LINKS.len() * PACED_ROUNDS + CONNECTIONS);
     println!(
         "\nrecords: {} of {through} attempts through the proxy",
         recorded.load(std::sync::atomic::Ordering::Relaxed)
