@@ -22,15 +22,11 @@ const NO_PRIVATE: bool = false;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_allowed_connect_tunnel_carries_bytes_both_ways_and_records_them() {
     let w = world().await;
-    let (listener, addr) = std_listener();
-    let _guard = w
-        .proxy
-        .serve(
-            "builder",
-            rules(&["echo.test:443"], &[], ALLOW_PRIVATE),
-            listener,
-        )
-        .unwrap();
+    let (_guard, addr) = listen(
+        &w.proxy,
+        "builder",
+        rules(&["echo.test:443"], &[], ALLOW_PRIVATE),
+    );
 
     let (mut tunnel, answer) = connect(addr, "echo.test:443").await;
     assert_eq!(answer.status, 200);
@@ -100,14 +96,7 @@ async fn a_bulk_tunnel_to_a_slow_reader_loses_and_reorders_nothing() {
         MapResolver::new(&[("bulk.test", vec![echo_addr])]),
         records.clone(),
     );
-    let (listener, addr) = std_listener();
-    let _guard = proxy
-        .serve(
-            "builder",
-            rules(&["bulk.test"], &[], ALLOW_PRIVATE),
-            listener,
-        )
-        .unwrap();
+    let (_guard, addr) = listen(&proxy, "builder", rules(&["bulk.test"], &[], ALLOW_PRIVATE));
 
     let (conn, answer) = connect(addr, "bulk.test:443").await;
     assert_eq!(answer.status, 200);
@@ -157,15 +146,11 @@ async fn a_bulk_tunnel_to_a_slow_reader_loses_and_reorders_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_allowed_plain_request_is_forwarded_in_origin_form_and_its_body_returned() {
     let w = world().await;
-    let (listener, addr) = std_listener();
-    let _guard = w
-        .proxy
-        .serve(
-            "builder",
-            rules(&["allowed.test"], &[], ALLOW_PRIVATE),
-            listener,
-        )
-        .unwrap();
+    let (_guard, addr) = listen(
+        &w.proxy,
+        "builder",
+        rules(&["allowed.test"], &[], ALLOW_PRIVATE),
+    );
 
     let mut conn = dial(addr).await;
     let answer = ask(
@@ -225,15 +210,11 @@ async fn an_allowed_plain_request_is_forwarded_in_origin_form_and_its_body_retur
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deny_wins_over_allow() {
     let w = world().await;
-    let (listener, addr) = std_listener();
-    let _guard = w
-        .proxy
-        .serve(
-            "builder",
-            rules(&["*.test"], &["denied.test"], ALLOW_PRIVATE),
-            listener,
-        )
-        .unwrap();
+    let (_guard, addr) = listen(
+        &w.proxy,
+        "builder",
+        rules(&["*.test"], &["denied.test"], ALLOW_PRIVATE),
+    );
 
     // Control: another name under the same allow pattern passes.
     let mut conn = dial(addr).await;
@@ -271,15 +252,11 @@ async fn deny_wins_over_allow() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_host_no_allow_pattern_matches_is_refused_with_the_rule_in_header_and_body() {
     let w = world().await;
-    let (listener, addr) = std_listener();
-    let _guard = w
-        .proxy
-        .serve(
-            "builder",
-            rules(&["allowed.test"], &[], ALLOW_PRIVATE),
-            listener,
-        )
-        .unwrap();
+    let (_guard, addr) = listen(
+        &w.proxy,
+        "builder",
+        rules(&["allowed.test"], &[], ALLOW_PRIVATE),
+    );
 
     let (_, answer) = connect(addr, "evil.example:443").await;
     assert_eq!(answer.status, 403);
@@ -416,15 +393,11 @@ async fn a_name_resolving_to_a_private_address_is_refused_unless_allow_private()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_request_of_a_keep_alive_connection_is_decided_on_its_own() {
     let w = world().await;
-    let (listener, addr) = std_listener();
-    let _guard = w
-        .proxy
-        .serve(
-            "builder",
-            rules(&["allowed.test"], &[], ALLOW_PRIVATE),
-            listener,
-        )
-        .unwrap();
+    let (_guard, addr) = listen(
+        &w.proxy,
+        "builder",
+        rules(&["allowed.test"], &[], ALLOW_PRIVATE),
+    );
 
     let mut conn = dial(addr).await;
     let first = get(&mut conn, "http://allowed.test/hello").await;
@@ -458,15 +431,11 @@ async fn each_request_of_a_keep_alive_connection_is_decided_on_its_own() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropping_the_guard_stops_accepting_and_closes_open_tunnels() {
     let w = world().await;
-    let (listener, addr) = std_listener();
-    let guard = w
-        .proxy
-        .serve(
-            "builder",
-            rules(&["allowed.test", "echo.test"], &[], ALLOW_PRIVATE),
-            listener,
-        )
-        .unwrap();
+    let (guard, addr) = listen(
+        &w.proxy,
+        "builder",
+        rules(&["allowed.test", "echo.test"], &[], ALLOW_PRIVATE),
+    );
 
     // Control: served while the guard lives.
     assert_eq!(
@@ -651,24 +620,20 @@ async fn records_carry_the_agent_of_their_listener() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refusals_are_listed_in_words_and_failures_are_not_refusals() {
     let w = world().await;
-    let (listener, addr) = std_listener();
-    let guard = w
-        .proxy
-        .serve(
-            "builder",
-            rules(
-                &[
-                    "allowed.test",
-                    "loopback.test",
-                    "nowhere.test",
-                    "closed.test",
-                ],
-                &["denied.test"],
-                NO_PRIVATE,
-            ),
-            listener,
-        )
-        .unwrap();
+    let (guard, addr) = listen(
+        &w.proxy,
+        "builder",
+        rules(
+            &[
+                "allowed.test",
+                "loopback.test",
+                "nowhere.test",
+                "closed.test",
+            ],
+            &["denied.test"],
+            NO_PRIVATE,
+        ),
+    );
 
     let (_, a) = connect(addr, "evil.example:443").await;
     assert_eq!(a.status, 403);
@@ -714,15 +679,11 @@ async fn refusals_are_listed_in_words_and_failures_are_not_refusals() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unreachable_hosts_answer_502_and_say_why() {
     let w = world().await;
-    let (listener, addr) = std_listener();
-    let guard = w
-        .proxy
-        .serve(
-            "builder",
-            rules(&["nowhere.test", "closed.test"], &[], ALLOW_PRIVATE),
-            listener,
-        )
-        .unwrap();
+    let (guard, addr) = listen(
+        &w.proxy,
+        "builder",
+        rules(&["nowhere.test", "closed.test"], &[], ALLOW_PRIVATE),
+    );
 
     let (_, answer) = connect(addr, "nowhere.test:443").await;
     assert_eq!(answer.status, 502);
@@ -752,11 +713,7 @@ async fn unreachable_hosts_answer_502_and_say_why() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn requests_to_the_proxy_itself_get_400_and_no_record() {
     let w = world().await;
-    let (listener, addr) = std_listener();
-    let _guard = w
-        .proxy
-        .serve("builder", rules(&["*"], &[], ALLOW_PRIVATE), listener)
-        .unwrap();
+    let (_guard, addr) = listen(&w.proxy, "builder", rules(&["*"], &[], ALLOW_PRIVATE));
 
     let mut conn = dial(addr).await;
     let answer = ask(
@@ -781,14 +738,11 @@ async fn a_silent_client_does_not_hold_the_proxy() {
         .proxy
         .clone()
         .with_header_read_timeout(Duration::from_millis(300));
-    let (listener, addr) = std_listener();
-    let _guard = proxy
-        .serve(
-            "builder",
-            rules(&["allowed.test"], &[], ALLOW_PRIVATE),
-            listener,
-        )
-        .unwrap();
+    let (_guard, addr) = listen(
+        &proxy,
+        "builder",
+        rules(&["allowed.test"], &[], ALLOW_PRIVATE),
+    );
 
     // One client says nothing, another stops in the middle of its request head.
     let mut silent = tokio::net::TcpStream::connect(addr).await.unwrap();
@@ -830,14 +784,11 @@ fn serve_works_from_a_thread_outside_the_runtime() {
     // Outside any runtime: this thread is not a worker, and no runtime is entered.
     let proxy = Proxy::new(rt.handle().clone(), w.resolver.clone(), w.records.clone());
     assert!(tokio::runtime::Handle::try_current().is_err());
-    let (listener, addr) = std_listener();
-    let served = proxy
-        .serve(
-            "builder",
-            rules(&["allowed.test"], &[], ALLOW_PRIVATE),
-            listener,
-        )
-        .unwrap();
+    let (served, addr) = listen(
+        &proxy,
+        "builder",
+        rules(&["allowed.test"], &[], ALLOW_PRIVATE),
+    );
     let (port, on_loopback) = proxy
         .serve_loopback("landlocked", rules(&["echo.test"], &[], ALLOW_PRIVATE))
         .unwrap();
@@ -905,15 +856,11 @@ async fn socks_request(proxy: std::net::SocketAddr, request: &[u8]) -> (tokio::n
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn socks5_connect_by_name_is_decided_carried_and_recorded_like_connect() {
     let w = world().await;
-    let (listener, addr) = std_listener();
-    let _guard = w
-        .proxy
-        .serve(
-            "builder",
-            rules(&["echo.test:443"], &["denied.test"], ALLOW_PRIVATE),
-            listener,
-        )
-        .unwrap();
+    let (_guard, addr) = listen(
+        &w.proxy,
+        "builder",
+        rules(&["echo.test:443"], &["denied.test"], ALLOW_PRIVATE),
+    );
 
     // Positive control: an allowed name carries bytes both ways.
     let (mut s, code) = socks_connect_by_name(addr, "echo.test", 443).await;

@@ -22,7 +22,7 @@ use hyper::{Method, Request, Response};
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
-use warren_net::{ConnectionRecord, ConnectionSink, Proxy, Resolve, ResolveFuture};
+use warren_net::{ConnectionRecord, ConnectionSink, Proxy, Resolve, ResolveFuture, ServeGuard};
 use warren_types::network::DomainRules;
 
 /// What the origin answers to a GET.
@@ -262,6 +262,12 @@ pub fn rules(allow: &[&str], deny: &[&str], allow_private: bool) -> Arc<DomainRu
 }
 
 /// A std listener on 127.0.0.1:0, as the sandbox hands one over.
+/// Serves a fresh loopback listener for `agent` under `rules`: the guard and the address.
+pub fn listen(proxy: &Proxy, agent: &str, rules: Arc<DomainRules>) -> (ServeGuard, SocketAddr) {
+    let (listener, addr) = std_listener();
+    (proxy.serve(agent, rules, listener).unwrap(), addr)
+}
+
 pub fn std_listener() -> (std::net::TcpListener, SocketAddr) {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = l.local_addr().unwrap();
