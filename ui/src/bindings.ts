@@ -1666,13 +1666,17 @@ export type PausedChanged = {
 	paused: string[],
 };
 
-/**  One approval request waiting for an answer. */
-export type PendingApprovalView = {
+/**
+ *  One request waiting for an answer: which call of which turn asks, and why. Every view of a
+ *  waiting request (the approvals inbox's record, `warren approvals list`, the window's list)
+ *  carries these fields, flattened into its own.
+ */
+export type PendingApproval = {
 	/**  The agent. */
 	agent: string,
 	/**  The turn. */
 	turn_id: string,
-	/**  The tool call id (what an answer names). */
+	/**  The tool call id (unique within its turn; what an answer names). */
 	call_id: string,
 	/**  The tool. */
 	tool: string,
@@ -1680,9 +1684,13 @@ export type PendingApprovalView = {
 	arguments: string,
 	/**  Why it needs approval. */
 	reason: string,
+};
+
+/**  One approval request waiting for an answer. */
+export type PendingApprovalView = {
 	/**  When it was asked (RFC 3339). */
 	requested_at: string,
-};
+} & PendingApproval;
 
 /**
  *  An unfinished rename, delete or restore (a journal entry), for the notice that offers to

@@ -6,24 +6,15 @@ use crate::Warren;
 use serde::Serialize;
 use std::time::{Duration, Instant};
 use warren_state::approval_inbox::{Inbox, InboxAnswer, InboxError};
-use warren_types::{ApiError, ApprovalDecision, ErrorCode};
+use warren_types::{ApiError, ApprovalDecision, ErrorCode, PendingApproval};
 
-/// One request waiting for an answer.
+/// One request waiting for an answer, in whichever process of the install.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct WaitingApproval {
-    /// The agent.
-    pub agent: String,
-    /// The turn.
-    pub turn_id: String,
-    /// The tool call id.
-    pub call_id: String,
-    /// The tool.
-    pub tool: String,
-    /// Its arguments as JSON text.
-    pub arguments: String,
-    /// Why it needs approval.
-    pub reason: String,
+    /// The request (its fields at the top level).
+    #[serde(flatten)]
+    pub request: PendingApproval,
     /// Since when it waits (RFC 3339, UTC).
     pub since: String,
     /// The process whose turn waits.
@@ -50,12 +41,7 @@ impl Warren {
         Ok(list
             .into_iter()
             .map(|r| WaitingApproval {
-                agent: r.agent,
-                turn_id: r.turn_id,
-                call_id: r.call_id,
-                tool: r.tool,
-                arguments: r.arguments,
-                reason: r.reason,
+                request: r.request,
                 since: r.since,
                 pid: r.pid,
             })
@@ -104,8 +90,58 @@ impl Warren {
             .into_iter()
             .max_by(|a, b| a.since.cmp(&b.since))
             .ok_or_else(|| ApiError::new(ErrorCode::NotFound, "no approval is waiting"))?;
-        self.answer_waiting_approval(&newest.turn_id, &newest.call_id, decision, message)
+        let r = &newest.request;
+        self.answer_waiting_approval(&r.turn_id, &r.call_id, decision, message)
             .await?;
         Ok(newest)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::live::PendingApprovalView;
+
+    /// A request, read from the flat JSON every view of it keeps.
+    fn request() -> PendingApproval {
+        serde_json::from_value(serde_json::json!({
+            "agent": "alice", "turn_id": "t1", "call_id": "c1",
+            "tool": "shell", "arguments": "{}", "reason": "supervised",
+        }))
+        .unwrap()
+    }
+
+    fn keys(v: &serde_json::Value) -> Vec<&str> {
+        let mut k: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        k.sort_unstable();
+        k
+    }
+
+    /// The request's keys and `extra`, sorted.
+    fn flat(extra: &[&'static str]) -> Vec<&'static str> {
+        let mut k = vec!["agent", "arguments", "call_id", "reason", "tool", "turn_id"];
+        k.extend_from_slice(extra);
+        k.sort_unstable();
+        k
+    }
+
+    #[test]
+    fn a_waiting_request_is_one_flat_object_in_json() {
+        let waiting = serde_json::to_value(WaitingApproval {
+            request: request(),
+            since: "2026-01-01T00:00:00Z".into(),
+            pid: 7,
+        })
+        .unwrap();
+        let view = serde_json::to_value(PendingApprovalView {
+            request: request(),
+            requested_at: "2026-01-01T00:00:00Z".into(),
+        })
+        .unwrap();
+        assert_eq!(waiting["call_id"], "c1");
+        assert_eq!(waiting["pid"], 7);
+        assert_eq!(view["tool"], "shell");
+        assert_eq!(keys(&waiting), flat(&["pid", "since"]), "{waiting}");
+        assert_eq!(keys(&view), flat(&["requested_at"]), "{view}");
     }
 }

@@ -33,7 +33,7 @@ impl Notifier {
         match change {
             StateChange::Approvals(pending) => {
                 let mut out = Vec::new();
-                for p in pending {
+                for p in pending.iter().map(|v| &v.request) {
                     if self.seen_approvals.insert(p.call_id.clone()) {
                         out.push(Notification {
                             summary: format!("{} is waiting for approval", p.agent),
@@ -42,7 +42,7 @@ impl Notifier {
                     }
                 }
                 // Forget answered requests so the set does not grow without bound.
-                let live: BTreeSet<&String> = pending.iter().map(|p| &p.call_id).collect();
+                let live: BTreeSet<&String> = pending.iter().map(|p| &p.request.call_id).collect();
                 self.seen_approvals.retain(|id| live.contains(id));
                 out
             }
@@ -69,12 +69,14 @@ mod tests {
 
     fn pending(id: &str) -> PendingApprovalView {
         PendingApprovalView {
-            agent: "writer".into(),
-            turn_id: "t".into(),
-            call_id: id.into(),
-            tool: "file_write".into(),
-            arguments: "{}".into(),
-            reason: "`file_write` is not in auto_approve".into(),
+            request: warren_types::PendingApproval {
+                agent: "writer".into(),
+                turn_id: "t".into(),
+                call_id: id.into(),
+                tool: "file_write".into(),
+                arguments: "{}".into(),
+                reason: "`file_write` is not in auto_approve".into(),
+            },
             requested_at: "2026-01-01T00:00:00Z".into(),
         }
     }

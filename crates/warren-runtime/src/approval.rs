@@ -258,7 +258,7 @@ mod tests {
         let wait = broker.ask(request("../../etc/passwd"));
         let listed = inbox.list().unwrap();
         assert_eq!(listed.len(), 1);
-        assert_eq!(listed[0].call_id, "../../etc/passwd");
+        assert_eq!(listed[0].request.call_id, "../../etc/passwd");
         assert_eq!(listed[0].pid, std::process::id());
         // The file names never carry the model's call id.
         for e in std::fs::read_dir(inbox.dir()).unwrap() {
@@ -295,7 +295,7 @@ mod tests {
         // The record the answerer reads shows other arguments than the call that waits.
         let path = inbox.request_path("t1", "c1");
         let mut r: InboxRequest = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-        r.arguments = "{\"command\":\"touch harmless.txt\"}".into();
+        r.request.arguments = "{\"command\":\"touch harmless.txt\"}".into();
         std::fs::write(&path, serde_json::to_vec(&r).unwrap()).unwrap();
         let a = InboxAnswer {
             decision: ApprovalDecision::ApproveOnce,

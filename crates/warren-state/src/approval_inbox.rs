@@ -21,18 +21,9 @@ use warren_types::PendingApproval;
 /// A request as the inbox keeps it: the request and the process waiting for it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InboxRequest {
-    /// The agent.
-    pub agent: String,
-    /// The turn.
-    pub turn_id: String,
-    /// The tool call id.
-    pub call_id: String,
-    /// The tool.
-    pub tool: String,
-    /// Its arguments as JSON text.
-    pub arguments: String,
-    /// Why it needs approval.
-    pub reason: String,
+    /// The request (its fields at the top level of the record).
+    #[serde(flatten)]
+    pub request: PendingApproval,
     /// The process whose turn waits.
     pub pid: u32,
     /// That process's start time (clock ticks since boot), so a reused pid is not mistaken
@@ -40,6 +31,13 @@ pub struct InboxRequest {
     pub started: u64,
     /// When the request was parked (RFC 3339, UTC).
     pub since: String,
+}
+
+impl InboxRequest {
+    /// Whether this is the request of call `call_id` in turn `turn_id`.
+    fn is_of(&self, turn_id: &str, call_id: &str) -> bool {
+        self.request.turn_id == turn_id && self.request.call_id == call_id
+    }
 }
 
 /// An answer, as a front-end gives it.
@@ -203,12 +201,7 @@ impl Inbox {
         self.ensure_dir()?;
         let pid = std::process::id();
         let record = InboxRequest {
-            agent: request.agent.clone(),
-            turn_id: request.turn_id.clone(),
-            call_id: request.call_id.clone(),
-            tool: request.tool.clone(),
-            arguments: request.arguments.clone(),
-            reason: request.reason.clone(),
+            request: request.clone(),
             pid,
             started: start_ticks(pid).unwrap_or(0),
             since: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
@@ -266,12 +259,13 @@ impl Inbox {
             }
             match Self::read_request(&path) {
                 Some(r) if Self::live(&r) => out.push(r),
-                Some(r) => self.withdraw(&r.turn_id, &r.call_id),
+                Some(r) => self.withdraw(&r.request.turn_id, &r.request.call_id),
                 None => {}
             }
         }
         out.sort_by(|a, b| {
-            (&a.since, &a.turn_id, &a.call_id).cmp(&(&b.since, &b.turn_id, &b.call_id))
+            let (x, y) = (&a.request, &b.request);
+            (&a.since, &x.turn_id, &x.call_id).cmp(&(&b.since, &y.turn_id, &y.call_id))
         });
         Ok(out)
     }
@@ -279,7 +273,7 @@ impl Inbox {
     /// Whether a live process still waits for a (turn, call) pair.
     pub fn is_waiting(&self, turn_id: &str, call_id: &str) -> bool {
         Self::read_request(&self.request_path(turn_id, call_id))
-            .is_some_and(|r| r.turn_id == turn_id && r.call_id == call_id && Self::live(&r))
+            .is_some_and(|r| r.is_of(turn_id, call_id) && Self::live(&r))
     }
 
     /// Sends `answer` to the process waiting on a (turn, call) pair, bound to the request as
@@ -296,17 +290,17 @@ impl Inbox {
             call_id: call_id.to_string(),
         };
         let request = Self::read_request(&self.request_path(turn_id, call_id))
-            .filter(|r| r.turn_id == turn_id && r.call_id == call_id && Self::live(r))
+            .filter(|r| r.is_of(turn_id, call_id) && Self::live(r))
             .ok_or_else(not_waiting)?;
         let message = AnswerMessage {
             turn_id: turn_id.to_string(),
             call_id: call_id.to_string(),
             request: request_digest(
-                &request.agent,
-                &request.turn_id,
-                &request.call_id,
-                &request.tool,
-                &request.arguments,
+                &request.request.agent,
+                &request.request.turn_id,
+                &request.request.call_id,
+                &request.request.tool,
+                &request.request.arguments,
             ),
             decision: answer.decision,
             message: answer.message.clone(),
@@ -354,13 +348,45 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_request_of_a_process_that_is_gone_is_stale() {
+    /// An inbox in a fresh install with `request("c1")` published: the folder, the inbox and
+    /// the record's path.
+    fn published() -> (tempfile::TempDir, Inbox, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
         let inbox = Inbox::for_install(&InstallLayout::new(dir.path()));
         inbox.publish(&request("c1")).unwrap();
-        // Rewrite the record as if another process had parked it and then died.
         let path = inbox.request_path("t1", "c1");
+        (dir, inbox, path)
+    }
+
+    #[test]
+    fn the_record_keeps_the_request_at_its_top_level() {
+        let (_dir, inbox, path) = published();
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let mut keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        let flat = [
+            "agent",
+            "arguments",
+            "call_id",
+            "pid",
+            "reason",
+            "since",
+            "started",
+            "tool",
+            "turn_id",
+        ];
+        assert_eq!(keys, flat, "{v}");
+        assert_eq!(v["call_id"], "c1");
+        assert_eq!(v["pid"], std::process::id());
+        let listed = inbox.list().unwrap();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].request, request("c1"));
+    }
+
+    #[test]
+    fn a_request_of_a_process_that_is_gone_is_stale() {
+        // Rewrite the record as if another process had parked it and then died.
+        let (_dir, inbox, path) = published();
         let mut r: InboxRequest = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
         r.started += 1;
         std::fs::write(&path, serde_json::to_vec(&r).unwrap()).unwrap();

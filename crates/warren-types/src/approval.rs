@@ -3,18 +3,21 @@
 //! approver that turns one into the other.
 
 use crate::events::ApprovalDecision;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::future::Future;
 use std::pin::Pin;
 
-/// One request waiting for an answer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// One request waiting for an answer: which call of which turn asks, and why. Every view of a
+/// waiting request (the approvals inbox's record, `warren approvals list`, the window's list)
+/// carries these fields, flattened into its own.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct PendingApproval {
     /// The agent.
     pub agent: String,
     /// The turn.
     pub turn_id: String,
-    /// The tool call id (unique within its turn).
+    /// The tool call id (unique within its turn; what an answer names).
     pub call_id: String,
     /// The tool.
     pub tool: String,

@@ -1,7 +1,7 @@
 //! Folding the runtime's events into the agents' streams, statuses and the approvals waiting.
 
 use super::{AgentStatusEntry, Live, LiveFrame, PendingApprovalView, StateChange};
-use warren_types::{EventKind, TurnEvent};
+use warren_types::{EventKind, PendingApproval, TurnEvent};
 
 /// Whether an event changes the approvals waiting.
 fn touches_approvals(kind: &EventKind) -> bool {
@@ -39,12 +39,14 @@ impl Live {
                 st.pending.insert(
                     (event.turn_id.clone(), id.clone()),
                     PendingApprovalView {
-                        agent: agent.clone(),
-                        turn_id: event.turn_id.clone(),
-                        call_id: id.clone(),
-                        tool: tool.clone(),
-                        arguments: arguments.clone(),
-                        reason: reason.clone(),
+                        request: PendingApproval {
+                            agent: agent.clone(),
+                            turn_id: event.turn_id.clone(),
+                            call_id: id.clone(),
+                            tool: tool.clone(),
+                            arguments: arguments.clone(),
+                            reason: reason.clone(),
+                        },
                         requested_at: event.time.clone(),
                     },
                 );
@@ -52,7 +54,7 @@ impl Live {
             EventKind::ApprovalResolved { id, .. } => {
                 st.pending.remove(&(event.turn_id.clone(), id.clone()));
             }
-            k if k.is_terminal() => st.pending.retain(|_, p| p.turn_id != event.turn_id),
+            k if k.is_terminal() => st.pending.retain(|_, p| p.request.turn_id != event.turn_id),
             _ => {}
         }
         let ancestors = match &event.parent {
@@ -159,7 +161,9 @@ mod tests {
                 reason: "asks".into(),
             },
         ));
-        assert!(matches!(&c[1], StateChange::Approvals(v) if v.len() == 1 && v[0].call_id == "c1"));
+        assert!(
+            matches!(&c[1], StateChange::Approvals(v) if v.len() == 1 && v[0].request.call_id == "c1")
+        );
         assert_eq!(live.statuses()[0].status, AgentStatus::WaitingForApproval);
         live.fold(started("b", "t2"));
         assert_eq!(live.running_agents(), ["a", "b"]);
@@ -214,7 +218,10 @@ mod tests {
         let left = live.pending_approvals();
         assert_eq!(left.len(), 1);
         assert_eq!(
-            (left[0].agent.as_str(), left[0].turn_id.as_str()),
+            (
+                left[0].request.agent.as_str(),
+                left[0].request.turn_id.as_str()
+            ),
             ("b", "t2")
         );
     }

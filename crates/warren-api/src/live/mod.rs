@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use stream::AgentLive;
-use warren_types::TurnEvent;
+use warren_types::{PendingApproval, TurnEvent};
 
 /// Frames kept per agent for snapshots (the current turn's); older ones are dropped and the
 /// snapshot says so.
@@ -78,18 +78,9 @@ pub struct LiveSnapshot {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct PendingApprovalView {
-    /// The agent.
-    pub agent: String,
-    /// The turn.
-    pub turn_id: String,
-    /// The tool call id (what an answer names).
-    pub call_id: String,
-    /// The tool.
-    pub tool: String,
-    /// Its arguments as JSON text.
-    pub arguments: String,
-    /// Why it needs approval.
-    pub reason: String,
+    /// The request (its fields at the top level).
+    #[serde(flatten)]
+    pub request: PendingApproval,
     /// When it was asked (RFC 3339).
     pub requested_at: String,
 }

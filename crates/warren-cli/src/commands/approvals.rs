@@ -60,7 +60,7 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
                 return "no approval is waiting".into();
             }
             let mut s = String::new();
-            for a in list {
+            for a in list.iter().map(|w| &w.request) {
                 s.push_str(&format!(
                     "{} wants {} {} ({})\n  turn {} call {}\n",
                     a.agent,
@@ -89,7 +89,8 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
             if latest {
                 let r = ctx.block_on(ctx.warren.answer_latest_approval(decision, message));
                 return ctx.out.result(
-                    r.map(|a| {
+                    r.map(|w| {
+                        let a = w.request;
                         serde_json::json!({"answered": true, "decision": decision, "agent": a.agent,
                             "tool": a.tool, "turn_id": a.turn_id, "call_id": a.call_id})
                     }),
