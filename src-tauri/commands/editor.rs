@@ -7,8 +7,7 @@ use super::Core;
 use tauri::State;
 use warren_api::permission_map::{PermissionAspect, PermissionExplanation, PermissionMap};
 use warren_api::policy::PolicyCheck;
-use warren_api::profiles::ProfilePreview;
-use warren_api::{AgentEdit, AgentSettingsView};
+use warren_api::{AgentEdit, AgentEditPreview, AgentSettingsView};
 use warren_types::{AgentDetail, ApiError};
 
 /// One agent's settings, the choices for each, and the settings its memory backend disallows.
@@ -21,14 +20,14 @@ pub async fn agent_settings(
     super::blocking(&core, move |w| w.agent_settings(&alias)).await
 }
 
-/// What saving `edit` would change in `config.toml`, and the validator's findings; writes
-/// nothing.
+/// What saving `edit` would change in `config.toml`, and the validator's findings, each with
+/// the place of the form it belongs beside; writes nothing.
 #[tauri::command]
 #[specta::specta]
 pub async fn preview_agent_edit(
     core: State<'_, Core>,
     edit: AgentEdit,
-) -> Result<ProfilePreview, ApiError> {
+) -> Result<AgentEditPreview, ApiError> {
     super::blocking(&core, move |w| w.preview_agent_edit(&edit)).await
 }
 

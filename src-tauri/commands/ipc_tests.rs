@@ -598,6 +598,11 @@ fn a_refused_agent_edit_names_the_field_and_leaves_the_file_byte_for_byte() {
         preview["errors"][0]["path"], "agents.alice.runtime_profile",
         "{preview}"
     );
+    assert_eq!(
+        preview["errors"][0]["place"],
+        json!({ "kind": "field", "field": "runtime_profile" }),
+        "{preview}"
+    );
     assert!(
         preview["diff"]
             .as_array()

@@ -156,10 +156,10 @@ export const commands = {
 	/**  One agent's settings, the choices for each, and the settings its memory backend disallows. */
 	agentSettings: (alias: string) => typedError<AgentSettingsView, ApiError>(__TAURI_INVOKE("agent_settings", { alias })),
 	/**
-	 *  What saving `edit` would change in `config.toml`, and the validator's findings; writes
-	 *  nothing.
+	 *  What saving `edit` would change in `config.toml`, and the validator's findings, each with
+	 *  the place of the form it belongs beside; writes nothing.
 	 */
-	previewAgentEdit: (edit: AgentEdit) => typedError<ProfilePreview, ApiError>(__TAURI_INVOKE("preview_agent_edit", { edit })),
+	previewAgentEdit: (edit: AgentEdit) => typedError<AgentEditPreview, ApiError>(__TAURI_INVOKE("preview_agent_edit", { edit })),
 	/**
 	 *  Saves `edit` when the config still validates (comments are kept); a refused edit leaves
 	 *  the file as it was.
@@ -307,6 +307,17 @@ export type AgentEdit = {
 	changes: AgentChange[],
 };
 
+/**  What saving an agent edit would do. */
+export type AgentEditPreview = {
+	/**  The changed lines of `config.toml`, with two lines of context. */
+	diff: DiffLine[],
+	/**
+	 *  The validator's findings on the edited config, each with its place (saving is refused
+	 *  while any exist).
+	 */
+	errors: AgentIssue[],
+};
+
 /**  A setting of `[agents.<alias>]` the editor changes. */
 export type AgentField = 
 /**  `risk_profile` (text, required). */
@@ -323,6 +334,15 @@ export type AgentField =
 "delegates" | 
 /**  `workspace.unrestricted_filesystem` (bool). */
 "unrestricted_filesystem";
+
+/**  A validator finding on an edited agent, with the place of the form it belongs beside. */
+export type AgentIssue = {
+	/**
+	 *  Where the form shows it; none for a finding no setting of the form is about (shown
+	 *  under the form with its path).
+	 */
+	place: AgentSettingPlace | null,
+} & ConfigIssue;
 
 /**  A rename, delete or restore that finished. */
 export type AgentLifecycleChange = {
@@ -399,6 +419,19 @@ export type AgentSandboxReport = {
 	/**  Its sandbox. */
 	sandbox: SandboxView,
 };
+
+/**  Where the settings form shows a finding of the validator. */
+export type AgentSettingPlace = 
+/**  Beside a field. */
+{ kind: "field"; 
+/**  The field. */
+field: AgentField } | 
+/**  Beside the workspace grant on a sibling. */
+{ kind: "grant"; 
+/**  The sibling. */
+peer: string } | 
+/**  Beside the memory grants (`workspace.read_memory_from`). */
+{ kind: "memory_grants" };
 
 /**  Everything the settings editor needs for one agent: its current values and the choices. */
 export type AgentSettingsView = {

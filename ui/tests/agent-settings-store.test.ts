@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { AgentEdit, AgentSettingsView } from "../src/bindings";
-import { AgentSettingsStore, changesOf, draftOf, pathOf, type AgentSettingsApi } from "../src/lib/agentSettings.svelte";
+import { AgentSettingsStore, changesOf, draftOf, keyOf, type AgentSettingsApi } from "../src/lib/agentSettings.svelte";
 
 const alice: AgentSettingsView = {
   agent: {
@@ -71,11 +71,12 @@ describe("agent settings edits", () => {
     ]);
   });
 
-  it("maps each form field to the dotted path the validator reports", () => {
-    expect(pathOf("alice", "runtime_profile")).toBe("agents.alice.runtime_profile");
-    expect(pathOf("alice", "grant.bob")).toBe("agents.alice.workspace.access.bob");
-    expect(pathOf("alice", "memory")).toBe("agents.alice.workspace.read_memory_from");
-    expect(pathOf("alice", "memory_backend")).toBe("agents.alice.memory");
+  it("names the form field of each place the backend tags a finding with", () => {
+    expect(keyOf({ kind: "field", field: "runtime_profile" })).toBe("runtime_profile");
+    expect(keyOf({ kind: "field", field: "memory_backend" })).toBe("memory_backend");
+    expect(keyOf({ kind: "grant", peer: "bob" })).toBe("grant.bob");
+    expect(keyOf({ kind: "memory_grants" })).toBe("memory");
+    expect(keyOf(null)).toBeNull();
   });
 });
 
@@ -103,12 +104,21 @@ describe("agent settings store", () => {
               message: "unknown runtime profile `ghost`",
               line: null,
               column: null,
+              place: { kind: "field", field: "runtime_profile" },
             },
             {
               path: "agents.alice.workspace.read_memory_from[0]",
               message: "no categories on markdown",
               line: null,
               column: null,
+              place: { kind: "memory_grants" },
+            },
+            {
+              path: "providers.models.ollama.local",
+              message: "unreachable",
+              line: null,
+              column: null,
+              place: null,
             },
           ],
         });
@@ -135,6 +145,7 @@ describe("agent settings store", () => {
     expect(s.issuesFor("memory").map((i) => i.message)).toEqual(["no categories on markdown"]);
     expect(s.issuesFor("risk_profile")).toEqual([]);
     expect(s.issuesFor("grant.bob")).toEqual([]);
+    expect(s.otherIssues.map((i) => i.message)).toEqual(["unreachable"]);
 
     s.draft!.runtime_profile = "";
     s.draft!.grants.bob = "write";

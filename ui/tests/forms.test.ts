@@ -149,6 +149,7 @@ describe("the agent settings form", () => {
                 message: "an agent uses the postgres memory backend but `[memory.postgres] url` is not set",
                 line: null,
                 column: null,
+                place: { kind: "field", field: "memory_backend" },
               },
             ]
           : [],
@@ -181,4 +182,52 @@ describe("the agent settings form", () => {
     expect(save.disabled).toBe(false);
     expect(sent.at(-1)?.changes).toEqual([{ kind: "set", field: "risk_profile", value: "locked_down" }]);
   });
+
+  it("shows each finding beside the field the backend placed it at, an unplaced one under the form", async () => {
+    const { commands } = await import("../src/bindings");
+    const calls = commands as unknown as Record<string, unknown>;
+    calls.agentSettings = () => ok({ ...view, peers: ["bob"] });
+    calls.previewAgentEdit = () =>
+      ok({
+        diff: [{ kind: "add", text: 'runtime_profile = "quick"' }],
+        errors: [
+          {
+            ...finding("agents.alice.runtime_profile", "runtime profile is broken"),
+            place: { kind: "field", field: "runtime_profile" },
+          },
+          {
+            ...finding("agents.alice.workspace.access.bob", "bob cannot be granted"),
+            place: { kind: "grant", peer: "bob" },
+          },
+          {
+            ...finding("agents.alice.workspace.read_memory_from", "no memory grants here"),
+            place: { kind: "memory_grants" },
+          },
+          { ...finding("providers.models.ollama.local", "unreachable provider"), place: null },
+        ],
+      });
+    render(AgentSettings, { alias: "alice" });
+    await fireEvent.click(screen.getByTestId("agent-settings-toggle"));
+    const runtime = await screen.findByTestId("setting-runtime_profile");
+    await fireEvent.change(runtime, { target: { value: "quick" } });
+    await waitFor(() =>
+      expect(screen.getByTestId("field-msg-runtime_profile").textContent).toContain("runtime profile is broken"),
+    );
+    expect(runtime.getAttribute("aria-invalid")).toBe("true");
+    expect(screen.getByTestId("field-msg-grant.bob").textContent).toContain("bob cannot be granted");
+    expect(screen.getByTestId("field-msg-memory").textContent).toContain("no memory grants here");
+    for (const key of ["risk_profile", "model_provider", "memory_backend", "enabled", "delegates"]) {
+      expect(screen.getByTestId(`field-msg-${key}`).textContent?.trim()).toBe("");
+    }
+    const under = screen.getByTestId("agent-settings-issues").textContent ?? "";
+    expect(under).toContain("unreachable provider");
+    expect(under).not.toContain("broken");
+    expect(under).not.toContain("bob cannot");
+    expect((screen.getByTestId("agent-settings-save") as HTMLButtonElement).disabled).toBe(true);
+  });
 });
+
+/** A validator finding at `path` without a line. */
+function finding(path: string, message: string) {
+  return { path, message, line: null, column: null };
+}

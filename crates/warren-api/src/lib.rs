@@ -42,7 +42,10 @@ pub mod tool_call;
 pub mod usage;
 
 pub use activity::{AgentMeters, RuntimeState, RuntimeStatus, TurnState, TurnSummary};
-pub use agent_settings::{AgentChange, AgentEdit, AgentField, AgentSettingsView, DisabledSetting};
+pub use agent_settings::{
+    AgentChange, AgentEdit, AgentEditPreview, AgentField, AgentIssue, AgentSettingPlace,
+    AgentSettingsView, DisabledSetting,
+};
 pub use agents::check_alias;
 pub use errors::config_error;
 use errors::host_error;

@@ -188,6 +188,14 @@ fn a_dry_run_prints_the_diff_and_findings_and_writes_nothing() {
         p["errors"][0]["path"], "agents.alice.runtime_profile",
         "{p}"
     );
+    // The shape docs/cli.md gives: the window's placement of a finding is not printed.
+    let keys: Vec<&str> = p["errors"][0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(keys, ["column", "line", "message", "path"], "{p}");
     assert_eq!(std::fs::read(t.config_path()).unwrap(), before);
 }
 

@@ -1,6 +1,7 @@
 // The agent settings editor in the agent's detail view: every setting of one `[agents.<alias>]`
 // entry as a form, the changed ones as an edit, a preview from the backend (the real
-// validator's findings at their dotted paths and a diff of config.toml), and save. Settings the
+// validator's findings, each tagged with the place of the form it belongs beside, and a diff of
+// config.toml), and save. Settings the
 // agent's memory backend does not allow come from the backend with the reason, shown disabled.
 
 import {
@@ -9,9 +10,10 @@ import {
   type AgentChange,
   type AgentDetail,
   type AgentEdit,
+  type AgentEditPreview,
+  type AgentIssue,
+  type AgentSettingPlace,
   type AgentSettingsView,
-  type ConfigIssue,
-  type ProfilePreview,
 } from "../bindings";
 import { toApiError } from "./agents.svelte";
 import { EditStore } from "./editStore.svelte";
@@ -117,24 +119,21 @@ export function changesOf(original: AgentDraft, draft: AgentDraft): AgentChange[
   return out;
 }
 
-/** The dotted config path under which the validator reports problems of a form field
- *  (`grant.<peer>` for a workspace grant, `memory` for the memory grants). */
-export function pathOf(alias: string, key: string): string {
-  const base = `agents.${alias}`;
-  if (key.startsWith("grant.")) return `${base}.workspace.access.${key.slice("grant.".length)}`;
-  switch (key) {
-    case "memory_backend":
-      return `${base}.memory`;
-    case "unrestricted_filesystem":
-      return `${base}.workspace.unrestricted_filesystem`;
-    case "memory":
-      return `${base}.workspace.read_memory_from`;
-    default:
-      return `${base}.${key}`;
+/** The key of the form field beside which the backend places a finding (see `fieldKeys`), or
+ *  null for a finding no field shows. */
+export function keyOf(place: AgentSettingPlace | null): string | null {
+  if (place === null) return null;
+  switch (place.kind) {
+    case "field":
+      return place.field;
+    case "grant":
+      return `grant.${place.peer}`;
+    case "memory_grants":
+      return "memory";
   }
 }
 
-/** The keys of the fields the form shows findings beside (see `pathOf`). */
+/** The keys of the fields the form shows findings beside (see `keyOf`). */
 export function fieldKeys(peers: string[]): string[] {
   return [
     "risk_profile",
@@ -149,12 +148,7 @@ export function fieldKeys(peers: string[]): string[] {
   ];
 }
 
-/** Whether `issuePath` is `prefix` or lies beneath it. */
-export function under(issuePath: string, prefix: string): boolean {
-  return issuePath === prefix || issuePath.startsWith(`${prefix}.`) || issuePath.startsWith(`${prefix}[`);
-}
-
-export class AgentSettingsStore extends EditStore<AgentEdit, ProfilePreview, AgentDetail> {
+export class AgentSettingsStore extends EditStore<AgentEdit, AgentEditPreview, AgentDetail, AgentIssue> {
   alias = $state<string | null>(null);
   view = $state<AgentSettingsView | null>(null);
   original = $state<AgentDraft | null>(null);
@@ -168,7 +162,7 @@ export class AgentSettingsStore extends EditStore<AgentEdit, ProfilePreview, Age
   /** Findings no form field shows beside itself (listed once under the form). */
   otherIssues = $derived(
     this.alias && this.view
-      ? this.issues.filter((i) => !fieldKeys(this.view?.peers ?? []).some((k) => this.#on(i, k)))
+      ? this.issues.filter((i) => !fieldKeys(this.view?.peers ?? []).includes(keyOf(i.place) ?? ""))
       : [],
   );
 
@@ -227,16 +221,10 @@ export class AgentSettingsStore extends EditStore<AgentEdit, ProfilePreview, Age
     this.saved = false;
   }
 
-  /** The validator's findings on one form field (see `pathOf`). */
-  issuesFor(key: string): ConfigIssue[] {
-    return this.issues.filter((i) => this.#on(i, key));
-  }
-
-  #on(i: ConfigIssue, key: string): boolean {
-    if (this.alias === null) return false;
-    // What a chosen backend lacks in the install's [memory] settings is said at the backend.
-    if (key === "memory_backend" && under(i.path, "memory")) return true;
-    return under(i.path, pathOf(this.alias, key));
+  /** The validator's findings the backend placed beside one form field (see `keyOf`). */
+  issuesFor(key: string): AgentIssue[] {
+    if (this.alias === null) return [];
+    return this.issues.filter((i) => keyOf(i.place) === key);
   }
 
   /** Why `setting` is disabled for this agent (`memory_grant.<peer>`,

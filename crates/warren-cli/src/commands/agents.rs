@@ -121,7 +121,12 @@ fn edit(ctx: &Ctx, alias: String, change: AgentChange, dry_run: bool) -> ExitCod
         changes: vec![change],
     };
     if dry_run {
-        return super::settings::render_preview(ctx, ctx.warren.preview_agent_edit(&edit));
+        return super::settings::render_preview(
+            ctx,
+            ctx.warren
+                .preview_agent_edit(&edit)
+                .map(warren_api::profiles::ProfilePreview::from),
+        );
     }
     ctx.out.result(ctx.warren.save_agent_edit(&edit), |d| {
         format!(
