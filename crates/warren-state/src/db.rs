@@ -147,9 +147,11 @@ pub async fn open_sqlite(
     let pool = SqlitePoolOptions::new()
         .max_connections(max_connections)
         // Connections to a local file never go stale: no idle or lifetime reaping, so the pool
-        // runs no background maintenance task.
+        // runs no background maintenance task, and no ping before each use (a round trip to
+        // the connection's thread for every query).
         .idle_timeout(None)
         .max_lifetime(None)
+        .test_before_acquire(false)
         .connect_with(opts)
         .await?;
     for m in migrations {

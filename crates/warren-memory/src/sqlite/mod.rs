@@ -110,11 +110,13 @@ impl SqliteStore {
             .map_err(describe)?;
         conn.close().await.map_err(describe)?;
         // Connections to a local file never go stale: no idle or lifetime reaping, so neither
-        // pool runs a background maintenance task.
+        // pool runs a background maintenance task, and no ping before each use (a round trip
+        // to the connection's thread for every store and recall).
         let writer = SqlitePoolOptions::new()
             .max_connections(1)
             .idle_timeout(None)
             .max_lifetime(None)
+            .test_before_acquire(false)
             .connect_with(opts.clone())
             .await
             .map_err(describe)?;
@@ -123,6 +125,7 @@ impl SqliteStore {
             .max_connections(4)
             .idle_timeout(None)
             .max_lifetime(None)
+            .test_before_acquire(false)
             .after_connect(|conn, _| {
                 Box::pin(async move {
                     let mut handle = conn.lock_handle().await?;
