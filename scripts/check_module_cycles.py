@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""Circles between the top-level modules of each crate (`crate::a` used in module b and
-`crate::b` in module a, or longer rings). A circle is allowed only when it is listed in
+"""Circles between the modules of each crate (`crate::a` used in module b and `crate::b` in
+module a, or longer rings), at every level: between the top-level modules, and between the
+children of each folder module (`super::kit` in `turn/delegate.rs` and `super::delegate` in
+`turn/kit.rs` make the circle `turn::delegate turn::kit`). A circle is allowed only when it is listed in
 scripts/module_cycles.allowed with the reason it exists; a new one fails the check, and a listed
 one that no longer exists must be removed from the list (so the list stays the truth).
 
@@ -16,17 +18,19 @@ SOURCES = sorted(p / "src" for p in (ROOT / "crates").iterdir() if (p / "src").i
 SOURCES.append(ROOT / "src-tauri")
 ALLOWED = ROOT / "scripts" / "module_cycles.allowed"
 
-USE = re.compile(r"\bcrate::([a-z_][a-z0-9_]*)")
-SUPER = re.compile(r"\bsuper::([a-z_][a-z0-9_]*)")
-GROUP = re.compile(r"\b(?:crate|super)::\{([^}]*)\}", re.S)
+# A path from the crate root or from the file's own module: `crate::a::b`, `super::super::a`,
+# `self::a`, possibly ending in a `{...}` group (whose items are paths below it).
+PATH = re.compile(
+    r"\b(crate|self|super(?:::super)*)((?:::[A-Za-z_][A-Za-z0-9_]*)*)(?:::\{([^{}]*)\})?"
+)
 
 
-def top_module(src: pathlib.Path, file: pathlib.Path) -> str | None:
-    rel = file.relative_to(src)
-    if len(rel.parts) == 1:
-        stem = rel.stem
-        return None if stem in ("lib", "main") else stem
-    return rel.parts[0]
+def module_path(src: pathlib.Path, file: pathlib.Path) -> tuple[str, ...]:
+    """The module a file is: `turn/kit.rs` is `turn::kit`, `turn/mod.rs` is `turn`."""
+    parts = file.relative_to(src).parts
+    if parts[-1] == "mod.rs" or (len(parts) == 1 and parts[0] in ("lib.rs", "main.rs")):
+        return tuple(parts[:-1])
+    return tuple(parts[:-1]) + (pathlib.Path(parts[-1]).stem,)
 
 
 def strip_comments(text: str) -> str:
@@ -34,27 +38,57 @@ def strip_comments(text: str) -> str:
     return "\n".join(line.split("//", 1)[0] for line in text.splitlines())
 
 
-def edges(src: pathlib.Path) -> dict[str, set[str]]:
-    out: dict[str, set[str]] = {}
+def references(module: tuple[str, ...], text: str) -> set[tuple[str, ...]]:
+    """The paths a module's text names, made absolute (from the crate root)."""
+    out: set[tuple[str, ...]] = set()
+    for head, rest, group in PATH.findall(text):
+        if head == "crate":
+            base: tuple[str, ...] = ()
+        elif head == "self":
+            base = module
+        else:
+            ups = head.count("super")
+            if ups > len(module):
+                continue
+            base = module[: len(module) - ups]
+        path = base + tuple(p for p in rest.split("::") if p)
+        if group:
+            for item in group.split(","):
+                first = item.strip().split("::", 1)[0].split(" ", 1)[0]
+                if first and first != "self":
+                    out.add(path + (first,))
+                elif first == "self":
+                    out.add(path)
+        else:
+            out.add(path)
+    return out
+
+
+def edges(src: pathlib.Path) -> dict[tuple[str, ...], dict[str, set[str]]]:
+    """For each folder module (the crate root is `()`), the references between its child
+    modules: `a` -> `b` when code in `a` (or below it) names `b` (or something in it)."""
+    out: dict[tuple[str, ...], dict[str, set[str]]] = {}
     files = [f for f in src.rglob("*.rs") if "tests" not in f.relative_to(src).parts]
-    mods = {m for f in files if (m := top_module(src, f))}
+    mods: set[tuple[str, ...]] = set()
     for f in files:
-        m = top_module(src, f)
-        if m is None:
-            continue
+        m = module_path(src, f)
+        mods.update(m[:i] for i in range(1, len(m) + 1))
+    for f in files:
+        m = module_path(src, f)
         text = strip_comments(f.read_text())
         # `#[cfg(test)] mod tests { ... }` bodies count too: a test module is part of its
         # module; the circles that matter are the ones in the build, so tests are left out by
         # cutting at the first `#[cfg(test)]`.
         text = text.split("#[cfg(test)]", 1)[0]
-        names = set(USE.findall(text))
-        for group in GROUP.findall(text):
-            names.update(n.strip().split("::", 1)[0] for n in group.split(","))
-        if len(f.relative_to(src).parts) == 1:
-            names.update(SUPER.findall(text))
-        for n in names:
-            if n in mods and n != m:
-                out.setdefault(m, set()).add(n)
+        for r in references(m, text):
+            # The folder both live in: their longest common prefix. `m` and `r` are siblings
+            # (or inside siblings) there.
+            n = 0
+            while n < min(len(m), len(r)) and m[n] == r[n]:
+                n += 1
+            if n >= len(m) or n >= len(r) or r[: n + 1] not in mods:
+                continue
+            out.setdefault(m[:n], {}).setdefault(m[n], set()).add(r[n])
     return out
 
 
@@ -99,8 +133,10 @@ def main() -> int:
     found: set[str] = set()
     for src in SOURCES:
         crate = src.parent.name if src.name == "src" else "warren-desktop"
-        for comp in cycles(edges(src)):
-            found.add(f"{crate}: {' '.join(comp)}")
+        for folder, graph in sorted(edges(src).items()):
+            prefix = "".join(f"{p}::" for p in folder)
+            for comp in cycles(graph):
+                found.add(f"{crate}: {' '.join(prefix + c for c in comp)}")
     allowed: dict[str, str] = {}
     for line in ALLOWED.read_text().splitlines():
         line = line.strip()

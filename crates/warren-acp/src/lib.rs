@@ -19,7 +19,7 @@ pub use server::{serve, PROTOCOL_VERSION};
 pub enum AcpError {
     /// The agent cannot be served (unknown, disabled, invalid config).
     #[error(transparent)]
-    Host(#[from] warren_runtime::host::HostError),
+    Host(#[from] warren_runtime::error::HostError),
     /// The sessions database failed.
     #[error(transparent)]
     Db(#[from] warren_state::db::DbError),

@@ -17,10 +17,11 @@ use tokio_util::sync::CancellationToken;
 use warren_config::load_config;
 use warren_policy::SecurityPolicy;
 use warren_runtime::bounded::{Line, MAX_MESSAGE_BYTES};
-use warren_runtime::host::{Host, HostError};
+use warren_runtime::error::HostError;
+use warren_runtime::host::Host;
 use warren_runtime::mcp::ServerSpec;
+use warren_runtime::turn::kit::SessionParts;
 use warren_runtime::turn::TurnStatus;
-use warren_runtime::turn_kit::SessionParts;
 use warren_state::acp_sessions::{
     process_alive, AcpSessions, HEARTBEAT_INTERVAL, HEARTBEAT_TIMEOUT,
 };

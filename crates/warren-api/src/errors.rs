@@ -15,8 +15,8 @@ pub(crate) fn document_error(e: DocumentError) -> ApiError {
 }
 
 /// Converts a host error into an API error.
-pub(crate) fn host_error(e: warren_runtime::host::HostError) -> ApiError {
-    use warren_runtime::host::HostError as H;
+pub(crate) fn host_error(e: warren_runtime::error::HostError) -> ApiError {
+    use warren_runtime::error::HostError as H;
     match e {
         H::Config(c) => config_error(c),
         H::UnknownAgent(_) | H::UnknownSession(_) => {

@@ -3,24 +3,25 @@
 //! their events. Config changes apply to the next turn without a restart.
 
 use crate::approval::{ApprovalBroker, AsyncApprover};
+use crate::error::HostError;
 use crate::events::EventHub;
+use crate::turn::kit::{SessionParts, TurnKit};
 use crate::turn::{run_turn, TurnEnv, TurnInput, TurnOutcome};
-use crate::turn_kit::{SessionParts, TurnKit};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
-use warren_state::db::{open_sessions_db, DbError};
+use warren_state::db::open_sessions_db;
 use warren_state::keyring::{open_user_secrets, UserSecrets};
 use warren_state::ledger::DbLedger;
-use warren_state::pause::{pause_configured_agents, paused_agents, set_paused_agents, PauseError};
-use warren_state::receipts::{ReceiptError, ReceiptLog};
+use warren_state::pause::{pause_configured_agents, paused_agents, set_paused_agents};
+use warren_state::receipts::ReceiptLog;
 use warren_state::secrets::{FileSecretStore, SecretError, SecretRef, SecretStore};
 use warren_state::sessions::{SessionKind, SessionStore};
 
 /// A boxed, sendable future.
 pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
-use warren_config::{load_config, ConfigError, InstallLayout};
-use warren_llm::{KeyResolver, KeySource, LlmError, Providers};
+use warren_config::{load_config, InstallLayout};
+use warren_llm::{KeyResolver, KeySource, Providers};
 use warren_memory::MemoryStores;
 use warren_policy::{ActionLedger, Clock, SandboxSupport, SystemClock};
 use warren_types::{Config, TurnEvent, TurnTrigger};
@@ -32,68 +33,6 @@ pub use warren_config::HostEnv;
 struct Turn<'a> {
     stop: Option<&'a CancellationToken>,
     session: SessionParts<'a>,
-}
-
-/// Why the host could not do what was asked.
-#[derive(Debug, thiserror::Error)]
-pub enum HostError {
-    /// The config is missing or invalid.
-    #[error(transparent)]
-    Config(#[from] ConfigError),
-    /// No such agent.
-    #[error("agent `{0}` does not exist")]
-    UnknownAgent(String),
-    /// The agent is disabled in the config.
-    #[error("agent `{0}` is disabled")]
-    Disabled(String),
-    /// The agent has no `model_provider`.
-    #[error("agent `{0}` has no model_provider; add one to its [agents.{0}] table")]
-    NoProvider(String),
-    /// The policy could not be built.
-    #[error("policy of `{alias}`: {message}")]
-    Policy {
-        /// The agent.
-        alias: String,
-        /// What failed.
-        message: String,
-    },
-    /// The provider route could not be built.
-    #[error(transparent)]
-    Provider(#[from] LlmError),
-    /// The sessions database failed.
-    #[error(transparent)]
-    Db(#[from] DbError),
-    /// The secret store could not be opened.
-    #[error("secret store: {0}")]
-    Secrets(#[from] SecretError),
-    /// The receipt log failed.
-    #[error(transparent)]
-    Receipts(#[from] ReceiptError),
-    /// No such session, or it belongs to another agent.
-    #[error("session `{0}` does not exist for this agent")]
-    UnknownSession(String),
-    /// The agent's lock file could not be used.
-    #[error("agent lock file: {0}")]
-    Lock(std::io::Error),
-    /// The agent is paused: it runs no new turns until resumed.
-    #[error("agent `{0}` is paused; resume it to run turns")]
-    Paused(String),
-    /// The paused-agents file (`<install>/data/paused.json`) could not be read or written.
-    #[error("paused agents: {0}")]
-    PauseState(String),
-    /// An unfinished rename, delete or restore involves the agent (`lifecycle_pending`).
-    #[error("{0}")]
-    LifecyclePending(String),
-}
-
-impl From<PauseError> for HostError {
-    fn from(e: PauseError) -> Self {
-        match e {
-            PauseError::Config(e) => HostError::Config(e),
-            PauseError::UnknownAgent(alias) => HostError::UnknownAgent(alias),
-            PauseError::State(message) => HostError::PauseState(message),
-        }
-    }
 }
 
 /// How long a key read from the secret store is reused before it is read again (a keyring

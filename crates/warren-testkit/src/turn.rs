@@ -13,7 +13,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedReceiver;
 use warren_runtime::approval::AsyncApprover;
-use warren_runtime::host::{Host, HostEnv, HostError};
+use warren_runtime::error::HostError;
+use warren_runtime::host::{Host, HostEnv};
 use warren_runtime::turn::TurnOutcome;
 use warren_types::{ProviderFamily, TurnEvent, TurnTrigger};
 

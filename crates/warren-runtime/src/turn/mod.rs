@@ -1,9 +1,15 @@
 //! The turn loop (rules §6.1): one user prompt, as many provider rounds and tool calls as the
 //! model needs, within the agent's policy, budgets and iteration cap. The same loop serves
 //! `warren run`, the desktop chat, cron and ACP.
+//!
+//! Its environment is built by the turn [`kit`], for a top-level turn and for a SubAgent's
+//! alike; the [`delegate`] tool runs a SubAgent's turn through that kit, so the two call each
+//! other (a turn's tool builds a child turn): that recursion is kept in this folder.
 
 mod budget;
 mod calls;
+pub mod delegate;
+pub mod kit;
 mod record;
 mod round;
 

@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use warren_runtime::host::{Host, HostEnv, HostError};
+use warren_runtime::error::HostError;
+use warren_runtime::host::{Host, HostEnv};
 use warren_runtime::lifecycle::{
     InterruptAfter, InterruptBeforeJournal, Lifecycle, LifecycleError, RunOptions, StepHook,
 };

@@ -2,17 +2,17 @@
 //! turns (the `delegate` tool), so a child's environment is made by the same rules as its
 //! parent's, with only its lineage (policy depth, shared budgets, nested events) different.
 
+use super::delegate::{DelegateTool, Lineage};
+use super::TurnEnv;
 use crate::approval::AsyncApprover;
-use crate::delegate::{DelegateTool, Lineage};
 use crate::delegate_memory::{handle_within, MemoryReach};
+use crate::error::HostError;
 use crate::events::EventHub;
-use crate::host::{HostEnv, HostError};
 use crate::mcp::{configured_specs, other_workspaces, McpSet, ServerSpec};
 use crate::memory_tools::memory_tools;
-use crate::turn::TurnEnv;
 use std::path::Path;
 use std::sync::Arc;
-use warren_config::InstallLayout;
+use warren_config::{HostEnv, InstallLayout};
 use warren_llm::{KeySource, Providers};
 use warren_memory::MemoryStores;
 use warren_policy::{Access, ActionLedger, Clock, PolicyEnv, Rule, SandboxSupport, SecurityPolicy};

@@ -5,11 +5,11 @@
 //! `tool_result` for the call names the child turn (`sub_turn_id`), so a replay of the parent
 //! can find it.
 
+use super::kit::{SessionParts, TurnKit};
+use super::{run_turn, TurnInput, TurnStatus};
 use crate::approval::AsyncApprover;
 use crate::delegate_memory::MemoryReach;
 use crate::events::EventHub;
-use crate::turn::{run_turn, TurnInput, TurnStatus};
-use crate::turn_kit::{SessionParts, TurnKit};
 use async_trait::async_trait;
 use serde_json::{json, Value};
 use std::sync::Arc;
