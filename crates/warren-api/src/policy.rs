@@ -271,10 +271,7 @@ impl Warren {
         alias: &str,
         host: &HostEnv,
     ) -> Result<SecurityPolicy, ApiError> {
-        let env = PolicyEnv {
-            layout: self.layout().clone(),
-            home: host.home.clone(),
-        };
+        let env = PolicyEnv::for_host(self.layout(), host);
         SecurityPolicy::for_agent(cfg, alias, &env).map_err(|e| {
             let mut err = policy_error(e);
             if err.code == ErrorCode::NotFound && !cfg.agents.contains_key(alias) {
@@ -418,10 +415,7 @@ mod tests {
              [agents.a]\nrisk_profile = \"tight\"\n[agents.b]\nrisk_profile = \"open\"\n",
         )
         .unwrap();
-        let env = PolicyEnv {
-            layout: InstallLayout::new(dir.path()),
-            home: None,
-        };
+        let env = PolicyEnv::for_host(&InstallLayout::new(dir.path()), &HostEnv::default());
         let nothing = SandboxSupport {
             landlock_abi: 0,
             bwrap: None,

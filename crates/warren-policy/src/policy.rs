@@ -5,7 +5,7 @@ use crate::resolve::{self, ResolveError};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::{Path, PathBuf};
-use warren_config::InstallLayout;
+use warren_config::{HostEnv, InstallLayout};
 use warren_types::{
     AccessMode, Config, DockerConfig, MemoryGrant, RiskProfile, RuntimeKind, RuntimeProfile,
 };
@@ -169,6 +169,17 @@ pub struct PolicyEnv {
     pub layout: InstallLayout,
     /// The user's home directory, used to expand `~`.
     pub home: Option<PathBuf>,
+}
+
+impl PolicyEnv {
+    /// The policy environment of an install opened on a host: the install's layout and the
+    /// host's home directory. Every caller that decides for a real host builds it here.
+    pub fn for_host(layout: &InstallLayout, host: &HostEnv) -> Self {
+        PolicyEnv {
+            layout: layout.clone(),
+            home: host.home.clone(),
+        }
+    }
 }
 
 /// The effective security policy of one agent (rules §2).
@@ -463,4 +474,27 @@ fn resolve_config_path(
             value: raw.display().to_string(),
             reason,
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PolicyEnv;
+    use std::path::PathBuf;
+    use warren_config::{HostEnv, InstallLayout};
+
+    /// The policy's environment takes the install's layout and the host's home, nothing else
+    /// of the host (its variables stay with the tools).
+    #[test]
+    fn a_host_policy_env_is_the_install_layout_and_the_host_home() {
+        let layout = InstallLayout::new("/srv/warren");
+        let host = HostEnv {
+            home: Some(PathBuf::from("/home/ada")),
+            vars: [("HOME".to_string(), "/elsewhere".to_string())].into(),
+        };
+        let env = PolicyEnv::for_host(&layout, &host);
+        assert_eq!(env.layout, layout);
+        assert_eq!(env.home, Some(PathBuf::from("/home/ada")));
+        let homeless = PolicyEnv::for_host(&layout, &HostEnv::default());
+        assert_eq!(homeless.home, None);
+    }
 }

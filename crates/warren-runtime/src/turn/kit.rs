@@ -61,10 +61,7 @@ pub struct TurnKit {
 impl TurnKit {
     /// The policy environment of this host.
     pub fn policy_env(&self) -> PolicyEnv {
-        PolicyEnv {
-            layout: self.layout.clone(),
-            home: self.env.home.clone(),
-        }
+        PolicyEnv::for_host(&self.layout, &self.env)
     }
 
     /// Builds the turn environment of `alias` from `config`. With a `lineage`, the turn is a
