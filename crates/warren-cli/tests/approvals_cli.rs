@@ -171,7 +171,7 @@ fn answers_to_nothing_and_bad_decisions_are_refused() {
     let r = warren(t.root(), &["approvals", "answer", "t", "c", "maybe"]);
     assert_eq!(r.code, 2);
     assert!(
-        r.stderr.contains("unknown decision `maybe`"),
+        r.stderr.contains("invalid value 'maybe' for '[DECISION]'"),
         "{}",
         r.stderr
     );

@@ -15,7 +15,8 @@ fn version_and_usage_errors() {
     let r = warren(t.root(), &["init", "--preset", "reckless"]);
     assert_eq!(r.code, 2);
     assert!(
-        r.stderr.contains("unknown preset `reckless`"),
+        r.stderr
+            .contains("invalid value 'reckless' for '--preset <PRESET>'"),
         "{}",
         r.stderr
     );

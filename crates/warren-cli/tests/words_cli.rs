@@ -51,6 +51,15 @@ fn misspelt_agents_keys_and_words_get_a_did_you_mean() {
     let r = warren(t.root(), &["approvals", "answer", "t", "c", "aprove"]);
     assert_eq!(r.code, 2);
     assert!(
+        r.stderr.contains("invalid value 'aprove' for '[DECISION]'")
+            && r.stderr.contains("a similar value exists: 'approve'"),
+        "{}",
+        r.stderr
+    );
+    // With --latest the decision stands in the turn's place: checked by Warren, not clap.
+    let r = warren(t.root(), &["approvals", "answer", "--latest", "aprove"]);
+    assert_eq!(r.code, 2);
+    assert!(
         r.stderr
             .contains("unknown decision `aprove` (did you mean `approve`?)"),
         "{}",
@@ -63,7 +72,8 @@ fn misspelt_agents_keys_and_words_get_a_did_you_mean() {
     assert_eq!(r.code, 2);
     assert!(
         r.stderr
-            .contains("unknown memory backend `sqlte` (did you mean `sqlite`?)"),
+            .contains("invalid value 'sqlte' for '--memory-backend <MEMORY_BACKEND>'")
+            && r.stderr.contains("a similar value exists: 'sqlite'"),
         "{}",
         r.stderr
     );
@@ -80,8 +90,8 @@ fn misspelt_agents_keys_and_words_get_a_did_you_mean() {
     );
     let r = warren(t.root(), &["profiles", "show", "rsk", "balanced"]);
     assert!(
-        r.stderr
-            .contains("unknown profile kind `rsk` (did you mean `risk`?)"),
+        r.stderr.contains("invalid value 'rsk' for '<KIND>'")
+            && r.stderr.contains("a similar value exists: 'risk'"),
         "{}",
         r.stderr
     );
@@ -260,9 +270,112 @@ fn policy_explain_says_the_permission_in_words() {
     );
     assert_eq!(r.code, 2);
     assert!(
-        r.stderr
-            .contains("unknown permission `raed` (did you mean `read`?)"),
+        r.stderr.contains("invalid value 'raed' for '<ASPECT>'")
+            && r.stderr.contains("a similar value exists: 'read'"),
         "{}",
         r.stderr
     );
+}
+
+/// Every word taken from a fixed list is checked before anything runs: a wrong one exits 2
+/// naming the flag or argument and every choice, and `--help` lists the choices.
+#[test]
+fn a_word_off_its_list_is_refused_naming_the_argument_and_the_choices() {
+    let t = TestInstall::with_config(
+        "[risk_profiles.balanced]\n[agents.assistant]\nrisk_profile = \"balanced\"\n",
+    )
+    .unwrap();
+    let before = std::fs::read(t.config_path()).unwrap();
+    // The command line, the wrong word, the argument clap names, its choices, the command.
+    type Case<'a> = (&'a [&'a str], &'a str, &'a str, &'a str, &'a [&'a str]);
+    let cases: [Case; 9] = [
+        (
+            &["approvals", "answer", "t", "c", "maybe"],
+            "maybe",
+            "[DECISION]",
+            "approve, session, deny",
+            &["approvals", "answer"],
+        ),
+        (
+            &["profiles", "show", "fancy", "balanced"],
+            "fancy",
+            "<KIND>",
+            "risk, runtime",
+            &["profiles", "show"],
+        ),
+        (
+            &["agents", "grant", "assistant", "bob", "admin"],
+            "admin",
+            "<ACCESS>",
+            "read, write, read_write, none",
+            &["agents", "grant"],
+        ),
+        (
+            &["policy", "explain", "--agent", "assistant", "bob", "own"],
+            "own",
+            "<ASPECT>",
+            "read, write, memory, delegate",
+            &["policy", "explain"],
+        ),
+        (
+            &["memory", "backends", "set", "--backend", "redis"],
+            "redis",
+            "--backend <BACKEND>",
+            "sqlite, postgres, lucid, markdown, qdrant, none",
+            &["memory", "backends", "set"],
+        ),
+        (
+            &["agents", "create", "x", "--memory-backend", "redis"],
+            "redis",
+            "--memory-backend <MEMORY_BACKEND>",
+            "sqlite, postgres, lucid, markdown, qdrant, none",
+            &["agents", "create"],
+        ),
+        (
+            &["logs", "--level", "loud"],
+            "loud",
+            "--level <LEVEL>",
+            "error, warn, info, debug, trace",
+            &["logs"],
+        ),
+        (
+            &["import", "zeroclaw", "--collisions", "keep"],
+            "keep",
+            "--collisions <COLLISIONS>",
+            "rename, skip, replace",
+            &["import", "zeroclaw"],
+        ),
+        (
+            &["init", "--preset", "reckless"],
+            "reckless",
+            "--preset <PRESET>",
+            "locked_down, balanced, yolo",
+            &["init"],
+        ),
+    ];
+    for (args, wrong, name, choices, command) in cases {
+        let r = warren(t.root(), args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(
+            r.stderr
+                .contains(&format!("invalid value '{wrong}' for '{name}'")),
+            "{args:?}: {}",
+            r.stderr
+        );
+        assert!(
+            r.stderr.contains(&format!("[possible values: {choices}]")),
+            "{args:?}: {}",
+            r.stderr
+        );
+        let help = warren(t.root(), &[command, &["--help"]].concat());
+        assert_eq!(help.code, 0, "{command:?}: {}", help.stderr);
+        for choice in choices.split(", ") {
+            assert!(
+                help.stdout.contains(&format!("- {choice}")),
+                "{command:?} --help should list {choice}: {}",
+                help.stdout
+            );
+        }
+    }
+    assert_eq!(std::fs::read(t.config_path()).unwrap(), before);
 }

@@ -1,5 +1,6 @@
 //! `warren agents list | show | create | set | grant | memory-grant` (rename, delete, archives, restore: see `lifecycle`).
 
+use super::choices::{Access, Backend};
 use super::Ctx;
 use std::process::ExitCode;
 use warren_api::{AgentChange, AgentEdit, AgentField};
@@ -29,13 +30,9 @@ pub enum Cmd {
         /// Provider reference, "family.alias".
         #[arg(long)]
         model_provider: Option<String>,
-        /// Memory backend: sqlite, postgres, lucid, markdown, qdrant or none.
-        #[arg(long, value_parser = clap::builder::ValueParser::new(|s: &str| {
-            MemoryBackendKind::from_name(s).ok_or_else(|| format!(
-                "unknown memory backend `{s}`{} (expected sqlite, postgres, lucid, markdown, qdrant or none)",
-                warren_types::did_you_mean_hint(s, &["sqlite", "postgres", "lucid", "markdown", "qdrant", "none"])))
-        }))]
-        memory_backend: Option<MemoryBackendKind>,
+        /// Memory backend.
+        #[arg(long, value_enum)]
+        memory_backend: Option<Backend>,
         /// Give the new agent the workspace folder already at its path (refused otherwise
         /// when that folder is not empty).
         #[arg(long)]
@@ -90,8 +87,8 @@ pub struct GrantArgs {
     alias: String,
     /// The sibling whose workspace it gets access to.
     peer: String,
-    /// read, write, read_write or none.
-    access: String,
+    /// The access (none removes the grant).
+    access: Access,
     /// Print the change and the validator's findings; write nothing.
     #[arg(long)]
     dry_run: bool,
@@ -197,21 +194,15 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
         Cmd::Pause(a) => pause(ctx, a, true),
         Cmd::Resume(a) => pause(ctx, a, false),
         Cmd::Set(a) => set(ctx, a),
-        Cmd::Grant(a) => match super::settings::parse_access(&a.access) {
-            Ok(access) => edit(
-                ctx,
-                a.alias,
-                AgentChange::Grant {
-                    peer: a.peer,
-                    access,
-                },
-                a.dry_run,
-            ),
-            Err(m) => ctx.out.fail(&warren_api::ApiError::new(
-                warren_api::ErrorCode::InvalidArgument,
-                m,
-            )),
-        },
+        Cmd::Grant(a) => edit(
+            ctx,
+            a.alias,
+            AgentChange::Grant {
+                peer: a.peer,
+                access: a.access.into(),
+            },
+            a.dry_run,
+        ),
         Cmd::MemoryGrant(a) => edit(
             ctx,
             a.alias,
@@ -282,7 +273,7 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
                 risk_profile: risk_profile.unwrap_or_default(),
                 runtime_profile,
                 model_provider,
-                memory_backend,
+                memory_backend: memory_backend.map(MemoryBackendKind::from),
             };
             ctx.out.result(ctx.warren.create_agent_with(req, adopt_workspace), |a| {
                 format!(

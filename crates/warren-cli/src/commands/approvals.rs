@@ -4,8 +4,10 @@
 //! took the answer, 1 with `not_found` when nothing waits under that turn and call (or, with
 //! `--latest`, when nothing waits at all).
 
+use super::choices::Decision;
 use super::Ctx;
 use crate::output::shown_line;
+use clap::ValueEnum;
 use std::process::ExitCode;
 use warren_types::ApprovalDecision;
 
@@ -23,9 +25,9 @@ pub enum Cmd {
         /// The tool call id (from `list`).
         #[arg(required_unless_present = "latest")]
         call: Option<String>,
-        /// approve, session or deny.
+        /// The answer.
         #[arg(required_unless_present = "latest")]
-        decision: Option<String>,
+        decision: Option<Decision>,
         /// Answer the newest request waiting (`answer --latest approve`).
         #[arg(long, conflicts_with_all = ["call", "decision"])]
         latest: bool,
@@ -35,21 +37,21 @@ pub enum Cmd {
     },
 }
 
-/// The decision a word names, or an error naming the word (with the one it is close to).
+/// The decision a word names, or an error naming the word (with the one it is close to): the
+/// word `--latest` takes in the turn's place, which clap reads as a turn id.
 fn decision_of(word: &str) -> Result<ApprovalDecision, warren_api::ApiError> {
     const WORDS: [&str; 3] = ["approve", "session", "deny"];
-    match word {
-        "approve" => Ok(ApprovalDecision::ApproveOnce),
-        "session" => Ok(ApprovalDecision::ApproveSession),
-        "deny" => Ok(ApprovalDecision::Deny),
-        other => Err(warren_api::ApiError::new(
-            warren_api::ErrorCode::InvalidArgument,
-            format!(
-                "unknown decision `{other}`{} (expected approve, session or deny)",
-                warren_types::did_you_mean_hint(other, &WORDS)
-            ),
-        )),
-    }
+    Decision::from_str(word, false)
+        .map(ApprovalDecision::from)
+        .map_err(|_| {
+            warren_api::ApiError::new(
+                warren_api::ErrorCode::InvalidArgument,
+                format!(
+                    "unknown decision `{word}`{} (expected approve, session or deny)",
+                    warren_types::did_you_mean_hint(word, &WORDS)
+                ),
+            )
+        })
 }
 
 /// Runs a `warren approvals` subcommand.
@@ -80,9 +82,12 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
             latest,
             message,
         } => {
-            // With --latest the one word given is the decision.
-            let word = if latest { Some(turn.clone()) } else { decision };
-            let decision = match decision_of(word.as_deref().unwrap_or_default()) {
+            let decision = match decision {
+                Some(d) if !latest => Ok(d.into()),
+                // With --latest the one word given is the decision.
+                _ => decision_of(if latest { &turn } else { "" }),
+            };
+            let decision = match decision {
                 Ok(d) => d,
                 Err(e) => return ctx.out.fail(&e),
             };

@@ -1,5 +1,6 @@
 //! `warren import zeroclaw [PATH] [--dry-run] [--prefix P] [--collisions C] [--update]`.
 
+use super::choices::Collisions;
 use super::Ctx;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -26,8 +27,8 @@ pub enum Cmd {
         /// settings (an identical one is always reused): `rename` imports it as
         /// `<name>_zeroclaw`, `skip` keeps Warren's for the imported agents, `replace`
         /// overwrites Warren's. Without it such an import is refused, naming each.
-        #[arg(long, value_name = "rename|skip|replace", value_parser = ["rename", "skip", "replace"])]
-        collisions: Option<String>,
+        #[arg(long, value_enum)]
+        collisions: Option<Collisions>,
         /// For a source imported before: add only the memory rows not imported yet.
         #[arg(long)]
         update: bool,
@@ -142,7 +143,7 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
         dry_run,
         prefix,
         update,
-        collision: collisions.as_deref().and_then(Collision::from_name),
+        collision: collisions.map(Collision::from),
     };
     let view = ProgressView::new(std::io::stderr().is_terminal());
     let progress = |p: &ImportProgress| view.show(p);

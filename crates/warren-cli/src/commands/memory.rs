@@ -3,6 +3,7 @@
 //! `--json` prints `recall` and `list` as an array of
 //! `{"agent", "key", "content", "category", "session", "score", "created_at"}`.
 
+use super::choices::Backend;
 use super::Ctx;
 use std::process::ExitCode;
 use warren_api::memory_settings::{MemorySettingsInput, MemorySettingsView};
@@ -86,9 +87,9 @@ pub enum BackendsCmd {
 /// Changes of `[memory]`; an empty value removes the key (its default applies).
 #[derive(clap::Args)]
 pub struct BackendArgs {
-    /// The install-wide default backend (sqlite, postgres, lucid, markdown, qdrant, none).
-    #[arg(long)]
-    backend: Option<String>,
+    /// The install-wide default backend.
+    #[arg(long, value_enum)]
+    backend: Option<Backend>,
     /// `[memory.sqlite] path`.
     #[arg(long)]
     sqlite_path: Option<String>,
@@ -113,20 +114,9 @@ pub struct BackendArgs {
 }
 
 impl BackendArgs {
-    fn input(self) -> Result<MemorySettingsInput, warren_api::ApiError> {
-        let backend = match self.backend.as_deref() {
-            None => None,
-            Some(b) => Some(MemoryBackendKind::from_name(b).ok_or_else(|| {
-                warren_api::ApiError::new(
-                    warren_api::ErrorCode::InvalidArgument,
-                    format!(
-                        "--backend `{b}` is not a memory backend (sqlite, postgres, lucid, markdown, qdrant, none)"
-                    ),
-                )
-            })?),
-        };
-        Ok(MemorySettingsInput {
-            backend,
+    fn input(self) -> MemorySettingsInput {
+        MemorySettingsInput {
+            backend: self.backend.map(MemoryBackendKind::from),
             sqlite_path: self.sqlite_path,
             postgres_url: self.postgres_url,
             postgres_schema: self.postgres_schema,
@@ -134,7 +124,7 @@ impl BackendArgs {
             qdrant_collection: self.qdrant_collection,
             qdrant_api_key_env: self.qdrant_api_key_env,
             lucid_command: self.lucid_command,
-        })
+        }
     }
 }
 
@@ -167,10 +157,7 @@ fn backends(ctx: &Ctx, cmd: BackendsCmd) -> ExitCode {
     match cmd {
         BackendsCmd::Show => ctx.out.result(w.memory_settings(), settings_text),
         BackendsCmd::Check(args) => {
-            let input = match args.input() {
-                Ok(i) => i,
-                Err(e) => return ctx.out.fail(&e),
-            };
+            let input = args.input();
             match ctx.block_on(w.check_memory_settings(&input)) {
                 Ok(checks) => {
                     let failed = checks.iter().any(|c| !c.ok);
@@ -194,10 +181,7 @@ fn backends(ctx: &Ctx, cmd: BackendsCmd) -> ExitCode {
             }
         }
         BackendsCmd::Set { args, dry_run } => {
-            let input = match args.input() {
-                Ok(i) => i,
-                Err(e) => return ctx.out.fail(&e),
-            };
+            let input = args.input();
             if dry_run {
                 return super::settings::render_preview(ctx, w.preview_memory_settings(&input));
             }

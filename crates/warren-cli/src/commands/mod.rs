@@ -4,6 +4,7 @@
 pub mod acp;
 pub mod agents;
 pub mod approvals;
+pub mod choices;
 pub mod config;
 pub mod cron;
 pub mod doctor;

@@ -3,6 +3,7 @@
 //! "delegate"}]}]}`; `explain --json` → `{"agent", "peer", "aspect", "allowed", "rule", "path",
 //! "grants", "enforced_by"}` (exit 0 allowed, 1 not).
 
+use super::choices::Aspect;
 use super::Ctx;
 use std::process::ExitCode;
 
@@ -39,8 +40,8 @@ pub enum Cmd {
         agent: String,
         /// The other agent.
         peer: String,
-        /// read, write, memory or delegate.
-        aspect: String,
+        /// The permission asked about.
+        aspect: Aspect,
     },
 }
 
@@ -152,23 +153,7 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
             peer,
             aspect,
         } => {
-            use warren_api::permission_map::PermissionAspect as A;
-            let aspect = match aspect.as_str() {
-                "read" => A::Read,
-                "write" => A::Write,
-                "memory" => A::Memory,
-                "delegate" => A::Delegate,
-                other => {
-                    return ctx.out.fail(&warren_api::ApiError::new(
-                        warren_api::ErrorCode::InvalidArgument,
-                        format!(
-                            "unknown permission `{other}`{} (expected read, write, memory or delegate)",
-                            warren_types::did_you_mean_hint(other, &["read", "write", "memory", "delegate"])
-                        ),
-                    ))
-                }
-            };
-            match ctx.warren.explain_permission(&agent, &peer, aspect) {
+            match ctx.warren.explain_permission(&agent, &peer, aspect.into()) {
                 Ok(x) => {
                     let allowed = x.allowed;
                     let code = ctx.out.ok(&x, || {

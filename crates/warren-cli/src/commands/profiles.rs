@@ -3,6 +3,7 @@
 //! "risk", "runtime"}]`; `show --json` → one such object; `set --dry-run` → the preview of
 //! `agents set` (see `settings`).
 
+use super::choices::Kind;
 use super::Ctx;
 use std::process::ExitCode;
 use warren_api::profiles::{FieldChange, ProfileEdit, ProfileKind, ProfileView};
@@ -15,8 +16,8 @@ pub enum Cmd {
     List,
     /// One profile's effective values (defaults filled in).
     Show {
-        /// risk or runtime.
-        kind: String,
+        /// The kind of profile.
+        kind: Kind,
         /// The profile's name.
         name: String,
     },
@@ -24,8 +25,8 @@ pub enum Cmd {
     /// '["ls","cat"]', a network by domain '{"allow": ["crates.io"]}'; else text). Every agent
     /// using the profile gets it at its next turn.
     Set {
-        /// risk or runtime.
-        kind: String,
+        /// The kind of profile.
+        kind: Kind,
         /// The profile's name.
         name: String,
         /// The field, e.g. level, allowed_roots, max_tool_iterations.
@@ -42,8 +43,8 @@ pub enum Cmd {
     },
     /// Add a profile with default values.
     Create {
-        /// risk or runtime.
-        kind: String,
+        /// The kind of profile.
+        kind: Kind,
         /// The new profile's name.
         name: String,
     },
@@ -66,25 +67,11 @@ pub enum Cmd {
     },
     /// Remove a profile no agent uses.
     Rm {
-        /// risk or runtime.
-        kind: String,
+        /// The kind of profile.
+        kind: Kind,
         /// The profile's name.
         name: String,
     },
-}
-
-fn kind(s: &str) -> Result<ProfileKind, ApiError> {
-    match s {
-        "risk" => Ok(ProfileKind::Risk),
-        "runtime" => Ok(ProfileKind::Runtime),
-        _ => Err(ApiError::new(
-            ErrorCode::InvalidArgument,
-            format!(
-                "unknown profile kind `{s}`{} (expected risk or runtime)",
-                warren_types::did_you_mean_hint(s, &["risk", "runtime"])
-            ),
-        )),
-    }
 }
 
 fn kind_name(k: ProfileKind) -> &'static str {
@@ -149,7 +136,7 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
                 s
             })
         }
-        Cmd::Show { kind: k, name } => kind(&k).and_then(|k| find(ctx, k, &name)),
+        Cmd::Show { kind: k, name } => find(ctx, k.into(), &name),
         Cmd::Set {
             kind: k,
             name,
@@ -158,10 +145,6 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
             unset: _,
             dry_run,
         } => {
-            let k = match kind(&k) {
-                Ok(k) => k,
-                Err(e) => return ctx.out.fail(&e),
-            };
             let value = match value
                 .as_deref()
                 .map(|v| super::settings::parse_value(v, false))
@@ -171,7 +154,7 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
                 Some(Err(e)) => return ctx.out.fail(&e),
             };
             let edit = ProfileEdit {
-                kind: k,
+                kind: k.into(),
                 name,
                 changes: vec![FieldChange { field: key, value }],
             };
@@ -199,9 +182,9 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
             }
             ctx.warren.allow_domain(&agent, &host, port)
         }
-        Cmd::Create { kind: k, name } => kind(&k).and_then(|k| ctx.warren.create_profile(k, &name)),
+        Cmd::Create { kind: k, name } => ctx.warren.create_profile(k.into(), &name),
         Cmd::Rm { kind: k, name } => {
-            let r = kind(&k).and_then(|k| ctx.warren.delete_profile(k, &name));
+            let r = ctx.warren.delete_profile(k.into(), &name);
             return ctx
                 .out
                 .result(r.map(|_| serde_json::json!({"removed": name})), |_| {

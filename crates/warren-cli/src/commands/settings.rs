@@ -10,7 +10,6 @@ use std::process::ExitCode;
 use warren_api::profiles::DiffKind;
 use warren_api::profiles::{FieldValue, ProfilePreview};
 use warren_api::{ApiError, ErrorCode};
-use warren_types::AccessMode;
 
 /// Reads a value given on the command line: JSON when it parses as JSON (`true`, `10`,
 /// `["ls", "cat"]`, `"text"`, and a risk profile's network by domain as an object:
@@ -58,20 +57,6 @@ pub fn parse_value(raw: &str, list: bool) -> Result<FieldValue, ApiError> {
                 .collect(),
         )),
         _ => Ok(FieldValue::Text(raw.to_string())),
-    }
-}
-
-/// Parses `read`, `write`, `read_write` or `none`.
-pub fn parse_access(s: &str) -> Result<Option<AccessMode>, String> {
-    match s {
-        "read" => Ok(Some(AccessMode::Read)),
-        "write" => Ok(Some(AccessMode::Write)),
-        "read_write" => Ok(Some(AccessMode::ReadWrite)),
-        "none" => Ok(None),
-        _ => Err(format!(
-            "unknown access `{s}`{} (expected read, write, read_write or none)",
-            warren_types::did_you_mean_hint(s, &["read", "write", "read_write", "none"])
-        )),
     }
 }
 

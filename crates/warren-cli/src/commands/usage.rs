@@ -3,6 +3,7 @@
 //! "cost_usd"}]`, newest day first; `logs --json` → `[{"time", "level", "agent", "message",
 //! "fields", "file"}]`, oldest of the returned lines first.
 
+use super::choices::Level;
 use super::Ctx;
 use std::process::ExitCode;
 use warren_api::logs_view::{LogLevelFilter, LogQuery};
@@ -21,9 +22,9 @@ pub struct LogsArgs {
     /// Only lines about this agent.
     #[arg(long)]
     agent: Option<String>,
-    /// Only lines at this level or more severe: error, warn, info, debug, trace.
-    #[arg(long)]
-    level: Option<String>,
+    /// Only lines at this level or more severe.
+    #[arg(long, value_enum)]
+    level: Option<Level>,
     /// The newest N lines (1 to 5000).
     #[arg(long, short = 'n', default_value_t = 50)]
     lines: u32,
@@ -92,11 +93,7 @@ pub fn logs(ctx: &Ctx, a: LogsArgs) -> ExitCode {
             s
         });
     }
-    let level = match a.level.as_deref().map(str::parse::<LogLevelFilter>) {
-        None => None,
-        Some(Ok(l)) => Some(l),
-        Some(Err(e)) => return ctx.out.fail(&e),
-    };
+    let level = a.level.map(LogLevelFilter::from);
     let q = LogQuery {
         agent: a.agent,
         level,
