@@ -35,7 +35,7 @@ if ! command -v cargo >/dev/null 2>&1; then
   exit 1
 fi
 if [ "$want_test" = 1 ] && ! command -v python3 >/dev/null 2>&1; then
-  echo "setup: installing python3 (the license check)" >&2
+  echo "setup: installing python3 (the npm license check)" >&2
   $SUDO apt-get install -y -qq python3 >/dev/null
 fi
 if ! command -v npm >/dev/null 2>&1; then
@@ -62,4 +62,9 @@ fi
 if [ "$want_test" = 1 ] && ! command -v cargo-machete >/dev/null 2>&1; then
   echo "setup: installing cargo-machete" >&2
   cargo install cargo-machete --version '^0.9' --locked --quiet
+fi
+
+if [ "$want_test" = 1 ] && ! command -v cargo-deny >/dev/null 2>&1; then
+  echo "setup: installing cargo-deny" >&2
+  cargo install cargo-deny --version '^0.20' --locked --quiet
 fi

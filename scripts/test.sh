@@ -59,7 +59,11 @@ if grep -nE '^\s+(let [a-z_]+ = )?core\.warren\.[a-z_]+\(.*\)\??;?$' src-tauri/c
   exit 1
 fi
 
-echo "== licenses of what ships (crates and bundled npm packages)"
+echo "== licenses and sources of what ships (crates and bundled npm packages)"
+# deny.toml holds the license allow list; --workspace: every member is a root, not only the
+# desktop package at the workspace's root. Advisories are left out: their database is fetched
+# from GitHub, which the machines that run these checks cannot reach (see deny.toml).
+cargo deny --workspace --locked check licenses bans sources
 python3 scripts/check_licenses.py
 
 echo "== rust: clippy"
