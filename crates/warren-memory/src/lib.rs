@@ -10,6 +10,7 @@ pub mod grants;
 pub mod hybrid;
 pub mod lucid;
 pub mod markdown;
+pub mod migrate;
 pub mod none;
 pub mod postgres;
 pub mod qdrant;

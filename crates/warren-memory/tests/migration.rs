@@ -514,3 +514,74 @@ async fn a_file_of_a_newer_version_is_refused() {
     assert!(err.contains(&path.display().to_string()), "{err}");
     assert_eq!(versions(&path).await, vec![1, 2, 3, 4]);
 }
+
+/// A file at the current version opens again without a step run again: the versions recorded
+/// stay 1, 2 and 3 (a step run twice would record its version twice, or fail on the tables
+/// it creates), and its rows stay.
+#[tokio::test]
+async fn a_current_file_opens_again_without_a_step_run_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("memory.db");
+    let store = SqliteStore::open(&path).await.unwrap();
+    let who = store.ensure_agent("alice").await.unwrap();
+    store
+        .store_with_agent(
+            &who,
+            &[NewMemory::new("k", "zqkept row").category("core")],
+            chrono::Utc::now(),
+        )
+        .await
+        .unwrap();
+    store.close().await;
+    assert_eq!(versions(&path).await, vec![1, 2, 3]);
+    for _ in 0..2 {
+        let store = SqliteStore::open(&path).await.unwrap();
+        let hits = store
+            .recall_for_agents(&RecallScope::own(who.clone()), &RecallQuery::new("zqkept"))
+            .await
+            .unwrap();
+        assert_eq!(hits.len(), 1);
+        store.close().await;
+        assert_eq!(versions(&path).await, vec![1, 2, 3]);
+    }
+}
+
+/// A PostgreSQL schema as Warren's runner has always left it (the schema, its
+/// `warren_memory_meta` with version 1, the tables of migration 1) opens as it is: nothing is
+/// run again (migration 1 would fail on its tables) and its rows stay.
+#[tokio::test]
+async fn a_postgres_schema_made_by_the_runner_opens_without_a_step_run_again() {
+    use crate::support::{pg_url, PgSchema};
+    use warren_memory::postgres::schema::MIGRATIONS;
+    use warren_memory::PostgresStore;
+    let Some(url) = pg_url() else { return };
+    let pg = PgSchema::fresh(&url);
+    let s = format!("\"{}\"", pg.name);
+    {
+        let mut c = sqlx::PgConnection::connect(&url).await.unwrap();
+        let made = format!(
+            "CREATE SCHEMA {s}; CREATE TABLE {s}.warren_memory_meta (version BIGINT NOT NULL); \
+             {} INSERT INTO {s}.warren_memory_meta (version) VALUES (1); \
+             INSERT INTO {s}.agents (id, alias) VALUES ('00000000-0000-0000-0000-000000000007', 'alice');",
+            MIGRATIONS[0].replace("{s}", &s)
+        );
+        sqlx::raw_sql(&made).execute(&mut c).await.unwrap();
+        c.close().await.unwrap();
+    }
+    for _ in 0..2 {
+        let store = PostgresStore::open(&url, &pg.name).await.unwrap();
+        let versions: Vec<i64> = sqlx::query_scalar(&format!(
+            "SELECT version FROM {s}.warren_memory_meta ORDER BY version"
+        ))
+        .fetch_all(store.pool())
+        .await
+        .unwrap();
+        assert_eq!(versions, vec![1]);
+        let alias: String = sqlx::query_scalar(&format!("SELECT alias FROM {s}.agents"))
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+        assert_eq!(alias, "alice");
+        store.pool().close().await;
+    }
+}

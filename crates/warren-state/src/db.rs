@@ -2,7 +2,7 @@
 //! agent ids they are attributed to.
 
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::SqlitePool;
+use sqlx::{SqliteConnection, SqlitePool};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
@@ -128,7 +128,11 @@ pub(crate) const MIGRATIONS: &[&str] = &[
 ];
 
 /// Opens (creating when missing) a SQLite database of the runtime in WAL mode and applies
-/// `migrations` in order (each idempotent). Used for sessions.db and cron.db.
+/// `migrations` through the shared runner ([`warren_memory::migrate`]): they are the one step
+/// that leads to version 1, kept in the file's `PRAGMA user_version` (no table of its own, so
+/// the schema is the statements' alone). A file made before the version was kept is at 0: the
+/// step runs once more on it, which changes nothing there (every statement is `IF NOT EXISTS`),
+/// and records 1. Used for sessions.db and cron.db.
 pub async fn open_sqlite(
     path: &Path,
     migrations: &[&str],
@@ -154,10 +158,47 @@ pub async fn open_sqlite(
         .test_before_acquire(false)
         .connect_with(opts)
         .await?;
-    for m in migrations {
-        sqlx::query(m).execute(&pool).await?;
-    }
+    let mut conn = pool.acquire().await?;
+    warren_memory::migrate::run(&mut *conn, &Statements(migrations)).await?;
+    drop(conn);
     Ok(pool)
+}
+
+/// A runtime database's schema: its statements, all idempotent, as the step to version 1, the
+/// version in `PRAGMA user_version`. A file at a higher version (a newer Warren's) is used as it
+/// is, as it was before the version was kept.
+struct Statements<'a>(&'a [&'a str]);
+
+#[async_trait::async_trait]
+impl warren_memory::migrate::Schema<sqlx::Sqlite> for Statements<'_> {
+    fn latest(&self) -> i64 {
+        1
+    }
+
+    fn begin(&self) -> &'static str {
+        "BEGIN IMMEDIATE"
+    }
+
+    async fn version(&self, tx: &mut SqliteConnection) -> Result<i64, sqlx::Error> {
+        sqlx::query_scalar("PRAGMA user_version")
+            .fetch_one(&mut *tx)
+            .await
+    }
+
+    async fn step(&self, tx: &mut SqliteConnection, version: i64) -> Result<(), sqlx::Error> {
+        for m in self.0 {
+            sqlx::query(m).execute(&mut *tx).await?;
+        }
+        // A pragma takes no bound value; `version` is a number the runner counted.
+        sqlx::query(&format!("PRAGMA user_version = {version}"))
+            .execute(&mut *tx)
+            .await?;
+        Ok(())
+    }
+
+    fn newer(&self, _version: i64) -> Option<String> {
+        None
+    }
 }
 
 /// Opens (creating when missing) the sessions database and applies its migrations. One
@@ -240,4 +281,101 @@ fn named(column: &str, table: &str, source: Box<dyn std::error::Error + Send + S
         index: format!("`{column}` of table `{table}`"),
         source,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{open_sessions_db, MIGRATIONS};
+    use sqlx::{Connection, SqliteConnection, SqlitePool};
+    use std::str::FromStr;
+
+    /// Every table, index and trigger with its SQL, sorted.
+    async fn schema(pool: &SqlitePool) -> Vec<(String, String, Option<String>)> {
+        sqlx::query_as("SELECT type, name, sql FROM sqlite_schema ORDER BY type, name")
+            .fetch_all(pool)
+            .await
+            .unwrap()
+    }
+
+    async fn user_version(pool: &SqlitePool) -> i64 {
+        sqlx::query_scalar("PRAGMA user_version")
+            .fetch_one(pool)
+            .await
+            .unwrap()
+    }
+
+    /// A sessions.db as Warren made it before the runner kept a version: every statement run
+    /// at every open, nothing recorded. The runner takes it as it is (same schema, same rows),
+    /// records version 1, and from then on runs nothing at an open.
+    #[tokio::test]
+    async fn a_database_made_before_the_version_was_kept_opens_as_it_is_and_migrates_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sessions.db");
+        {
+            let opts = sqlx::sqlite::SqliteConnectOptions::from_str("sqlite://")
+                .unwrap()
+                .filename(&path)
+                .create_if_missing(true)
+                .foreign_keys(true);
+            let mut old = SqliteConnection::connect_with(&opts).await.unwrap();
+            for m in MIGRATIONS {
+                sqlx::query(m).execute(&mut old).await.unwrap();
+            }
+            sqlx::query("INSERT INTO agents (id, alias) VALUES ('a1', 'alice')")
+                .execute(&mut old)
+                .await
+                .unwrap();
+            old.close().await.unwrap();
+        }
+        let fresh = open_sessions_db(&dir.path().join("fresh.db"))
+            .await
+            .unwrap();
+        let made_now = schema(&fresh).await;
+
+        let pool = open_sessions_db(&path).await.unwrap();
+        assert_eq!(
+            schema(&pool).await,
+            made_now,
+            "the same schema as a new file"
+        );
+        assert_eq!(user_version(&pool).await, 1);
+        assert_eq!(user_version(&fresh).await, 1);
+        let alias: String = sqlx::query_scalar("SELECT alias FROM agents WHERE id = 'a1'")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        assert_eq!(alias, "alice");
+
+        // Version 1 is recorded: the next open runs no statement (an index dropped since
+        // stays dropped; running the step again would create it).
+        sqlx::query("DROP INDEX network_agent_time")
+            .execute(&pool)
+            .await
+            .unwrap();
+        pool.close().await;
+        let pool = open_sessions_db(&path).await.unwrap();
+        let again = schema(&pool).await;
+        assert!(
+            !again
+                .iter()
+                .any(|(_, name, _)| name == "network_agent_time"),
+            "{again:?}"
+        );
+        assert_eq!(user_version(&pool).await, 1);
+    }
+
+    /// A file a newer Warren recorded a higher version in is used as it is.
+    #[tokio::test]
+    async fn a_database_of_a_newer_version_is_used_as_it_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sessions.db");
+        let pool = open_sessions_db(&path).await.unwrap();
+        sqlx::query("PRAGMA user_version = 7")
+            .execute(&pool)
+            .await
+            .unwrap();
+        pool.close().await;
+        let pool = open_sessions_db(&path).await.unwrap();
+        assert_eq!(user_version(&pool).await, 7);
+    }
 }

@@ -2,7 +2,7 @@
 //! Full-text search uses a stored `tsvector` (`simple` configuration, like SQLite's
 //! `unicode61`: no stemming, language-neutral) with a GIN index.
 
-use sqlx::{Connection, PgConnection};
+use sqlx::PgConnection;
 
 /// Ordered migrations; `{s}` is replaced by the quoted schema name.
 pub const MIGRATIONS: &[&str] = &[r#"
@@ -41,32 +41,70 @@ pub fn valid_schema_name(name: &str) -> bool {
 }
 
 /// Creates the schema if needed and applies the pending migrations under an advisory lock, so
-/// two processes starting at once do not race.
+/// two processes starting at once do not race (the runner of [`crate::migrate`]). A schema
+/// migrated by a newer Warren is used as it is.
 pub async fn migrate(conn: &mut PgConnection, schema: &str) -> Result<i64, sqlx::Error> {
-    let s = format!("\"{schema}\"");
-    let mut tx = conn.begin().await?;
-    sqlx::query("SELECT pg_advisory_xact_lock(hashtext($1))")
-        .bind(format!("warren-memory:{schema}"))
-        .execute(&mut *tx)
-        .await?;
-    let create = format!(
-        "CREATE SCHEMA IF NOT EXISTS {s}; \
-         CREATE TABLE IF NOT EXISTS {s}.warren_memory_meta (version BIGINT NOT NULL)"
-    );
-    // Through the executor (a boxed `Send` future), not `RawSql::execute`, whose future is not
-    // shown `Send` for every lifetime: a turn that opens the store stays `Send`.
-    sqlx::Executor::execute(&mut *tx, sqlx::raw_sql(&create)).await?;
-    let current: Option<i64> =
-        sqlx::query_scalar(&format!("SELECT max(version) FROM {s}.warren_memory_meta"))
-            .fetch_one(&mut *tx)
+    crate::migrate::run(
+        conn,
+        &MemorySchema {
+            name: schema,
+            s: format!("\"{schema}\""),
+        },
+    )
+    .await
+}
+
+/// The memory schema `name` of a PostgreSQL database: its version in
+/// `<schema>.warren_memory_meta`, its steps [`MIGRATIONS`].
+struct MemorySchema<'a> {
+    name: &'a str,
+    /// The quoted name.
+    s: String,
+}
+
+#[async_trait::async_trait]
+impl crate::migrate::Schema<sqlx::Postgres> for MemorySchema<'_> {
+    fn latest(&self) -> i64 {
+        MIGRATIONS.len() as i64
+    }
+
+    async fn prepare(&self, tx: &mut PgConnection) -> Result<(), sqlx::Error> {
+        let s = &self.s;
+        sqlx::query("SELECT pg_advisory_xact_lock(hashtext($1))")
+            .bind(format!("warren-memory:{}", self.name))
+            .execute(&mut *tx)
             .await?;
-    let current = current.unwrap_or(0);
-    for (i, sql) in MIGRATIONS.iter().enumerate() {
-        let version = i as i64 + 1;
-        if version <= current {
-            continue;
-        }
-        let sql = sql.replace("{s}", &s);
+        let create = format!(
+            "CREATE SCHEMA IF NOT EXISTS {s}; \
+             CREATE TABLE IF NOT EXISTS {s}.warren_memory_meta (version BIGINT NOT NULL)"
+        );
+        // Through the executor (a boxed `Send` future), not `RawSql::execute`, whose future is
+        // not shown `Send` for every lifetime: a turn that opens the store stays `Send`.
+        sqlx::Executor::execute(&mut *tx, sqlx::raw_sql(&create)).await?;
+        Ok(())
+    }
+
+    async fn version(&self, tx: &mut PgConnection) -> Result<i64, sqlx::Error> {
+        let current: Option<i64> = sqlx::query_scalar(&format!(
+            "SELECT max(version) FROM {}.warren_memory_meta",
+            self.s
+        ))
+        .fetch_one(&mut *tx)
+        .await?;
+        Ok(current.unwrap_or(0))
+    }
+
+    async fn step(&self, tx: &mut PgConnection, version: i64) -> Result<(), sqlx::Error> {
+        let s = &self.s;
+        let Some(sql) = usize::try_from(version - 1)
+            .ok()
+            .and_then(|i| MIGRATIONS.get(i))
+        else {
+            return Err(sqlx::Error::Protocol(format!(
+                "no migration leads to version {version}"
+            )));
+        };
+        let sql = sql.replace("{s}", s);
         sqlx::Executor::execute(&mut *tx, sqlx::raw_sql(&sql)).await?;
         sqlx::query(&format!(
             "INSERT INTO {s}.warren_memory_meta (version) VALUES ($1)"
@@ -74,9 +112,12 @@ pub async fn migrate(conn: &mut PgConnection, schema: &str) -> Result<i64, sqlx:
         .bind(version)
         .execute(&mut *tx)
         .await?;
+        Ok(())
     }
-    tx.commit().await?;
-    Ok(MIGRATIONS.len() as i64)
+
+    fn newer(&self, _version: i64) -> Option<String> {
+        None
+    }
 }
 
 #[cfg(test)]

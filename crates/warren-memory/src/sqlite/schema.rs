@@ -8,7 +8,7 @@
 //! row times are integer microseconds since the Unix epoch (UTC): the same order as the
 //! version 1 text, in a third of the bytes of every row and of every index holding them.
 
-use sqlx::{Connection, SqliteConnection};
+use sqlx::SqliteConnection;
 use uuid::Uuid;
 
 use super::index;
@@ -186,7 +186,8 @@ pub async fn forget_fts_statistics(conn: &mut SqliteConnection) -> Result<(), sq
     Ok(())
 }
 
-/// Applies the migrations not yet applied, each in its own transaction; returns the version.
+/// Applies the migrations not yet applied, each in its own transaction (the runner of
+/// [`crate::migrate`]); returns the version.
 ///
 /// Each step takes the write lock first (`BEGIN IMMEDIATE`) and reads the version inside its
 /// transaction, so two processes opening an old file at once migrate it once: the second finds
@@ -200,25 +201,36 @@ pub async fn migrate(conn: &mut SqliteConnection) -> Result<i64, sqlx::Error> {
     sqlx::query("PRAGMA foreign_keys = OFF")
         .execute(&mut *conn)
         .await?;
-    loop {
-        let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
+    crate::migrate::run(conn, &MemoryFile).await?;
+    sqlx::query("PRAGMA foreign_keys = ON")
+        .execute(&mut *conn)
+        .await?;
+    Ok(VERSION)
+}
+
+/// The memory file's schema: its version in `warren_memory_meta`, its steps [`MIGRATIONS`] and
+/// [`migrate_3`].
+struct MemoryFile;
+
+#[async_trait::async_trait]
+impl crate::migrate::Schema<sqlx::Sqlite> for MemoryFile {
+    fn latest(&self) -> i64 {
+        VERSION
+    }
+
+    fn begin(&self) -> &'static str {
+        "BEGIN IMMEDIATE"
+    }
+
+    async fn version(&self, tx: &mut SqliteConnection) -> Result<i64, sqlx::Error> {
         let current: Option<i64> =
             sqlx::query_scalar("SELECT max(version) FROM warren_memory_meta")
                 .fetch_one(&mut *tx)
                 .await?;
-        let current = current.unwrap_or(0);
-        if current > VERSION {
-            tx.rollback().await?;
-            return Err(sqlx::Error::Protocol(format!(
-                "the memory file is at schema version {current}, written by a newer Warren \
-                 (this one reads up to version {VERSION})"
-            )));
-        }
-        if current == VERSION {
-            tx.rollback().await?;
-            break;
-        }
-        let version = current + 1;
+        Ok(current.unwrap_or(0))
+    }
+
+    async fn step(&self, tx: &mut SqliteConnection, version: i64) -> Result<(), sqlx::Error> {
         match usize::try_from(version - 1)
             .ok()
             .and_then(|i| MIGRATIONS.get(i))
@@ -228,7 +240,7 @@ pub async fn migrate(conn: &mut SqliteConnection) -> Result<i64, sqlx::Error> {
             Some(sql) => {
                 sqlx::Executor::execute(&mut *tx, sqlx::raw_sql(sql)).await?;
             }
-            None => migrate_3(&mut tx).await?,
+            None => migrate_3(tx).await?,
         }
         let broken: Vec<String> =
             sqlx::query_scalar("SELECT \"table\" FROM pragma_foreign_key_check")
@@ -243,10 +255,13 @@ pub async fn migrate(conn: &mut SqliteConnection) -> Result<i64, sqlx::Error> {
             .bind(version)
             .execute(&mut *tx)
             .await?;
-        tx.commit().await?;
+        Ok(())
     }
-    sqlx::query("PRAGMA foreign_keys = ON")
-        .execute(&mut *conn)
-        .await?;
-    Ok(VERSION)
+
+    fn newer(&self, version: i64) -> Option<String> {
+        Some(format!(
+            "the memory file is at schema version {version}, written by a newer Warren \
+             (this one reads up to version {VERSION})"
+        ))
+    }
 }
