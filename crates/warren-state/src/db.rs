@@ -159,7 +159,16 @@ pub async fn open_sqlite(
         .connect_with(opts)
         .await?;
     let mut conn = pool.acquire().await?;
-    warren_memory::migrate::run(&mut *conn, &Statements(migrations)).await?;
+    // At every open but the first the file is at the version already: found without the write
+    // lock the runner takes (another process's long write does not hold up this open). The
+    // runner reads the version again under the lock.
+    let at: i64 = sqlx::query_scalar("PRAGMA user_version")
+        .fetch_one(&mut *conn)
+        .await?;
+    let schema = Statements(migrations);
+    if at < warren_memory::migrate::Schema::<sqlx::Sqlite>::latest(&schema) {
+        warren_memory::migrate::run(&mut *conn, &schema).await?;
+    }
     drop(conn);
     Ok(pool)
 }
