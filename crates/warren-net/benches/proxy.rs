@@ -10,7 +10,8 @@
 //! third party can reach; the paced download shows the cost at a network's speed.
 //!
 //! The clients are blocking threads outside the proxy's runtime (as `curl` in a sandbox is
-//! another process); the origin and the proxy share one tokio runtime of two workers.
+//! another process); the origin runs on a runtime and thread of its own (it stands for a
+//! server elsewhere), the proxy on a tokio runtime of two workers as in Warren.
 //! `cargo bench -p warren-net --bench proxy`
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -305,11 +306,17 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    let listener = rt
+    // The origin is another server: its own runtime and thread, not the proxy's workers.
+    let origin_rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let listener = origin_rt
         .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
         .unwrap();
     let origin_addr = listener.local_addr().unwrap();
-    rt.spawn(origin(listener));
+    origin_rt.spawn(origin(listener));
 
     let recorded = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let count = recorded.clone();
