@@ -12,7 +12,7 @@ use std::time::Duration;
 use rusqlite::{params, Connection, OpenFlags};
 use uuid::Uuid;
 
-use super::rows::ts_from_micros;
+use super::rows::{ts_from_micros, ReadError};
 use crate::types::MemoryEntry;
 
 /// One page of an agent's rows after an optional `(created_at, id)` cursor. The join gives the
@@ -22,21 +22,6 @@ const PAGE_SQL: &str = "SELECT a.alias, m.id, m.key, m.content, m.category, m.se
      FROM memories m CROSS JOIN agents a ON a.id = m.agent_id \
      WHERE m.agent_id = ?1 AND (m.created_at, m.id) > (?2, ?3) \
      ORDER BY m.created_at, m.id LIMIT ?4";
-
-/// What went wrong reading a page: the statement, or a row that does not decode.
-#[derive(Debug)]
-pub(crate) enum ReadError {
-    Sql(rusqlite::Error),
-    Row(String),
-    /// The connection could not be prepared (the ranking functions not registered).
-    Setup(String),
-}
-
-impl From<rusqlite::Error> for ReadError {
-    fn from(e: rusqlite::Error) -> Self {
-        ReadError::Sql(e)
-    }
-}
 
 /// A blocking read-only connection to the store's file, opened on first use and kept for the
 /// next page (a page that finds it taken opens its own).

@@ -881,14 +881,14 @@ impl MemoryStore for SqliteStore {
         let read = tokio::task::spawn_blocking(move || reader.page(agent_id, after, limit)).await;
         match read {
             Ok(Ok(rows)) => Ok(rows),
-            Ok(Err(export::ReadError::Sql(e))) => Err(MemoryError::Backend {
+            Ok(Err(rows::ReadError::Sql(e))) => Err(MemoryError::Backend {
                 backend: BACKEND,
                 location: self.location(),
                 operation: "export",
                 reason: e.to_string(),
             }),
-            Ok(Err(export::ReadError::Row(reason))) => Err(self.bad_row("export")(reason)),
-            Ok(Err(export::ReadError::Setup(reason))) => Err(MemoryError::Backend {
+            Ok(Err(rows::ReadError::Row(reason))) => Err(self.bad_row("export")(reason)),
+            Ok(Err(rows::ReadError::Setup(reason))) => Err(MemoryError::Backend {
                 backend: BACKEND,
                 location: self.location(),
                 operation: "export",

@@ -7,9 +7,9 @@ use rusqlite::types::Value;
 use rusqlite::Connection;
 use uuid::Uuid;
 
-use super::export::ReadError;
 use super::index;
 use super::rank::{self, ScopeStats};
+use super::rows::ReadError;
 use super::rows::{EntryRow, ENTRY_COLUMNS};
 use crate::grants::ScopeEntry;
 

@@ -2,7 +2,6 @@
 
 use uuid::Uuid;
 
-use super::export::ReadError;
 use crate::types::MemoryEntry;
 use chrono::{DateTime, Utc};
 
@@ -90,4 +89,20 @@ pub fn micros(t: DateTime<Utc>) -> i64 {
 /// The time of a stored row.
 pub fn ts_from_micros(us: i64) -> Result<DateTime<Utc>, String> {
     DateTime::from_timestamp_micros(us).ok_or_else(|| format!("bad timestamp {us}"))
+}
+
+/// What went wrong reading rows over a blocking connection (an export page, a ranked recall):
+/// the statement, or a row that does not decode.
+#[derive(Debug)]
+pub(crate) enum ReadError {
+    Sql(rusqlite::Error),
+    Row(String),
+    /// The connection could not be prepared (the ranking functions not registered).
+    Setup(String),
+}
+
+impl From<rusqlite::Error> for ReadError {
+    fn from(e: rusqlite::Error) -> Self {
+        ReadError::Sql(e)
+    }
 }
