@@ -10,8 +10,6 @@ pub mod meta;
 pub mod read;
 pub mod request;
 pub mod scope;
-pub mod status;
-pub mod walk;
 pub mod write;
 
 use crate::error::ToolError;

@@ -4,6 +4,8 @@
 //! object directories must all resolve inside grants of the needed kind; a symbolic link
 //! anywhere in that metadata is refused without being followed.
 
+mod walk;
+
 use crate::error::ToolError;
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
@@ -202,10 +204,10 @@ pub fn verify_worktree(
 }
 
 /// The object directory must be a real directory; everything below the git directories and
-/// every alternate object directory is then walked ([`super::walk`]).
+/// every alternate object directory is then walked ([`walk`]).
 fn verify_objects(policy: &SecurityPolicy, loc: &Location) -> Result<(), ToolError> {
     verify_dir(&loc.commondir.join("objects"), "object directory")?;
-    super::walk::verify(policy, loc)
+    walk::verify(policy, loc)
 }
 
 /// Reads a small metadata file, refusing a symlink at the leaf.

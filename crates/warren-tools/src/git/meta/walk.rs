@@ -7,7 +7,7 @@
 //! Landlock this walk is the only thing between libgit2 and a link planted by the agent; with
 //! Landlock it is the first of two defences (see [`super::confined`]).
 
-use super::meta::{self, Location};
+use super::{meta_path, read_meta, Location};
 use crate::error::ToolError;
 use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags};
 use rustix::io::Errno;
@@ -77,7 +77,7 @@ fn object_dir(
             reason: format!("alternates nest deeper than {MAX_ALTERNATES_DEPTH} levels; refused"),
         });
     }
-    let text = meta::read_meta(&file)?;
+    let text = read_meta(&file)?;
     for line in text.split(['\n', '\r']) {
         if line.is_empty() || line.starts_with('#') {
             continue;
@@ -93,7 +93,7 @@ fn object_dir(
                 ),
             });
         }
-        let alt = meta::meta_path(policy, objects, line, &[Access::Read], &what)?;
+        let alt = meta_path(policy, objects, line, &[Access::Read], &what)?;
         object_dir(policy, &alt, depth + 1, seen, budget)?;
     }
     Ok(())

@@ -6,12 +6,13 @@
 //! ([`with_repo`]), and every path in a result is one the policy lets the agent read: the
 //! others are omitted, never shown redacted.
 
+mod status;
+
 use super::carve;
 use super::config;
 use super::confined;
 use super::meta::{self, Location};
 use super::request::Request;
-use super::status;
 use crate::error::ToolError;
 use git2::{
     BranchType, Delta, DiffOptions, ErrorClass, ErrorCode, Patch, Repository, RepositoryOpenFlags,

@@ -1,9 +1,9 @@
 //! `status`: HEAD against the index and the index against the readable part of the working
 //! tree, merged by path, with every entry the agent may not read omitted.
 
-use super::carve;
-use super::meta::Location;
-use super::read::{git_error, head_info, lossy, open, readable};
+use super::super::carve;
+use super::super::meta::Location;
+use super::{git_error, head_info, lossy, open, readable};
 use crate::error::ToolError;
 use git2::{Repository, Status, StatusOptions, StatusShow};
 use serde_json::{json, Value};
