@@ -939,6 +939,10 @@ async fn socks5_refuses_private_addresses_unknown_names_and_other_commands() {
         let (_, code) = socks_request(addr, &req).await;
         assert_eq!(code, 7, "command {command}");
     }
+    // A name that is no plain host (user information in it): general failure, unrecorded, as
+    // an unparsable CONNECT target is.
+    let (_, code) = socks_connect_by_name(addr, "me@echo.test", port).await;
+    assert_eq!(code, 1);
     let records = w.records.wait(4).await;
     assert_eq!(records.len(), 4, "{records:?}");
     for r in &records[..3] {

@@ -134,7 +134,7 @@ async fn handshake(stream: &mut TcpStream) -> io::Result<Option<Target>> {
             let mut name = vec![0u8; usize::from(len[0])];
             stream.read_exact(&mut name).await?;
             match String::from_utf8(name) {
-                Ok(name) if !name.is_empty() => name,
+                Ok(name) if is_plain_host(&name) => name,
                 _ => {
                     reply(stream, Reply::GeneralFailure).await?;
                     return Ok(None);
@@ -156,6 +156,17 @@ async fn handshake(stream: &mut TcpStream) -> io::Result<Option<Target>> {
         host: normalize_host(&host),
         port: u16::from_be_bytes(port),
     }))
+}
+
+/// Whether a name sent by a SOCKS client is a host as an HTTP `CONNECT` target may name one:
+/// it parses as a URI authority on its own (the characters hyper accepts in a request
+/// target), with no user information or port inside it. What the HTTP side would refuse
+/// before any decision is refused here too, unrecorded.
+fn is_plain_host(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .parse::<hyper::http::uri::Authority>()
+            .is_ok_and(|a| a.as_str() == name && a.host() == name && a.port().is_none())
 }
 
 /// The reply code for an allowed attempt that failed, from the words [`reach`] noted.
@@ -180,6 +191,29 @@ async fn reply(stream: &mut TcpStream, code: Reply) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_plain_host_names_are_taken() {
+        for good in [
+            "crates.io",
+            "a-b.example.org",
+            "localhost",
+            "xn--nxasmq6b.test",
+        ] {
+            assert!(is_plain_host(good), "{good}");
+        }
+        for bad in [
+            "",
+            "user@crates.io",
+            "crates.io:443",
+            "crates.io/path",
+            "crates io",
+            "crates.io\u{0}",
+            "a\\b",
+        ] {
+            assert!(!is_plain_host(bad), "{bad:?}");
+        }
+    }
 
     #[test]
     fn failures_map_to_their_reply_codes() {
