@@ -316,12 +316,19 @@ impl ReceiptLog {
         let mut conn = self.pool.acquire().await?;
         sqlx::query("BEGIN IMMEDIATE").execute(&mut *conn).await?;
         let pending = std::mem::take(&mut *self.pending_lock());
-        let raised = anchor::raise_all(
-            path,
-            pending
-                .iter()
-                .map(|(aid, (seq, mac))| (aid.as_str(), *seq, mac.as_str())),
-        );
+        // The file is replaced (with its fsyncs) on a blocking thread, not on the async
+        // worker that runs this turn and others.
+        let (file, chains) = (path.clone(), pending.clone());
+        let raised = tokio::task::spawn_blocking(move || {
+            anchor::raise_all(
+                &file,
+                chains
+                    .iter()
+                    .map(|(aid, (seq, mac))| (aid.as_str(), *seq, mac.as_str())),
+            )
+        })
+        .await
+        .unwrap_or_else(|e| Err(format!("raising the anchor stopped: {e}")));
         if let Err(e) = sqlx::query("COMMIT").execute(&mut *conn).await {
             let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
             return Err(e.into());
