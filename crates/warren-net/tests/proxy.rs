@@ -973,3 +973,59 @@ async fn socks5_refuses_private_addresses_unknown_names_and_other_commands() {
     let answer = read_answer(&mut conn).await;
     assert_eq!(answer.status, 403, "HTTP is served beside SOCKS5");
 }
+
+/// A process left behind holding a SOCKS5 tunnel, or stuck halfway through its greeting, keeps
+/// nothing once the call has ended: both are closed, and the tunnel is recorded as cut.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn finish_closes_socks5_tunnels_and_greetings_left_open() {
+    let w = world().await;
+    let (guard, addr) = listen(
+        &w.proxy,
+        "builder",
+        rules(&["echo.test"], &[], ALLOW_PRIVATE),
+    );
+    let (mut tunnel, code) = socks_connect_by_name(addr, "echo.test", 443).await;
+    assert_eq!(code, 0);
+    tunnel
+        .write_all(&tunnel_input()[..TUNNEL_IN / 2])
+        .await
+        .unwrap();
+    // Only the first byte of a greeting.
+    let mut stuck = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stuck.write_all(&[5]).await.unwrap();
+    for _ in 0..200 {
+        if w.tunnel.accepted() == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(w.tunnel.accepted(), 1);
+
+    let ended = tokio::task::spawn_blocking(move || guard.finish(Duration::from_millis(200)))
+        .await
+        .unwrap();
+    assert!(!ended, "connections were left open: finish must say so");
+    for s in [&mut tunnel, &mut stuck] {
+        let mut out = Vec::new();
+        let read = tokio::time::timeout(Duration::from_secs(5), s.read_to_end(&mut out))
+            .await
+            .expect("the proxy did not close it in 5 s");
+        assert!(
+            read.is_ok() || read.is_err_and(|e| e.kind() == std::io::ErrorKind::ConnectionReset)
+        );
+        assert_eq!(out, b"", "bytes came after the close");
+    }
+    let records = w.records.all();
+    assert_eq!(
+        records.len(),
+        1,
+        "only the tunnel is an attempt: {records:?}"
+    );
+    assert_eq!(records[0].kind, "socks5");
+    assert!(
+        records[0]
+            .rule
+            .ends_with("(closed: the command it served had ended)"),
+        "{records:?}"
+    );
+}
