@@ -313,8 +313,9 @@ impl ReceiptLog {
         if self.pending_lock().is_empty() {
             return Ok(());
         }
-        let mut conn = self.pool.acquire().await?;
-        sqlx::query("BEGIN IMMEDIATE").execute(&mut *conn).await?;
+        // A transaction object, not a bare BEGIN: if this future is dropped part-way (the
+        // turn's task cancelled), it is rolled back, never returned to the pool still open.
+        let tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         let pending = std::mem::take(&mut *self.pending_lock());
         // The file is replaced (with its fsyncs) on a blocking thread, not on the async
         // worker that runs this turn and others.
@@ -329,19 +330,16 @@ impl ReceiptLog {
         })
         .await
         .unwrap_or_else(|e| Err(format!("raising the anchor stopped: {e}")));
-        if let Err(e) = sqlx::query("COMMIT").execute(&mut *conn).await {
-            let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
-            return Err(e.into());
-        }
-        if let Err(e) = raised {
+        let committed = tx.commit().await;
+        if committed.is_err() || raised.is_err() {
             // Kept for the next try (meanwhile the anchor lags, which is safe).
             let mut p = self.pending_lock();
             for (aid, v) in pending {
                 p.entry(aid).or_insert(v);
             }
-            return Err(ReceiptError::Anchor(e));
         }
-        Ok(())
+        committed?;
+        raised.map_err(ReceiptError::Anchor)
     }
 
     /// The agent's receipts in chain order.

@@ -261,3 +261,56 @@ async fn the_anchor_is_raised_after_the_commit_a_new_chain_at_once_a_longer_one_
         "{v:?}"
     );
 }
+
+/// A raise of the anchor cut off inside its transaction (its turn's task dropped while the
+/// file is being replaced) leaves no transaction open on the pool's connection: the next write
+/// commits, another connection sees it, and the chain still verifies.
+#[test]
+fn an_anchor_raise_dropped_inside_its_transaction_leaves_none_open() {
+    // One blocking thread, kept busy: the raise's file replacement waits for it, so the raise
+    // is surely parked after its BEGIN when it is dropped.
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let t = TestInstall::empty().unwrap();
+        let pool = open_sessions_db(&t.layout().sessions_db()).await.unwrap();
+        let secrets = FileSecretStore::for_install(&t.layout());
+        let log = ReceiptLog::new(pool.clone(), &secrets)
+            .unwrap()
+            .with_anchor(warren_state::receipts::anchor_path(&t.layout()));
+        let args = json!({"path": "f"});
+        for _ in 0..3 {
+            log.append("alice", "file_read", &args, "x").await.unwrap();
+        }
+        let busy = tokio::task::spawn_blocking(|| {
+            std::thread::sleep(std::time::Duration::from_millis(500));
+        });
+        let cut =
+            tokio::time::timeout(std::time::Duration::from_millis(150), log.anchor_pending()).await;
+        assert!(
+            cut.is_err(),
+            "the raise was to be cut off, it ended: {cut:?}"
+        );
+
+        // Another process's view of the file.
+        let other = open_sessions_db(&t.layout().sessions_db()).await.unwrap();
+        let count = || async {
+            sqlx::query_scalar::<_, i64>("SELECT count(*) FROM receipts")
+                .fetch_one(&other)
+                .await
+                .unwrap()
+        };
+        let before = count().await;
+        log.append("bob", "shell", &json!({"command": "ls"}), "ok")
+            .await
+            .expect("a write after the cut raise");
+        assert_eq!(count().await, before + 1, "the write was not committed");
+        busy.await.unwrap();
+        let v = log.verify("alice").await.unwrap();
+        assert!(v.ok, "{v:?}");
+    });
+}
