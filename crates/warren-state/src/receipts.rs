@@ -157,16 +157,13 @@ impl ReceiptLog {
     /// Opens the log, creating the receipt key in `secrets` on first use.
     pub fn new(pool: SqlitePool, secrets: &dyn SecretStore) -> Result<Self, ReceiptError> {
         let name = SecretRef::install(RECEIPT_KEY_NAME)?;
-        let hex_key = match secrets.get(&name)? {
-            Some(k) => k,
-            None => {
-                let mut k = [0u8; 32];
-                getrandom::fill(&mut k).map_err(|_| ReceiptError::BadKey)?;
-                let h = hex::encode(k);
-                secrets.set(&name, &h)?;
-                h
-            }
-        };
+        // Made once per install: two logs opened at once (the runtime and the API, or two
+        // processes) agree on the one the store keeps.
+        let hex_key = secrets.get_or_set(&name, &|| {
+            let mut k = [0u8; 32];
+            getrandom::fill(&mut k).map_err(|e| SecretError::Backend(e.to_string()))?;
+            Ok(hex::encode(k))
+        })?;
         let key = hex::decode(hex_key.trim()).map_err(|_| ReceiptError::BadKey)?;
         if key.len() < 16 {
             return Err(ReceiptError::BadKey);

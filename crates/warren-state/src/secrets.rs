@@ -190,6 +190,21 @@ pub trait SecretStore: Send + Sync {
     fn list(&self) -> Result<Vec<SecretRef>, SecretError>;
     /// A short description of the backend, for `warren doctor`.
     fn describe(&self) -> String;
+    /// The value of a secret, set first to `make()` when it is not set. A store that can do
+    /// both under one lock does (so two first uses at once agree on one value); this default
+    /// reads, then sets.
+    fn get_or_set(
+        &self,
+        r: &SecretRef,
+        make: &dyn Fn() -> Result<String, SecretError>,
+    ) -> Result<String, SecretError> {
+        if let Some(v) = self.get(r)? {
+            return Ok(v);
+        }
+        let v = make()?;
+        self.set(r, &v)?;
+        Ok(v)
+    }
 }
 
 /// The encrypted-file backend.
@@ -212,6 +227,31 @@ impl FileSecretStore {
     /// The encrypted file (`<install>/data/secrets.enc`).
     pub fn data_path(&self) -> &Path {
         &self.data_path
+    }
+
+    /// Holds the store for a read-modify-write of the file (or the key's creation): this
+    /// value's own lock, and an exclusive lock on `secrets.lock` beside the file, which every
+    /// other store of the install takes too, in this process (the runtime's receipt key, the
+    /// API's user secrets) or another (the CLI beside the window). Without it, two writers
+    /// each read the old map and the later write drops the other's secret.
+    fn write_guard(&self) -> Result<(std::sync::MutexGuard<'_, ()>, fs::File), SecretError> {
+        let g = self
+            .lock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let path = self.data_path.with_file_name("secrets.lock");
+        if let Some(dir) = path.parent() {
+            fs::create_dir_all(dir).map_err(Self::io(dir))?;
+        }
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600)
+            .open(&path)
+            .map_err(Self::io(&path))?;
+        file.lock().map_err(Self::io(&path))?;
+        Ok((g, file))
     }
 
     fn io(path: &Path) -> impl FnOnce(io::Error) -> SecretError + '_ {
@@ -315,10 +355,7 @@ impl FileSecretStore {
     /// Encrypts `plain` under this install's key (created on first use), for secrets that
     /// leave the store, such as a deleted agent's secrets in its archive.
     pub fn seal(&self, plain: &[u8]) -> Result<Vec<u8>, SecretError> {
-        let _g = self
-            .lock
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _g = self.write_guard()?;
         let key = self.key(true)?.ok_or_else(|| SecretError::Corrupt {
             path: self.key_path.clone(),
         })?;
@@ -364,10 +401,7 @@ impl SecretStore for FileSecretStore {
     }
 
     fn set(&self, r: &SecretRef, value: &str) -> Result<(), SecretError> {
-        let _g = self
-            .lock
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _g = self.write_guard()?;
         let key = self.key(true)?.ok_or_else(|| SecretError::Corrupt {
             path: self.key_path.clone(),
         })?;
@@ -377,10 +411,11 @@ impl SecretStore for FileSecretStore {
     }
 
     fn remove(&self, r: &SecretRef) -> Result<bool, SecretError> {
-        let _g = self
-            .lock
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // Nothing to remove from a store never written (and no lock file made for it).
+        if !self.key_path.exists() {
+            return Ok(false);
+        }
+        let _g = self.write_guard()?;
         let Some(key) = self.key(false)? else {
             return Ok(false);
         };
@@ -411,6 +446,25 @@ impl SecretStore for FileSecretStore {
 
     fn describe(&self) -> String {
         format!("encrypted file {}", self.data_path.display())
+    }
+
+    fn get_or_set(
+        &self,
+        r: &SecretRef,
+        make: &dyn Fn() -> Result<String, SecretError>,
+    ) -> Result<String, SecretError> {
+        let _g = self.write_guard()?;
+        let key = self.key(true)?.ok_or_else(|| SecretError::Corrupt {
+            path: self.key_path.clone(),
+        })?;
+        let mut map = self.read_map(&key)?;
+        if let Some(v) = map.get(&map_key(r)) {
+            return Ok(v.clone());
+        }
+        let v = make()?;
+        map.insert(map_key(r), v.clone());
+        self.write_map(&key, &map)?;
+        Ok(v)
     }
 }
 

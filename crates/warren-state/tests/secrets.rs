@@ -327,3 +327,68 @@ mod keyring {
         }
     }
 }
+
+/// Several stores of one install writing at once (the runtime, the API, another process):
+/// every secret set is still there afterwards, none dropped by another writer's older map.
+#[test]
+fn writers_of_one_install_at_once_lose_no_secret() {
+    let t = warren_testkit::TestInstall::empty().unwrap();
+    let layout = t.layout();
+    let threads: Vec<_> = (0..8)
+        .map(|w| {
+            let layout = layout.clone();
+            std::thread::spawn(move || {
+                let store = warren_state::secrets::FileSecretStore::for_install(&layout);
+                for i in 0..20 {
+                    let r = warren_state::secrets::SecretRef::parse(&format!("W{w}_K{i}")).unwrap();
+                    warren_state::secrets::SecretStore::set(&store, &r, &format!("v{w}.{i}"))
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    for th in threads {
+        th.join().unwrap();
+    }
+    let store = warren_state::secrets::FileSecretStore::for_install(&layout);
+    let listed = warren_state::secrets::SecretStore::list(&store).unwrap();
+    assert_eq!(
+        listed.len(),
+        160,
+        "secrets were lost: {} of 160 left",
+        listed.len()
+    );
+    for w in 0..8 {
+        for i in 0..20 {
+            let r = warren_state::secrets::SecretRef::parse(&format!("W{w}_K{i}")).unwrap();
+            assert_eq!(
+                warren_state::secrets::SecretStore::get(&store, &r).unwrap(),
+                Some(format!("v{w}.{i}"))
+            );
+        }
+    }
+}
+
+/// First uses of one secret at once, from separate stores, agree on one value (the receipt
+/// key: two values would leave receipts no key verifies).
+#[test]
+fn first_uses_at_once_agree_on_one_value() {
+    let t = warren_testkit::TestInstall::empty().unwrap();
+    let layout = t.layout();
+    let threads: Vec<_> = (0..8)
+        .map(|w| {
+            let layout = layout.clone();
+            std::thread::spawn(move || {
+                let store = warren_state::secrets::FileSecretStore::for_install(&layout);
+                let r = warren_state::secrets::SecretRef::parse("ONE_KEY").unwrap();
+                warren_state::secrets::SecretStore::get_or_set(&store, &r, &|| {
+                    Ok(format!("made by {w}"))
+                })
+                .unwrap()
+            })
+        })
+        .collect();
+    let values: std::collections::BTreeSet<String> =
+        threads.into_iter().map(|th| th.join().unwrap()).collect();
+    assert_eq!(values.len(), 1, "{values:?}");
+}
