@@ -2,6 +2,7 @@
 //! [`MemoryStore`] backends (SQLite, Postgres, Lucid, Qdrant, None) and the per-workspace
 //! Markdown store, grant resolution, the agent-scoped wrappers and the factory.
 
+pub mod blocking;
 pub mod embed;
 pub mod error;
 pub mod export;
