@@ -238,8 +238,20 @@ async fn each_index_holds_exactly_its_agents_rows() {
 
 /// A store whose index write fails (here: the agent's index was dropped behind the store's
 /// back) stores nothing, and the next stores, of any size, are not caught in what it left open.
+/// On a current-thread runtime a one-chunk store is written on a blocking thread.
 #[tokio::test]
 async fn a_store_that_fails_half_way_leaves_nothing_and_the_writer_usable() {
+    fails_half_way().await;
+}
+
+/// The same on a multi-thread runtime, where a one-chunk store is written on the calling
+/// task's worker thread.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_that_fails_half_way_on_the_callers_thread_leaves_nothing() {
+    tokio::spawn(fails_half_way()).await.unwrap();
+}
+
+async fn fails_half_way() {
     let (_dir, store) = fresh().await;
     let ann = store.ensure_agent("ann").await.unwrap();
     let ben = store.ensure_agent("ben").await.unwrap();

@@ -12,6 +12,7 @@ pub mod rank;
 mod recall;
 mod rows;
 pub mod schema;
+mod write;
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -56,6 +57,8 @@ pub struct SqliteStore {
     writer: SqlitePool,
     /// Export pages, read without a per-row hand-off.
     reader: Arc<export::BlockingReader>,
+    /// Stores of up to one chunk, written on the calling task's thread (see [`write`]).
+    blocking_writer: Arc<write::BlockingWriter>,
     path: PathBuf,
 }
 
@@ -142,6 +145,7 @@ impl SqliteStore {
             pool,
             writer,
             reader: Arc::new(export::BlockingReader::new(path)),
+            blocking_writer: Arc::new(write::BlockingWriter::new(path)),
             path: path.to_path_buf(),
         })
     }
@@ -256,24 +260,22 @@ impl SqliteStore {
         q
     }
 
-    /// The receipts of a chunk from the rows its upsert returned (by key: `RETURNING` order is
-    /// unspecified, and a key given twice in the chunk is inserted, then updated, so both
-    /// receipts name the one row); appends them to `out` and returns the rows' `seq` values.
+    /// The receipts of a chunk from the rows its upsert returned (key, id, creation time,
+    /// `seq`; by key: `RETURNING` order is unspecified, and a key given twice in the chunk is
+    /// inserted, then updated, so both receipts name the one row); appends them to `out` and
+    /// returns the rows' `seq` values.
     fn receipts(
         &self,
-        returned: &[sqlx::sqlite::SqliteRow],
+        returned: impl Iterator<Item = Result<write::Returned, sqlx::Error>>,
         agent: &AgentRef,
         chunk: &[NewMemory],
         now: DateTime<Utc>,
         out: &mut Vec<StoreReceipt>,
     ) -> Result<Vec<i64>, MemoryError> {
-        let mut by_key = std::collections::HashMap::with_capacity(returned.len());
-        let mut seqs = Vec::with_capacity(returned.len());
+        let mut by_key = std::collections::HashMap::with_capacity(chunk.len());
+        let mut seqs = Vec::with_capacity(chunk.len());
         for row in returned {
-            let key: String = row.try_get(0).map_err(self.err("store"))?;
-            let id: Uuid = row.try_get(1).map_err(self.err("store"))?;
-            let created: i64 = row.try_get(2).map_err(self.err("store"))?;
-            let seq: i64 = row.try_get(3).map_err(self.err("store"))?;
+            let (key, id, created, seq) = row.map_err(self.err("store"))?;
             by_key.insert(key, (id, created));
             seqs.push(seq);
         }
@@ -309,55 +311,99 @@ impl SqliteStore {
             .fetch_all(&mut *conn)
             .await
             .map_err(self.err("store"))?;
-        let seqs = self.receipts(&returned, agent, chunk, now, out)?;
+        let decoded = returned.iter().map(|row| {
+            Ok((
+                row.try_get(0)?,
+                row.try_get(1)?,
+                row.try_get(2)?,
+                row.try_get(3)?,
+            ))
+        });
+        let seqs = self.receipts(decoded, agent, chunk, now, out)?;
         index::put_seqs(conn, &agent.id, &seqs)
             .await
             .map_err(self.err("store"))?;
         Ok(())
     }
 
-    /// Stores up to [`STORE_CHUNK`] rows in one request to SQLite's thread: `BEGIN`, the
-    /// upsert, the statement indexing the same keys, `COMMIT`, sent as one multi-statement text
-    /// (one round trip instead of four). A connection on which the request did not complete
-    /// (an error, or the caller dropped the future part-way) is closed instead of going back to
-    /// the pool, which rolls back whatever of the transaction had run.
+    /// Stores up to [`STORE_CHUNK`] rows in one transaction over the blocking writing
+    /// connection, on this task's thread ([`write`]): the upsert, then the statement indexing
+    /// the same keys.
     async fn store_in_one_request(
         &self,
         agent: &AgentRef,
         chunk: &[NewMemory],
         now: DateTime<Utc>,
     ) -> Result<Vec<StoreReceipt>, MemoryError> {
-        struct Unfinished(Option<sqlx::pool::PoolConnection<Sqlite>>);
-        impl Drop for Unfinished {
-            fn drop(&mut self) {
-                if let Some(conn) = self.0.take() {
-                    drop(conn.detach());
-                }
-            }
-        }
-        let mut sql = String::from("BEGIN; ");
-        sql.push_str(&Self::upsert_sql(chunk.len()));
-        sql.push_str("; ");
-        sql.push_str(&index::put_keys_sql(&agent.id, chunk.len()));
-        sql.push_str("; COMMIT");
-        // The text names the agent's index: kept prepared for one-row stores (an agent storing
-        // again), like any other statement of the connection's cache.
-        let q = sqlx::query(&sql).persistent(chunk.len() == 1);
-        let mut q = Self::bind_rows(q, agent, chunk, micros(now)).bind(agent.id);
+        use rusqlite::types::Value;
+        let ts = micros(now);
+        let agent_id = Value::Blob(agent.id.as_bytes().to_vec());
+        let mut values = Vec::with_capacity(chunk.len() * 9);
         for r in chunk {
-            q = q.bind(&r.key);
+            values.extend([
+                // Time-ordered ids, as in `bind_rows`.
+                Value::Blob(Uuid::now_v7().as_bytes().to_vec()),
+                agent_id.clone(),
+                Value::Text(r.key.clone()),
+                Value::Text(r.content.clone()),
+                Value::Text(r.category.clone()),
+                r.session_id.clone().map_or(Value::Null, Value::Text),
+                Value::Real(r.importance),
+                Value::Integer(ts),
+                Value::Integer(ts),
+            ]);
         }
-        let conn = self.writer.acquire().await.map_err(self.err("store"))?;
-        let mut pending = Unfinished(Some(conn));
-        let Some(conn) = pending.0.as_mut() else {
+        let mut index_values = Vec::with_capacity(chunk.len() + 1);
+        index_values.push(agent_id);
+        index_values.extend(chunk.iter().map(|r| Value::Text(r.key.clone())));
+        let upsert = Self::upsert_sql(chunk.len());
+        let index = index::put_keys_sql(&agent.id, chunk.len());
+        if self.writer.is_closed() {
             return Err(self.err("store")(sqlx::Error::PoolClosed));
+        }
+        let blocker = self.blocking_writer.clone();
+        let written =
+            crate::blocking::run(move || blocker.store(&upsert, values, &index, index_values))
+                .await;
+        let returned = match written {
+            Some(Ok(rows)) => rows,
+            Some(Err(e)) => return Err(self.blocking_err("store", e)),
+            None => {
+                return Err(self.bad_row("store")(
+                    "the writing thread stopped before the store finished".into(),
+                ))
+            }
         };
-        let returned = q.fetch_all(&mut **conn).await.map_err(self.err("store"))?;
-        // Done: the connection goes back to the pool.
-        drop(pending.0.take());
         let mut out = Vec::with_capacity(chunk.len());
-        self.receipts(&returned, agent, chunk, now, &mut out)?;
+        self.receipts(
+            returned
+                .into_iter()
+                .map(|(k, id, created, seq)| Ok((k, id, created, seq))),
+            agent,
+            chunk,
+            now,
+            &mut out,
+        )?;
         Ok(out)
+    }
+
+    /// An error of a blocking connection's statement, as the store reports it.
+    fn blocking_err(&self, operation: &'static str, e: rows::ReadError) -> MemoryError {
+        match e {
+            rows::ReadError::Sql(e) => MemoryError::Backend {
+                backend: BACKEND,
+                location: self.location(),
+                operation,
+                reason: e.to_string(),
+            },
+            rows::ReadError::Row(reason) => self.bad_row(operation)(reason),
+            rows::ReadError::Setup(reason) => MemoryError::Backend {
+                backend: BACKEND,
+                location: self.location(),
+                operation,
+                reason,
+            },
+        }
     }
 
     /// Recall without words: the allowlist's most recent rows.
@@ -422,7 +468,7 @@ impl SqliteStore {
     }
 
     /// Both statements of a recall of up to [`RECALL_GROUP`] agents over the blocking
-    /// connection, in one trip to a blocking thread. `None` when anything failed (a peer's
+    /// connection, run on this task's thread ([`crate::blocking::run`]). `None` when anything failed (a peer's
     /// index gone, the connection unusable): the caller then takes the sqlx path, which
     /// handles a missing index and reports the error.
     async fn recall_blocking(
@@ -442,7 +488,7 @@ impl SqliteStore {
         let session = q.session.clone();
         let limit = i64::try_from(q.limit).unwrap_or(i64::MAX);
         let reader = self.reader.clone();
-        let read = tokio::task::spawn_blocking(move || {
+        let read = crate::blocking::run(move || {
             let group: Vec<(&ScopeEntry, Option<Vec<String>>)> =
                 group.iter().map(|(e, c)| (e, c.clone())).collect();
             reader
@@ -450,7 +496,7 @@ impl SqliteStore {
         })
         .await;
         match read {
-            Ok(Ok(rows)) => Some(rows),
+            Some(Ok(rows)) => Some(rows),
             _ => None,
         }
     }
@@ -555,6 +601,44 @@ impl SqliteStore {
 
     /// Re-creates an agent's index from its stored rows when the index is missing (an agent
     /// registered, or rows stored, by a program that did not keep the per-agent indexes).
+    /// The agent, when the store knows it and its index exists: both read in one trip over
+    /// the blocking reading connection, on this task's thread. `None` for anything else (not
+    /// known, no index, the read failed): [`MemoryStore::ensure_agent`] then takes its full
+    /// path, which creates what is missing and reports errors.
+    async fn known_agent(&self, alias: &str) -> Option<AgentRef> {
+        if self.pool.is_closed() {
+            return None;
+        }
+        let reader = self.reader.clone();
+        let name = alias.to_string();
+        let found = crate::blocking::run(move || {
+            use rusqlite::OptionalExtension;
+            reader.with(|conn| {
+                let id: Option<Vec<u8>> = conn
+                    .prepare_cached("SELECT id FROM agents WHERE alias = ?1")?
+                    .query_row([&name], |r| r.get(0))
+                    .optional()?;
+                let Some(id) = id.and_then(|b| Uuid::from_slice(&b).ok()) else {
+                    return Ok(None);
+                };
+                let indexed: i64 = conn
+                    .prepare_cached(
+                        "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?1",
+                    )?
+                    .query_row([index::index_table(&id)], |r| r.get(0))?;
+                Ok((indexed > 0).then_some(id))
+            })
+        })
+        .await;
+        match found {
+            Some(Ok(Some(id))) => Some(AgentRef {
+                id,
+                alias: alias.to_string(),
+            }),
+            _ => None,
+        }
+    }
+
     async fn ensure_index(&self, agent: &AgentRef) -> Result<(), MemoryError> {
         if index::exists(&self.pool, &agent.id)
             .await
@@ -605,6 +689,10 @@ impl MemoryStore for SqliteStore {
     }
 
     async fn ensure_agent(&self, alias: &str) -> Result<AgentRef, MemoryError> {
+        // The common case, an agent known with its index, in one read on this thread.
+        if let Some(found) = self.known_agent(alias).await {
+            return Ok(found);
+        }
         if let Some(found) = self.lookup_agent(alias).await? {
             self.ensure_index(&found).await?;
             return Ok(found);
@@ -905,6 +993,7 @@ impl MemoryStore for SqliteStore {
 
     async fn close(&self) {
         self.reader.close();
+        self.blocking_writer.close();
         self.writer.close().await;
         self.pool.close().await;
     }

@@ -1,0 +1,93 @@
+//! Stores of up to one chunk of rows over a plain blocking connection, run on the calling task's
+//! worker thread ([`crate::blocking::run`]).
+//!
+//! A one-row store through sqlx is a message to the connection's thread and the rows back over a
+//! channel: the hand-off alone costs about what SQLite's own work does. Here the upsert and the
+//! index statement run in one transaction on the thread that asked. Stores take turns at the
+//! connection (its mutex); the store's other writes (forget, rename, purge, import, larger
+//! batches) go over the sqlx writer and meet these at SQLite's lock, through the busy timeout,
+//! as another process's writes do.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use rusqlite::{params_from_iter, types::Value, Connection, OpenFlags};
+use uuid::Uuid;
+
+use super::rows::ReadError;
+
+/// What the upsert returns for each row: its key, id, creation time (µs) and `seq`.
+pub(crate) type Returned = (String, Uuid, i64, i64);
+
+/// The blocking writing connection, opened on first use and kept.
+#[derive(Debug)]
+pub(crate) struct BlockingWriter {
+    path: PathBuf,
+    conn: Mutex<Option<Connection>>,
+}
+
+impl BlockingWriter {
+    pub(crate) fn new(path: &Path) -> Self {
+        BlockingWriter {
+            path: path.to_path_buf(),
+            conn: Mutex::new(None),
+        }
+    }
+
+    fn slot(&self) -> MutexGuard<'_, Option<Connection>> {
+        // A panic while the slot was held leaves at worst a connection whose transaction was
+        // rolled back by its drop guard: still usable.
+        self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn open(&self) -> Result<Connection, rusqlite::Error> {
+        // The same settings as the sqlx connections of the store (WAL is the file's own).
+        let conn = Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        conn.busy_timeout(Duration::from_secs(10))?;
+        conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")?;
+        Ok(conn)
+    }
+
+    /// Drops the connection (the store is closing).
+    pub(crate) fn close(&self) {
+        self.slot().take();
+    }
+
+    /// Runs `upsert` (bound with `values`) and then `index` (bound with `index_values`) in one
+    /// `BEGIN IMMEDIATE` transaction; returns the upsert's rows. Blocks (see the module).
+    pub(crate) fn store(
+        &self,
+        upsert: &str,
+        values: Vec<Value>,
+        index: &str,
+        index_values: Vec<Value>,
+    ) -> Result<Vec<Returned>, ReadError> {
+        let mut slot = self.slot();
+        let conn = match slot.as_mut() {
+            Some(c) => c,
+            None => slot.insert(self.open()?),
+        };
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let mut returned = Vec::new();
+        {
+            // One-row statements repeat (and name the agent's index): kept prepared.
+            let mut st = tx.prepare_cached(upsert)?;
+            let mut rows = st.query(params_from_iter(values))?;
+            while let Some(r) = rows.next()? {
+                let id = r.get_ref(1)?.as_blob().map_err(rusqlite::Error::from)?;
+                let id =
+                    Uuid::from_slice(id).map_err(|e| ReadError::Row(format!("bad row id: {e}")))?;
+                returned.push((r.get(0)?, id, r.get(2)?, r.get(3)?));
+            }
+        }
+        tx.prepare_cached(index)?
+            .execute(params_from_iter(index_values))?;
+        // Not committed (an error above): the transaction's drop rolls it back.
+        tx.commit()?;
+        Ok(returned)
+    }
+}
