@@ -27,7 +27,8 @@ pub use issue::{ConfigErrors, Issue};
 pub use layout::{resolve_install_root, HomeEnv, HostEnv, InstallLayout, LayoutError};
 pub use lifecycle_edit::RemovedBlock;
 pub use load::{
-    load_config, parse_config, parse_for_install, ConfigError, ConfigStore, LoadedConfig,
+    load_config, parse_config, parse_for_install, ConfigCache, ConfigError, ConfigStore,
+    LoadedConfig,
 };
 pub use mcp_edit::{mcp_server_path, StdioServer};
 pub use presets::{default_config_text, Preset};

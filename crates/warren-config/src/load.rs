@@ -191,7 +191,17 @@ pub fn parse_for_install(
     text: &str,
     layout: &InstallLayout,
 ) -> Result<(Config, Vec<Issue>), ConfigErrors> {
-    let (config, mut warnings) = parse_with_warnings(text)?;
+    install_checks(text, parse_with_warnings(text)?, layout)
+}
+
+/// The install's checks of a parsed config (see [`parse_for_install`]). They look at the
+/// filesystem (where a workspace's path leads now), so they run at every load, parsed text or
+/// not.
+fn install_checks(
+    text: &str,
+    (config, mut warnings): (Config, Vec<Issue>),
+    layout: &InstallLayout,
+) -> Result<(Config, Vec<Issue>), ConfigErrors> {
     let mut issues = Vec::new();
     crate::authority::validate_install_paths(&config, layout, &mut issues);
     if !issues.is_empty() {
@@ -204,6 +214,51 @@ pub fn parse_for_install(
 
 /// Loads and validates `<install>/config.toml`.
 pub fn load_config(layout: &InstallLayout) -> Result<LoadedConfig, ConfigError> {
+    load_parsed_with(layout, parse_with_warnings)
+}
+
+/// The last config text a [`ConfigCache`] parsed, with what parsing it gave.
+type Parsed = (String, Config, Vec<Issue>);
+
+/// [`load_config`] for a process that loads the same install's config again and again (every
+/// turn does, so that it acts on the file as it is now): the file is read every time, but text
+/// equal to the last text parsed is not parsed again. The install's checks, which look at the
+/// filesystem, and the file's mode are checked every time, as [`load_config`] does.
+#[derive(Debug, Default)]
+pub struct ConfigCache {
+    last: std::sync::Mutex<Option<Parsed>>,
+}
+
+impl ConfigCache {
+    /// An empty cache.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// [`load_config`], parsing only text not seen last time.
+    pub fn load(&self, layout: &InstallLayout) -> Result<LoadedConfig, ConfigError> {
+        load_parsed_with(layout, |text| {
+            let mut last = self
+                .last
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if let Some((seen, config, warnings)) = last.as_ref() {
+                if seen == text {
+                    return Ok((config.clone(), warnings.clone()));
+                }
+            }
+            let parsed = parse_with_warnings(text)?;
+            *last = Some((text.to_string(), parsed.0.clone(), parsed.1.clone()));
+            Ok(parsed)
+        })
+    }
+}
+
+/// Reads the install's config file and validates it, its text parsed by `parse`.
+fn load_parsed_with(
+    layout: &InstallLayout,
+    parse: impl FnOnce(&str) -> Result<(Config, Vec<Issue>), ConfigErrors>,
+) -> Result<LoadedConfig, ConfigError> {
     let path = layout.config_path();
     let text = match fs::read_to_string(&path) {
         Ok(t) => t,
@@ -218,8 +273,9 @@ pub fn load_config(layout: &InstallLayout) -> Result<LoadedConfig, ConfigError> 
             })
         }
     };
-    let (config, mut warnings) =
-        parse_for_install(&text, layout).map_err(|errors| ConfigError::Invalid {
+    let (config, mut warnings) = parse(&text)
+        .and_then(|parsed| install_checks(&text, parsed, layout))
+        .map_err(|errors| ConfigError::Invalid {
             path: path.clone(),
             errors,
         })?;
@@ -366,6 +422,44 @@ mod tests {
             segments("agents.\"Bad Alias\".x"),
             vec!["agents", "Bad Alias", "x"]
         );
+    }
+
+    /// A cached load sees every change of the file (its text is read every time), and runs
+    /// the install's checks every time: the same text is refused once a workspace has come to
+    /// lead to the memory file (a link made after the text was first parsed).
+    #[test]
+    fn a_cached_load_sees_each_edit_and_checks_the_install_every_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let layout = InstallLayout::new(&root);
+        let store = ConfigStore::new(layout.clone());
+        let cache = ConfigCache::new();
+        let shared = root.join("shared");
+        std::fs::create_dir_all(&shared).unwrap();
+        let text = format!(
+            "[risk_profiles.p]\n[agents.alice]\nrisk_profile = \"p\"\n\
+             [agents.alice.workspace]\npath = \"{}\"\n\
+             [memory.sqlite]\npath = \"{}\"\n",
+            root.join("ws").display(),
+            shared.join("m.db").display()
+        );
+        store.save_text(&text).unwrap();
+        let first = cache.load(&layout).unwrap();
+        assert_eq!(first.config, load_config(&layout).unwrap().config);
+        // An edit right after the first load: seen.
+        let edited = text.replace(
+            "risk_profile = \"p\"\n[agents",
+            "risk_profile = \"p\"\nenabled = false\n[agents",
+        );
+        store.save_text(&edited).unwrap();
+        let second = cache.load(&layout).unwrap();
+        assert!(!second.config.agents["alice"].enabled);
+        assert_eq!(second.config, load_config(&layout).unwrap().config);
+        // The same text, but the workspace now leads to the memory file's directory.
+        std::os::unix::fs::symlink(&shared, root.join("ws")).unwrap();
+        let err = cache.load(&layout).unwrap_err();
+        assert!(err.to_string().contains("memory.sqlite.path"), "{err}");
+        assert!(load_config(&layout).is_err());
     }
 
     /// The shared memory file inside an agent's workspace (relative to the install, absolute,
