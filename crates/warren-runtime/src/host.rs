@@ -20,7 +20,7 @@ use warren_state::sessions::{SessionKind, SessionStore};
 
 /// A boxed, sendable future.
 pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
-use warren_config::{load_config, InstallLayout};
+use warren_config::{ConfigCache, InstallLayout};
 use warren_llm::{KeyResolver, KeySource, Providers};
 use warren_memory::MemoryStores;
 use warren_policy::{ActionLedger, Clock, SandboxSupport, SystemClock};
@@ -117,6 +117,8 @@ pub struct Host {
     ledger: Arc<dyn ActionLedger>,
     clock: Arc<dyn Clock>,
     agents: Mutex<HashMap<String, Arc<AgentSlot>>>,
+    /// The config as last parsed: every turn reads the file, and parses it only when it changed.
+    config: ConfigCache,
 }
 
 impl Host {
@@ -174,6 +176,7 @@ impl Host {
             ledger,
             clock,
             agents: Mutex::new(HashMap::new()),
+            config: ConfigCache::new(),
         })
     }
 
@@ -324,7 +327,7 @@ impl Host {
         let _cross_process = cross_process.map_err(HostError::Lock)?;
         warren_state::lifecycle::refuse_if_pending(&self.layout, alias)
             .map_err(|e| HostError::LifecyclePending(e.to_string()))?;
-        let config = load_config(&self.layout)?.config;
+        let config = self.config.load(&self.layout)?.config;
         let agent = config
             .agents
             .get(alias)
