@@ -48,14 +48,14 @@ impl Pending {
             return;
         };
         self.first_error.get_or_insert_with(|| e.to_string());
-        if !retryable(&e) && self.events.len() > 1 {
+        if !e.may_clear() && self.events.len() > 1 {
             // One event refused for good must not take the others with it: store them one at
             // a time, giving up only on those refused for good.
             let events = std::mem::take(&mut self.events);
             for event in events {
                 match store.append_events(std::slice::from_ref(&event)).await {
                     Ok(()) => {}
-                    Err(e) if retryable(&e) => self.events.push(event),
+                    Err(e) if e.may_clear() => self.events.push(event),
                     Err(e) => {
                         tracing::error!(seq = event.seq, "storing a turn event failed: {e}");
                         self.lost += 1;
@@ -65,7 +65,7 @@ impl Pending {
             self.retrying = !self.events.is_empty();
             return;
         }
-        if !retryable(&e) {
+        if !e.may_clear() {
             tracing::error!("storing {} turn events failed: {e}", self.events.len());
             self.lost += self.events.len();
             self.events.clear();
@@ -95,19 +95,6 @@ impl Pending {
             }
             _ => Ok(()),
         }
-    }
-}
-
-/// Whether a failed event write may succeed when tried again: not when SQLite refused the rows
-/// themselves (a duplicate, a missing turn) or an event could not be encoded.
-fn retryable(e: &warren_state::db::DbError) -> bool {
-    use warren_state::db::DbError;
-    match e {
-        DbError::Query(sqlx::Error::Encode(_)) => false,
-        DbError::Query(sqlx::Error::Database(d)) => {
-            matches!(d.kind(), sqlx::error::ErrorKind::Other)
-        }
-        _ => true,
     }
 }
 

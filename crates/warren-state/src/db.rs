@@ -28,6 +28,112 @@ pub enum DbError {
         /// The driver error.
         source: rusqlite::Error,
     },
+    /// A statement on the synchronous connection failed (see [`SyncDb`]).
+    #[error("sessions database query failed: {0}")]
+    Sync(#[from] rusqlite::Error),
+}
+
+impl DbError {
+    /// Whether the same write may succeed when tried again: not when SQLite refused the rows
+    /// themselves (a unique, primary-key, foreign-key, not-null or check constraint) or a value
+    /// could not be encoded; a busy, locked, full or failing file may clear.
+    pub fn may_clear(&self) -> bool {
+        match self {
+            DbError::Query(sqlx::Error::Encode(_)) => false,
+            DbError::Query(sqlx::Error::Database(d)) => {
+                matches!(d.kind(), sqlx::error::ErrorKind::Other)
+            }
+            // SQLite's extended codes of the same constraints (sqlx's kinds above).
+            DbError::Sync(rusqlite::Error::SqliteFailure(f, _)) => {
+                !matches!(f.extended_code, 2067 | 1555 | 787 | 1299 | 275)
+            }
+            _ => true,
+        }
+    }
+}
+
+/// A blocking connection to `sessions.db`, opened on first use, for the writes and reads of a
+/// turn's path: run through [`warren_memory::blocking::run`], on the task's own worker thread,
+/// so a statement costs no hand-off to sqlx's connection thread and back (about as much as a
+/// small write itself). Its user holds the file's [`WriteGate`] meanwhile.
+#[derive(Debug)]
+pub(crate) struct SyncDb {
+    path: PathBuf,
+    conn: std::sync::Mutex<Option<rusqlite::Connection>>,
+    /// The process's turn at writing the file (see [`write_gate`]).
+    pub(crate) gate: WriteGate,
+}
+
+/// The turn of one process's writers of one database file: every writer of `sessions.db` in the
+/// process that is on a turn's path (the blocking connection, receipts and their anchor) takes
+/// it before writing, so they queue here instead of meeting SQLite's lock and sleeping in its
+/// busy handler (milliseconds a time). Other processes, and this process's rarer writers, still
+/// meet the busy timeout.
+pub(crate) type WriteGate = std::sync::Arc<tokio::sync::Mutex<()>>;
+
+/// The [`WriteGate`] of the database file at `path` in this process (one per path).
+pub(crate) fn write_gate(path: &Path) -> WriteGate {
+    type Gates = std::collections::HashMap<PathBuf, std::sync::Weak<tokio::sync::Mutex<()>>>;
+    static GATES: std::sync::OnceLock<std::sync::Mutex<Gates>> = std::sync::OnceLock::new();
+    let mut gates = GATES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(gate) = gates.get(path).and_then(std::sync::Weak::upgrade) {
+        return gate;
+    }
+    // Gates of files no longer open in this process are dropped here.
+    gates.retain(|_, g| g.strong_count() > 0);
+    let gate = WriteGate::default();
+    gates.insert(path.to_path_buf(), std::sync::Arc::downgrade(&gate));
+    gate
+}
+
+impl SyncDb {
+    pub(crate) fn new(path: &Path) -> Self {
+        SyncDb {
+            path: path.to_path_buf(),
+            conn: std::sync::Mutex::new(None),
+            gate: write_gate(path),
+        }
+    }
+
+    /// Runs `f` on the connection (opened now if it is not yet). Blocks.
+    pub(crate) fn with<T>(
+        &self,
+        f: impl FnOnce(&mut rusqlite::Connection) -> Result<T, DbError>,
+    ) -> Result<T, DbError> {
+        // A panic while the connection was held leaves it outside any transaction (a
+        // transaction rolls back when dropped): still usable.
+        let mut slot = self
+            .conn
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let conn = match slot.as_mut() {
+            Some(c) => c,
+            None => slot.insert(self.open()?),
+        };
+        f(conn)
+    }
+
+    /// The settings of every other connection to the file: `synchronous = NORMAL`, foreign
+    /// keys, a five-second wait for another process's write lock (WAL is the file's own).
+    fn open(&self) -> Result<rusqlite::Connection, DbError> {
+        let failed = |source| DbError::OpenSync {
+            path: self.path.clone(),
+            source,
+        };
+        let conn = rusqlite::Connection::open_with_flags(
+            &self.path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(failed)?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))
+            .map_err(failed)?;
+        conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
+            .map_err(failed)?;
+        Ok(conn)
+    }
 }
 
 pub(crate) const MIGRATIONS: &[&str] = &[
@@ -223,6 +329,24 @@ pub async fn open_sessions_db(path: &Path) -> Result<SqlitePool, DbError> {
         })
 }
 
+/// [`agent_id`] on a synchronous connection (inside the caller's transaction, if any).
+pub(crate) fn agent_id_sync(conn: &rusqlite::Connection, alias: &str) -> Result<String, DbError> {
+    use rusqlite::OptionalExtension;
+    let find = |conn: &rusqlite::Connection| -> Result<Option<String>, rusqlite::Error> {
+        conn.prepare_cached("SELECT id FROM agents WHERE alias = ?1")?
+            .query_row([alias], |r| r.get(0))
+            .optional()
+    };
+    if let Some(id) = find(conn)? {
+        return Ok(id);
+    }
+    conn.prepare_cached(
+        "INSERT INTO agents (id, alias) VALUES (?1, ?2) ON CONFLICT(alias) DO NOTHING",
+    )?
+    .execute([uuid::Uuid::new_v4().to_string().as_str(), alias])?;
+    find(conn)?.ok_or(DbError::Sync(rusqlite::Error::QueryReturnedNoRows))
+}
+
 /// The stable id of an agent in the sessions database, created on first use.
 pub async fn agent_id(pool: &SqlitePool, alias: &str) -> Result<String, DbError> {
     if let Some(id) = sqlx::query_scalar::<_, String>("SELECT id FROM agents WHERE alias = ?")
@@ -285,7 +409,11 @@ pub(crate) fn row_error(e: sqlx::Error, table_of: impl Fn(&str) -> &'static str)
 }
 
 /// A column of `table` that did not decode, because of `source`.
-fn named(column: &str, table: &str, source: Box<dyn std::error::Error + Send + Sync>) -> DbError {
+pub(crate) fn named(
+    column: &str,
+    table: &str,
+    source: Box<dyn std::error::Error + Send + Sync>,
+) -> DbError {
     DbError::Query(sqlx::Error::ColumnDecode {
         index: format!("`{column}` of table `{table}`"),
         source,
@@ -297,6 +425,55 @@ mod tests {
     use super::{open_sessions_db, MIGRATIONS};
     use sqlx::{Connection, SqliteConnection, SqlitePool};
     use std::str::FromStr;
+
+    /// A session write waits while another of this process's writers holds the file's gate (a
+    /// receipt being appended), and goes on when it is released; another file's gate is not
+    /// the same.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_session_write_waits_for_the_files_gate() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sessions.db");
+        let store = crate::sessions::SessionStore::new(open_sessions_db(&path).await.unwrap());
+        let gate = super::write_gate(&path);
+        assert!(!std::sync::Arc::ptr_eq(
+            &gate,
+            &super::write_gate(&dir.path().join("other.db"))
+        ));
+        let held = gate.clone().lock_owned().await;
+        let write = tokio::spawn(async move {
+            store
+                .create_session(
+                    "ann",
+                    crate::sessions::SessionKind::Chat,
+                    "hi",
+                    chrono::Utc::now(),
+                )
+                .await
+                .map(|s| s.id)
+        });
+        tokio::task::yield_now().await;
+        // Nothing was written while the gate was held.
+        let mut raw = SqliteConnection::connect(&format!("sqlite://{}", path.display()))
+            .await
+            .unwrap();
+        for _ in 0..20 {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            let n: i64 = sqlx::query_scalar("SELECT count(*) FROM sessions")
+                .fetch_one(&mut raw)
+                .await
+                .unwrap();
+            assert_eq!(n, 0);
+            assert!(!write.is_finished());
+        }
+        drop(held);
+        let id = write.await.unwrap().unwrap();
+        let n: i64 = sqlx::query_scalar("SELECT count(*) FROM sessions WHERE id = ?")
+            .bind(&id)
+            .fetch_one(&mut raw)
+            .await
+            .unwrap();
+        assert_eq!(n, 1);
+    }
 
     /// Every table, index and trigger with its SQL, sorted.
     async fn schema(pool: &SqlitePool) -> Vec<(String, String, Option<String>)> {

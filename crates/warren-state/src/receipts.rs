@@ -146,6 +146,8 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 /// Appends and verifies receipts in the sessions database.
 pub struct ReceiptLog {
     pool: SqlitePool,
+    /// The turn of this process's writers of `sessions.db` (see [`crate::db::write_gate`]).
+    gate: crate::db::WriteGate,
     key: Vec<u8>,
     anchor: Option<std::path::PathBuf>,
     /// Chains appended to since their anchor was last raised: agent id to the newest seq and
@@ -169,6 +171,7 @@ impl ReceiptLog {
             return Err(ReceiptError::BadKey);
         }
         Ok(ReceiptLog {
+            gate: crate::db::write_gate(pool.connect_options().get_filename()),
             pool,
             key,
             anchor: None,
@@ -232,6 +235,30 @@ impl ReceiptLog {
         args: &serde_json::Value,
         result: &str,
     ) -> Result<Receipt, ReceiptError> {
+        let (aid, r) = {
+            let _turn = self.gate.lock().await;
+            self.append_now(agent, tool, args, result).await?
+        };
+        // The anchor is raised after the commit, never ahead of the chain: a new chain at
+        // once, a longer one at the end of the turn.
+        if self.anchor.is_some() {
+            self.pending_lock().insert(aid, (r.seq, r.mac.clone()));
+            if r.seq == 1 {
+                self.anchor_pending().await?;
+            }
+        }
+        Ok(r)
+    }
+
+    /// [`ReceiptLog::append`]'s transaction, with the write gate held: the agent's id and the
+    /// receipt committed.
+    async fn append_now(
+        &self,
+        agent: &str,
+        tool: &str,
+        args: &serde_json::Value,
+        result: &str,
+    ) -> Result<(String, Receipt), ReceiptError> {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         // The agent's id and its chain head in one read.
         let head = sqlx::query_as::<_, HeadRow>(
@@ -253,7 +280,7 @@ impl ReceiptLog {
                 // First sight of this agent: create its row outside the transaction, then retry.
                 tx.rollback().await?;
                 agent_id(&self.pool, agent).await?;
-                return Box::pin(self.append(agent, tool, args, result)).await;
+                return Box::pin(self.append_now(agent, tool, args, result)).await;
             }
         };
         let mut r = Receipt {
@@ -281,15 +308,7 @@ impl ReceiptLog {
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
-        // The anchor is raised after the commit, never ahead of the chain: a new chain at
-        // once, a longer one at the end of the turn.
-        if self.anchor.is_some() {
-            self.pending_lock().insert(aid, (r.seq, r.mac.clone()));
-            if r.seq == 1 {
-                self.anchor_pending().await?;
-            }
-        }
-        Ok(r)
+        Ok((aid, r))
     }
 
     fn pending_lock(
@@ -310,6 +329,7 @@ impl ReceiptLog {
         if self.pending_lock().is_empty() {
             return Ok(());
         }
+        let _turn = self.gate.lock().await;
         // A transaction object, not a bare BEGIN: if this future is dropped part-way (the
         // turn's task cancelled), it is rolled back, never returned to the pool still open.
         let tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;

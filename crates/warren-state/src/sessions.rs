@@ -1,10 +1,11 @@
 //! Chat and ACP sessions, their message history, the events of every turn and the usage ledger,
 //! all in `<install>/data/sessions.db` and attributed to agents by their stable id.
 
-use crate::db::{agent_id, column, row_error, DbError};
+use crate::db::{agent_id_sync, column, named, row_error, DbError, SyncDb};
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 use sqlx::SqlitePool;
+use std::sync::Arc;
 use warren_types::{TurnEvent, TurnTrigger};
 
 /// Kinds of sessions.
@@ -79,6 +80,8 @@ pub fn rfc3339(t: DateTime<Utc>) -> String {
 #[derive(Clone)]
 pub struct SessionStore {
     pool: SqlitePool,
+    /// The blocking connection a turn's reads and writes run on (see [`SyncDb`]).
+    sync: Arc<SyncDb>,
     /// Tools approved "for the session", per session, for as long as this process runs.
     approvals: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, Vec<String>>>>,
     /// Today's spend per (agent, day) as last read, with this process's usage added since.
@@ -137,6 +140,7 @@ impl SessionStore {
     /// A store over an open sessions database.
     pub fn new(pool: SqlitePool) -> Self {
         SessionStore {
+            sync: Arc::new(SyncDb::new(pool.connect_options().get_filename())),
             pool,
             approvals: Default::default(),
             spend: Default::default(),
@@ -149,6 +153,20 @@ impl SessionStore {
         self.spend
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Runs `f` on the blocking connection, on this task's thread, holding the file's write gate
+    /// meanwhile so that this process's writers take turns (see [`SyncDb`]).
+    async fn blocking<T, F>(&self, f: F) -> Result<T, DbError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut rusqlite::Connection) -> Result<T, DbError> + Send + 'static,
+    {
+        let turn = self.sync.gate.clone().lock_owned().await;
+        let db = self.sync.clone();
+        let out = warren_memory::blocking::run(move || db.with(f)).await;
+        drop(turn);
+        out.unwrap_or(Err(DbError::Query(sqlx::Error::WorkerCrashed)))
     }
 
     /// The tools the user approved "for the session" in `session_id` (rules §6.3). They hold
@@ -188,24 +206,36 @@ impl SessionStore {
         title: &str,
         now: DateTime<Utc>,
     ) -> Result<SessionInfo, DbError> {
-        let aid = agent_id(&self.pool, agent).await?;
-        let id = uuid::Uuid::new_v4().to_string();
         let t = rfc3339(now);
-        let title: String = title.chars().take(80).collect();
-        sqlx::query(
-            "INSERT INTO sessions (id, agent_id, kind, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
-        )
-        .bind(&id)
-        .bind(&aid)
-        .bind(kind.as_str())
-        .bind(&title)
-        .bind(&t)
-        .bind(&t)
-        .execute(&self.pool)
+        let info = SessionInfo {
+            id: uuid::Uuid::new_v4().to_string(),
+            agent: Some(agent.to_string()),
+            kind: kind.as_str().to_string(),
+            title: title.chars().take(80).collect(),
+            created_at: t.clone(),
+            updated_at: t,
+            ended_at: None,
+        };
+        let row = info.clone();
+        self.blocking(move |conn| {
+            let tx = conn.transaction()?;
+            let aid = agent_id_sync(&tx, row.agent.as_deref().unwrap_or_default())?;
+            tx.prepare_cached(
+                "INSERT INTO sessions (id, agent_id, kind, title, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?
+            .execute(rusqlite::params![
+                row.id,
+                aid,
+                row.kind,
+                row.title,
+                row.created_at,
+                row.updated_at
+            ])?;
+            tx.commit()?;
+            Ok(())
+        })
         .await?;
-        self.session(&id)
-            .await?
-            .ok_or(DbError::Query(sqlx::Error::RowNotFound))
+        Ok(info)
     }
 
     /// One session.
@@ -251,15 +281,26 @@ impl SessionStore {
 
     /// The message history of a session, in order (provider-neutral JSON messages).
     pub async fn history(&self, session_id: &str) -> Result<Vec<serde_json::Value>, DbError> {
-        let rows = sqlx::query("SELECT body FROM messages WHERE session_id = ? ORDER BY seq")
-            .bind(session_id)
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter()
-            .map(|r| {
-                serde_json::from_str(column::<&str>(r, "messages", "body")?)
-                    .map_err(|e| DbError::Query(sqlx::Error::Decode(Box::new(e))))
+        let session_id = session_id.to_string();
+        let bodies: Vec<String> = self
+            .blocking(move |conn| {
+                let mut st = conn.prepare_cached(
+                    "SELECT body FROM messages WHERE session_id = ?1 ORDER BY seq",
+                )?;
+                let mut rows = st.query([&session_id])?;
+                let mut bodies = Vec::new();
+                while let Some(r) = rows.next()? {
+                    bodies.push(
+                        r.get::<_, String>(0)
+                            .map_err(|e| named("body", "messages", Box::new(e)))?,
+                    );
+                }
+                Ok(bodies)
             })
+            .await?;
+        bodies
+            .iter()
+            .map(|b| serde_json::from_str(b).map_err(|e| named("body", "messages", Box::new(e))))
             .collect()
     }
 
@@ -274,8 +315,7 @@ impl SessionStore {
         if messages.is_empty() {
             return Ok(());
         }
-        // One statement: the messages get consecutive `seq` numbers after the session's last,
-        // all or none, without a separate read (each statement is a hop to SQLite's thread).
+        // The messages get consecutive `seq` numbers after the session's last, all or none.
         let mut sql = String::from(
             "INSERT INTO messages (session_id, seq, turn_id, body)
              SELECT ?1, base.n + v.column1, ?2, v.column2
@@ -289,17 +329,19 @@ impl SessionStore {
             sql.push_str(&format!("({}, ?{})", i + 1, i + 3));
         }
         sql.push_str(") AS v");
-        let mut q = sqlx::query(&sql).bind(session_id).bind(turn_id);
-        for m in messages {
-            q = q.bind(m.to_string());
-        }
-        q.execute(&self.pool).await?;
-        sqlx::query("UPDATE sessions SET updated_at = ? WHERE id = ?")
-            .bind(rfc3339(now))
-            .bind(session_id)
-            .execute(&self.pool)
-            .await?;
-        Ok(())
+        let mut values = vec![session_id.to_string(), turn_id.to_string()];
+        values.extend(messages.iter().map(ToString::to_string));
+        let (session_id, at) = (session_id.to_string(), rfc3339(now));
+        self.blocking(move |conn| {
+            let tx = conn.transaction()?;
+            tx.prepare_cached(&sql)?
+                .execute(rusqlite::params_from_iter(values))?;
+            tx.prepare_cached("UPDATE sessions SET updated_at = ?1 WHERE id = ?2")?
+                .execute([at, session_id])?;
+            tx.commit()?;
+            Ok(())
+        })
+        .await
     }
 
     /// Records the start of a turn.
@@ -312,19 +354,23 @@ impl SessionStore {
         prompt: &str,
         now: DateTime<Utc>,
     ) -> Result<(), DbError> {
-        let aid = agent_id(&self.pool, agent).await?;
-        sqlx::query(
-            "INSERT INTO turns (id, session_id, agent_id, trigger, prompt, status, started_at) VALUES (?, ?, ?, ?, ?, 'running', ?)",
-        )
-        .bind(turn_id)
-        .bind(session_id)
-        .bind(aid)
-        .bind(trigger.as_str())
-        .bind(prompt)
-        .bind(rfc3339(now))
-        .execute(&self.pool)
-        .await?;
-        Ok(())
+        let (turn_id, session_id, agent) = (
+            turn_id.to_string(),
+            session_id.to_string(),
+            agent.to_string(),
+        );
+        let (trigger, prompt, at) = (trigger.as_str(), prompt.to_string(), rfc3339(now));
+        self.blocking(move |conn| {
+            let tx = conn.transaction()?;
+            let aid = agent_id_sync(&tx, &agent)?;
+            tx.prepare_cached(
+                "INSERT INTO turns (id, session_id, agent_id, trigger, prompt, status, started_at) VALUES (?1, ?2, ?3, ?4, ?5, 'running', ?6)",
+            )?
+            .execute(rusqlite::params![turn_id, session_id, aid, trigger, prompt, at])?;
+            tx.commit()?;
+            Ok(())
+        })
+        .await
     }
 
     /// Records how a turn ended.
@@ -336,15 +382,19 @@ impl SessionStore {
         error_code: Option<&str>,
         now: DateTime<Utc>,
     ) -> Result<(), DbError> {
-        sqlx::query("UPDATE turns SET status = ?, ended_at = ?, final_text = ?, error_code = ? WHERE id = ?")
-            .bind(status)
-            .bind(rfc3339(now))
-            .bind(final_text)
-            .bind(error_code)
-            .bind(turn_id)
-            .execute(&self.pool)
-            .await?;
-        Ok(())
+        let (turn_id, status, at) = (turn_id.to_string(), status.to_string(), rfc3339(now));
+        let (final_text, error_code) = (
+            final_text.map(str::to_string),
+            error_code.map(str::to_string),
+        );
+        self.blocking(move |conn| {
+            conn.prepare_cached(
+                "UPDATE turns SET status = ?1, ended_at = ?2, final_text = ?3, error_code = ?4 WHERE id = ?5",
+            )?
+            .execute(rusqlite::params![status, at, final_text, error_code, turn_id])?;
+            Ok(())
+        })
+        .await
     }
 
     /// The turns of a session, oldest first.
@@ -375,52 +425,42 @@ impl SessionStore {
 
     /// Stores several events in one transaction.
     pub async fn append_events(&self, events: &[TurnEvent]) -> Result<(), DbError> {
-        // Multi-row inserts: a statement is a hop to SQLite's thread, a row is not.
+        // Multi-row inserts of up to this many rows (a statement per row costs more).
         const ROWS: usize = 256;
         let mut statements = Vec::new();
         for chunk in events.chunks(ROWS) {
             let mut sql = String::from("INSERT INTO events (turn_id, seq, type, body) VALUES ");
-            let mut bodies = Vec::with_capacity(chunk.len());
+            let mut values: Vec<rusqlite::types::Value> = Vec::with_capacity(chunk.len() * 4);
             for (i, e) in chunk.iter().enumerate() {
                 sql.push_str(if i == 0 {
                     "(?, ?, ?, ?)"
                 } else {
                     ", (?, ?, ?, ?)"
                 });
-                bodies.push(
-                    serde_json::to_string(e)
-                        .map_err(|e| DbError::Query(sqlx::Error::Encode(Box::new(e))))?,
-                );
+                let body = serde_json::to_string(e)
+                    .map_err(|e| DbError::Query(sqlx::Error::Encode(Box::new(e))))?;
+                values.extend([
+                    e.turn_id.clone().into(),
+                    i64::from(e.seq).into(),
+                    e.kind.type_name().to_string().into(),
+                    body.into(),
+                ]);
             }
-            statements.push((sql, chunk, bodies));
+            statements.push((sql, values));
         }
-        fn query<'q>(
-            sql: &'q str,
-            chunk: &[TurnEvent],
-            bodies: Vec<String>,
-        ) -> sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments<'q>> {
-            let mut q = sqlx::query(sql);
-            for (e, body) in chunk.iter().zip(bodies) {
-                q = q
-                    .bind(e.turn_id.clone())
-                    .bind(i64::from(e.seq))
-                    .bind(e.kind.type_name())
-                    .bind(body);
-            }
-            q
-        }
-        if statements.len() == 1 {
-            if let Some((sql, chunk, bodies)) = statements.pop() {
-                query(&sql, chunk, bodies).execute(&self.pool).await?;
-            }
+        if statements.is_empty() {
             return Ok(());
         }
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        for (sql, chunk, bodies) in statements {
-            query(&sql, chunk, bodies).execute(&mut *tx).await?;
-        }
-        tx.commit().await?;
-        Ok(())
+        self.blocking(move |conn| {
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            for (sql, values) in statements {
+                tx.prepare_cached(&sql)?
+                    .execute(rusqlite::params_from_iter(values))?;
+            }
+            tx.commit()?;
+            Ok(())
+        })
+        .await
     }
 
     /// The stored events of a turn, in order (for replay).
@@ -450,42 +490,38 @@ impl SessionStore {
         cost_usd: f64,
         now: DateTime<Utc>,
     ) -> Result<(), DbError> {
-        // The agent's row is looked up inside the insert (one statement); it is created first
-        // only for an agent seen for the first time.
-        let insert = |q: &'static str, key: String| {
-            sqlx::query(q)
-                .bind(key)
-                .bind(session_id)
-                .bind(turn_id)
-                .bind(rfc3339(now))
-                .bind(now.format("%Y-%m-%d").to_string())
-                .bind(provider)
-                .bind(i64::from(input_tokens))
-                .bind(i64::from(output_tokens))
-                .bind(cost_usd)
-        };
+        let day = now.format("%Y-%m-%d").to_string();
         if let Some(s) = self
             .spend_cache()
-            .get_mut(&(agent.to_string(), now.format("%Y-%m-%d").to_string()))
+            .get_mut(&(agent.to_string(), day.clone()))
         {
             s.usd += cost_usd;
         }
-        let by_alias = "INSERT INTO usage (agent_id, session_id, turn_id, time, day, provider, input_tokens, output_tokens, cost_usd)
-             SELECT id, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9 FROM agents WHERE alias = ?1";
-        let done = insert(by_alias, agent.to_string())
-            .execute(&self.pool)
-            .await?;
-        if done.rows_affected() == 0 {
-            let aid = agent_id(&self.pool, agent).await?;
-            insert(
+        let agent = agent.to_string();
+        let (session_id, turn_id) = (session_id.map(str::to_string), turn_id.map(str::to_string));
+        let (provider, at) = (provider.to_string(), rfc3339(now));
+        self.blocking(move |conn| {
+            let tx = conn.transaction()?;
+            let aid = agent_id_sync(&tx, &agent)?;
+            tx.prepare_cached(
                 "INSERT INTO usage (agent_id, session_id, turn_id, time, day, provider, input_tokens, output_tokens, cost_usd)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            )?
+            .execute(rusqlite::params![
                 aid,
-            )
-            .execute(&self.pool)
-            .await?;
-        }
-        Ok(())
+                session_id,
+                turn_id,
+                at,
+                day,
+                provider,
+                i64::from(input_tokens),
+                i64::from(output_tokens),
+                cost_usd
+            ])?;
+            tx.commit()?;
+            Ok(())
+        })
+        .await
     }
 
     /// What the agent spent on the UTC day of `now`, in US cents.
@@ -497,14 +533,17 @@ impl SessionStore {
             }
         }
         let read_at = std::time::Instant::now();
-        let usd: f64 = sqlx::query_scalar(
-            "SELECT COALESCE(SUM(u.cost_usd), 0.0) FROM usage AS u JOIN agents AS a ON a.id = u.agent_id
-             WHERE a.alias = ? AND u.day = ?",
-        )
-        .bind(agent)
-        .bind(&key.1)
-        .fetch_one(&self.pool)
-        .await?;
+        let (agent, day) = key.clone();
+        let usd: f64 = self
+            .blocking(move |conn| {
+                Ok(conn
+                    .prepare_cached(
+                        "SELECT COALESCE(SUM(u.cost_usd), 0.0) FROM usage AS u JOIN agents AS a ON a.id = u.agent_id
+                         WHERE a.alias = ?1 AND u.day = ?2",
+                    )?
+                    .query_row([agent, day], |r| r.get(0))?)
+            })
+            .await?;
         self.spend_cache().insert(key, Spend { read_at, usd });
         Ok(usd * 100.0)
     }

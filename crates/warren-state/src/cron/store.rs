@@ -121,7 +121,7 @@ pub struct CronStore {
 fn cron_error(e: DbError) -> CronError {
     match e {
         DbError::Query(source) | DbError::Open { source, .. } => CronError::Query(source),
-        other @ DbError::OpenSync { .. } => {
+        other @ (DbError::OpenSync { .. } | DbError::Sync(_)) => {
             CronError::Query(sqlx::Error::Protocol(other.to_string()))
         }
     }
