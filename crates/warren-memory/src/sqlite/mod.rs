@@ -357,14 +357,16 @@ impl SqliteStore {
         index_values.push(agent_id);
         index_values.extend(chunk.iter().map(|r| Value::Text(r.key.clone())));
         let upsert = Self::upsert_sql(chunk.len());
+        let keep = chunk.len() == 1;
         let index = index::put_keys_sql(&agent.id, chunk.len());
         if self.writer.is_closed() {
             return Err(self.err("store")(sqlx::Error::PoolClosed));
         }
         let blocker = self.blocking_writer.clone();
-        let written =
-            crate::blocking::run(move || blocker.store(&upsert, values, &index, index_values))
-                .await;
+        let written = crate::blocking::run(move || {
+            blocker.store(&upsert, values, &index, index_values, keep)
+        })
+        .await;
         let returned = match written {
             Some(Ok(rows)) => rows,
             Some(Err(e)) => return Err(self.blocking_err("store", e)),

@@ -17,6 +17,9 @@ use uuid::Uuid;
 
 use super::rows::ReadError;
 
+/// Prepared statements the connection keeps (rusqlite's default is 16).
+const STATEMENTS_KEPT: usize = 256;
+
 /// What the upsert returns for each row: its key, id, creation time (µs) and `seq`.
 pub(crate) type Returned = (String, Uuid, i64, i64);
 
@@ -49,6 +52,9 @@ impl BlockingWriter {
         )?;
         conn.busy_timeout(Duration::from_secs(10))?;
         conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")?;
+        // One-row stores keep two statements per agent prepared (the index statement names the
+        // agent's index): room for a hundred or so agents storing in turn.
+        conn.set_prepared_statement_cache_capacity(STATEMENTS_KEPT);
         Ok(conn)
     }
 
@@ -58,13 +64,16 @@ impl BlockingWriter {
     }
 
     /// Runs `upsert` (bound with `values`) and then `index` (bound with `index_values`) in one
-    /// `BEGIN IMMEDIATE` transaction; returns the upsert's rows. Blocks (see the module).
+    /// `BEGIN IMMEDIATE` transaction; returns the upsert's rows. `keep`: the statements are kept
+    /// prepared for the next call (one-row stores repeat; a 500-row statement is large and its
+    /// length varies). Blocks (see the module).
     pub(crate) fn store(
         &self,
         upsert: &str,
         values: Vec<Value>,
         index: &str,
         index_values: Vec<Value>,
+        keep: bool,
     ) -> Result<Vec<Returned>, ReadError> {
         let mut slot = self.slot();
         let conn = match slot.as_mut() {
@@ -73,9 +82,15 @@ impl BlockingWriter {
         };
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let mut returned = Vec::new();
+        let prepare = |sql: &str| -> rusqlite::Result<CachedOrNot<'_>> {
+            Ok(if keep {
+                CachedOrNot::Cached(tx.prepare_cached(sql)?)
+            } else {
+                CachedOrNot::Once(tx.prepare(sql)?)
+            })
+        };
         {
-            // One-row statements repeat (and name the agent's index): kept prepared.
-            let mut st = tx.prepare_cached(upsert)?;
+            let mut st = prepare(upsert)?;
             let mut rows = st.query(params_from_iter(values))?;
             while let Some(r) = rows.next()? {
                 let id = r.get_ref(1)?.as_blob().map_err(rusqlite::Error::from)?;
@@ -84,10 +99,34 @@ impl BlockingWriter {
                 returned.push((r.get(0)?, id, r.get(2)?, r.get(3)?));
             }
         }
-        tx.prepare_cached(index)?
-            .execute(params_from_iter(index_values))?;
+        prepare(index)?.execute(params_from_iter(index_values))?;
         // Not committed (an error above): the transaction's drop rolls it back.
         tx.commit()?;
         Ok(returned)
+    }
+}
+
+/// A statement kept in the connection's cache or prepared for one call.
+enum CachedOrNot<'c> {
+    Cached(rusqlite::CachedStatement<'c>),
+    Once(rusqlite::Statement<'c>),
+}
+
+impl<'c> std::ops::Deref for CachedOrNot<'c> {
+    type Target = rusqlite::Statement<'c>;
+    fn deref(&self) -> &Self::Target {
+        match self {
+            CachedOrNot::Cached(s) => s,
+            CachedOrNot::Once(s) => s,
+        }
+    }
+}
+
+impl std::ops::DerefMut for CachedOrNot<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        match self {
+            CachedOrNot::Cached(s) => s,
+            CachedOrNot::Once(s) => s,
+        }
     }
 }
