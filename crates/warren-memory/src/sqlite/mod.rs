@@ -968,27 +968,16 @@ impl MemoryStore for SqliteStore {
         let reader = self.reader.clone();
         let after = after.map(|c| (micros(c.created_at), c.id));
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let read = tokio::task::spawn_blocking(move || reader.page(agent_id, after, limit)).await;
+        // A page (1,000 rows, a millisecond or two) is read on this task's thread, like a store.
+        let read = crate::blocking::run(move || reader.page(agent_id, after, limit)).await;
         match read {
-            Ok(Ok(rows)) => Ok(rows),
-            Ok(Err(rows::ReadError::Sql(e))) => Err(MemoryError::Backend {
+            Some(Ok(rows)) => Ok(rows),
+            Some(Err(e)) => Err(self.blocking_err("export", e)),
+            None => Err(MemoryError::Backend {
                 backend: BACKEND,
                 location: self.location(),
                 operation: "export",
-                reason: e.to_string(),
-            }),
-            Ok(Err(rows::ReadError::Row(reason))) => Err(self.bad_row("export")(reason)),
-            Ok(Err(rows::ReadError::Setup(reason))) => Err(MemoryError::Backend {
-                backend: BACKEND,
-                location: self.location(),
-                operation: "export",
-                reason,
-            }),
-            Err(e) => Err(MemoryError::Backend {
-                backend: BACKEND,
-                location: self.location(),
-                operation: "export",
-                reason: format!("the reading thread failed: {e}"),
+                reason: "the reading thread failed".into(),
             }),
         }
     }
