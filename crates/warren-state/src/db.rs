@@ -316,10 +316,11 @@ impl warren_memory::migrate::Schema<sqlx::Sqlite> for Statements<'_> {
     }
 }
 
-/// Opens (creating when missing) the sessions database and applies its migrations. One
-/// connection per process: writers (turns, the event writer, receipts) then queue in the pool
-/// instead of meeting SQLite's lock and sleeping in its busy handler, which cost milliseconds
-/// per tool round. Other processes still coordinate through the busy timeout.
+/// Opens (creating when missing) the sessions database and applies its migrations. One sqlx
+/// connection per process: its writers queue in the pool instead of meeting SQLite's lock and
+/// sleeping in its busy handler, which cost milliseconds per tool round. A turn's own rows go
+/// over a blocking connection (`SyncDb`); it and the receipts take the file's write gate.
+/// Other processes still coordinate through the busy timeout.
 pub async fn open_sessions_db(path: &Path) -> Result<SqlitePool, DbError> {
     open_sqlite(path, MIGRATIONS, 1)
         .await
