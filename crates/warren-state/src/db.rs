@@ -55,7 +55,10 @@ impl DbError {
 /// A blocking connection to `sessions.db`, opened on first use, for the writes and reads of a
 /// turn's path: run through [`warren_memory::blocking::run`], on the task's own worker thread,
 /// so a statement costs no hand-off to sqlx's connection thread and back (about as much as a
-/// small write itself). Its user holds the file's [`WriteGate`] meanwhile.
+/// small write itself). Its user holds the file's [`WriteGate`] meanwhile. Its write
+/// transactions begin `IMMEDIATE`: a deferred one that read first (an agent's id) could not
+/// take the write lock once another connection (the action ledger's) had written since, and
+/// would fail at once with `SQLITE_BUSY` instead of waiting its turn.
 #[derive(Debug)]
 pub(crate) struct SyncDb {
     path: PathBuf,

@@ -218,7 +218,7 @@ impl SessionStore {
         };
         let row = info.clone();
         self.blocking(move |conn| {
-            let tx = conn.transaction()?;
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             let aid = agent_id_sync(&tx, row.agent.as_deref().unwrap_or_default())?;
             tx.prepare_cached(
                 "INSERT INTO sessions (id, agent_id, kind, title, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -333,7 +333,7 @@ impl SessionStore {
         values.extend(messages.iter().map(ToString::to_string));
         let (session_id, at) = (session_id.to_string(), rfc3339(now));
         self.blocking(move |conn| {
-            let tx = conn.transaction()?;
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             tx.prepare_cached(&sql)?
                 .execute(rusqlite::params_from_iter(values))?;
             tx.prepare_cached("UPDATE sessions SET updated_at = ?1 WHERE id = ?2")?
@@ -361,7 +361,7 @@ impl SessionStore {
         );
         let (trigger, prompt, at) = (trigger.as_str(), prompt.to_string(), rfc3339(now));
         self.blocking(move |conn| {
-            let tx = conn.transaction()?;
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             let aid = agent_id_sync(&tx, &agent)?;
             tx.prepare_cached(
                 "INSERT INTO turns (id, session_id, agent_id, trigger, prompt, status, started_at) VALUES (?1, ?2, ?3, ?4, ?5, 'running', ?6)",
@@ -501,7 +501,7 @@ impl SessionStore {
         let (session_id, turn_id) = (session_id.map(str::to_string), turn_id.map(str::to_string));
         let (provider, at) = (provider.to_string(), rfc3339(now));
         self.blocking(move |conn| {
-            let tx = conn.transaction()?;
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             let aid = agent_id_sync(&tx, &agent)?;
             tx.prepare_cached(
                 "INSERT INTO usage (agent_id, session_id, turn_id, time, day, provider, input_tokens, output_tokens, cost_usd)
