@@ -235,6 +235,8 @@ fn editor_a_grant_changed_in_the_window_is_saved_and_invalid_edits_save_nothing(
             )
             .await;
         assert!(reason.contains("markdown"), "{reason}");
+        // Quoted names are shown as code, not with their backticks.
+        assert!(!reason.contains('`'), "{reason}");
         d.close().await;
     });
 }
