@@ -87,7 +87,10 @@ enum Command {
 
 fn main() -> ExitCode {
     warren_api::protect_process();
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e, std::env::args_os().skip(1)),
+    };
     let env = warren_config::HomeEnv::from_process();
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
     let out = output::Output::new(cli.json);
@@ -133,6 +136,39 @@ fn main() -> ExitCode {
         Command::Import(c) => commands::import::run(&ctx, c),
         Command::Mcp(c) => commands::mcp::run(&ctx, c),
     }
+}
+
+/// A command line clap refused. Help and version go out as clap prints them; an error is
+/// clap's text on stderr and, when `--json` was asked for, also the JSON error document on
+/// stdout like every other failure (code `invalid_argument`, exit 2), so a script reading
+/// stdout gets JSON whatever went wrong.
+fn usage_error(e: clap::Error, args: impl Iterator<Item = std::ffi::OsString>) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) || !json_asked(args) {
+        e.exit();
+    }
+    let text = e.render().to_string();
+    let mut lines: Vec<&str> = text
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.is_empty() && !l.starts_with("For more information"))
+        .collect();
+    let message = lines
+        .first()
+        .map(|l| l.strip_prefix("error: ").unwrap_or(l).to_string())
+        .unwrap_or_else(|| e.kind().to_string());
+    if !lines.is_empty() {
+        lines.remove(0);
+    }
+    let details = lines.into_iter().map(|l| l.trim().to_string()).collect();
+    let err = warren_api::ApiError::new(warren_api::ErrorCode::InvalidArgument, message)
+        .with_details(details);
+    output::Output::new(true).fail(&err)
+}
+
+/// Whether `--json` is among the options (arguments after a bare `--` are operands).
+fn json_asked(args: impl Iterator<Item = std::ffi::OsString>) -> bool {
+    args.take_while(|a| a != "--").any(|a| a == "--json")
 }
 
 #[cfg(test)]

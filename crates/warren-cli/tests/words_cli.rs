@@ -379,3 +379,58 @@ fn a_word_off_its_list_is_refused_naming_the_argument_and_the_choices() {
     }
     assert_eq!(std::fs::read(t.config_path()).unwrap(), before);
 }
+
+#[test]
+fn usage_errors_under_json_are_json_documents() {
+    let t = TestInstall::with_config("[risk_profiles.balanced]\n").unwrap();
+    // A word outside its list: the JSON error names the value, the argument and the choices.
+    let r = warren(
+        t.root(),
+        &["--json", "profiles", "show", "risky", "balanced"],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    let v = r.json();
+    assert_eq!(v["error"]["code"], "invalid_argument");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(message.contains("'risky'"), "{message}");
+    assert!(message.contains("<KIND>"), "{message}");
+    let details: Vec<&str> = v["error"]["details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_str().unwrap())
+        .collect();
+    assert!(
+        details
+            .iter()
+            .any(|d| d.contains("[possible values: risk, runtime]")),
+        "{details:?}"
+    );
+    // A missing argument, with `--json` after the subcommand (it is global).
+    let r = warren(t.root(), &["profiles", "show", "--json"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(r.json()["error"]["code"], "invalid_argument");
+    // An unknown subcommand.
+    let r = warren(t.root(), &["--json", "agentz"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    let v = r.json();
+    assert!(v["error"]["message"].as_str().unwrap().contains("'agentz'"));
+
+    // Without `--json` (or with it only as an operand after `--`), clap's text and nothing on
+    // stdout, as before.
+    let r = warren(t.root(), &["profiles", "show", "risky", "balanced"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stdout.is_empty(), "{}", r.stdout);
+    assert!(
+        r.stderr.contains("[possible values: risk, runtime]"),
+        "{}",
+        r.stderr
+    );
+    let r = warren(t.root(), &["profiles", "show", "risky", "--", "--json"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stdout.is_empty(), "{}", r.stdout);
+    // Help is still help, on stdout, with success.
+    let r = warren(t.root(), &["--json", "profiles", "--help"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("Usage:"), "{}", r.stdout);
+}
