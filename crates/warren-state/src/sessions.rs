@@ -169,6 +169,33 @@ impl SessionStore {
         out.unwrap_or(Err(DbError::Query(sqlx::Error::WorkerCrashed)))
     }
 
+    /// Reads with `f` on the blocking connection (see [`Self::blocking`]).
+    async fn read<T, F>(&self, f: F) -> Result<T, DbError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&rusqlite::Connection) -> Result<T, DbError> + Send + 'static,
+    {
+        self.blocking(move |conn| f(conn)).await
+    }
+
+    /// Runs `f` in one transaction on the blocking connection, committed when `f` succeeds and
+    /// rolled back otherwise. It begins `IMMEDIATE` (see [`SyncDb`]): every write of this
+    /// connection takes the write lock before its first read, so it waits its turn behind
+    /// another connection's write instead of failing when that write lands between the two.
+    async fn write<T, F>(&self, f: F) -> Result<T, DbError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&rusqlite::Transaction<'_>) -> Result<T, DbError> + Send + 'static,
+    {
+        self.blocking(move |conn| {
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let out = f(&tx)?;
+            tx.commit()?;
+            Ok(out)
+        })
+        .await
+    }
+
     /// The tools the user approved "for the session" in `session_id` (rules §6.3). They hold
     /// for every later turn of that session while this process runs; a restart asks again.
     pub fn session_approvals(&self, session_id: &str) -> Vec<String> {
@@ -217,9 +244,8 @@ impl SessionStore {
             ended_at: None,
         };
         let row = info.clone();
-        self.blocking(move |conn| {
-            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            let aid = agent_id_sync(&tx, row.agent.as_deref().unwrap_or_default())?;
+        self.write(move |tx| {
+            let aid = agent_id_sync(tx, row.agent.as_deref().unwrap_or_default())?;
             tx.prepare_cached(
                 "INSERT INTO sessions (id, agent_id, kind, title, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )?
@@ -231,7 +257,6 @@ impl SessionStore {
                 row.created_at,
                 row.updated_at
             ])?;
-            tx.commit()?;
             Ok(())
         })
         .await?;
@@ -283,7 +308,7 @@ impl SessionStore {
     pub async fn history(&self, session_id: &str) -> Result<Vec<serde_json::Value>, DbError> {
         let session_id = session_id.to_string();
         let bodies: Vec<String> = self
-            .blocking(move |conn| {
+            .read(move |conn| {
                 let mut st = conn.prepare_cached(
                     "SELECT body FROM messages WHERE session_id = ?1 ORDER BY seq",
                 )?;
@@ -332,13 +357,11 @@ impl SessionStore {
         let mut values = vec![session_id.to_string(), turn_id.to_string()];
         values.extend(messages.iter().map(ToString::to_string));
         let (session_id, at) = (session_id.to_string(), rfc3339(now));
-        self.blocking(move |conn| {
-            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        self.write(move |tx| {
             tx.prepare_cached(&sql)?
                 .execute(rusqlite::params_from_iter(values))?;
             tx.prepare_cached("UPDATE sessions SET updated_at = ?1 WHERE id = ?2")?
                 .execute([at, session_id])?;
-            tx.commit()?;
             Ok(())
         })
         .await
@@ -360,14 +383,12 @@ impl SessionStore {
             agent.to_string(),
         );
         let (trigger, prompt, at) = (trigger.as_str(), prompt.to_string(), rfc3339(now));
-        self.blocking(move |conn| {
-            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            let aid = agent_id_sync(&tx, &agent)?;
+        self.write(move |tx| {
+            let aid = agent_id_sync(tx, &agent)?;
             tx.prepare_cached(
                 "INSERT INTO turns (id, session_id, agent_id, trigger, prompt, status, started_at) VALUES (?1, ?2, ?3, ?4, ?5, 'running', ?6)",
             )?
             .execute(rusqlite::params![turn_id, session_id, aid, trigger, prompt, at])?;
-            tx.commit()?;
             Ok(())
         })
         .await
@@ -387,8 +408,8 @@ impl SessionStore {
             final_text.map(str::to_string),
             error_code.map(str::to_string),
         );
-        self.blocking(move |conn| {
-            conn.prepare_cached(
+        self.write(move |tx| {
+            tx.prepare_cached(
                 "UPDATE turns SET status = ?1, ended_at = ?2, final_text = ?3, error_code = ?4 WHERE id = ?5",
             )?
             .execute(rusqlite::params![status, at, final_text, error_code, turn_id])?;
@@ -451,13 +472,11 @@ impl SessionStore {
         if statements.is_empty() {
             return Ok(());
         }
-        self.blocking(move |conn| {
-            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        self.write(move |tx| {
             for (sql, values) in statements {
                 tx.prepare_cached(&sql)?
                     .execute(rusqlite::params_from_iter(values))?;
             }
-            tx.commit()?;
             Ok(())
         })
         .await
@@ -500,9 +519,8 @@ impl SessionStore {
         let agent = agent.to_string();
         let (session_id, turn_id) = (session_id.map(str::to_string), turn_id.map(str::to_string));
         let (provider, at) = (provider.to_string(), rfc3339(now));
-        self.blocking(move |conn| {
-            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            let aid = agent_id_sync(&tx, &agent)?;
+        self.write(move |tx| {
+            let aid = agent_id_sync(tx, &agent)?;
             tx.prepare_cached(
                 "INSERT INTO usage (agent_id, session_id, turn_id, time, day, provider, input_tokens, output_tokens, cost_usd)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
@@ -518,7 +536,6 @@ impl SessionStore {
                 i64::from(output_tokens),
                 cost_usd
             ])?;
-            tx.commit()?;
             Ok(())
         })
         .await
@@ -535,7 +552,7 @@ impl SessionStore {
         let read_at = std::time::Instant::now();
         let (agent, day) = key.clone();
         let usd: f64 = self
-            .blocking(move |conn| {
+            .read(move |conn| {
                 Ok(conn
                     .prepare_cached(
                         "SELECT COALESCE(SUM(u.cost_usd), 0.0) FROM usage AS u JOIN agents AS a ON a.id = u.agent_id

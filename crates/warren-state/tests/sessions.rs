@@ -128,6 +128,146 @@ async fn history_turns_events_and_usage_round_trip() {
     assert_eq!(store2.usage_by_day("2026-03-01").await.unwrap().len(), 1);
 }
 
+/// Another connection (the action ledger's, another process) holds the write lock when a turn's
+/// write starts, and commits while that write waits. Each write of a turn's path must then go
+/// on after it, not fail: one that read first (the agent's id) and took the write lock only at
+/// its first write would find its snapshot stale once the other write landed, and SQLite
+/// refuses it at once (`SQLITE_BUSY`). Each write below that reads first fails that way when
+/// its transaction begins deferred.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn turn_writes_wait_behind_another_connections_write_instead_of_failing() {
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::sync::Arc;
+    type Write = Box<
+        dyn Fn(
+            Arc<SessionStore>,
+            String,
+        )
+            -> Pin<Box<dyn Future<Output = Result<(), warren_state::db::DbError>> + Send>>,
+    >;
+
+    let t = TestInstall::empty().unwrap();
+    let path = t.layout().sessions_db();
+    let store = Arc::new(SessionStore::new(open_sessions_db(&path).await.unwrap()));
+    let now = Utc.with_ymd_and_hms(2026, 3, 1, 12, 0, 0).unwrap();
+    // alice is known: each write below reads her id before writing.
+    let s = store
+        .create_session("alice", SessionKind::Chat, "first", now)
+        .await
+        .unwrap();
+    store
+        .start_turn("t0", &s.id, "alice", &TurnTrigger::User, "p", now)
+        .await
+        .unwrap();
+    let other = rusqlite::Connection::open(&path).unwrap();
+    other
+        .execute_batch("CREATE TABLE other_writer (n INTEGER)")
+        .unwrap();
+
+    let writes: Vec<(&str, Write)> = vec![
+        (
+            "create_session",
+            Box::new(move |st, _| {
+                Box::pin(async move {
+                    st.create_session("alice", SessionKind::Chat, "second", now)
+                        .await
+                        .map(|_| ())
+                })
+            }),
+        ),
+        (
+            "start_turn",
+            Box::new(move |st, session| {
+                Box::pin(async move {
+                    st.start_turn("t1", &session, "alice", &TurnTrigger::User, "p", now)
+                        .await
+                })
+            }),
+        ),
+        (
+            "record_usage",
+            Box::new(move |st, session| {
+                Box::pin(async move {
+                    st.record_usage(
+                        "alice",
+                        Some(&session),
+                        Some("t1"),
+                        "openai.main",
+                        1,
+                        2,
+                        0.01,
+                        now,
+                    )
+                    .await
+                })
+            }),
+        ),
+        (
+            "append_messages",
+            Box::new(move |st, session| {
+                Box::pin(async move {
+                    st.append_messages(
+                        &session,
+                        "t1",
+                        &[json!({"role": "user", "content": "hi"})],
+                        now,
+                    )
+                    .await
+                })
+            }),
+        ),
+        (
+            "finish_turn",
+            Box::new(move |st, _| {
+                Box::pin(async move {
+                    st.finish_turn("t1", "completed", Some("done"), None, now)
+                        .await
+                })
+            }),
+        ),
+    ];
+    for (n, (name, write)) in writes.iter().enumerate() {
+        other.execute_batch("BEGIN IMMEDIATE").unwrap();
+        other
+            .execute("INSERT INTO other_writer VALUES (?1)", [n as i64])
+            .unwrap();
+        let task = tokio::spawn(write(store.clone(), s.id.clone()));
+        tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+        assert!(
+            !task.is_finished(),
+            "{name} did not wait for the write lock"
+        );
+        other.execute_batch("COMMIT").unwrap();
+        task.await
+            .unwrap()
+            .unwrap_or_else(|e| panic!("{name} failed after the other write: {e}"));
+    }
+    // Everything landed: the other connection's rows and each write's own.
+    let n: i64 = other
+        .query_row("SELECT count(*) FROM other_writer", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 5);
+    let sessions: i64 = other
+        .query_row("SELECT count(*) FROM sessions", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(sessions, 2);
+    let turn: (String, i64) = other
+        .query_row(
+            "SELECT status, (SELECT count(*) FROM messages WHERE turn_id = 't1') FROM turns WHERE id = 't1'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(turn, ("completed".to_string(), 1));
+    let usage: i64 = other
+        .query_row("SELECT count(*) FROM usage WHERE turn_id = 't1'", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(usage, 1);
+}
+
 #[tokio::test]
 async fn corrupted_database_is_a_clear_error() {
     let t = TestInstall::empty().unwrap();
