@@ -205,7 +205,11 @@ async fn a_first_schema_file_migrates_once_and_answers_the_same_rows() {
             .fetch_all(store.pool())
             .await
             .unwrap();
-    assert_eq!(versions, vec![1, 2, 3], "versions 2 and 3 applied once");
+    assert_eq!(
+        versions,
+        vec![1, 2, 3, 4],
+        "versions 2, 3 and 4 applied once"
+    );
     // The shared index is gone; each agent has its own.
     let tables: Vec<String> = sqlx::query_scalar(
         "SELECT name FROM sqlite_schema WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL%' \
@@ -315,7 +319,7 @@ async fn a_first_schema_file_migrates_once_and_answers_the_same_rows() {
             .fetch_all(again.pool())
             .await
             .unwrap();
-    assert_eq!(versions, vec![1, 2, 3], "no second migration");
+    assert_eq!(versions, vec![1, 2, 3, 4], "no second migration");
     let hits = again
         .recall_for_agents(&scope, &RecallQuery::new("harbour lantern").limit(1000))
         .await
@@ -428,15 +432,15 @@ async fn a_migration_killed_part_way_is_finished_by_the_next_open() {
         let _ = child.wait();
         let left = versions(&db).await;
         assert!(
-            [vec![1], vec![1, 2], vec![1, 2, 3]].contains(&left),
+            [vec![1], vec![1, 2], vec![1, 2, 3], vec![1, 2, 3, 4]].contains(&left),
             "attempt {i}: {left:?}"
         );
-        if !finished && left.len() < 3 {
+        if !finished && left.len() < 4 {
             mid += 1;
         }
         println!("attempt {i} (+{delay} ms): finished {finished}, versions {left:?}");
         let store = SqliteStore::open(&db).await.unwrap();
-        assert_eq!(versions(&db).await, vec![1, 2, 3], "attempt {i}");
+        assert_eq!(versions(&db).await, vec![1, 2, 3, 4], "attempt {i}");
         for a in &agents {
             let hits = store
                 .recall_for_agents(
@@ -478,7 +482,7 @@ async fn two_opens_at_once_migrate_once() {
     let agents = big_v1_file(&path).await;
     let (a, b) = tokio::join!(SqliteStore::open(&path), SqliteStore::open(&path));
     let (a, b) = (a.unwrap(), b.unwrap());
-    assert_eq!(versions(&path).await, vec![1, 2, 3]);
+    assert_eq!(versions(&path).await, vec![1, 2, 3, 4]);
     for store in [&a, &b] {
         let hits = store
             .recall_for_agents(
@@ -504,19 +508,19 @@ async fn a_file_of_a_newer_version_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("memory.db");
     let store = SqliteStore::open(&path).await.unwrap();
-    sqlx::query("INSERT INTO warren_memory_meta (version) VALUES (4)")
+    sqlx::query("INSERT INTO warren_memory_meta (version) VALUES (5)")
         .execute(store.writer())
         .await
         .unwrap();
     store.close().await;
     let err = SqliteStore::open(&path).await.unwrap_err().to_string();
-    assert!(err.contains("schema version 4"), "{err}");
+    assert!(err.contains("schema version 5"), "{err}");
     assert!(err.contains(&path.display().to_string()), "{err}");
-    assert_eq!(versions(&path).await, vec![1, 2, 3, 4]);
+    assert_eq!(versions(&path).await, vec![1, 2, 3, 4, 5]);
 }
 
 /// A file at the current version opens again without a step run again: the versions recorded
-/// stay 1, 2 and 3 (a step run twice would record its version twice, or fail on the tables
+/// stay 1 to 4 (a step run twice would record its version twice, or fail on the tables
 /// it creates), and its rows stay.
 #[tokio::test]
 async fn a_current_file_opens_again_without_a_step_run_again() {
@@ -533,7 +537,7 @@ async fn a_current_file_opens_again_without_a_step_run_again() {
         .await
         .unwrap();
     store.close().await;
-    assert_eq!(versions(&path).await, vec![1, 2, 3]);
+    assert_eq!(versions(&path).await, vec![1, 2, 3, 4]);
     for _ in 0..2 {
         let store = SqliteStore::open(&path).await.unwrap();
         let hits = store
@@ -542,7 +546,7 @@ async fn a_current_file_opens_again_without_a_step_run_again() {
             .unwrap();
         assert_eq!(hits.len(), 1);
         store.close().await;
-        assert_eq!(versions(&path).await, vec![1, 2, 3]);
+        assert_eq!(versions(&path).await, vec![1, 2, 3, 4]);
     }
 }
 

@@ -45,6 +45,15 @@ const RECALL_GROUP: usize = 200;
 /// followed by one statement indexing the rows it wrote.
 pub const STORE_CHUNK: usize = 500;
 
+/// The most text (keys and contents, bytes) a store may hold for the blocking writer to stay
+/// open after it. FTS5 collects a transaction's terms in a hash table per index and connection
+/// that grows with the terms and never shrinks, and every later write of that index on that
+/// connection sorts and clears the whole table: after one 500-row batch, each one-row store
+/// on the same connection took 10 to 20 µs more (a third of its time in the memory bench). A
+/// larger store closes the connection when it is done (the next store opens it again, well
+/// under a millisecond), so the tables stay at their first size (1,024 terms).
+const SMALL_STORE_TEXT: usize = 4096;
+
 const BACKEND: &str = "sqlite";
 
 /// The SQLite memory store (shared by every agent on the `sqlite` backend).
@@ -358,13 +367,15 @@ impl SqliteStore {
         index_values.extend(chunk.iter().map(|r| Value::Text(r.key.clone())));
         let upsert = Self::upsert_sql(chunk.len());
         let keep = chunk.len() == 1;
+        let text: usize = chunk.iter().map(|r| r.key.len() + r.content.len()).sum();
+        let close_after = text > SMALL_STORE_TEXT;
         let index = index::put_keys_sql(&agent.id, chunk.len());
         if self.writer.is_closed() {
             return Err(self.err("store")(sqlx::Error::PoolClosed));
         }
         let blocker = self.blocking_writer.clone();
         let written = crate::blocking::run(move || {
-            blocker.store(&upsert, values, &index, index_values, keep)
+            blocker.store(&upsert, values, &index, index_values, keep, close_after)
         })
         .await;
         let returned = match written {
@@ -862,11 +873,22 @@ impl MemoryStore for SqliteStore {
             .fetch_one(&self.pool)
             .await
             .map_err(self.err("list"))?;
+        // By last change, newest first: the rows never changed come from
+        // `memories_agent_created` (their creation is their last change), the others from
+        // `memories_agent_changed`; SQLite merges the two ordered scans (no sort).
         let mut qb = QueryBuilder::<Sqlite>::new("SELECT ");
         qb.push(ENTRY_COLUMNS);
-        qb.push(" FROM memories m JOIN agents a ON a.id = m.agent_id");
+        qb.push(", m.created_at AS changed FROM memories m JOIN agents a ON a.id = m.agent_id");
         filters(&mut qb);
-        qb.push(" ORDER BY m.updated_at DESC, m.seq DESC LIMIT ");
+        qb.push(" AND m.updated_at = m.created_at UNION ALL SELECT ");
+        qb.push(ENTRY_COLUMNS);
+        qb.push(", m.updated_at AS changed FROM memories m JOIN agents a ON a.id = m.agent_id");
+        filters(&mut qb);
+        // A compound statement orders by result column: `changed`, then the id (the first).
+        let changed = ENTRY_COLUMNS.split(',').count() + 1;
+        qb.push(format!(
+            " AND m.updated_at <> m.created_at ORDER BY {changed} DESC, 1 DESC LIMIT "
+        ));
         qb.push_bind(q.limit.map_or(-1, |l| i64::try_from(l).unwrap_or(i64::MAX)));
         qb.push(" OFFSET ");
         qb.push_bind(i64::try_from(q.offset).unwrap_or(i64::MAX));
@@ -1010,4 +1032,53 @@ fn is_corrupt(e: &sqlx::Error) -> bool {
         .and_then(sqlx::error::DatabaseError::code)
         .and_then(|c| c.parse::<i32>().ok())
         .is_some_and(|c| matches!(c & 0xff, 11 | 26))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A store of more than [`SMALL_STORE_TEXT`] bytes of text closes the blocking writer
+    /// when it is done (its FTS5 term tables would stay at their grown size on that
+    /// connection); a small one keeps it open for the next. Both stores land.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_large_store_does_not_leave_its_connection_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("memory.db"))
+            .await
+            .unwrap();
+        let ann = store.ensure_agent("ann").await.unwrap();
+        let small = vec![NewMemory::new("one", "a small row")];
+        store
+            .store_with_agent(&ann, &small, Utc::now())
+            .await
+            .unwrap();
+        assert!(store.blocking_writer.is_open());
+        let large: Vec<NewMemory> = (0..200)
+            .map(|i| NewMemory::new(format!("k{i}"), format!("word{i} and other words {i}")))
+            .collect();
+        assert!(
+            large
+                .iter()
+                .map(|r| r.key.len() + r.content.len())
+                .sum::<usize>()
+                > SMALL_STORE_TEXT
+        );
+        store
+            .store_with_agent(&ann, &large, Utc::now())
+            .await
+            .unwrap();
+        assert!(!store.blocking_writer.is_open());
+        store
+            .store_with_agent(&ann, &small, Utc::now())
+            .await
+            .unwrap();
+        assert!(store.blocking_writer.is_open());
+        let n: i64 = sqlx::query_scalar("SELECT count(*) FROM memories")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+        assert_eq!(n, 201);
+        store.close().await;
+    }
 }

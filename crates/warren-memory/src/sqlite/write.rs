@@ -50,10 +50,10 @@ impl BlockingWriter {
         self.conn.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn open(&self) -> Result<Connection, rusqlite::Error> {
+    fn open(path: &Path) -> Result<Connection, rusqlite::Error> {
         // The same settings as the sqlx connections of the store (WAL is the file's own).
         let conn = Connection::open_with_flags(
-            &self.path,
+            path,
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )?;
         conn.busy_timeout(Duration::from_secs(10))?;
@@ -70,10 +70,17 @@ impl BlockingWriter {
         self.slot().take();
     }
 
+    /// Whether the connection is open.
+    #[cfg(test)]
+    pub(crate) fn is_open(&self) -> bool {
+        self.slot().is_some()
+    }
+
     /// Runs `upsert` (bound with `values`) and then `index` (bound with `index_values`) in one
     /// `BEGIN IMMEDIATE` transaction; returns the upsert's rows. `keep`: the statements are kept
     /// prepared for the next call (one-row stores repeat; a 500-row statement is large and its
-    /// length varies). Blocks (see the module).
+    /// length varies). `close_after`: the connection is closed once the store is done (see
+    /// `SMALL_STORE_TEXT` in the store's module). Blocks (see the module).
     pub(crate) fn store(
         &self,
         upsert: &str,
@@ -81,11 +88,36 @@ impl BlockingWriter {
         index: &str,
         index_values: Vec<Value>,
         keep: bool,
+        close_after: bool,
     ) -> Result<Vec<Returned>, ReadError> {
         let mut slot = self.slot();
+        let out = Self::store_on(
+            &mut slot,
+            &self.path,
+            upsert,
+            values,
+            index,
+            index_values,
+            keep,
+        );
+        if close_after {
+            slot.take();
+        }
+        out
+    }
+
+    fn store_on(
+        slot: &mut Option<Connection>,
+        path: &Path,
+        upsert: &str,
+        values: Vec<Value>,
+        index: &str,
+        index_values: Vec<Value>,
+        keep: bool,
+    ) -> Result<Vec<Returned>, ReadError> {
         let conn = match slot.as_mut() {
             Some(c) => c,
-            None => slot.insert(self.open()?),
+            None => slot.insert(Self::open(path)?),
         };
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let mut returned = Vec::new();
