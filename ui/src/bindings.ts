@@ -295,8 +295,8 @@ export type AgentDetail = {
 	unrestricted_filesystem: boolean,
 	/**  Cron job ids that run as this agent. */
 	cron_jobs: string[],
-	/**  Config paths elsewhere that reference this agent. */
-	referenced_by: string[],
+	/**  Who else in the config refers to this agent, and how. */
+	referenced_by: AgentReference[],
 };
 
 /**  An edit of one agent. */
@@ -410,6 +410,29 @@ export type AgentPlan = {
 	memory_rows: number,
 	/**  Distinct sessions among the rows. */
 	sessions: number,
+};
+
+/**
+ *  One reference to an agent from elsewhere in the config, as `warren agents show` and the
+ *  agent's detail pane show it: who holds it and what it lets them do.
+ */
+export type AgentReference = {
+	/**  Who holds the reference: the other agent's alias, or the cron job's id (`cron_agent`). */
+	holder: string,
+	/**  What the reference is. */
+	kind: ReferenceKind,
+	/**
+	 *  The access the holder has on this agent's workspace (`workspace_access` only; `None` for
+	 *  every other kind).
+	 */
+	access: AccessMode | null,
+	/**
+	 *  True when the reference stops this agent from being deleted (an enabled cron job runs as
+	 *  it). Every other reference is removed by a delete and rewritten by a rename.
+	 */
+	blocks_delete: boolean,
+	/**  Dotted config path of the referencing key, e.g. `agents.bob.delegates[0]`. */
+	path: string,
 };
 
 /**  One agent's line of the doctor report. */

@@ -152,7 +152,24 @@ function serve(backend: Backend) {
             memory_grants: [{ agent: "bob", access: "memory", categories: ["core"] }],
             unrestricted_filesystem: false,
             cron_jobs: [],
-            referenced_by: ["agents.bob.delegates"],
+            referenced_by: [
+              { holder: "bob", kind: "delegate", access: null, blocks_delete: false, path: "agents.bob.delegates[0]" },
+              {
+                holder: "bob",
+                kind: "workspace_access",
+                access: "read_write",
+                blocks_delete: false,
+                path: `agents.bob.workspace.access.${alias}`,
+              },
+              {
+                holder: "bob",
+                kind: "read_memory_from",
+                access: null,
+                blocks_delete: false,
+                path: "agents.bob.workspace.read_memory_from[0]",
+              },
+              { holder: "nightly", kind: "cron_agent", access: null, blocks_delete: true, path: "cron.nightly.agent" },
+            ],
           };
         }
         case "agent_statuses":
@@ -508,7 +525,24 @@ describe("Agents screen", () => {
     await waitFor(() => expect(screen.getByTestId("detail-workspace").textContent).toBe("/w/agents/alice/workspace"));
     expect(detail.textContent).toContain("bob: read");
     expect(detail.textContent).toContain("bob (core)");
-    expect(screen.getByTestId("detail-referenced-by").textContent).toContain("agents.bob.delegates");
+    // Each reference is a sentence naming its holder; its config path is only the tooltip.
+    const refs = screen.getByTestId("detail-referenced-by");
+    const items = [...refs.querySelectorAll("li")];
+    expect(items.map((li) => li.textContent)).toEqual([
+      "bob may delegate to it",
+      "bob has read-write access to its workspace",
+      "bob reads its memory",
+      "cron job nightly runs as it (blocks deletion)",
+    ]);
+    expect(items.map((li) => li.querySelector("strong")?.textContent)).toEqual(["bob", "bob", "bob", "nightly"]);
+    expect(items.map((li) => li.title)).toEqual([
+      "agents.bob.delegates[0]",
+      "agents.bob.workspace.access.alice",
+      "agents.bob.workspace.read_memory_from[0]",
+      "cron.nightly.agent",
+    ]);
+    expect(refs.textContent).not.toMatch(/agents\.|cron\.|\[0\]/);
+    expect(refs.querySelector("code")).toBeNull();
     expect(backend.invoked.find((c) => c.cmd === "show_agent")?.args).toEqual({ alias: "alice" });
     await fireEvent.click(screen.getByLabelText("Close details"));
     expect(screen.queryByTestId("agent-detail")).toBeNull();

@@ -1,10 +1,11 @@
 //! Listing, showing and creating agents.
 
+use crate::lifecycle_view::reference_kind;
 use crate::{errors::config_error, Warren};
-use warren_config::{references_to, NewAgent};
+use warren_config::{references_to, NewAgent, RefKind, RefStrength, Reference};
 use warren_types::{
-    AgentDetail, AgentSummary, ApiError, Config, CreateAgentRequest, ErrorCode, GrantAccess,
-    GrantSummary, NewAgentChoices, ProviderSummary,
+    AgentDetail, AgentReference, AgentSummary, ApiError, Config, CreateAgentRequest, ErrorCode,
+    GrantAccess, GrantSummary, NewAgentChoices, ProviderSummary,
 };
 
 /// The risk profile a new agent gets when the install has it.
@@ -25,6 +26,26 @@ fn summary(w: &Warren, cfg: &Config, alias: &str) -> Option<AgentSummary> {
             .display()
             .to_string(),
     })
+}
+
+/// A reference to `alias` as the front-ends show it: who holds it, what it is, and for a
+/// workspace grant the access the holder has.
+fn agent_reference(cfg: &Config, alias: &str, r: Reference) -> AgentReference {
+    let access = match r.kind {
+        RefKind::WorkspaceAccess => cfg
+            .agents
+            .get(&r.holder)
+            .and_then(|h| h.workspace.access.get(alias))
+            .copied(),
+        _ => None,
+    };
+    AgentReference {
+        kind: reference_kind(r.kind),
+        access,
+        blocks_delete: r.strength == RefStrength::Hard,
+        path: r.path,
+        holder: r.holder,
+    }
 }
 
 impl Warren {
@@ -84,7 +105,7 @@ impl Warren {
                 .collect(),
             referenced_by: references_to(&cfg, alias)
                 .into_iter()
-                .map(|r| r.path)
+                .map(|r| agent_reference(&cfg, alias, r))
                 .collect(),
         })
     }
@@ -216,4 +237,91 @@ impl Warren {
 pub fn check_alias(alias: &str) -> Result<(), ApiError> {
     warren_types::validate_alias(alias)
         .map_err(|e| ApiError::new(ErrorCode::InvalidArgument, e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::test_support::install;
+    use warren_types::{AccessMode, AgentReference, ReferenceKind};
+
+    #[test]
+    fn referenced_by_names_the_holder_the_kind_and_what_blocks_a_delete() {
+        let (_dir, w) = install(
+            r#"
+schema_version = 1
+[risk_profiles.p]
+[agents.a]
+risk_profile = "p"
+delegates = ["b"]
+[agents.a.workspace]
+read_memory_from = [{ agent = "b", categories = ["core"] }]
+[agents.a.workspace.access]
+b = "read_write"
+[agents.b]
+risk_profile = "p"
+[agents.c]
+risk_profile = "p"
+[agents.c.workspace.access]
+b = "write"
+[cron.on]
+agent = "b"
+schedule = "*/5 * * * *"
+prompt = "x"
+[cron.off]
+agent = "b"
+schedule = "0 0 * * *"
+prompt = "y"
+enabled = false
+"#,
+        );
+        let r = |holder: &str, kind, access, blocks_delete, path: &str| AgentReference {
+            holder: holder.into(),
+            kind,
+            access,
+            blocks_delete,
+            path: path.into(),
+        };
+        assert_eq!(
+            w.show_agent("b").unwrap().referenced_by,
+            [
+                r(
+                    "a",
+                    ReferenceKind::Delegate,
+                    None,
+                    false,
+                    "agents.a.delegates[0]"
+                ),
+                r(
+                    "a",
+                    ReferenceKind::WorkspaceAccess,
+                    Some(AccessMode::ReadWrite),
+                    false,
+                    "agents.a.workspace.access.b"
+                ),
+                r(
+                    "a",
+                    ReferenceKind::ReadMemoryFrom,
+                    None,
+                    false,
+                    "agents.a.workspace.read_memory_from[0]"
+                ),
+                r(
+                    "c",
+                    ReferenceKind::WorkspaceAccess,
+                    Some(AccessMode::Write),
+                    false,
+                    "agents.c.workspace.access.b"
+                ),
+                r(
+                    "off",
+                    ReferenceKind::CronAgent,
+                    None,
+                    false,
+                    "cron.off.agent"
+                ),
+                r("on", ReferenceKind::CronAgent, None, true, "cron.on.agent"),
+            ]
+        );
+        assert!(w.show_agent("c").unwrap().referenced_by.is_empty());
+    }
 }

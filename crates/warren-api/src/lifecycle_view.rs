@@ -1,6 +1,7 @@
 //! The lifecycle answers (plans, reports, archives) as plain DTOs for typed front-ends: paths
 //! as strings, counts as `u32`, codes as enums spelled in snake_case. The runtime's own types
-//! stay as they are; these are made from them, each enum in one `From`.
+//! stay as they are; these are made from them, each enum in one `From` (the reference kind,
+//! which `warren-types` defines for an agent's `referenced_by` too, in one function).
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -8,6 +9,8 @@ use std::path::Path;
 use warren_config::{RefKind, RefStrength};
 use warren_runtime::lifecycle::{ArchiveInfo, LifecycleReport, Plan, ResumeOutcome};
 use warren_runtime::lifecycle::{Operation, OperationKind, RefAction};
+/// Where a config reference to an agent sits (the same kind an agent's `referenced_by` names).
+pub use warren_types::ReferenceKind;
 
 /// Which lifecycle operation: of a plan, or of an unfinished journal entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -55,29 +58,14 @@ impl From<&Operation> for LifecycleKind {
     }
 }
 
-/// Where a config reference to an agent sits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
-#[serde(rename_all = "snake_case")]
-pub enum ReferenceKind {
-    /// An entry of another agent's `delegates`.
-    Delegate,
-    /// A key of another agent's `workspace.access`.
-    WorkspaceAccess,
-    /// An entry of another agent's `read_memory_from`.
-    ReadMemoryFrom,
-    /// `cron.<id>.agent`.
-    CronAgent,
-}
-
-impl From<RefKind> for ReferenceKind {
-    fn from(k: RefKind) -> Self {
-        match k {
-            RefKind::Delegate => ReferenceKind::Delegate,
-            RefKind::WorkspaceAccess => ReferenceKind::WorkspaceAccess,
-            RefKind::ReadMemoryFrom => ReferenceKind::ReadMemoryFrom,
-            RefKind::CronAgent => ReferenceKind::CronAgent,
-        }
+/// The api's spelling of the config's reference kind (one mapping for the lifecycle plans and
+/// an agent's `referenced_by`).
+pub(crate) fn reference_kind(k: RefKind) -> ReferenceKind {
+    match k {
+        RefKind::Delegate => ReferenceKind::Delegate,
+        RefKind::WorkspaceAccess => ReferenceKind::WorkspaceAccess,
+        RefKind::ReadMemoryFrom => ReferenceKind::ReadMemoryFrom,
+        RefKind::CronAgent => ReferenceKind::CronAgent,
     }
 }
 
@@ -304,7 +292,7 @@ impl From<Plan> for PlanView {
                 .into_iter()
                 .map(|r| ReferenceView {
                     path: r.path,
-                    kind: r.kind.into(),
+                    kind: reference_kind(r.kind),
                     strength: r.strength.into(),
                     action: r.action.into(),
                 })
@@ -563,7 +551,7 @@ mod tests {
         ] {
             same(
                 serde_json::to_value(k).unwrap(),
-                serde_json::to_value(ReferenceKind::from(k)).unwrap(),
+                serde_json::to_value(reference_kind(k)).unwrap(),
             );
         }
         for s in [RefStrength::Hard, RefStrength::Soft] {

@@ -1,6 +1,7 @@
 //! `warren init`, `config validate`, `agents list|show|create`, exit codes, JSON output, logs.
 
 use crate::common::{warren, warren_cmd};
+use serde_json::json;
 use std::fs;
 use warren_testkit::TestInstall;
 
@@ -200,21 +201,80 @@ b = "write"
 risk_profile = "p"
 [agents.b.workspace]
 read_memory_from = [{ agent = "a", categories = ["core"] }]
+[agents.c]
+risk_profile = "p"
+[cron.nightly]
+agent = "b"
+schedule = "0 3 * * *"
+prompt = "tidy up"
 "#,
     )
     .unwrap();
     let v = warren(t.root(), &["--json", "agents", "show", "b"]).json();
     assert_eq!(v["summary"]["alias"], "b");
     assert_eq!(v["memory_grants"][0]["categories"][0], "core");
-    let refs: Vec<&str> = v["referenced_by"]
+    let refs: Vec<(&str, &str, &serde_json::Value, bool, &str)> = v["referenced_by"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|r| r.as_str().unwrap())
+        .map(|r| {
+            (
+                r["holder"].as_str().unwrap(),
+                r["kind"].as_str().unwrap(),
+                &r["access"],
+                r["blocks_delete"].as_bool().unwrap(),
+                r["path"].as_str().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(
         refs,
-        ["agents.a.delegates[0]", "agents.a.workspace.access.b"]
+        [
+            (
+                "a",
+                "delegate",
+                &json!(null),
+                false,
+                "agents.a.delegates[0]"
+            ),
+            (
+                "a",
+                "workspace_access",
+                &json!("write"),
+                false,
+                "agents.a.workspace.access.b"
+            ),
+            (
+                "nightly",
+                "cron_agent",
+                &json!(null),
+                true,
+                "cron.nightly.agent"
+            ),
+        ]
+    );
+    // The text says who refers to the agent and how, never the config paths.
+    let r = warren(t.root(), &["agents", "show", "b"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains(
+            "referenced by:\n  a may delegate to it\n  a has write access to its workspace\n  cron job nightly runs as it (blocks deletion)\n"
+        ),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains("agents.a."), "{}", r.stdout);
+    let r = warren(t.root(), &["agents", "show", "a"]);
+    assert!(
+        r.stdout.contains("referenced by:\n  b reads its memory\n"),
+        "{}",
+        r.stdout
+    );
+    let r = warren(t.root(), &["agents", "show", "c"]);
+    assert!(
+        r.stdout.contains("referenced by:  nothing\n"),
+        "{}",
+        r.stdout
     );
     let r = warren(t.root(), &["agents", "show", "zed"]);
     assert_eq!(r.code, 1);

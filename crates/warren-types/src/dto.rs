@@ -121,8 +121,54 @@ pub struct AgentDetail {
     pub unrestricted_filesystem: bool,
     /// Cron job ids that run as this agent.
     pub cron_jobs: Vec<String>,
-    /// Config paths elsewhere that reference this agent.
-    pub referenced_by: Vec<String>,
+    /// Who else in the config refers to this agent, and how.
+    pub referenced_by: Vec<AgentReference>,
+}
+
+/// Where a config reference to an agent sits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum ReferenceKind {
+    /// An entry of another agent's `delegates`.
+    Delegate,
+    /// A key of another agent's `workspace.access`.
+    WorkspaceAccess,
+    /// An entry of another agent's `read_memory_from`.
+    ReadMemoryFrom,
+    /// `cron.<id>.agent`.
+    CronAgent,
+}
+
+impl ReferenceKind {
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReferenceKind::Delegate => "delegate",
+            ReferenceKind::WorkspaceAccess => "workspace_access",
+            ReferenceKind::ReadMemoryFrom => "read_memory_from",
+            ReferenceKind::CronAgent => "cron_agent",
+        }
+    }
+}
+
+/// One reference to an agent from elsewhere in the config, as `warren agents show` and the
+/// agent's detail pane show it: who holds it and what it lets them do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct AgentReference {
+    /// Who holds the reference: the other agent's alias, or the cron job's id (`cron_agent`).
+    pub holder: String,
+    /// What the reference is.
+    pub kind: ReferenceKind,
+    /// The access the holder has on this agent's workspace (`workspace_access` only; `None` for
+    /// every other kind).
+    pub access: Option<AccessMode>,
+    /// True when the reference stops this agent from being deleted (an enabled cron job runs as
+    /// it). Every other reference is removed by a delete and rewritten by a rename.
+    pub blocks_delete: bool,
+    /// Dotted config path of the referencing key, e.g. `agents.bob.delegates[0]`.
+    pub path: String,
 }
 
 /// What `warren agents create` and the create form send.
@@ -233,6 +279,18 @@ mod tests {
         // A workspace grant says its access mode as the config spells it.
         for m in [AccessMode::Read, AccessMode::Write, AccessMode::ReadWrite] {
             assert_eq!(wire(GrantAccess::from(m)), wire(m));
+        }
+        for (k, code) in [
+            (ReferenceKind::Delegate, "delegate"),
+            (ReferenceKind::WorkspaceAccess, "workspace_access"),
+            (ReferenceKind::ReadMemoryFrom, "read_memory_from"),
+            (ReferenceKind::CronAgent, "cron_agent"),
+        ] {
+            assert_eq!((wire(k), k.as_str()), (code.to_string(), code));
+            assert_eq!(
+                serde_json::from_value::<ReferenceKind>(code.into()).unwrap(),
+                k
+            );
         }
         for (b, code) in [
             (SecretBackendKind::Keyring, "keyring"),

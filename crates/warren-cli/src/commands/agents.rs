@@ -4,7 +4,9 @@ use super::choices::{Access, Backend};
 use super::Ctx;
 use std::process::ExitCode;
 use warren_api::{AgentChange, AgentEdit, AgentField};
-use warren_types::{CreateAgentRequest, MemoryBackendKind};
+use warren_types::{
+    AccessMode, AgentReference, CreateAgentRequest, MemoryBackendKind, ReferenceKind,
+};
 
 /// `warren agents ...` subcommands.
 #[derive(clap::Subcommand)]
@@ -256,7 +258,14 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
                     None => t.push_str(&format!("memory grant:   {} (all categories)\n", g.agent)),
                 }
             }
-            t.push_str(&format!("referenced by:  {}\n", list(&d.referenced_by)));
+            if d.referenced_by.is_empty() {
+                t.push_str("referenced by:  nothing\n");
+            } else {
+                t.push_str("referenced by:\n");
+                for r in &d.referenced_by {
+                    t.push_str(&format!("  {}\n", reference_sentence(r)));
+                }
+            }
             t
         }),
         Cmd::Create {
@@ -290,5 +299,24 @@ fn list(v: &[String]) -> String {
         "-".into()
     } else {
         v.join(", ")
+    }
+}
+
+/// What a reference to the shown agent lets its holder do, in words (the window says the same).
+fn reference_sentence(r: &AgentReference) -> String {
+    let h = &r.holder;
+    match r.kind {
+        ReferenceKind::Delegate => format!("{h} may delegate to it"),
+        ReferenceKind::WorkspaceAccess => match r.access {
+            Some(AccessMode::Read) => format!("{h} has read access to its workspace"),
+            Some(AccessMode::Write) => format!("{h} has write access to its workspace"),
+            Some(AccessMode::ReadWrite) => format!("{h} has read-write access to its workspace"),
+            None => format!("{h} has access to its workspace"),
+        },
+        ReferenceKind::ReadMemoryFrom => format!("{h} reads its memory"),
+        ReferenceKind::CronAgent if r.blocks_delete => {
+            format!("cron job {h} runs as it (blocks deletion)")
+        }
+        ReferenceKind::CronAgent => format!("cron job {h} runs as it when enabled"),
     }
 }
