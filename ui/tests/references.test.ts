@@ -20,6 +20,6 @@ describe("references in words", () => {
     expect(said({ kind: "cron_agent", holder: "nightly", blocks_delete: true })).toBe(
       "cron job [nightly] runs as it (blocks deletion)",
     );
-    expect(said({ kind: "cron_agent", holder: "nightly" })).toBe("cron job [nightly] runs as it when enabled");
+    expect(said({ kind: "cron_agent", holder: "nightly" })).toBe("cron job [nightly] runs as it (disabled)");
   });
 });

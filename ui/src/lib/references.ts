@@ -27,7 +27,7 @@ export function referenceSentence(r: AgentReference): ReferenceSentence {
       return {
         before: "cron job ",
         holder,
-        after: r.blocks_delete ? " runs as it (blocks deletion)" : " runs as it when enabled",
+        after: r.blocks_delete ? " runs as it (blocks deletion)" : " runs as it (disabled)",
       };
   }
 }

@@ -317,6 +317,6 @@ fn reference_sentence(r: &AgentReference) -> String {
         ReferenceKind::CronAgent if r.blocks_delete => {
             format!("cron job {h} runs as it (blocks deletion)")
         }
-        ReferenceKind::CronAgent => format!("cron job {h} runs as it when enabled"),
+        ReferenceKind::CronAgent => format!("cron job {h} runs as it (disabled)"),
     }
 }
