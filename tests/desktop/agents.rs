@@ -19,6 +19,7 @@ model_provider = "openai.main"
 [agents.bob]
 risk_profile = "locked_down"
 model_provider = "ollama.local"
+delegates = ["alice"]
 
 [agents.bob.memory]
 backend = "markdown"
@@ -26,6 +27,9 @@ backend = "markdown"
 [agents.carol]
 enabled = false
 risk_profile = "balanced"
+
+[agents.carol.workspace.access]
+alice = "read_write"
 
 [risk_profiles.balanced]
 level = "supervised"
@@ -127,6 +131,17 @@ fn agents_screen_lists_a_three_agent_install_and_creates_an_agent() {
         let want = d.home.join("agents/alice/workspace").display().to_string();
         let ws = wait_text(&d, "[data-testid=detail-workspace]", |t| t == want).await;
         assert_eq!(ws, want);
+        // Who refers to alice, in words; the config path is only the tooltip.
+        let refs = wait_text(&d, "[data-testid=detail-referenced-by]", |t| {
+            t.contains("carol")
+        })
+        .await;
+        assert!(refs.contains("bob may delegate to it"), "{refs}");
+        assert!(
+            refs.contains("carol has read-write access to its workspace"),
+            "{refs}"
+        );
+        assert!(!refs.contains("agents."), "{refs}");
         d.screenshot("agents-detail").await;
 
         // Inline alias validation comes from the backend's alias rules.
