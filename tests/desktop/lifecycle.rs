@@ -136,6 +136,10 @@ fn rename_delete_and_restore_from_the_agents_screen() {
             .await;
         assert!(refs.contains("agents.bob.delegates"), "plan: {refs}");
         assert!(refs.contains("agents.bob.workspace.access"), "plan: {refs}");
+        // Each entry's kind in words, not its config spelling.
+        assert!(refs.contains("(delegation)"), "plan: {refs}");
+        assert!(refs.contains("(workspace access)"), "plan: {refs}");
+        assert!(!refs.contains("workspace_access"), "plan: {refs}");
         let planned = d
             .wait_text("[data-testid=plan-workspace-to]", |t| !t.is_empty())
             .await;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { AgentReference } from "../src/bindings";
-import { referenceSentence } from "../src/lib/references";
+import { referenceKindWords, referenceSentence } from "../src/lib/references";
 
 const said = (r: Partial<AgentReference>) => {
   const s = referenceSentence({ holder: "bob", kind: "delegate", access: null, blocks_delete: false, path: "p", ...r });
@@ -21,5 +21,14 @@ describe("references in words", () => {
       "cron job [nightly] runs as it (blocks deletion)",
     );
     expect(said({ kind: "cron_agent", holder: "nightly" })).toBe("cron job [nightly] runs as it (disabled)");
+  });
+});
+
+describe("reference kinds in words", () => {
+  it("names each kind a plan lists without its config spelling", () => {
+    expect(referenceKindWords("delegate")).toBe("delegation");
+    expect(referenceKindWords("workspace_access")).toBe("workspace access");
+    expect(referenceKindWords("read_memory_from")).toBe("memory reads");
+    expect(referenceKindWords("cron_agent")).toBe("cron job");
   });
 });

@@ -1,7 +1,7 @@
 // A reference to an agent from elsewhere in the config, said in words: who holds it and what it
 // lets them do. The config path stays out of the text (the pane gives it as a tooltip).
 
-import type { AccessMode, AgentReference } from "../bindings";
+import type { AccessMode, AgentReference, ReferenceKind } from "../bindings";
 
 /** A sentence in three parts, the holder's name between them so it can be emphasised. */
 export type ReferenceSentence = { before: string; holder: string; after: string };
@@ -30,4 +30,17 @@ export function referenceSentence(r: AgentReference): ReferenceSentence {
         after: r.blocks_delete ? " runs as it (blocks deletion)" : " runs as it (disabled)",
       };
   }
+}
+
+const KIND: Record<ReferenceKind, string> = {
+  delegate: "delegation",
+  workspace_access: "workspace access",
+  read_memory_from: "memory reads",
+  cron_agent: "cron job",
+};
+
+/** What kind of reference a config entry is, in words ("workspace access"), for plans that list
+ *  the entries a rename rewrites or a delete removes. */
+export function referenceKindWords(kind: ReferenceKind): string {
+  return KIND[kind];
 }
