@@ -1038,6 +1038,53 @@ fn is_corrupt(e: &sqlx::Error) -> bool {
 mod tests {
     use super::*;
 
+    /// Another connection (another process) holds the write lock when a one-row store starts and
+    /// commits while the store waits: the store waits its turn and lands, after the other write.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_store_waits_behind_another_connections_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("memory.db");
+        let store = Arc::new(SqliteStore::open(&path).await.unwrap());
+        let ann = store.ensure_agent("ann").await.unwrap();
+        let first = vec![NewMemory::new("first", "stored before")];
+        store
+            .store_with_agent(&ann, &first, Utc::now())
+            .await
+            .unwrap();
+        let other = rusqlite::Connection::open(&path).unwrap();
+        other
+            .execute_batch(
+                "BEGIN IMMEDIATE; UPDATE memories SET importance = 0.9 WHERE key = 'first'",
+            )
+            .unwrap();
+        let task = {
+            let (store, ann) = (store.clone(), ann.clone());
+            tokio::spawn(async move {
+                let row = vec![NewMemory::new("second", "stored while another wrote")];
+                store.store_with_agent(&ann, &row, Utc::now()).await
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        assert!(
+            !task.is_finished(),
+            "the store did not wait for the write lock"
+        );
+        other.execute_batch("COMMIT").unwrap();
+        task.await.unwrap().unwrap();
+        let rows: Vec<(String, f64)> = other
+            .prepare("SELECT key, importance FROM memories ORDER BY seq")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(
+            rows,
+            vec![("first".to_string(), 0.9), ("second".to_string(), 0.5)]
+        );
+        store.close().await;
+    }
+
     /// A store of more than [`SMALL_STORE_TEXT`] bytes of text closes the blocking writer
     /// when it is done (its FTS5 term tables would stay at their grown size on that
     /// connection); a small one keeps it open for the next. Both stores land.
