@@ -145,6 +145,17 @@ fn memory_browser_shows_grants_searches_pages_and_forgets() {
         d.click("[data-testid=memory-search]").await;
         wait_results(&d, &[("alice", "deploy-steps")]).await;
 
+        // note-00 stored again: the newest change, so first in alice's list.
+        api.store_memory(
+            "alice",
+            "note-00",
+            "routine note 0, revised",
+            Some("notes"),
+            None,
+        )
+        .await
+        .unwrap();
+
         // Alice: 23 own rows in pages of 20.
         go(&d, "#memory/alice").await;
         d.wait_for("[data-testid=memory-screen][data-agent=alice]")
@@ -153,6 +164,31 @@ fn memory_browser_shows_grants_searches_pages_and_forgets() {
             t == "23 rows, showing 1–20"
         })
         .await;
+        let first = d
+            .wait_for("[data-testid=memory-row]")
+            .await
+            .attr("data-key")
+            .await
+            .unwrap();
+        assert_eq!(first.as_deref(), Some("note-00"), "newest change first");
+        // The change time is shown in local time, not as the stored RFC 3339 text.
+        let changed = d
+            .wait_text(
+                "[data-testid=memory-row][data-key=note-00] [data-testid=memory-changed]",
+                |t| !t.is_empty(),
+            )
+            .await;
+        assert!(
+            !changed.contains('-') && !changed.contains('Z'),
+            "{changed}"
+        );
+        d.click("[data-testid=memory-row][data-key=note-00] [data-testid=memory-inspect]")
+            .await;
+        d.wait_for(
+            "[data-testid=memory-detail][data-key=note-00] [data-testid=memory-detail-changed]",
+        )
+        .await;
+        d.screenshot("memory-own-rows").await;
         d.click("[data-testid=memory-next]").await;
         d.wait_text("[data-testid=memory-total]", |t| {
             t == "23 rows, showing 21–23"

@@ -1549,6 +1549,8 @@ export type MemoryItem = {
 	score: number | null,
 	/**  First stored, RFC 3339 UTC. */
 	created_at: string,
+	/**  Last changed (stored again under its key), RFC 3339 UTC; lists are newest change first. */
+	updated_at: string,
 };
 
 /**  One page of an agent's own rows, newest first. */

@@ -10,6 +10,7 @@ const row = (agent: string, key: string): MemoryItem => ({
   session: null,
   score: null,
   created_at: "2026-01-01T00:00:00Z",
+  updated_at: "2026-01-01T00:00:00Z",
 });
 
 function fakeApi(rows: MemoryItem[], forgotten: string[]): MemoryApi {

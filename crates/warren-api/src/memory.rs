@@ -26,6 +26,8 @@ pub struct MemoryItem {
     pub score: Option<f64>,
     /// First stored, RFC 3339 UTC.
     pub created_at: String,
+    /// Last changed (stored again under its key), RFC 3339 UTC; lists are newest change first.
+    pub updated_at: String,
 }
 
 /// What `store` answers: the row and warnings (for example a failed Lucid mirror).
@@ -63,6 +65,9 @@ pub(crate) fn item(e: MemoryEntry) -> MemoryItem {
         score: e.score,
         created_at: e
             .created_at
+            .to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+        updated_at: e
+            .updated_at
             .to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
     }
 }

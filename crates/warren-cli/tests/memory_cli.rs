@@ -105,9 +105,12 @@ fn store_recall_list_forget_with_json_and_grants() {
             "session",
             "score",
             "created_at",
+            "updated_at",
         ] {
             assert!(r.get(field).is_some(), "missing {field} in {r}");
         }
+        // Never changed since stored: the two times are the same.
+        assert_eq!(r["created_at"], r["updated_at"], "{r}");
         assert!(
             r["score"].as_f64().is_some(),
             "keyword recall has a score: {r}"

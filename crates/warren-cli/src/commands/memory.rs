@@ -1,7 +1,7 @@
 //! `warren memory store | recall | list | forget`: an agent's memory through its scoped handle;
 //! `warren memory backends show | check | set`: the install's `[memory]` settings.
 //! `--json` prints `recall` and `list` as an array of
-//! `{"agent", "key", "content", "category", "session", "score", "created_at"}`.
+//! `{"agent", "key", "content", "category", "session", "score", "created_at", "updated_at"}`.
 
 use super::choices::Backend;
 use super::Ctx;
