@@ -171,6 +171,30 @@ pub struct AgentReference {
     pub path: String,
 }
 
+impl AgentReference {
+    /// What the reference lets its holder do, as a sentence about the referenced agent ("bob
+    /// may delegate to it"); the window says the same, with the holder emphasised.
+    pub fn in_words(&self) -> String {
+        let h = &self.holder;
+        match self.kind {
+            ReferenceKind::Delegate => format!("{h} may delegate to it"),
+            ReferenceKind::WorkspaceAccess => match self.access {
+                Some(AccessMode::Read) => format!("{h} has read access to its workspace"),
+                Some(AccessMode::Write) => format!("{h} has write access to its workspace"),
+                Some(AccessMode::ReadWrite) => {
+                    format!("{h} has read-write access to its workspace")
+                }
+                None => format!("{h} has access to its workspace"),
+            },
+            ReferenceKind::ReadMemoryFrom => format!("{h} reads its memory"),
+            ReferenceKind::CronAgent if self.blocks_delete => {
+                format!("cron job {h} runs as it (blocks deletion)")
+            }
+            ReferenceKind::CronAgent => format!("cron job {h} runs as it (disabled)"),
+        }
+    }
+}
+
 /// What `warren agents create` and the create form send.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -257,6 +281,53 @@ pub struct ValidationReport {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_reference_in_words_names_its_holder_and_what_it_gives() {
+        let r = |kind, access, blocks_delete| AgentReference {
+            holder: "bob".into(),
+            kind,
+            access,
+            blocks_delete,
+            path: "agents.bob.x".into(),
+        };
+        let said = [
+            r(ReferenceKind::Delegate, None, false),
+            r(
+                ReferenceKind::WorkspaceAccess,
+                Some(AccessMode::Read),
+                false,
+            ),
+            r(
+                ReferenceKind::WorkspaceAccess,
+                Some(AccessMode::Write),
+                false,
+            ),
+            r(
+                ReferenceKind::WorkspaceAccess,
+                Some(AccessMode::ReadWrite),
+                false,
+            ),
+            r(ReferenceKind::WorkspaceAccess, None, false),
+            r(ReferenceKind::ReadMemoryFrom, None, false),
+            r(ReferenceKind::CronAgent, None, true),
+            r(ReferenceKind::CronAgent, None, false),
+        ]
+        .map(|r| r.in_words());
+        assert_eq!(
+            said,
+            [
+                "bob may delegate to it",
+                "bob has read access to its workspace",
+                "bob has write access to its workspace",
+                "bob has read-write access to its workspace",
+                "bob has access to its workspace",
+                "bob reads its memory",
+                "cron job bob runs as it (blocks deletion)",
+                "cron job bob runs as it (disabled)",
+            ]
+        );
+    }
+
     use super::*;
     use crate::AutonomyLevel;
 

@@ -4,9 +4,7 @@ use super::choices::{Access, Backend};
 use super::Ctx;
 use std::process::ExitCode;
 use warren_api::{AgentChange, AgentEdit, AgentField};
-use warren_types::{
-    AccessMode, AgentReference, CreateAgentRequest, MemoryBackendKind, ReferenceKind,
-};
+use warren_types::{CreateAgentRequest, MemoryBackendKind};
 
 /// `warren agents ...` subcommands.
 #[derive(clap::Subcommand)]
@@ -263,7 +261,7 @@ pub fn run(ctx: &Ctx, cmd: Cmd) -> ExitCode {
             } else {
                 t.push_str("referenced by:\n");
                 for r in &d.referenced_by {
-                    t.push_str(&format!("  {}\n", reference_sentence(r)));
+                    t.push_str(&format!("  {}\n", r.in_words()));
                 }
             }
             t
@@ -299,24 +297,5 @@ fn list(v: &[String]) -> String {
         "-".into()
     } else {
         v.join(", ")
-    }
-}
-
-/// What a reference to the shown agent lets its holder do, in words (the window says the same).
-fn reference_sentence(r: &AgentReference) -> String {
-    let h = &r.holder;
-    match r.kind {
-        ReferenceKind::Delegate => format!("{h} may delegate to it"),
-        ReferenceKind::WorkspaceAccess => match r.access {
-            Some(AccessMode::Read) => format!("{h} has read access to its workspace"),
-            Some(AccessMode::Write) => format!("{h} has write access to its workspace"),
-            Some(AccessMode::ReadWrite) => format!("{h} has read-write access to its workspace"),
-            None => format!("{h} has access to its workspace"),
-        },
-        ReferenceKind::ReadMemoryFrom => format!("{h} reads its memory"),
-        ReferenceKind::CronAgent if r.blocks_delete => {
-            format!("cron job {h} runs as it (blocks deletion)")
-        }
-        ReferenceKind::CronAgent => format!("cron job {h} runs as it (disabled)"),
     }
 }
