@@ -143,6 +143,7 @@ fn agents_screen_lists_a_three_agent_install_and_creates_an_agent() {
         );
         assert!(!refs.contains("agents."), "{refs}");
         d.screenshot("agents-detail").await;
+        d.narrow_screenshot("agents-detail-narrow").await;
 
         // Inline alias validation comes from the backend's alias rules.
         let alias = d.wait_for("[data-testid=create-alias]").await;

@@ -182,27 +182,7 @@ fn editor_a_grant_changed_in_the_window_is_saved_and_invalid_edits_save_nothing(
         .await;
         d.screenshot("agent-settings-invalid").await;
         // In a narrow window the form and its finding still fit: nothing runs off the side.
-        let size = d.client.get_window_size().await.unwrap();
-        d.client.set_window_size(640, 760).await.unwrap();
-        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-        let overflow = d
-            .client
-            .execute(
-                "return [document.documentElement.scrollWidth, window.innerWidth];",
-                vec![],
-            )
-            .await
-            .unwrap();
-        d.screenshot("agent-settings-invalid-narrow").await;
-        let (scroll, inner) = (overflow[0].as_u64().unwrap(), overflow[1].as_u64().unwrap());
-        assert!(
-            scroll <= inner,
-            "the settings form overflows a {inner} px window: {scroll} px wide"
-        );
-        d.client
-            .set_window_size(size.0 as u32, size.1 as u32)
-            .await
-            .unwrap();
+        d.narrow_screenshot("agent-settings-invalid-narrow").await;
         assert_eq!(
             std::fs::read(&config).unwrap(),
             before,

@@ -566,6 +566,41 @@ impl Desktop {
         path
     }
 
+    /// Narrows the window to 640 px, takes a screenshot named `name`, checks that nothing runs
+    /// off the side (the page is no wider than the window), and gives the window its size back.
+    pub async fn narrow_screenshot(&self, name: &str) {
+        let size = self.client.get_window_size().await.unwrap();
+        self.client.set_window_size(640, 760).await.unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        let overflow = self
+            .client
+            .execute(
+                "const w = window.innerWidth; \
+                 const past = [...document.body.querySelectorAll('*')] \
+                   .filter((e) => e.getBoundingClientRect().right > w + 0.5) \
+                   .slice(-4) \
+                   .map((e) => e.tagName.toLowerCase() + (e.dataset.testid ? `[${e.dataset.testid}]` : '') \
+                     + (e.className && typeof e.className === 'string' ? '.' + e.className.split(' ')[0] : '') \
+                     + ': ' + (e.textContent || '').trim().slice(0, 40)); \
+                 return [document.documentElement.scrollWidth, w, past];",
+                vec![],
+            )
+            .await
+            .unwrap();
+        self.screenshot(name).await;
+        let (scroll, inner) = (overflow[0].as_u64().unwrap(), overflow[1].as_u64().unwrap());
+        assert!(
+            scroll <= inner,
+            "{name}: the page overflows a {inner} px window: {scroll} px wide (past its edge: {})",
+            overflow[2]
+        );
+        self.client
+            .set_window_size(size.0 as u32, size.1 as u32)
+            .await
+            .unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    }
+
     /// Takes a screenshot (as [`screenshot`](Desktop::screenshot)) once WebKit has painted the
     /// page, and copies it into `ui/docs/<name>.png`, where the docs show it.
     pub async fn docs_screenshot(&self, name: &str) {

@@ -149,6 +149,7 @@ fn rename_delete_and_restore_from_the_agents_screen() {
             "the plan alone changed something"
         );
         d.screenshot("lifecycle-delete-plan").await;
+        d.narrow_screenshot("lifecycle-delete-plan-narrow").await;
         d.click("[data-testid=delete-confirm]").await;
         let archive = d
             .wait_text("[data-testid=result-archive]", |t| !t.is_empty())
@@ -214,6 +215,7 @@ fn rename_delete_and_restore_from_the_agents_screen() {
             .await;
         assert_eq!(title, "Restore writer as restored?");
         d.screenshot("lifecycle-restore-plan").await;
+        d.narrow_screenshot("lifecycle-restore-plan-narrow").await;
         assert_eq!(std::fs::read_to_string(&config).unwrap(), before_restore);
         assert!(!d.home.join("agents/restored").exists());
         d.click("[data-testid=restore-confirm]").await;

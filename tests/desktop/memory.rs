@@ -189,6 +189,7 @@ fn memory_browser_shows_grants_searches_pages_and_forgets() {
         )
         .await;
         d.screenshot("memory-own-rows").await;
+        d.narrow_screenshot("memory-own-rows-narrow").await;
         d.click("[data-testid=memory-next]").await;
         d.wait_text("[data-testid=memory-total]", |t| {
             t == "23 rows, showing 21–23"
