@@ -23,7 +23,7 @@ use warren_runtime::mcp::ServerSpec;
 use warren_runtime::turn::kit::SessionParts;
 use warren_runtime::turn::TurnStatus;
 use warren_state::acp_sessions::{
-    process_alive, AcpSessions, HEARTBEAT_INTERVAL, HEARTBEAT_TIMEOUT,
+    process_alive, AcpSessions, HEARTBEAT_INTERVAL, HEARTBEAT_RETRY, HEARTBEAT_TIMEOUT,
 };
 
 /// The ACP protocol version spoken here.
@@ -315,14 +315,23 @@ where
         tokio::spawn(async move {
             loop {
                 let now = clock.now().into();
-                if let Err(e) = acp.heartbeat(pid, now).await {
-                    tracing::warn!("acp heartbeat failed: {e}");
+                match acp.heartbeat(pid, now).await {
+                    // Every live server also ends the sessions of crashed ones, but only
+                    // after its own beat landed with the same `now`: its own sessions are
+                    // then fresh, so it never ends them.
+                    Ok(_) => {
+                        if let Err(e) = acp.reap(now, HEARTBEAT_TIMEOUT, &process_alive).await {
+                            tracing::warn!("acp session reaping failed: {e}");
+                        }
+                        tokio::time::sleep(HEARTBEAT_INTERVAL).await;
+                    }
+                    // A missed beat (the database busy past its timeout) is tried again
+                    // soon, well before the sessions would look stale to another reaper.
+                    Err(e) => {
+                        tracing::warn!("acp heartbeat failed, trying again in 1 s: {e}");
+                        tokio::time::sleep(HEARTBEAT_RETRY).await;
+                    }
                 }
-                // Every live server also ends the sessions of crashed ones.
-                if let Err(e) = acp.reap(now, HEARTBEAT_TIMEOUT, &process_alive).await {
-                    tracing::warn!("acp session reaping failed: {e}");
-                }
-                tokio::time::sleep(HEARTBEAT_INTERVAL).await;
             }
         })
     };

@@ -189,6 +189,52 @@ async fn a_session_ends_when_its_process_is_gone_or_its_heartbeat_is_stale() {
     assert_eq!(s.ended_at.as_deref(), Some("2026-03-01T12:00:10.000000Z"));
 }
 
+/// A reaper running while sessions open never sees one without its process and heartbeat:
+/// each is created with both at once, so none of them is ended.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_opened_while_a_reaper_runs_is_never_ended() {
+    let fake = FakeLlm::start(ProviderFamily::Openai).unwrap();
+    let (_t, h) = host(&fake).await;
+    let acp = AcpSessions::new(h.sessions().clone());
+    let now = || chrono::Utc::now();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reaper = {
+        let (acp, stop) = (acp.clone(), stop.clone());
+        tokio::spawn(async move {
+            let mut ended = Vec::new();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                ended.extend(
+                    acp.reap(now(), HEARTBEAT_TIMEOUT, &|pid| pid == 4242)
+                        .await
+                        .unwrap(),
+                );
+            }
+            ended
+        })
+    };
+    let mut opened = Vec::new();
+    for i in 0..200 {
+        opened.push(
+            acp.open("alice", 4242, &format!("editor {i}"), now())
+                .await
+                .unwrap()
+                .id,
+        );
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let ended = reaper.await.unwrap();
+    assert!(
+        ended.is_empty(),
+        "{} of 200 ended while opening, the first {:?}",
+        ended.len(),
+        ended.first()
+    );
+    for id in &opened {
+        let s = h.sessions().session(id).await.unwrap().unwrap();
+        assert!(s.ended_at.is_none(), "{id} ended");
+    }
+}
+
 /// The model repeats a call id in one round: the editor is shown each call under its own id,
 /// asked about each one with its own arguments, and told how each one ended; both ran.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -10,6 +10,8 @@ use std::time::Duration;
 
 /// How often a serving process refreshes its sessions' heartbeat.
 pub const HEARTBEAT_INTERVAL: Duration = Duration::from_secs(5);
+/// How soon a serving process tries again after a heartbeat failed.
+pub const HEARTBEAT_RETRY: Duration = Duration::from_secs(1);
 /// A session whose heartbeat is older than this is ended.
 pub const HEARTBEAT_TIMEOUT: Duration = Duration::from_secs(15);
 
@@ -56,17 +58,9 @@ impl AcpSessions {
         title: &str,
         now: DateTime<Utc>,
     ) -> Result<SessionInfo, DbError> {
-        let s = self
-            .store
-            .create_session(agent, SessionKind::Acp, title, now)
-            .await?;
-        sqlx::query("UPDATE sessions SET pid = ?, heartbeat_at = ? WHERE id = ?")
-            .bind(i64::from(pid))
-            .bind(rfc3339(now))
-            .bind(&s.id)
-            .execute(self.store.pool())
-            .await?;
-        Ok(s)
+        self.store
+            .create_served_session(agent, SessionKind::Acp, title, pid, now)
+            .await
     }
 
     /// Refreshes the heartbeat of the open sessions served by `pid`.

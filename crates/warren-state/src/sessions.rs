@@ -233,6 +233,31 @@ impl SessionStore {
         title: &str,
         now: DateTime<Utc>,
     ) -> Result<SessionInfo, DbError> {
+        self.insert_session(agent, kind, title, now, None).await
+    }
+
+    /// Creates a session served by process `pid`, its first heartbeat at `now`, in the same
+    /// statement: no reader ever sees it without its process, which a reaper would end.
+    pub(crate) async fn create_served_session(
+        &self,
+        agent: &str,
+        kind: SessionKind,
+        title: &str,
+        pid: u32,
+        now: DateTime<Utc>,
+    ) -> Result<SessionInfo, DbError> {
+        self.insert_session(agent, kind, title, now, Some(pid))
+            .await
+    }
+
+    async fn insert_session(
+        &self,
+        agent: &str,
+        kind: SessionKind,
+        title: &str,
+        now: DateTime<Utc>,
+        served_by: Option<u32>,
+    ) -> Result<SessionInfo, DbError> {
         let t = rfc3339(now);
         let info = SessionInfo {
             id: uuid::Uuid::new_v4().to_string(),
@@ -247,7 +272,7 @@ impl SessionStore {
         self.write(move |tx| {
             let aid = agent_id_sync(tx, row.agent.as_deref().unwrap_or_default())?;
             tx.prepare_cached(
-                "INSERT INTO sessions (id, agent_id, kind, title, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                "INSERT INTO sessions (id, agent_id, kind, title, created_at, updated_at, pid, heartbeat_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             )?
             .execute(rusqlite::params![
                 row.id,
@@ -255,7 +280,9 @@ impl SessionStore {
                 row.kind,
                 row.title,
                 row.created_at,
-                row.updated_at
+                row.updated_at,
+                served_by.map(i64::from),
+                served_by.map(|_| &row.created_at),
             ])?;
             Ok(())
         })
