@@ -412,6 +412,23 @@ pub(crate) fn row_error(e: sqlx::Error, table_of: impl Fn(&str) -> &'static str)
     }
 }
 
+/// [`row_error`] for a statement on the synchronous connection: a column whose value has the
+/// wrong type is named with the table `table_of` gives for it; any other error is the
+/// statement's.
+pub(crate) fn sync_row_error(
+    e: rusqlite::Error,
+    table_of: impl Fn(&str) -> &'static str,
+) -> DbError {
+    match e {
+        rusqlite::Error::InvalidColumnType(index, column, ty) => {
+            let table = table_of(&column);
+            let source = rusqlite::Error::InvalidColumnType(index, column.clone(), ty);
+            named(&column, table, Box::new(source))
+        }
+        other => DbError::Sync(other),
+    }
+}
+
 /// A column of `table` that did not decode, because of `source`.
 pub(crate) fn named(
     column: &str,

@@ -2,7 +2,7 @@
 //! HMAC-SHA256 and chained to the previous record of the same agent. A per-agent head record,
 //! itself authenticated, pins the chain's length so that removing the newest record is detected.
 
-use crate::db::{agent_id, row_error, DbError};
+use crate::db::{agent_id, agent_id_sync, row_error, sync_row_error, DbError};
 use crate::secrets::{SecretError, SecretRef, SecretStore};
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
@@ -38,17 +38,6 @@ impl From<sqlx::Error> for ReceiptError {
     }
 }
 
-/// An agent's id with its chain head, when it has one (`append`'s one read).
-#[derive(sqlx::FromRow)]
-struct HeadRow {
-    /// The agent's id.
-    id: String,
-    /// The head's last sequence number.
-    last_seq: Option<i64>,
-    /// The head's last MAC.
-    last_mac: Option<String>,
-}
-
 /// One stored receipt.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, sqlx::FromRow)]
 pub struct Receipt {
@@ -70,43 +59,28 @@ pub struct Receipt {
     pub mac: String,
 }
 
-/// What [`insert`] does when the receipt is stored already.
-pub(crate) enum Conflict {
-    /// The insert fails (a new receipt).
-    Fail,
-    /// The stored one stays (a chain imported again).
-    Ignore,
-}
-
-/// Stores `r` in `agent_id`'s chain; answers the rows written (0 when ignored).
-pub(crate) async fn insert(
+/// Stores `r` in `agent_id`'s chain unless it is stored already (a chain imported again);
+/// answers the rows written (0 when it was).
+pub(crate) async fn insert_or_keep(
     conn: &mut sqlx::SqliteConnection,
     agent_id: &str,
     r: &Receipt,
-    conflict: Conflict,
 ) -> Result<u64, sqlx::Error> {
-    let sql = match conflict {
-        Conflict::Fail => {
-            "INSERT INTO receipts (agent_id, seq, id, tool, args_hash, result_hash, time, prev_mac, mac)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-        }
-        Conflict::Ignore => {
-            "INSERT OR IGNORE INTO receipts (agent_id, seq, id, tool, args_hash, result_hash, time, prev_mac, mac)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-        }
-    };
-    let done = sqlx::query(sql)
-        .bind(agent_id)
-        .bind(r.seq)
-        .bind(&r.id)
-        .bind(&r.tool)
-        .bind(&r.args_hash)
-        .bind(&r.result_hash)
-        .bind(&r.time)
-        .bind(&r.prev_mac)
-        .bind(&r.mac)
-        .execute(conn)
-        .await?;
+    let done = sqlx::query(
+        "INSERT OR IGNORE INTO receipts (agent_id, seq, id, tool, args_hash, result_hash, time, prev_mac, mac)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(agent_id)
+    .bind(r.seq)
+    .bind(&r.id)
+    .bind(&r.tool)
+    .bind(&r.args_hash)
+    .bind(&r.result_hash)
+    .bind(&r.time)
+    .bind(&r.prev_mac)
+    .bind(&r.mac)
+    .execute(conn)
+    .await?;
     Ok(done.rows_affected())
 }
 
@@ -143,12 +117,51 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
+/// HMAC-SHA256 with `key` over `parts`, each followed by a newline; hex.
+fn mac(key: &[u8], parts: &[&str]) -> String {
+    // new_from_slice accepts any key length for HMAC.
+    let mut m = match HmacSha256::new_from_slice(key) {
+        Ok(m) => m,
+        Err(_) => return String::new(),
+    };
+    for p in parts {
+        m.update(p.as_bytes());
+        m.update(b"\n");
+    }
+    hex::encode(m.finalize().into_bytes())
+}
+
+/// The MAC of receipt `r` in `agent_id`'s chain.
+fn receipt_mac(key: &[u8], agent_id: &str, r: &Receipt) -> String {
+    let seq = r.seq.to_string();
+    mac(
+        key,
+        &[
+            "receipt",
+            agent_id,
+            &seq,
+            &r.id,
+            &r.tool,
+            &r.args_hash,
+            &r.result_hash,
+            &r.time,
+            &r.prev_mac,
+        ],
+    )
+}
+
+/// The MAC of `agent_id`'s chain head.
+fn head_mac(key: &[u8], agent_id: &str, last_seq: i64, last_mac: &str) -> String {
+    mac(key, &["head", agent_id, &last_seq.to_string(), last_mac])
+}
+
 /// Appends and verifies receipts in the sessions database.
 pub struct ReceiptLog {
     pool: SqlitePool,
-    /// The turn of this process's writers of `sessions.db` (see [`crate::db::write_gate`]).
-    gate: crate::db::WriteGate,
-    key: Vec<u8>,
+    /// The blocking connection appends go through (see [`crate::db::SyncDb`]); its write gate
+    /// is this process's turn at writing `sessions.db` (see [`crate::db::write_gate`]).
+    sync: std::sync::Arc<crate::db::SyncDb>,
+    key: std::sync::Arc<[u8]>,
     anchor: Option<std::path::PathBuf>,
     /// Chains appended to since their anchor was last raised: agent id to the newest seq and
     /// MAC ([`ReceiptLog::anchor_pending`] raises them).
@@ -171,9 +184,11 @@ impl ReceiptLog {
             return Err(ReceiptError::BadKey);
         }
         Ok(ReceiptLog {
-            gate: crate::db::write_gate(pool.connect_options().get_filename()),
+            sync: std::sync::Arc::new(crate::db::SyncDb::new(
+                pool.connect_options().get_filename(),
+            )),
             pool,
-            key,
+            key: key.into(),
             anchor: None,
             pending: std::sync::Mutex::new(std::collections::BTreeMap::new()),
         })
@@ -195,36 +210,12 @@ impl ReceiptLog {
         self
     }
 
-    fn mac(&self, parts: &[&str]) -> String {
-        // new_from_slice accepts any key length for HMAC.
-        let mut m = match HmacSha256::new_from_slice(&self.key) {
-            Ok(m) => m,
-            Err(_) => return String::new(),
-        };
-        for p in parts {
-            m.update(p.as_bytes());
-            m.update(b"\n");
-        }
-        hex::encode(m.finalize().into_bytes())
-    }
-
     fn receipt_mac(&self, agent_id: &str, r: &Receipt) -> String {
-        let seq = r.seq.to_string();
-        self.mac(&[
-            "receipt",
-            agent_id,
-            &seq,
-            &r.id,
-            &r.tool,
-            &r.args_hash,
-            &r.result_hash,
-            &r.time,
-            &r.prev_mac,
-        ])
+        receipt_mac(&self.key, agent_id, r)
     }
 
     fn head_mac(&self, agent_id: &str, last_seq: i64, last_mac: &str) -> String {
-        self.mac(&["head", agent_id, &last_seq.to_string(), last_mac])
+        head_mac(&self.key, agent_id, last_seq, last_mac)
     }
 
     /// Records an executed tool call for `agent` and returns its receipt.
@@ -235,10 +226,7 @@ impl ReceiptLog {
         args: &serde_json::Value,
         result: &str,
     ) -> Result<Receipt, ReceiptError> {
-        let (aid, r) = {
-            let _turn = self.gate.lock().await;
-            self.append_now(agent, tool, args, result).await?
-        };
+        let (aid, r) = self.append_now(agent, tool, args, result).await?;
         // The anchor is raised after the commit, never ahead of the chain: a new chain at
         // once, a longer one at the end of the turn.
         if self.anchor.is_some() {
@@ -250,8 +238,10 @@ impl ReceiptLog {
         Ok(r)
     }
 
-    /// [`ReceiptLog::append`]'s transaction, with the write gate held: the agent's id and the
-    /// receipt committed.
+    /// [`ReceiptLog::append`]'s transaction on the blocking connection, on this task's thread,
+    /// with the write gate held: the agent's id (created on first sight), its chain head, the
+    /// receipt and the new head, committed together. A statement costs no hand-off to sqlx's
+    /// connection thread and back, which for these four small statements was most of the time.
     async fn append_now(
         &self,
         agent: &str,
@@ -259,56 +249,74 @@ impl ReceiptLog {
         args: &serde_json::Value,
         result: &str,
     ) -> Result<(String, Receipt), ReceiptError> {
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        // The agent's id and its chain head in one read.
-        let head = sqlx::query_as::<_, HeadRow>(
-            "SELECT a.id, h.last_seq, h.last_mac FROM agents AS a
-             LEFT JOIN receipt_heads AS h ON h.agent_id = a.id WHERE a.alias = ?",
-        )
-        .bind(agent)
-        .fetch_optional(&mut *tx)
-        .await
-        .map_err(|e| row_error(e, |c| if c == "id" { "agents" } else { "receipt_heads" }))?;
-        let (aid, seq, prev_mac) = match head {
-            Some(HeadRow {
-                id,
-                last_seq: Some(last),
-                last_mac: Some(mac),
-            }) => (id, last + 1, mac),
-            Some(HeadRow { id, .. }) => (id, 1, GENESIS.to_string()),
-            None => {
-                // First sight of this agent: create its row outside the transaction, then retry.
-                tx.rollback().await?;
-                agent_id(&self.pool, agent).await?;
-                return Box::pin(self.append_now(agent, tool, args, result)).await;
-            }
-        };
-        let mut r = Receipt {
-            id: uuid::Uuid::new_v4().to_string(),
-            seq,
-            tool: tool.to_string(),
-            args_hash: sha256_hex(args.to_string().as_bytes()),
-            result_hash: sha256_hex(result.as_bytes()),
-            time: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
-            prev_mac,
-            mac: String::new(),
-        };
-        r.mac = self.receipt_mac(&aid, &r);
-        insert(&mut tx, &aid, &r, Conflict::Fail).await?;
-        let head_mac = self.head_mac(&aid, r.seq, &r.mac);
-        sqlx::query(
-            "INSERT INTO receipt_heads (agent_id, last_seq, last_mac, head_mac) VALUES (?, ?, ?, ?)
-             ON CONFLICT(agent_id) DO UPDATE SET last_seq = excluded.last_seq,
-               last_mac = excluded.last_mac, head_mac = excluded.head_mac",
-        )
-        .bind(&aid)
-        .bind(r.seq)
-        .bind(&r.mac)
-        .bind(&head_mac)
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
-        Ok((aid, r))
+        use rusqlite::OptionalExtension;
+        let (agent, tool) = (agent.to_string(), tool.to_string());
+        let (args_hash, result_hash) = (
+            sha256_hex(args.to_string().as_bytes()),
+            sha256_hex(result.as_bytes()),
+        );
+        let key = self.key.clone();
+        let turn = self.sync.gate.clone().lock_owned().await;
+        let db = self.sync.clone();
+        let out = warren_memory::blocking::run(move || {
+            db.with(|conn| {
+                let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+                let aid = agent_id_sync(&tx, &agent)?;
+                let head: Option<(i64, String)> = tx
+                    .prepare_cached(
+                        "SELECT last_seq, last_mac FROM receipt_heads WHERE agent_id = ?1",
+                    )?
+                    .query_row([&aid], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .optional()
+                    .map_err(|e| sync_row_error(e, |_| "receipt_heads"))?;
+                let (seq, prev_mac) = match head {
+                    Some((last, mac)) => (last + 1, mac),
+                    None => (1, GENESIS.to_string()),
+                };
+                let mut r = Receipt {
+                    id: uuid::Uuid::new_v4().to_string(),
+                    seq,
+                    tool,
+                    args_hash,
+                    result_hash,
+                    time: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+                    prev_mac,
+                    mac: String::new(),
+                };
+                r.mac = receipt_mac(&key, &aid, &r);
+                tx.prepare_cached(
+                    "INSERT INTO receipts (agent_id, seq, id, tool, args_hash, result_hash, time, prev_mac, mac)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                )?
+                .execute(rusqlite::params![
+                    aid,
+                    r.seq,
+                    r.id,
+                    r.tool,
+                    r.args_hash,
+                    r.result_hash,
+                    r.time,
+                    r.prev_mac,
+                    r.mac
+                ])?;
+                tx.prepare_cached(
+                    "INSERT INTO receipt_heads (agent_id, last_seq, last_mac, head_mac) VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT(agent_id) DO UPDATE SET last_seq = excluded.last_seq,
+                       last_mac = excluded.last_mac, head_mac = excluded.head_mac",
+                )?
+                .execute(rusqlite::params![
+                    aid,
+                    r.seq,
+                    r.mac,
+                    head_mac(&key, &aid, r.seq, &r.mac)
+                ])?;
+                tx.commit()?;
+                Ok((aid, r))
+            })
+        })
+        .await;
+        drop(turn);
+        Ok(out.unwrap_or(Err(DbError::Query(sqlx::Error::WorkerCrashed)))?)
     }
 
     fn pending_lock(
@@ -329,7 +337,7 @@ impl ReceiptLog {
         if self.pending_lock().is_empty() {
             return Ok(());
         }
-        let _turn = self.gate.lock().await;
+        let _turn = self.sync.gate.lock().await;
         // A transaction object, not a bare BEGIN: if this future is dropped part-way (the
         // turn's task cancelled), it is rolled back, never returned to the pool still open.
         let tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;

@@ -314,3 +314,34 @@ fn an_anchor_raise_dropped_inside_its_transaction_leaves_none_open() {
         assert!(v.ok, "{v:?}");
     });
 }
+
+/// An append that starts while another connection (another process) holds the write lock
+/// waits for it and lands next in the chain, instead of failing once that write commits
+/// between its read of the head and its own write.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_append_waits_behind_another_connections_write() {
+    let t = TestInstall::empty().unwrap();
+    let (log, _) = log_with(2, &t).await;
+    let log = std::sync::Arc::new(log);
+    let other = rusqlite::Connection::open(t.layout().sessions_db()).unwrap();
+    other
+        .execute_batch("BEGIN IMMEDIATE; CREATE TABLE other_writer (n INTEGER);")
+        .unwrap();
+    let append = {
+        let log = log.clone();
+        tokio::spawn(async move {
+            log.append("alice", "file_read", &json!({"path": "f2"}), "content 2")
+                .await
+        })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(
+        !append.is_finished(),
+        "the append did not wait for the write lock"
+    );
+    other.execute_batch("COMMIT").unwrap();
+    let r = append.await.unwrap().unwrap();
+    assert_eq!(r.seq, 3);
+    let v = log.verify("alice").await.unwrap();
+    assert!(v.ok && v.checked == 3, "{v:?}");
+}

@@ -162,7 +162,7 @@ pub async fn import_receipts(
     let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
     let mut n = 0;
     for r in &rec.receipts {
-        n += crate::receipts::insert(&mut tx, id, r, crate::receipts::Conflict::Ignore).await?;
+        n += crate::receipts::insert_or_keep(&mut tx, id, r).await?;
     }
     if let Some(h) = &rec.head {
         sqlx::query(
