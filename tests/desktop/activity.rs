@@ -1,5 +1,6 @@
 //! The Usage and Logs screens: after a turn on the fake provider, the usage row of that agent
-//! and day shows its tokens and cost, and the log line the turn wrote (with its `agent` field)
+//! and day shows its tokens and cost (today's card and the chart's bar agree, and a second
+//! agent's turn adds up and is compared by agent), and the log line the turn wrote (with its `agent` field)
 //! shows in the logs view and goes away under another agent's or a stricter level's filter.
 
 use crate::harness::{launch, Desktop};
@@ -54,6 +55,20 @@ async fn log_agents(d: &Desktop) -> Vec<String> {
     serde_json::from_value(v).unwrap()
 }
 
+/// The value the usage chart's bar of `day` stands for.
+async fn bar_value(d: &Desktop, day: &str) -> String {
+    let bar = format!("[data-testid=usage-bar][data-day='{day}']");
+    let v = d
+        .client
+        .execute(
+            "return document.querySelector(arguments[0])?.dataset.value ?? 'none';",
+            vec![serde_json::json!(bar)],
+        )
+        .await
+        .unwrap();
+    v.as_str().unwrap_or_default().to_string()
+}
+
 async fn select(d: &Desktop, select: &str, value: &str) {
     d.click(&format!("[data-testid={select}] option[value='{value}']"))
         .await;
@@ -102,7 +117,23 @@ fn usage_by_day_and_the_logs_view_follow_a_turn() {
             .find(Locator::Css("[data-testid=usage-row][data-agent=other]"))
             .await
             .is_err());
-        d.screenshot("usage").await;
+        // Today's card and the chart's bar for today say the same; one agent has no by-agent table.
+        let card = |id: &str, part: &str| {
+            format!("[data-testid=usage-period-{id}] [data-testid=usage-period-{part}]")
+        };
+        for id in ["today", "week", "month"] {
+            assert_eq!(d.wait_text(&card(id, "cost"), |_| true).await, "$0.02");
+        }
+        assert_eq!(
+            d.wait_text(&card("today", "detail"), |_| true).await,
+            "1 request · 15 tokens"
+        );
+        assert_eq!(bar_value(&d, &today).await, "0.02");
+        assert!(d
+            .client
+            .find(Locator::Css("[data-testid=usage-agents]"))
+            .await
+            .is_err());
 
         // Logs: the turn's line carries the agent; filters hide it.
         d.nav("logs").await;
@@ -139,6 +170,37 @@ fn usage_by_day_and_the_logs_view_follow_a_turn() {
             agents.is_empty()
         })
         .await;
+
+        // A second agent's turn: today's totals add up, and the two agents are compared.
+        fake.push(Reply::text("done"));
+        let out = prompt(&d, "other", "hello").await;
+        assert_eq!(out["status"], "completed", "{out}");
+        d.nav("usage").await;
+        d.wait_text(&card("today", "cost"), |t| t == "$0.04").await;
+        assert_eq!(
+            d.wait_text(&card("today", "detail"), |_| true).await,
+            "2 requests · 30 tokens"
+        );
+        assert_eq!(bar_value(&d, &today).await, "0.04");
+        // Equal cost and requests: by name.
+        let order = d
+            .client
+            .execute(
+                "return [...document.querySelectorAll('[data-testid=usage-agent-row]')]
+                   .map((r) => r.dataset.agent + ' ' + r.innerText.replace(/\\s+/g, ' ').trim());",
+                vec![],
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            order,
+            serde_json::json!([
+                "other other 1 10 5 $0.02 50 %",
+                "writer writer 1 10 5 $0.02 50 %"
+            ])
+        );
+        d.screenshot("usage").await;
+        d.narrow_screenshot("usage-narrow").await;
         d.close().await;
     });
 }

@@ -5,24 +5,11 @@
 import { commands, type ApiError, type LogLevelFilter, type LogLine, type UsageDay } from "../bindings";
 import { toApiError } from "./agents.svelte";
 import { unwrap } from "./result";
+import { USAGE_DAYS } from "./usage";
 
 export type ActivityApi = Pick<typeof commands, "usageByDay" | "tailLogs" | "openLogsFolder">;
 
-export const USAGE_DAYS = 30;
 export const LOG_LINES = 500;
-
-/** Totals of a set of usage rows. */
-export function totals(rows: UsageDay[]): { requests: number; input: number; output: number; cost: number } {
-  return rows.reduce(
-    (t, r) => ({
-      requests: t.requests + r.requests,
-      input: t.input + r.input_tokens,
-      output: t.output + r.output_tokens,
-      cost: t.cost + (r.cost_usd ?? 0),
-    }),
-    { requests: 0, input: 0, output: 0, cost: 0 },
-  );
-}
 
 export class UsageStore {
   rows = $state<UsageDay[]>([]);
