@@ -290,7 +290,39 @@ fn deny_with_a_reason_writes_nothing_and_the_inbox_and_abort_work() {
         let row = "[data-testid=approval-row][data-agent=writer]";
         let text = d.wait_text(row, |t| t.contains("inbox.txt")).await;
         assert!(text.contains("file_write"), "inbox row: {text}");
+        // What it does, why it asks (the tool's name as code), how long it has waited, and
+        // its arguments indented.
+        let card = d
+            .client
+            .execute(
+                "const r = document.querySelector(arguments[0]);
+                 return [r.querySelector('[data-testid=approval-summary]')?.textContent,
+                         r.querySelector('[data-testid=approval-reason] code')?.textContent,
+                         r.querySelector('[data-testid=approval-reason]')?.textContent,
+                         r.querySelector('time')?.textContent,
+                         r.querySelector('[data-testid=approval-arguments]')?.textContent];",
+                vec![serde_json::json!(row)],
+            )
+            .await
+            .unwrap();
+        assert_eq!(card[0], "path: inbox.txt", "{card}");
+        assert_eq!(card[1], "file_write", "{card}");
+        assert_eq!(
+            card[2], "Needs approval: file_write is not in auto_approve",
+            "{card}"
+        );
+        assert!(
+            card[3].as_str().is_some_and(|t| t.starts_with("waiting")),
+            "{card}"
+        );
+        assert!(
+            card[4]
+                .as_str()
+                .is_some_and(|t| t.contains("\n  \"path\": \"inbox.txt\"")),
+            "{card}"
+        );
         d.screenshot("approvals-inbox").await;
+        d.narrow_screenshot("approvals-inbox-narrow").await;
         d.click(&format!("{row} [data-testid=approve-session]"))
             .await;
         d.wait_for("[data-testid=approvals-empty]").await;

@@ -8,3 +8,18 @@ export function localTime(t: string, seconds = false): string {
   if (Number.isNaN(d.getTime())) return t;
   return d.toLocaleString(undefined, { dateStyle: "medium", timeStyle: seconds ? "medium" : "short" });
 }
+
+/** How long something asked at `since` (RFC 3339) has waited at `now` (ms since the epoch), in
+ *  words: "just now", "for 40 s", "for 3 min", "for 2 h 5 min", else since a local time. */
+export function waitedFor(since: string, now: number): string {
+  const t = new Date(since).getTime();
+  if (Number.isNaN(t)) return since;
+  const s = Math.max(0, Math.floor((now - t) / 1000));
+  if (s < 5) return "waiting: just now";
+  if (s < 60) return `waiting for ${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `waiting for ${m} min`;
+  const h = Math.floor(m / 60);
+  if (h < 24) return `waiting for ${h} h${m % 60 ? ` ${m % 60} min` : ""}`;
+  return `waiting since ${localTime(since)}`;
+}
