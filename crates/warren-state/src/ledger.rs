@@ -8,8 +8,8 @@
 //! gives its unit back when dropped. So the ledger holds one connection of SQLite's synchronous
 //! driver (the same library sqlx links) and never enters an async runtime.
 
-use crate::db::{DbError, MIGRATIONS};
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
+use crate::db::{agent_id_sync, DbError, MIGRATIONS};
+use rusqlite::{Connection, TransactionBehavior};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -80,24 +80,6 @@ fn store_err(e: impl std::fmt::Display) -> BudgetError {
     BudgetError::Store(format!("sessions database: {e}"))
 }
 
-/// The agent's stable id on `conn`, created on first use (inside the caller's transaction).
-fn agent_id(conn: &Connection, alias: &str) -> Result<String, rusqlite::Error> {
-    let known = conn
-        .query_row("SELECT id FROM agents WHERE alias = ?1", [alias], |r| {
-            r.get::<_, String>(0)
-        })
-        .optional()?;
-    if let Some(id) = known {
-        return Ok(id);
-    }
-    let id = uuid::Uuid::new_v4().to_string();
-    conn.execute(
-        "INSERT INTO agents (id, alias) VALUES (?1, ?2)",
-        (&id, alias),
-    )?;
-    Ok(id)
-}
-
 /// Counts, and charges when below `limit`, in one immediate transaction: concurrent processes
 /// queue on SQLite's write lock, so none can overspend. `Err((limit, oldest))` when the window
 /// is full.
@@ -106,9 +88,9 @@ fn charge(
     alias: &str,
     limit: u32,
     at: i64,
-) -> Result<Result<i64, (u32, i64)>, rusqlite::Error> {
+) -> Result<Result<i64, (u32, i64)>, DbError> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let id = agent_id(&tx, alias)?;
+    let id = agent_id_sync(&tx, alias)?;
     let (used, oldest): (i64, Option<i64>) = tx.query_row(
         "SELECT COUNT(*), MIN(time_ms) FROM actions WHERE agent_id = ?1 AND time_ms > ?2",
         (&id, at.saturating_sub(window_ms())),
