@@ -17,6 +17,7 @@ type Backend = {
   createdDefault: boolean;
   invoked: { cmd: string; args: unknown }[];
   zeroclaw?: ZeroclawInstall | null;
+  paused?: string[];
 };
 
 /** The dry-run answer for a ZeroClaw install with agents `writer` and `reviewer`. */
@@ -172,6 +173,8 @@ function serve(backend: Backend) {
             ],
           };
         }
+        case "paused_agents":
+          return backend.paused ?? [];
         case "agent_statuses":
         case "pending_approvals":
         case "list_archives":
@@ -307,6 +310,22 @@ describe("Agents screen", () => {
     await rows();
     await waitFor(() => expect(backend.invoked.some((c) => c.cmd === "zeroclaw_install")).toBe(true));
     expect(screen.queryByTestId("zeroclaw-import")).toBeNull();
+  });
+
+  it("offers no Pause for a disabled agent, and Resume for one paused before it was disabled", async () => {
+    backend.agents = [summary("on"), { ...summary("off"), enabled: false }, { ...summary("held"), enabled: false }];
+    backend.paused = ["held"];
+    serve(backend);
+    render(App);
+    const row = async (alias: string) =>
+      within((await screen.findAllByTestId("agent-row")).find((r) => r.dataset.alias === alias)!);
+    await waitFor(async () => expect((await row("on")).queryByTestId("agent-pause")).not.toBeNull());
+    const off = await row("off");
+    expect(off.queryByTestId("agent-pause")).toBeNull();
+    expect(off.queryByTestId("agent-resume")).toBeNull();
+    expect(off.getByTestId("agent-status").textContent?.trim()).toBe("disabled");
+    expect(off.getByTestId("agent-status").getAttribute("title")).toContain("enabled = false");
+    expect((await row("held")).queryByTestId("agent-resume")).not.toBeNull();
   });
 
   it("lists every agent of the install with its profile, provider and memory", async () => {
