@@ -5,7 +5,8 @@
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 use tokio::task::JoinHandle;
-use warren_state::sessions::{rfc3339, SessionStore};
+use warren_state::db::DbError;
+use warren_state::sessions::{rfc3339, SessionStore, TurnEnd};
 use warren_types::{EventKind, EventParent, TurnEvent};
 
 /// How long the event writer gathers events before a write (they reach subscribers at once).
@@ -151,8 +152,11 @@ pub struct Emitter {
     agent: String,
     seq: u32,
     hub: EventHub,
+    store: SessionStore,
     store_tx: Option<UnboundedSender<TurnEvent>>,
-    writer: Option<JoinHandle<Result<(), String>>>,
+    /// The writer: it stores batches while the turn runs and, once the channel closes, hands
+    /// back what it has not stored (the last batch, and any a failed write left).
+    writer: Option<JoinHandle<Pending>>,
     clock: Arc<dyn warren_policy::Clock>,
 }
 
@@ -166,37 +170,48 @@ impl Emitter {
         clock: Arc<dyn warren_policy::Clock>,
     ) -> Self {
         let (tx, mut rx) = unbounded_channel::<TurnEvent>();
-        let writer = tokio::spawn(async move {
-            let mut pending = Pending::default();
-            while let Some(ev) = rx.recv().await {
-                // Gather what arrives within a short window (subscribers already have it):
-                // fewer, larger writes leave the database to the turn's own statements.
-                let mut batch = vec![ev];
-                let deadline = tokio::time::Instant::now() + STORE_WINDOW;
-                loop {
-                    while let Ok(more) = rx.try_recv() {
-                        batch.push(more);
+        let writer = {
+            let store = store.clone();
+            tokio::spawn(async move {
+                let mut pending = Pending::default();
+                while let Some(ev) = rx.recv().await {
+                    // Gather what arrives within a short window (subscribers already have it):
+                    // fewer, larger writes leave the database to the turn's own statements.
+                    let mut batch = vec![ev];
+                    let deadline = tokio::time::Instant::now() + STORE_WINDOW;
+                    let mut closed = false;
+                    loop {
+                        while let Ok(more) = rx.try_recv() {
+                            batch.push(more);
+                        }
+                        if batch.len() >= STORE_BATCH {
+                            break;
+                        }
+                        match tokio::time::timeout_at(deadline, rx.recv()).await {
+                            Ok(Some(more)) => batch.push(more),
+                            Ok(None) => {
+                                closed = true;
+                                break;
+                            }
+                            Err(_) => break,
+                        }
                     }
-                    if batch.len() >= STORE_BATCH {
+                    pending.events.append(&mut batch);
+                    if closed {
+                        // The emitter is done: what is left is stored by its last write.
                         break;
                     }
-                    match tokio::time::timeout_at(deadline, rx.recv()).await {
-                        Ok(Some(more)) => batch.push(more),
-                        Ok(None) | Err(_) => break,
-                    }
+                    pending.write(&store).await;
                 }
-                pending.events.append(&mut batch);
-                pending.write(&store).await;
-            }
-            // Flushing: one more try for what a failed write left.
-            pending.write(&store).await;
-            pending.outcome()
-        });
+                pending
+            })
+        };
         Emitter {
             turn_id: turn_id.to_string(),
             agent: agent.to_string(),
             seq: 0,
             hub,
+            store,
             store_tx: Some(tx),
             writer: Some(writer),
             clock,
@@ -228,13 +243,64 @@ impl Emitter {
         }
     }
 
+    /// Closes the channel and takes back from the writer what it has not stored.
+    async fn drain(&mut self) -> Result<Pending, String> {
+        self.store_tx.take();
+        match self.writer.take() {
+            Some(w) => w.await.map_err(|e| e.to_string()),
+            None => Ok(Pending::default()),
+        }
+    }
+
     /// Waits until every emitted event is stored, trying once more what a failed write left;
     /// an error says how many events were not stored and the first storage error.
     pub async fn flush(mut self) -> Result<(), String> {
-        self.store_tx.take();
-        match self.writer.take() {
-            Some(w) => w.await.map_err(|e| e.to_string())?,
-            None => Ok(()),
+        let mut pending = self.drain().await?;
+        pending.write(&self.store).await;
+        pending.outcome()
+    }
+
+    /// Records how the turn ended and stores its last events, in one transaction when it can
+    /// (a reader then sees the turn ended with every event, or neither). When that write
+    /// fails, the turn's row is written alone and the events as [`Emitter::flush`] stores
+    /// them. Returns the turn row's outcome and the events'.
+    pub async fn finish(mut self, end: &TurnEnd) -> (Result<(), DbError>, Result<(), String>) {
+        let mut pending = match self.drain().await {
+            Ok(p) => p,
+            Err(e) => {
+                let row = self.finish_row(end).await;
+                return (row, Err(e));
+            }
+        };
+        match self
+            .store
+            .finish_turn_with_events(&pending.events, end)
+            .await
+        {
+            Ok(()) => {
+                pending.events.clear();
+                return (Ok(()), pending.outcome());
+            }
+            Err(e) => {
+                tracing::warn!(
+                    "storing the turn's end with its last events failed, each alone now: {e}"
+                );
+            }
         }
+        let row = self.finish_row(end).await;
+        pending.write(&self.store).await;
+        (row, pending.outcome())
+    }
+
+    async fn finish_row(&self, end: &TurnEnd) -> Result<(), DbError> {
+        self.store
+            .finish_turn(
+                &end.turn_id,
+                &end.status,
+                end.final_text.as_deref(),
+                end.error_code.as_deref(),
+                end.at,
+            )
+            .await
     }
 }

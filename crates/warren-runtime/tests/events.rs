@@ -8,7 +8,7 @@ use std::time::Duration;
 use warren_policy::SystemClock;
 use warren_runtime::events::{Emitter, EventHub, STORE_PENDING};
 use warren_state::db::open_sessions_db;
-use warren_state::sessions::{SessionKind, SessionStore};
+use warren_state::sessions::{SessionKind, SessionStore, TurnEnd};
 use warren_testkit::TestInstall;
 use warren_types::{EventKind, TurnTrigger};
 
@@ -156,4 +156,114 @@ async fn an_event_refused_for_good_does_not_take_its_batch_with_it() {
     .await
     .unwrap();
     assert!(types.iter().all(|t| t != "x"), "{types:?}");
+}
+
+fn ended(status: &str) -> TurnEnd {
+    TurnEnd {
+        turn_id: "t1".into(),
+        status: status.into(),
+        final_text: Some("done".into()),
+        error_code: None,
+        at: Utc.with_ymd_and_hms(2026, 3, 1, 12, 0, 5).unwrap(),
+    }
+}
+
+async fn turn_row(other: &mut sqlx::SqliteConnection) -> (String, Option<String>, Option<String>) {
+    sqlx::query_as("SELECT status, ended_at, final_text FROM turns WHERE id = 't1'")
+        .fetch_one(other)
+        .await
+        .unwrap()
+}
+
+/// The end of a turn is recorded with its last events; a row that cannot be written (a
+/// trigger refuses it) does not take the events with it, and an event refused for good
+/// (its `seq` is taken) does not take the row or the other events.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn finishing_records_the_end_with_the_last_events_and_each_survives_the_other() {
+    let t = TestInstall::empty().unwrap();
+    let (store, mut em) = turn(&t).await;
+    let mut other = raw(&t).await;
+    for _ in 0..3 {
+        em.emit(delta("x"));
+    }
+    let (row, events) = em.finish(&ended("completed")).await;
+    row.unwrap();
+    events.unwrap();
+    assert_eq!(stored_seqs(&store).await, vec![1, 2, 3]);
+    assert_eq!(
+        turn_row(&mut other).await,
+        (
+            "completed".to_string(),
+            Some("2026-03-01T12:00:05.000000Z".to_string()),
+            Some("done".to_string())
+        )
+    );
+
+    // The row refused: the events are stored all the same.
+    let (store, mut em) = {
+        sqlx::query("DELETE FROM events")
+            .execute(&mut other)
+            .await
+            .unwrap();
+        sqlx::query("UPDATE turns SET status = 'running', ended_at = NULL, final_text = NULL")
+            .execute(&mut other)
+            .await
+            .unwrap();
+        let em = Emitter::new(
+            "t1",
+            "alice",
+            EventHub::new(),
+            store.clone(),
+            Arc::new(SystemClock),
+        );
+        (store, em)
+    };
+    sqlx::query(
+        "CREATE TRIGGER refuse_end BEFORE UPDATE ON turns BEGIN SELECT RAISE(ABORT, 'no end'); END",
+    )
+    .execute(&mut other)
+    .await
+    .unwrap();
+    em.emit(delta("y"));
+    em.emit(delta("z"));
+    let (row, events) = em.finish(&ended("failed")).await;
+    assert!(row.unwrap_err().to_string().contains("no end"));
+    events.unwrap();
+    assert_eq!(stored_seqs(&store).await, vec![1, 2]);
+    assert_eq!(turn_row(&mut other).await.0, "running");
+    sqlx::query("DROP TRIGGER refuse_end")
+        .execute(&mut other)
+        .await
+        .unwrap();
+
+    // An event whose seq is taken: the row and the other events are written.
+    sqlx::query("DELETE FROM events")
+        .execute(&mut other)
+        .await
+        .unwrap();
+    sqlx::query("INSERT INTO events (turn_id, seq, type, body) VALUES ('t1', 2, 'x', '{}')")
+        .execute(&mut other)
+        .await
+        .unwrap();
+    let mut em = Emitter::new(
+        "t1",
+        "alice",
+        EventHub::new(),
+        store.clone(),
+        Arc::new(SystemClock),
+    );
+    for _ in 0..3 {
+        em.emit(delta("w"));
+    }
+    let (row, events) = em.finish(&ended("cancelled")).await;
+    row.unwrap();
+    assert!(events.unwrap_err().starts_with("1 events not stored: "));
+    let seqs: Vec<(i64, String)> =
+        sqlx::query_as("SELECT seq, type FROM events WHERE turn_id = 't1' ORDER BY seq")
+            .fetch_all(&mut other)
+            .await
+            .unwrap();
+    let kinds: Vec<(i64, &str)> = seqs.iter().map(|(n, k)| (*n, k.as_str())).collect();
+    assert_eq!(kinds, [(1, "text_delta"), (2, "x"), (3, "text_delta")]);
+    assert_eq!(turn_row(&mut other).await.0, "cancelled");
 }

@@ -473,29 +473,7 @@ impl SessionStore {
 
     /// Stores several events in one transaction.
     pub async fn append_events(&self, events: &[TurnEvent]) -> Result<(), DbError> {
-        // Multi-row inserts of up to this many rows (a statement per row costs more).
-        const ROWS: usize = 256;
-        let mut statements = Vec::new();
-        for chunk in events.chunks(ROWS) {
-            let mut sql = String::from("INSERT INTO events (turn_id, seq, type, body) VALUES ");
-            let mut values: Vec<rusqlite::types::Value> = Vec::with_capacity(chunk.len() * 4);
-            for (i, e) in chunk.iter().enumerate() {
-                sql.push_str(if i == 0 {
-                    "(?, ?, ?, ?)"
-                } else {
-                    ", (?, ?, ?, ?)"
-                });
-                let body = serde_json::to_string(e)
-                    .map_err(|e| DbError::Query(sqlx::Error::Encode(Box::new(e))))?;
-                values.extend([
-                    e.turn_id.clone().into(),
-                    i64::from(e.seq).into(),
-                    e.kind.type_name().to_string().into(),
-                    body.into(),
-                ]);
-            }
-            statements.push((sql, values));
-        }
+        let statements = event_inserts(events)?;
         if statements.is_empty() {
             return Ok(());
         }
@@ -504,6 +482,35 @@ impl SessionStore {
                 tx.prepare_cached(&sql)?
                     .execute(rusqlite::params_from_iter(values))?;
             }
+            Ok(())
+        })
+        .await
+    }
+
+    /// Records how a turn ended ([`SessionStore::finish_turn`]) and stores its last `events`
+    /// in the same transaction: a reader sees the turn ended with all of them, or neither.
+    pub async fn finish_turn_with_events(
+        &self,
+        events: &[TurnEvent],
+        end: &TurnEnd,
+    ) -> Result<(), DbError> {
+        let statements = event_inserts(events)?;
+        let end = end.clone();
+        self.write(move |tx| {
+            for (sql, values) in statements {
+                tx.prepare_cached(&sql)?
+                    .execute(rusqlite::params_from_iter(values))?;
+            }
+            tx.prepare_cached(
+                "UPDATE turns SET status = ?1, ended_at = ?2, final_text = ?3, error_code = ?4 WHERE id = ?5",
+            )?
+            .execute(rusqlite::params![
+                end.status,
+                rfc3339(end.at),
+                end.final_text,
+                end.error_code,
+                end.turn_id
+            ])?;
             Ok(())
         })
         .await
@@ -623,4 +630,51 @@ impl SessionStore {
         .map_err(|e| row_error(e, |_| "usage"))?;
         Ok((u.input_tokens, u.output_tokens, u.cost_usd))
     }
+}
+
+/// SQL statements with their values.
+type EventInserts = Vec<(String, Vec<rusqlite::types::Value>)>;
+
+/// The multi-row `INSERT`s that store `events` (a statement per row costs more), with their
+/// values.
+fn event_inserts(events: &[TurnEvent]) -> Result<EventInserts, DbError> {
+    // Multi-row inserts of up to this many rows.
+    const ROWS: usize = 256;
+    let mut statements = Vec::new();
+    for chunk in events.chunks(ROWS) {
+        let mut sql = String::from("INSERT INTO events (turn_id, seq, type, body) VALUES ");
+        let mut values: Vec<rusqlite::types::Value> = Vec::with_capacity(chunk.len() * 4);
+        for (i, e) in chunk.iter().enumerate() {
+            sql.push_str(if i == 0 {
+                "(?, ?, ?, ?)"
+            } else {
+                ", (?, ?, ?, ?)"
+            });
+            let body = serde_json::to_string(e)
+                .map_err(|e| DbError::Query(sqlx::Error::Encode(Box::new(e))))?;
+            values.extend([
+                e.turn_id.clone().into(),
+                i64::from(e.seq).into(),
+                e.kind.type_name().to_string().into(),
+                body.into(),
+            ]);
+        }
+        statements.push((sql, values));
+    }
+    Ok(statements)
+}
+
+/// How a turn ended, as [`SessionStore::finish_turn_with_events`] records it.
+#[derive(Debug, Clone)]
+pub struct TurnEnd {
+    /// The turn.
+    pub turn_id: String,
+    /// `completed`, `cancelled` or `failed`.
+    pub status: String,
+    /// The final answer, when there is one.
+    pub final_text: Option<String>,
+    /// The failure's code, when it failed.
+    pub error_code: Option<String>,
+    /// When it ended.
+    pub at: DateTime<Utc>,
 }

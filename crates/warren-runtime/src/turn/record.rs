@@ -6,6 +6,7 @@ use super::{fail, now, Fail, TurnEnv, TurnStatus};
 use crate::events::Emitter;
 use serde_json::Value;
 use warren_llm::{ChatResponse, Message, ToolCall};
+use warren_state::sessions::TurnEnd;
 use warren_types::{EventKind, TurnFailure};
 
 /// Largest tool output excerpt put in a `tool_result` event.
@@ -178,15 +179,18 @@ pub(super) async fn end(
         TurnStatus::Cancelled => ("cancelled", None),
         TurnStatus::Failed { code, .. } => ("failed", Some(code.as_str())),
     };
-    let final_text = (!text.is_empty()).then_some(text);
-    if let Err(e) = env
-        .sessions
-        .finish_turn(turn_id, st, final_text, code, now(env))
-        .await
-    {
+    let end = TurnEnd {
+        turn_id: turn_id.to_string(),
+        status: st.to_string(),
+        final_text: (!text.is_empty()).then(|| text.to_string()),
+        error_code: code.map(str::to_string),
+        at: now(env),
+    };
+    let (row, events) = em.finish(&end).await;
+    if let Err(e) = row {
         tracing::error!(agent = %agent, "recording the end of turn {turn_id} failed: {e}");
     }
-    if let Err(e) = em.flush().await {
+    if let Err(e) = events {
         tracing::error!(agent = %agent, "storing the events of turn {turn_id} failed: {e}");
     }
 }
