@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { localTime, waitedFor } from "../src/lib/time";
+import { localTime, logTime, waitedFor } from "../src/lib/time";
 
 describe("local times", () => {
   it("shows an RFC 3339 time in the local zone and leaves other text alone", () => {
@@ -22,5 +22,19 @@ describe("local times", () => {
     expect(after(2 * 3600 + 5 * 60)).toBe("waiting for 2 h 5 min");
     expect(after(30 * 3600)).toBe(`waiting since ${localTime(at)}`);
     expect(waitedFor("not a time", 0)).toBe("not a time");
+  });
+
+  it("shows a log line's local time to the millisecond, with its day only when not today", () => {
+    const t = "2026-12-06T10:11:12.345Z";
+    const d = new Date(t);
+    const time = logTime(t, d);
+    expect(time).toContain("345");
+    expect(time).toContain(String(d.getSeconds()).padStart(2, "0"));
+    // The local hour, not the UTC one (the zone the tests run in may be either).
+    expect(time.startsWith(String(d.getHours()).padStart(2, "0"))).toBe(true);
+    const nextDay = new Date(d.getTime() + 24 * 3600 * 1000);
+    const older = logTime(t, nextDay);
+    expect(older).toBe(`${d.toLocaleDateString(undefined, { month: "short", day: "numeric" })} ${time}`);
+    expect(logTime("garbled")).toBe("garbled");
   });
 });

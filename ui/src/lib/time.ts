@@ -23,3 +23,19 @@ export function waitedFor(since: string, now: number): string {
   if (h < 24) return `waiting for ${h} h${m % 60 ? ` ${m % 60} min` : ""}`;
   return `waiting since ${localTime(since)}`;
 }
+
+/** A log line's time (RFC 3339) in local time to the millisecond, on a 24-hour clock, with its
+ *  day when that is not `now`'s. Text that is not a time is returned as it is. */
+export function logTime(t: string, now: Date = new Date()): string {
+  const d = new Date(t);
+  if (Number.isNaN(d.getTime())) return t;
+  const time = d.toLocaleTimeString(undefined, {
+    hour: "2-digit",
+    minute: "2-digit",
+    second: "2-digit",
+    fractionalSecondDigits: 3,
+    hourCycle: "h23",
+  });
+  if (d.toDateString() === now.toDateString()) return time;
+  return `${d.toLocaleDateString(undefined, { month: "short", day: "numeric" })} ${time}`;
+}
