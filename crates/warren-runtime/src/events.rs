@@ -155,8 +155,10 @@ pub struct Emitter {
     store: SessionStore,
     store_tx: Option<UnboundedSender<TurnEvent>>,
     /// The writer: it stores batches while the turn runs and, once the channel closes, hands
-    /// back what it has not stored (the last batch, and any a failed write left).
+    /// back what it has not stored (the last batch, and any a failed write left) when
+    /// `hand_back` is set, or stores it itself (the emitter was dropped unfinished).
     writer: Option<JoinHandle<Pending>>,
+    hand_back: Arc<std::sync::atomic::AtomicBool>,
     clock: Arc<dyn warren_policy::Clock>,
 }
 
@@ -170,8 +172,11 @@ impl Emitter {
         clock: Arc<dyn warren_policy::Clock>,
     ) -> Self {
         let (tx, mut rx) = unbounded_channel::<TurnEvent>();
+        let hand_back = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let writer = {
             let store = store.clone();
+            let hand_back = hand_back.clone();
+            let handing_back = move || hand_back.load(std::sync::atomic::Ordering::SeqCst);
             tokio::spawn(async move {
                 let mut pending = Pending::default();
                 while let Some(ev) = rx.recv().await {
@@ -197,10 +202,15 @@ impl Emitter {
                         }
                     }
                     pending.events.append(&mut batch);
-                    if closed {
-                        // The emitter is done: what is left is stored by its last write.
-                        break;
+                    if closed && handing_back() {
+                        // The emitter finishes: what is left is stored by its last write.
+                        return pending;
                     }
+                    pending.write(&store).await;
+                }
+                if !handing_back() {
+                    // The emitter was dropped unfinished: one more try for what a failed write
+                    // left.
                     pending.write(&store).await;
                 }
                 pending
@@ -213,6 +223,7 @@ impl Emitter {
             hub,
             store,
             store_tx: Some(tx),
+            hand_back,
             writer: Some(writer),
             clock,
         }
@@ -245,6 +256,8 @@ impl Emitter {
 
     /// Closes the channel and takes back from the writer what it has not stored.
     async fn drain(&mut self) -> Result<Pending, String> {
+        self.hand_back
+            .store(true, std::sync::atomic::Ordering::SeqCst);
         self.store_tx.take();
         match self.writer.take() {
             Some(w) => w.await.map_err(|e| e.to_string()),

@@ -267,3 +267,24 @@ async fn finishing_records_the_end_with_the_last_events_and_each_survives_the_ot
     assert_eq!(kinds, [(1, "text_delta"), (2, "x"), (3, "text_delta")]);
     assert_eq!(turn_row(&mut other).await.0, "cancelled");
 }
+
+/// An emitter dropped without finishing (its turn's task went away) still has its events
+/// stored by the writer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_emitter_still_stores_its_events() {
+    let t = TestInstall::empty().unwrap();
+    let (store, mut em) = turn(&t).await;
+    for _ in 0..4 {
+        em.emit(delta("x"));
+    }
+    drop(em);
+    let mut seqs = Vec::new();
+    for _ in 0..100 {
+        seqs = stored_seqs(&store).await;
+        if seqs.len() >= 4 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(seqs, vec![1, 2, 3, 4]);
+}
