@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { localTime, logTime, waitedFor } from "../src/lib/time";
 
 describe("local times", () => {
@@ -39,16 +39,15 @@ describe("local times", () => {
   });
 
   it("a log time follows the user's zone, not UTC as written", () => {
-    const was = process.env.TZ;
-    process.env.TZ = "America/New_York";
+    // Node reads TZ again when it changes.
+    vi.stubEnv("TZ", "America/New_York");
     try {
       const t = "2026-12-06T10:11:12.345Z";
       expect(logTime(t, new Date(t))).toMatch(/^05:11:12.345$/);
       // Just after midnight UTC is the evening before in New York: the day is shown.
       expect(logTime("2026-12-07T00:30:00.000Z", new Date("2026-12-07T15:00:00Z"))).toMatch(/Dec 6.*19:30:00.000$/);
     } finally {
-      if (was === undefined) delete process.env.TZ;
-      else process.env.TZ = was;
+      vi.unstubAllEnvs();
     }
   });
 });
