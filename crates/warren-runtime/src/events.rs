@@ -4,7 +4,7 @@
 
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
-use tokio::task::JoinHandle;
+use tokio::sync::oneshot;
 use warren_state::db::DbError;
 use warren_state::sessions::{rfc3339, SessionStore, TurnEnd};
 use warren_types::{EventKind, EventParent, TurnEvent};
@@ -154,10 +154,11 @@ pub struct Emitter {
     hub: EventHub,
     store: SessionStore,
     store_tx: Option<UnboundedSender<TurnEvent>>,
-    /// The writer: it stores batches while the turn runs and, once the channel closes, hands
-    /// back what it has not stored (the last batch, and any a failed write left) when
-    /// `hand_back` is set, or stores it itself (the emitter was dropped unfinished).
-    writer: Option<JoinHandle<Pending>>,
+    /// What the writer has not stored when the channel closes (the last batch, and any a
+    /// failed write left), handed back to a finishing emitter (`hand_back` set). The writer
+    /// stores it itself when the emitter was dropped unfinished, or went away while waiting
+    /// for it.
+    back: Option<oneshot::Receiver<Pending>>,
     hand_back: Arc<std::sync::atomic::AtomicBool>,
     clock: Arc<dyn warren_policy::Clock>,
 }
@@ -173,7 +174,8 @@ impl Emitter {
     ) -> Self {
         let (tx, mut rx) = unbounded_channel::<TurnEvent>();
         let hand_back = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let writer = {
+        let (back_tx, back) = oneshot::channel::<Pending>();
+        {
             let store = store.clone();
             let hand_back = hand_back.clone();
             let handing_back = move || hand_back.load(std::sync::atomic::Ordering::SeqCst);
@@ -202,20 +204,25 @@ impl Emitter {
                         }
                     }
                     pending.events.append(&mut batch);
-                    if closed && handing_back() {
-                        // The emitter finishes: what is left is stored by its last write.
-                        return pending;
+                    if closed {
+                        break;
                     }
                     pending.write(&store).await;
                 }
-                if !handing_back() {
-                    // The emitter was dropped unfinished: one more try for what a failed write
-                    // left.
-                    pending.write(&store).await;
+                // The channel is closed. A finishing emitter stores what is left with the turn's
+                // end; otherwise (dropped unfinished, or gone while waiting) it is stored here,
+                // with one more try for what a failed write left.
+                if handing_back() {
+                    match back_tx.send(pending) {
+                        Ok(()) => return,
+                        Err(p) => pending = p,
+                    }
                 }
-                pending
-            })
-        };
+                pending.write(&store).await;
+                pending.write(&store).await;
+                let _ = pending.outcome();
+            });
+        }
         Emitter {
             turn_id: turn_id.to_string(),
             agent: agent.to_string(),
@@ -224,7 +231,7 @@ impl Emitter {
             store,
             store_tx: Some(tx),
             hand_back,
-            writer: Some(writer),
+            back: Some(back),
             clock,
         }
     }
@@ -259,8 +266,10 @@ impl Emitter {
         self.hand_back
             .store(true, std::sync::atomic::Ordering::SeqCst);
         self.store_tx.take();
-        match self.writer.take() {
-            Some(w) => w.await.map_err(|e| e.to_string()),
+        match self.back.take() {
+            Some(back) => back
+                .await
+                .map_err(|_| "the event writer stopped before handing back".to_string()),
             None => Ok(Pending::default()),
         }
     }

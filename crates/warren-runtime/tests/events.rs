@@ -3,6 +3,7 @@
 
 use chrono::{TimeZone, Utc};
 use sqlx::Connection;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 use warren_policy::SystemClock;
@@ -278,6 +279,35 @@ async fn a_dropped_emitter_still_stores_its_events() {
         em.emit(delta("x"));
     }
     drop(em);
+    let mut seqs = Vec::new();
+    for _ in 0..100 {
+        seqs = stored_seqs(&store).await;
+        if seqs.len() >= 4 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(seqs, vec![1, 2, 3, 4]);
+}
+
+/// A finish that goes away while it waits for the writer (its task was dropped there): the
+/// writer stores the events itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_finish_dropped_midway_leaves_the_events_to_the_writer() {
+    let t = TestInstall::empty().unwrap();
+    let (store, mut em) = turn(&t).await;
+    for _ in 0..4 {
+        em.emit(delta("x"));
+    }
+    // Polled once: it closes the channel and waits for what the writer hands back; then dropped.
+    let end = ended("completed");
+    let mut finish = Box::pin(em.finish(&end));
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    assert!(
+        finish.as_mut().poll(&mut cx).is_pending(),
+        "the finish was not cut short"
+    );
+    drop(finish);
     let mut seqs = Vec::new();
     for _ in 0..100 {
         seqs = stored_seqs(&store).await;
