@@ -315,14 +315,6 @@ impl Emitter {
     }
 
     async fn finish_row(&self, end: &TurnEnd) -> Result<(), DbError> {
-        self.store
-            .finish_turn(
-                &end.turn_id,
-                &end.status,
-                end.final_text.as_deref(),
-                end.error_code.as_deref(),
-                end.at,
-            )
-            .await
+        self.store.finish_turn_with_events(&[], end).await
     }
 }

@@ -430,19 +430,14 @@ impl SessionStore {
         error_code: Option<&str>,
         now: DateTime<Utc>,
     ) -> Result<(), DbError> {
-        let (turn_id, status, at) = (turn_id.to_string(), status.to_string(), rfc3339(now));
-        let (final_text, error_code) = (
-            final_text.map(str::to_string),
-            error_code.map(str::to_string),
-        );
-        self.write(move |tx| {
-            tx.prepare_cached(
-                "UPDATE turns SET status = ?1, ended_at = ?2, final_text = ?3, error_code = ?4 WHERE id = ?5",
-            )?
-            .execute(rusqlite::params![status, at, final_text, error_code, turn_id])?;
-            Ok(())
-        })
-        .await
+        let end = TurnEnd {
+            turn_id: turn_id.to_string(),
+            status: status.to_string(),
+            final_text: final_text.map(str::to_string),
+            error_code: error_code.map(str::to_string),
+            at: now,
+        };
+        self.finish_turn_with_events(&[], &end).await
     }
 
     /// The turns of a session, oldest first.
@@ -477,18 +472,11 @@ impl SessionStore {
         if statements.is_empty() {
             return Ok(());
         }
-        self.write(move |tx| {
-            for (sql, values) in statements {
-                tx.prepare_cached(&sql)?
-                    .execute(rusqlite::params_from_iter(values))?;
-            }
-            Ok(())
-        })
-        .await
+        self.write(move |tx| run_inserts(tx, statements)).await
     }
 
-    /// Records how a turn ended ([`SessionStore::finish_turn`]) and stores its last `events`
-    /// in the same transaction: a reader sees the turn ended with all of them, or neither.
+    /// Records how a turn ended and stores its last `events` (none is fine) in the same
+    /// transaction: a reader sees the turn ended with all of them, or neither.
     pub async fn finish_turn_with_events(
         &self,
         events: &[TurnEvent],
@@ -497,10 +485,7 @@ impl SessionStore {
         let statements = event_inserts(events)?;
         let end = end.clone();
         self.write(move |tx| {
-            for (sql, values) in statements {
-                tx.prepare_cached(&sql)?
-                    .execute(rusqlite::params_from_iter(values))?;
-            }
+            run_inserts(tx, statements)?;
             tx.prepare_cached(
                 "UPDATE turns SET status = ?1, ended_at = ?2, final_text = ?3, error_code = ?4 WHERE id = ?5",
             )?
@@ -630,6 +615,15 @@ impl SessionStore {
         .map_err(|e| row_error(e, |_| "usage"))?;
         Ok((u.input_tokens, u.output_tokens, u.cost_usd))
     }
+}
+
+/// Runs `statements` (from [`event_inserts`]) in the caller's transaction.
+fn run_inserts(tx: &rusqlite::Transaction<'_>, statements: EventInserts) -> Result<(), DbError> {
+    for (sql, values) in statements {
+        tx.prepare_cached(&sql)?
+            .execute(rusqlite::params_from_iter(values))?;
+    }
+    Ok(())
 }
 
 /// SQL statements with their values.
