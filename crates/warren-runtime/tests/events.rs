@@ -17,6 +17,17 @@ use warren_types::{EventKind, TurnTrigger};
 /// a write that met a lock held this long has failed.
 const LOCKED: Duration = Duration::from_secs(7);
 
+/// An emitter of turn `t1` (alice's) storing through `store`.
+fn emitter(store: &SessionStore) -> Emitter {
+    Emitter::new(
+        "t1",
+        "alice",
+        EventHub::new(),
+        store.clone(),
+        Arc::new(SystemClock),
+    )
+}
+
 async fn turn(t: &TestInstall) -> (SessionStore, Emitter) {
     let now = Utc.with_ymd_and_hms(2026, 3, 1, 12, 0, 0).unwrap();
     let store = SessionStore::new(open_sessions_db(&t.layout().sessions_db()).await.unwrap());
@@ -28,13 +39,7 @@ async fn turn(t: &TestInstall) -> (SessionStore, Emitter) {
         .start_turn("t1", &s.id, "alice", &TurnTrigger::User, "hello", now)
         .await
         .unwrap();
-    let em = Emitter::new(
-        "t1",
-        "alice",
-        EventHub::new(),
-        store.clone(),
-        Arc::new(SystemClock),
-    );
+    let em = emitter(&store);
     (store, em)
 }
 
@@ -201,24 +206,15 @@ async fn finishing_records_the_end_with_the_last_events_and_each_survives_the_ot
     );
 
     // The row refused: the events are stored all the same.
-    let (store, mut em) = {
-        sqlx::query("DELETE FROM events")
-            .execute(&mut other)
-            .await
-            .unwrap();
-        sqlx::query("UPDATE turns SET status = 'running', ended_at = NULL, final_text = NULL")
-            .execute(&mut other)
-            .await
-            .unwrap();
-        let em = Emitter::new(
-            "t1",
-            "alice",
-            EventHub::new(),
-            store.clone(),
-            Arc::new(SystemClock),
-        );
-        (store, em)
-    };
+    sqlx::query("DELETE FROM events")
+        .execute(&mut other)
+        .await
+        .unwrap();
+    sqlx::query("UPDATE turns SET status = 'running', ended_at = NULL, final_text = NULL")
+        .execute(&mut other)
+        .await
+        .unwrap();
+    let mut em = emitter(&store);
     sqlx::query(
         "CREATE TRIGGER refuse_end BEFORE UPDATE ON turns BEGIN SELECT RAISE(ABORT, 'no end'); END",
     )
@@ -246,13 +242,7 @@ async fn finishing_records_the_end_with_the_last_events_and_each_survives_the_ot
         .execute(&mut other)
         .await
         .unwrap();
-    let mut em = Emitter::new(
-        "t1",
-        "alice",
-        EventHub::new(),
-        store.clone(),
-        Arc::new(SystemClock),
-    );
+    let mut em = emitter(&store);
     for _ in 0..3 {
         em.emit(delta("w"));
     }
