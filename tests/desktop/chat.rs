@@ -432,7 +432,16 @@ fn new_chat_starts_a_session_and_picking_one_shows_and_continues_it() {
         .await;
         wait_count(&d, "[data-testid=session-item]", 20).await;
         wait_content(&d, "[data-testid=session-more]", |t| t == "Show all 21").await;
-        d.click("[data-testid=session-more]").await;
+        // Clicked in the page, not at screen coordinates: the button sits at the window's lower
+        // edge, where the timeline's own scrolling after the answer can move it under a pointer
+        // click (seen once in CI: the click missed and the list stayed at 20).
+        d.client
+            .execute(
+                "document.querySelector('[data-testid=session-more]').click(); return true;",
+                vec![],
+            )
+            .await
+            .unwrap();
         wait_count(&d, "[data-testid=session-item]", 21).await;
         d.close().await;
     });
